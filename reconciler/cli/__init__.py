@@ -1,0 +1,1 @@
+"""Command-line interface: argument parsing and output only; the work happens elsewhere."""

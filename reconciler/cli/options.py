@@ -1,0 +1,70 @@
+"""Options shared by the commands that talk to Kafka."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.settings import (
+    DEFAULT_GROUP,
+    DEFAULT_TIMEOUT_S,
+    KafkaSettings,
+    Topics,
+    bootstrap_from_env,
+    parse_properties,
+)
+
+
+def add_kafka_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Kafka connection")
+    group.add_argument(
+        "--bootstrap-servers",
+        default=None,
+        help="host:port[,…] (default: $RECONCILER_BOOTSTRAP_SERVERS or localhost:9092)",
+    )
+    group.add_argument("--group-id", default=DEFAULT_GROUP, help="Connect cluster group id; names the internal topics")
+    group.add_argument("--config-topic", default=None, help="default: <group>-configs")
+    group.add_argument("--status-topic", default=None, help="default: <group>-status")
+    group.add_argument("--offsets-topic", default=None, help="default: <group>-offsets")
+    group.add_argument("--reconciler-topic", default=None, help="default: <group>-reconciler")
+    group.add_argument(
+        "-X", dest="client_settings", action="append", default=[], metavar="KEY=VALUE",
+        help="any librdkafka client setting (repeatable), e.g. -X security.protocol=SASL_SSL",
+    )
+    group.add_argument("--kafka-config", type=Path, default=None, help="a .properties file of client settings")
+    group.add_argument("--no-create-topics", action="store_true", help="refuse instead of creating missing internal topics")
+    group.add_argument(
+        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for the broker (default: %(default)s)"
+    )
+
+
+def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
+    client: dict[str, str] = {}
+    if args.kafka_config is not None:
+        try:
+            client.update(parse_properties(args.kafka_config.read_text()))
+        except OSError as exc:
+            raise ReconcilerError(f"cannot read --kafka-config {args.kafka_config}: {exc.strerror}") from exc
+    for item in args.client_settings:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ReconcilerError(f"-X expects KEY=VALUE, got {item!r}")
+        client[key.strip()] = value
+    topics = Topics.for_group(args.group_id)
+    topics = dataclasses.replace(
+        topics,
+        configs=args.config_topic or topics.configs,
+        status=args.status_topic or topics.status,
+        offsets=args.offsets_topic or topics.offsets,
+        reconciler=args.reconciler_topic or topics.reconciler,
+    )
+    return KafkaSettings(
+        bootstrap_servers=args.bootstrap_servers or bootstrap_from_env(),
+        group_id=args.group_id,
+        topics=topics,
+        client_config=client,
+        create_topics=not args.no_create_topics,
+        timeout_s=args.timeout,
+    )

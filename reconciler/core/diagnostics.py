@@ -1,0 +1,55 @@
+"""Diagnostics: problems reported to users, Terraform-style (severity, summary, address, hint)."""
+
+from __future__ import annotations
+
+import enum
+
+from pydantic import BaseModel, ConfigDict
+
+from reconciler.core.models import SourceRef
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Diagnostic(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    severity: Severity
+    summary: str
+    # Where: a manifest position and/or the dotted field path (e.g. `spec.offsets.offsets[0]`).
+    source: SourceRef | None = None
+    field_path: str = ""
+    connector: str | None = None
+    hint: str | None = None
+
+    def render(self) -> str:
+        """`file:line:col: field.path: message (hint: …)` — one line, grep-able."""
+        parts = []
+        if self.source is not None:
+            parts.append(str(self.source))
+        elif self.connector is not None:
+            parts.append(f"connector {self.connector}")
+        if self.field_path:
+            parts.append(self.field_path)
+        prefix = ": ".join(parts)
+        text = f"{prefix}: {self.summary}" if prefix else self.summary
+        if self.severity is Severity.WARNING:
+            text = f"warning: {text}"
+        if self.hint:
+            text += f" (hint: {self.hint})"
+        return text
+
+
+def error(summary: str, **kwargs: object) -> Diagnostic:
+    return Diagnostic(severity=Severity.ERROR, summary=summary, **kwargs)  # type: ignore[arg-type]
+
+
+def warning(summary: str, **kwargs: object) -> Diagnostic:
+    return Diagnostic(severity=Severity.WARNING, summary=summary, **kwargs)  # type: ignore[arg-type]
+
+
+def has_errors(diagnostics: list[Diagnostic]) -> bool:
+    return any(d.severity is Severity.ERROR for d in diagnostics)

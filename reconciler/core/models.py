@@ -1,0 +1,166 @@
+"""Manifest models: the desired state a user declares, as pydantic models.
+
+These models are the source of truth for the manifest format: the JSON Schema in
+`schemas/connector.schema.json` is generated from them (`reconciler.manifests.schema`).
+Pure: no YAML, no files. Where a manifest came from is kept beside the model, in
+`DesiredConnector.source`, so diagnostics can point at `file:line:col`.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+API_VERSION = "reconciler.io/v1"
+KIND_CONNECTOR = "Connector"
+
+# Connect itself accepts almost any name; we keep to names that are safe as Kafka record keys,
+# consumer group ids (`connect-<name>`) and file names, and say so in the schema.
+CONNECTOR_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,248}$"
+
+# Config values as written in YAML. Connect configs are string→string; numbers and booleans
+# are accepted for convenience and normalised to Connect's string form (core.normalize).
+ConfigValue = str | int | float | bool | None
+# Connect's OffsetUtils.validateFormat: partition/offset maps hold only primitives.
+OffsetPrimitive = str | int | float | bool | None
+
+RequestId = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^\S+$")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class TargetState(str, enum.Enum):
+    """Declared state; Connect calls RUNNING `STARTED` in its config topic."""
+
+    RUNNING = "running"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+
+
+class Metadata(_Strict):
+    name: Annotated[str, StringConstraints(pattern=CONNECTOR_NAME_PATTERN)] = Field(
+        description="Connector name, unique across all manifest files."
+    )
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class RestartRequest(_Strict):
+    """A one-shot KIP-745 restart request, applied once per `id`."""
+
+    id: RequestId = Field(description="Unique id of this request; a new id is a new request.")
+    includeTasks: bool = False
+    onlyFailed: bool = False
+
+
+class OffsetEntry(_Strict):
+    """One element of Connect's `PATCH /connectors/{name}/offsets` body."""
+
+    partition: dict[str, OffsetPrimitive] = Field(
+        description="Source partition map, or {kafka_topic, kafka_partition} for sinks."
+    )
+    offset: dict[str, OffsetPrimitive] | None = Field(
+        description="Offset map ({kafka_offset: N} for sinks); null removes the partition's offset."
+    )
+
+
+class OffsetsAction(str, enum.Enum):
+    ALTER = "alter"
+    RESET = "reset"
+
+
+class OffsetsRequest(_Strict):
+    """A one-shot KIP-875 offsets request, applied once per `id` while the connector is stopped."""
+
+    id: RequestId = Field(description="Unique id of this request; a new id is a new request.")
+    action: OffsetsAction
+    offsets: list[OffsetEntry] | None = Field(
+        default=None, description="For `alter`: the partitions to change (augment-only)."
+    )
+
+    @model_validator(mode="after")
+    def _offsets_match_action(self) -> OffsetsRequest:
+        if self.action is OffsetsAction.ALTER and not self.offsets:
+            raise ValueError(
+                "Partitions / offsets need to be provided for an alter offsets request"
+            )
+        if self.action is OffsetsAction.RESET and self.offsets:
+            raise ValueError("a reset request takes no `offsets` list (it resets every partition)")
+        return self
+
+
+# Keys the reconciler derives from the manifest; writing them in `spec.config` would be ambiguous.
+BOOKKEEPING_KEYS = {"name": "metadata.name", "connector.class": "spec.class", "tasks.max": "spec.tasksMax"}
+
+
+class ConnectorSpec(_Strict):
+    connector_class: str = Field(
+        alias="class",
+        min_length=1,
+        description="A registered connector name (e.g. parquet-sink) or a 'module:Class' path.",
+    )
+    tasksMax: int = Field(default=1, ge=1, description="Maximum number of tasks.")
+    state: TargetState = TargetState.RUNNING
+    config: dict[str, ConfigValue] = Field(default_factory=dict)
+    sensitive: list[str] = Field(
+        default_factory=list, description="Extra config keys to mask in every output."
+    )
+    restart: RestartRequest | None = None
+    offsets: OffsetsRequest | None = None
+
+    @field_validator("config")
+    @classmethod
+    def _no_bookkeeping_keys(cls, config: dict[str, ConfigValue]) -> dict[str, ConfigValue]:
+        for key, owner in BOOKKEEPING_KEYS.items():
+            if key in config:
+                raise ValueError(f"`{key}` is derived from `{owner}`; remove it from spec.config")
+        return config
+
+
+class ConnectorManifest(_Strict):
+    apiVersion: Literal["reconciler.io/v1"]
+    kind: Literal["Connector"]
+    metadata: Metadata
+    spec: ConnectorSpec
+
+
+class SourceRef(BaseModel):
+    """Where a document came from: shown in diagnostics as `file:line:col`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+class DesiredConnector(BaseModel):
+    """A validated manifest plus where it was declared."""
+
+    model_config = ConfigDict(frozen=True)
+
+    manifest: ConnectorManifest
+    source: SourceRef | None = None
+
+    @property
+    def name(self) -> str:
+        return self.manifest.metadata.name
+
+    @property
+    def spec(self) -> ConnectorSpec:
+        return self.manifest.spec
+
+
+def is_sink(spec: ConnectorSpec) -> bool:
+    """A connector is a sink iff it subscribes to topics, exactly as Connect requires of sinks.
+
+    Connect learns the type from the plugin class; a manifest can name any `module:Class`, so we
+    use the config rule every sink must satisfy (`topics` or `topics.regex`).
+    """
+    return "topics" in spec.config or "topics.regex" in spec.config

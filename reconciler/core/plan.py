@@ -1,0 +1,182 @@
+"""The plan: a typed, versioned, serialisable value.
+
+The planner (`core.planner`) makes it; renderers (`reconciler.render`) display it; the Kafka
+writer turns it into records. Values shown to people are already masked here: the plan never
+holds a secret in clear text. The writer re-derives configs from the manifests instead (and a
+saved plan is only applied when re-planning gives the same plan, see `Plan.desired_fingerprint`).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from reconciler.core.diagnostics import Diagnostic
+from reconciler.core.models import OffsetEntry, OffsetsAction, TargetState
+
+PLAN_FORMAT_VERSION = "1"
+
+
+class ActionKind(str, enum.Enum):
+    CREATE = "create"
+    UPDATE_CONFIG = "update-config"
+    STOP = "stop"
+    OFFSETS = "offsets"
+    PAUSE = "pause"
+    RESUME = "resume"
+    RESTART = "restart"
+    DELETE = "delete"
+
+
+# Deterministic execution order (style.md): creates first, stop before offsets, restarts after
+# the state they restart into is recorded, deletes last. Within a phase: by connector name.
+PHASE: dict[ActionKind, int] = {
+    ActionKind.CREATE: 0,
+    ActionKind.UPDATE_CONFIG: 1,
+    ActionKind.STOP: 2,
+    ActionKind.OFFSETS: 3,
+    ActionKind.PAUSE: 4,
+    ActionKind.RESUME: 4,
+    ActionKind.RESTART: 5,
+    ActionKind.DELETE: 6,
+}
+
+SYMBOL: dict[ActionKind, str] = {
+    ActionKind.CREATE: "+",
+    ActionKind.UPDATE_CONFIG: "~",
+    ActionKind.STOP: "~",
+    ActionKind.OFFSETS: "~",
+    ActionKind.PAUSE: "~",
+    ActionKind.RESUME: "~",
+    ActionKind.RESTART: "~",
+    ActionKind.DELETE: "-",
+}
+
+
+class FieldChange(BaseModel):
+    """One config field that differs (kopf's DiffItem). Values are masked when `sensitive`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: Literal["add", "change", "remove"]
+    key: str
+    old: str | None = None
+    new: str | None = None
+    sensitive: bool = False
+
+
+class OffsetsStepKind(str, enum.Enum):
+    STOP = "stop"  # zero-task commit + STOPPED target state, and wait for tasks to stop
+    SNAPSHOT = "snapshot"  # record current offsets for rollback
+    ALTER = "alter"
+    RESET = "reset"
+    RETURN = "return"  # back to the declared target state
+    RECORD = "record"  # mark the request id applied
+
+
+class OffsetsStep(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: OffsetsStepKind
+    description: str
+
+
+class Action(BaseModel):
+    """One change to one connector. Only the fields relevant to `kind` are set."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: ActionKind
+    connector: str
+    # Human-readable reason; for display only, never used for decisions (Terraform's rule).
+    reason: str = ""
+    # create / update-config / delete: the (masked) fields.
+    changes: list[FieldChange] = Field(default_factory=list)
+    # create / pause / resume / stop / offsets(return): target states.
+    from_state: TargetState | None = None
+    to_state: TargetState | None = None
+    tasks_max: int | None = None
+    connector_class: str | None = None
+    # restart / offsets: the one-shot request.
+    request_id: str | None = None
+    include_tasks: bool | None = None
+    only_failed: bool | None = None
+    offsets_action: OffsetsAction | None = None
+    offsets: list[OffsetEntry] = Field(default_factory=list)
+    steps: list[OffsetsStep] = Field(default_factory=list)
+    is_sink: bool | None = None
+
+    @property
+    def symbol(self) -> str:
+        return SYMBOL[self.kind]
+
+    def sort_key(self) -> tuple[int, str]:
+        return (PHASE[self.kind], self.connector)
+
+
+class PendingRequest(BaseModel):
+    """A request shown as already done (applied id) — so reviewers see why nothing happens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    connector: str
+    kind: Literal["restart", "offsets"]
+    request_id: str
+    status: Literal["applied", "in-progress"]
+
+
+class Summary(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    create: int = 0
+    update: int = 0
+    delete: int = 0
+    state: int = 0
+    restart: int = 0
+    offsets: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.create + self.update + self.delete + self.state + self.restart + self.offsets
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    format_version: str = PLAN_FORMAT_VERSION
+    group_id: str | None = None
+    prune: bool = False
+    # Paths the manifests were loaded from, as given on the command line (for `apply plan.json`).
+    manifest_paths: list[str] = Field(default_factory=list)
+    # Digests used to refuse stale saved plans (see module doc).
+    desired_fingerprint: str = ""
+    live_fingerprint: str = ""
+    actions: list[Action] = Field(default_factory=list)
+    # Connectors live but in no manifest and not owned by us: listed, never touched.
+    unmanaged: list[str] = Field(default_factory=list)
+    # Owned orphans that would be deleted with --prune (listed when prune is off).
+    orphans: list[str] = Field(default_factory=list)
+    requests_done: list[PendingRequest] = Field(default_factory=list)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.actions)
+
+    def summary(self) -> Summary:
+        counts = {"create": 0, "update": 0, "delete": 0, "state": 0, "restart": 0, "offsets": 0}
+        bucket = {
+            ActionKind.CREATE: "create",
+            ActionKind.UPDATE_CONFIG: "update",
+            ActionKind.DELETE: "delete",
+            ActionKind.STOP: "state",
+            ActionKind.PAUSE: "state",
+            ActionKind.RESUME: "state",
+            ActionKind.RESTART: "restart",
+            ActionKind.OFFSETS: "offsets",
+        }
+        for action in self.actions:
+            counts[bucket[action.kind]] += 1
+        return Summary(**counts)

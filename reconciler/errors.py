@@ -1,0 +1,52 @@
+"""The project's error tree. Adapters translate library exceptions into these at the boundary
+(`raise … from exc`); `reconciler.cli.main` is the one place that turns them into exit codes.
+"""
+
+from __future__ import annotations
+
+from reconciler.core.diagnostics import Diagnostic
+
+
+class ReconcilerError(Exception):
+    """Terminal: retrying the same command will fail the same way until something changes."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def render(self) -> str:
+        return f"error: {self.message}" + (f"\n  hint: {self.hint}" if self.hint else "")
+
+
+class RetryableError(ReconcilerError):
+    """Transient (broker busy, group still has members…): safe to retry after `retry_after` s."""
+
+    def __init__(self, message: str, *, hint: str | None = None, retry_after: float = 5.0) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
+class InvalidManifests(ReconcilerError):
+    """One or more manifests are invalid; carries every diagnostic."""
+
+    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(f"{len(diagnostics)} problem(s) in manifests")
+        self.diagnostics = diagnostics
+
+    def render(self) -> str:
+        lines = [d.render() for d in self.diagnostics]
+        lines.append(f"error: {self.message}; nothing was applied")
+        return "\n".join(lines)
+
+
+class BrokerUnreachable(ReconcilerError):
+    """The bootstrap servers did not answer within the connection timeout."""
+
+
+class Fenced(ReconcilerError):
+    """Another reconciler took over this group's transactional id while we were writing."""
+
+
+class StalePlan(ReconcilerError):
+    """A saved plan no longer matches the live state (or the manifests) it was made from."""

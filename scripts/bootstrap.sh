@@ -1,0 +1,23 @@
+# Sourced by the other scripts: create .venv on first use and install the project into it.
+# Re-installs only when pyproject.toml changed since the last install.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+PY="${PYTHON:-python3.11}"
+command -v "$PY" >/dev/null 2>&1 || PY=python3
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "==> creating $VENV" >&2
+  "$PY" -m venv "$VENV"
+fi
+STAMP="$VENV/.installed-$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)"
+if [ ! -f "$STAMP" ]; then
+  echo "==> installing connect-reconciler and its dependencies into $VENV" >&2
+  "$VENV/bin/python" -m pip install --quiet --upgrade pip
+  "$VENV/bin/python" -m pip install --quiet -e "$ROOT[dev]"
+  rm -f "$VENV"/.installed-*
+  touch "$STAMP"
+fi
+export PATH="$VENV/bin:$PATH"
+# Spark workers must run the same interpreter (design.md: else they lack confluent_kafka).
+export PYSPARK_PYTHON="$VENV/bin/python"
+export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"
