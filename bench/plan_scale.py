@@ -17,7 +17,6 @@ import random
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState, dump_snapshot
