@@ -107,6 +107,12 @@ class Action(BaseModel):
     offsets: list[OffsetEntry] = Field(default_factory=list)
     steps: list[OffsetsStep] = Field(default_factory=list)
     is_sink: bool | None = None
+    # restart / offsets: "pending" for a new request, "in-progress" when an interrupted offsets
+    # request is resumed (its first steps may already have run).
+    request_status: Literal["pending", "in-progress"] | None = None
+    # offsets: the partitions' current offsets when the live state knows them (shown from → to).
+    # The planner leaves it empty today: current offsets are read at apply time (SNAPSHOT step).
+    current_offsets: list[OffsetEntry] = Field(default_factory=list)
 
     @property
     def symbol(self) -> str:
@@ -117,7 +123,10 @@ class Action(BaseModel):
 
 
 class PendingRequest(BaseModel):
-    """A request shown as already done (applied id) — so reviewers see why nothing happens."""
+    """A request shown as already done (applied id) — so reviewers see why nothing happens.
+
+    Resumed (in-progress) offsets requests are actions (`Action.request_status`), not listed here.
+    """
 
     model_config = ConfigDict(frozen=True)
 

@@ -1,0 +1,385 @@
+"""The plan engine: pair desired and live connectors by name, diff them, and order the actions.
+
+A pure stage (gitops-engine): manifests and live state in, a `Plan` value out. It decides with
+Connect's rules (`core.transitions`); reasons are written for reviewers only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel
+
+from reconciler.core.diagnostics import Diagnostic, Severity
+from reconciler.core.diff import added_fields, diff_config, removed_fields
+from reconciler.core.live import LiveConnector, LiveState
+from reconciler.core.models import (
+    DesiredConnector,
+    OffsetsAction,
+    OffsetsRequest,
+    RestartRequest,
+    TargetState,
+    is_sink,
+)
+from reconciler.core.normalize import Properties, config_value, connector_properties, from_connect_state
+from reconciler.core.plan import Action, ActionKind, OffsetsStep, OffsetsStepKind, PendingRequest, Plan
+from reconciler.core.transitions import offsets_modifiable, plan_state, restart_targets
+
+
+@dataclass
+class _Collected:
+    actions: list[Action] = field(default_factory=list)
+    requests_done: list[PendingRequest] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """The one-shot requests of one connector that still have to run (ids not yet applied)."""
+
+    restart: RestartRequest | None
+    offsets: OffsetsRequest | None
+
+
+def build_plan(
+    desired: Sequence[DesiredConnector],
+    live: LiveState,
+    *,
+    prune: bool = False,
+    manifest_paths: Sequence[str] = (),
+) -> Plan:
+    """The ordered plan that brings `live` to `desired` (deletes only with `prune`)."""
+    by_name = _index_by_name(desired)
+    out = _Collected()
+    properties: dict[str, Properties] = {}
+    for name in sorted(by_name):
+        properties[name] = connector_properties(by_name[name])
+        _plan_connector(by_name[name], properties[name], live, out)
+    orphans, unmanaged = _plan_orphans(by_name.keys(), live, prune, out)
+    out.actions.sort(key=Action.sort_key)
+    return Plan(
+        group_id=live.group_id,
+        prune=prune,
+        manifest_paths=list(manifest_paths),
+        desired_fingerprint=_fingerprint(by_name.values(), properties),
+        live_fingerprint=live.fingerprint(),
+        actions=out.actions,
+        unmanaged=unmanaged,
+        orphans=orphans,
+        requests_done=out.requests_done,
+        diagnostics=out.diagnostics,
+    )
+
+
+def _index_by_name(desired: Sequence[DesiredConnector]) -> dict[str, DesiredConnector]:
+    by_name: dict[str, DesiredConnector] = {}
+    for connector in desired:
+        if connector.name in by_name:
+            # The manifest loader reports duplicates with both locations; reaching here is a bug.
+            raise ValueError(f"connector {connector.name!r} is declared twice")
+        by_name[connector.name] = connector
+    return by_name
+
+
+def _plan_connector(desired: DesiredConnector, props: Properties, live: LiveState, out: _Collected) -> None:
+    name = desired.name
+    current = live.connector(name)
+    if current is not None and not current.exists:
+        current = None  # a target state or status without a config is not a connector
+    pending = _pending_requests(desired, live, out)
+    if current is None:
+        # KIP-980: created directly in its state; STOPPED first when offsets must be set.
+        initial = TargetState.STOPPED if pending.offsets is not None else desired.spec.state
+        out.actions.append(_create_action(desired, props, initial))
+    else:
+        _plan_config(desired, props, current, out)
+        if pending.offsets is None:
+            _plan_state(desired, current, pending.restart is not None, out)
+    if pending.offsets is not None:
+        in_progress = live.offsets_in_progress.get(name) == pending.offsets.id
+        out.actions.append(_offsets_action(desired, pending.offsets, current, in_progress))
+        out.diagnostics.extend(_sink_topic_warnings(desired, pending.offsets))
+    out.diagnostics.extend(_interrupted_offsets_warnings(desired, live))
+    if pending.restart is not None:
+        out.actions.append(_restart_action(desired, pending.restart, current))
+
+
+def _pending_requests(desired: DesiredConnector, live: LiveState, out: _Collected) -> _Pending:
+    """Drop requests whose id is recorded as applied, listing them as done for the reviewer."""
+    spec, name = desired.spec, desired.name
+    restart, offsets = spec.restart, spec.offsets
+    if restart is not None and live.is_applied(name, "restart", restart.id):
+        out.requests_done.append(_done(name, "restart", restart.id))
+        restart = None
+    if offsets is not None and live.is_applied(name, "offsets", offsets.id):
+        out.requests_done.append(_done(name, "offsets", offsets.id))
+        offsets = None
+    return _Pending(restart, offsets)
+
+
+def _done(name: str, kind: Literal["restart", "offsets"], request_id: str) -> PendingRequest:
+    return PendingRequest(connector=name, kind=kind, request_id=request_id, status="applied")
+
+
+def _create_action(desired: DesiredConnector, props: Properties, initial: TargetState) -> Action:
+    spec = desired.spec
+    reason = "not in the live state"
+    if initial is not spec.state:
+        reason += "; created stopped so its offsets can be set before it first runs"
+    return Action(
+        kind=ActionKind.CREATE,
+        connector=desired.name,
+        reason=reason,
+        changes=added_fields(props, spec.sensitive),
+        to_state=initial,
+        tasks_max=spec.tasksMax,
+        connector_class=spec.connector_class,
+    )
+
+
+def _plan_config(desired: DesiredConnector, props: Properties, current: LiveConnector, out: _Collected) -> None:
+    assert current.config is not None
+    spec = desired.spec
+    changes = diff_config(props, current.config, spec.sensitive)
+    if changes:
+        out.actions.append(
+            Action(
+                kind=ActionKind.UPDATE_CONFIG,
+                connector=desired.name,
+                changes=changes,
+                tasks_max=spec.tasksMax,
+                connector_class=spec.connector_class,
+            )
+        )
+
+
+def _plan_state(desired: DesiredConnector, current: LiveConnector, restart_pending: bool, out: _Collected) -> None:
+    transition = plan_state(
+        desired.name,
+        desired.spec.state,
+        current.target_state,
+        failed=current.failed,
+        restart_pending=restart_pending,
+        source=desired.source,
+    )
+    out.diagnostics.extend(transition.diagnostics)
+    if transition.action is not None:
+        out.actions.append(
+            Action(
+                kind=transition.action,
+                connector=desired.name,
+                reason=transition.reason,
+                from_state=transition.from_state,
+                to_state=transition.to_state,
+            )
+        )
+
+
+# --- offsets (KIP-875): stop → snapshot → alter/reset → return → record --------------------------
+
+
+def _offsets_action(
+    desired: DesiredConnector, request: OffsetsRequest, current: LiveConnector | None, in_progress: bool
+) -> Action:
+    """One OFFSETS action; it also carries the connector's state change (its RETURN step)."""
+    sink = is_sink(desired.spec)
+    # A connector created in this plan is created STOPPED (see _plan_connector).
+    from_state = TargetState.STOPPED if current is None else from_connect_state(current.target_state)
+    reason = f"resuming interrupted offsets request {request.id}" if in_progress else f"offsets request {request.id}"
+    return Action(
+        kind=ActionKind.OFFSETS,
+        connector=desired.name,
+        reason=reason,
+        from_state=from_state,
+        to_state=desired.spec.state,
+        request_id=request.id,
+        offsets_action=request.action,
+        offsets=list(request.offsets or []),
+        steps=_offsets_steps(desired, request, current, sink, in_progress),
+        is_sink=sink,
+        request_status="in-progress" if in_progress else "pending",
+    )
+
+
+def _offsets_steps(
+    desired: DesiredConnector, request: OffsetsRequest, current: LiveConnector | None, sink: bool, in_progress: bool
+) -> list[OffsetsStep]:
+    name, declared = desired.name, desired.spec.state
+    steps: list[OffsetsStep] = []
+    if not offsets_modifiable(current):
+        stop = "stop the connector: commit zero tasks, write target state STOPPED, wait for its tasks to stop"
+        steps.append(_step(OffsetsStepKind.STOP, stop))
+    if in_progress:
+        snapshot = "keep the offsets snapshot recorded when the request started (record one if none was)"
+    elif sink:
+        snapshot = f"record the current offsets of consumer group connect-{name} (kept for rollback)"
+    else:
+        snapshot = "record the connector's current source offsets (kept for rollback)"
+    steps.append(_step(OffsetsStepKind.SNAPSHOT, snapshot))
+    steps.append(_change_step(name, request, sink))
+    if declared is not TargetState.STOPPED:
+        steps.append(_step(OffsetsStepKind.RETURN, f"return to the declared state: {declared.value}"))
+    steps.append(_step(OffsetsStepKind.RECORD, f"record offsets request {request.id} as applied"))
+    return steps
+
+
+def _change_step(name: str, request: OffsetsRequest, sink: bool) -> OffsetsStep:
+    if request.action is OffsetsAction.ALTER:
+        count = len(request.offsets or [])
+        return _step(OffsetsStepKind.ALTER, f"alter the offsets of {count} partition(s)")
+    if sink:
+        return _step(OffsetsStepKind.RESET, f"reset all offsets: delete consumer group connect-{name}")
+    return _step(OffsetsStepKind.RESET, "reset all offsets: write a tombstone for every known source partition")
+
+
+def _step(kind: OffsetsStepKind, description: str) -> OffsetsStep:
+    return OffsetsStep(kind=kind, description=description)
+
+
+def _sink_topic_warnings(desired: DesiredConnector, request: OffsetsRequest) -> list[Diagnostic]:
+    """A sink partition on a topic the sink does not read is legal in Connect, but likely a typo.
+
+    Only checked against an explicit `topics` list; `topics.regex` is left alone.
+    """
+    spec = desired.spec
+    topics_value = config_value(spec.config.get("topics"))
+    if not is_sink(spec) or topics_value is None or not request.offsets:
+        return []
+    topics = {t.strip() for t in topics_value.split(",") if t.strip()}
+    warnings: list[Diagnostic] = []
+    for index, entry in enumerate(request.offsets):
+        topic = entry.partition.get("kafka_topic")
+        if topic is not None and str(topic) not in topics:
+            warnings.append(
+                Diagnostic(
+                    severity=Severity.WARNING,
+                    summary=f"partition names topic {str(topic)!r}, which this sink does not read "
+                    f"(topics: {topics_value})",
+                    source=desired.source,
+                    field_path=f"spec.offsets.offsets[{index}].partition.kafka_topic",
+                    connector=desired.name,
+                    hint="check the topic name; Connect accepts offsets for any topic",
+                )
+            )
+    return warnings
+
+
+def _interrupted_offsets_warnings(desired: DesiredConnector, live: LiveState) -> list[Diagnostic]:
+    """An offsets request that was started and not finished, and that the manifest no longer asks for."""
+    name = desired.name
+    started = live.offsets_in_progress.get(name)
+    declared = desired.spec.offsets
+    if started is None or live.is_applied(name, "offsets", started):
+        return []
+    if declared is not None and declared.id == started:
+        return []  # resumed by this plan
+    now = f"superseded by request {declared.id}" if declared is not None else "no longer declared"
+    return [
+        Diagnostic(
+            severity=Severity.WARNING,
+            summary=f"offsets request {started} was interrupted before it finished and is {now}",
+            source=desired.source,
+            field_path="spec.offsets",
+            connector=name,
+            hint=f"to finish it, declare spec.offsets with id {started} again; its offsets snapshot is kept",
+        )
+    ]
+
+
+# --- restart (KIP-745) ----------------------------------------------------------------------------
+
+
+def _restart_action(desired: DesiredConnector, request: RestartRequest, current: LiveConnector | None) -> Action:
+    return Action(
+        kind=ActionKind.RESTART,
+        connector=desired.name,
+        reason=_restart_reason(request, current, desired.spec.state),
+        request_id=request.id,
+        include_tasks=request.includeTasks,
+        only_failed=request.onlyFailed,
+        request_status="pending",
+    )
+
+
+def _restart_reason(request: RestartRequest, current: LiveConnector | None, declared: TargetState) -> str:
+    if current is None:
+        return (
+            "the connector is created in this plan, so there is nothing to restart yet; "
+            "the id is recorded so the request never runs later"
+        )
+    if declared is TargetState.STOPPED:
+        return "the connector is declared stopped: Connect restarts into the target state, so nothing starts"
+    status = current.connector_status
+    if status is None:
+        return "no status is recorded for the connector yet; Connect skips a restart it has no status for"
+    tasks_now = {task: s.state for task, s in current.task_statuses.items()}
+    restart_connector, tasks = restart_targets(request.includeTasks, request.onlyFailed, status.state, tasks_now)
+    what = (["the connector"] if restart_connector else []) + (
+        [f"task(s) {', '.join(map(str, tasks))}"] if tasks else []
+    )
+    if not what:
+        return "per current statuses nothing is FAILED, so nothing restarts; the id is still recorded"
+    return f"per current statuses this restarts {' and '.join(what)}"
+
+
+# --- orphans and the fingerprint ------------------------------------------------------------------
+
+
+def _plan_orphans(
+    declared: Collection[str], live: LiveState, prune: bool, out: _Collected
+) -> tuple[list[str], list[str]]:
+    """Live connectors no manifest declares: owned ones are pruned (opt-in), others left alone."""
+    owned = set(live.owned)
+    orphans: list[str] = []
+    unmanaged: list[str] = []
+    for name in sorted(live.connectors):
+        current = live.connectors[name]
+        if name in declared or current.config is None:
+            continue
+        if name not in owned:
+            unmanaged.append(name)
+        elif prune:
+            out.actions.append(_delete_action(current))
+        else:
+            orphans.append(name)
+    return orphans, unmanaged
+
+
+def _delete_action(current: LiveConnector) -> Action:
+    assert current.config is not None
+    return Action(
+        kind=ActionKind.DELETE,
+        connector=current.name,
+        reason="in no manifest and created by this reconciler (--prune)",
+        changes=removed_fields(current.config, ()),
+        from_state=from_connect_state(current.target_state),
+    )
+
+
+def desired_fingerprint(desired: Collection[DesiredConnector]) -> str:
+    """sha256 over everything the manifests ask for, secrets included (it is only a digest)."""
+    return _fingerprint(desired, {c.name: connector_properties(c) for c in desired})
+
+
+def _fingerprint(desired: Collection[DesiredConnector], properties: dict[str, Properties]) -> str:
+    doc = [
+        [
+            c.name,
+            properties[c.name],
+            c.spec.state.value,
+            c.spec.tasksMax,
+            _request_doc(c.spec.restart),
+            _request_doc(c.spec.offsets),
+        ]
+        for c in sorted(desired, key=lambda c: c.name)
+    ]
+    raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(raw).hexdigest()
+
+
+def _request_doc(request: BaseModel | None) -> object:
+    return None if request is None else request.model_dump(mode="json")
