@@ -120,7 +120,8 @@ class SourceBatch:
 
     `offsets` maps each source partition the batch advanced to its offset *after* the batch;
     the runtime writes these in the same transaction as the records. Partitions not mentioned
-    keep their committed offsets.
+    keep their committed offsets. A batch may move offsets without records (e.g. past blank
+    lines); it is empty (nothing to do) only when it has neither (`is_empty`).
     """
 
     topics: Sequence[str]
@@ -134,6 +135,10 @@ class SourceBatch:
 
     def __len__(self) -> int:
         return len(self.values)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.values and not self.offsets
 
     @classmethod
     def empty(cls) -> SourceBatch:

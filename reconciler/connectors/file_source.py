@@ -1,0 +1,291 @@
+"""`file-source`: a directory of JSON-lines or CSV files → one topic, each line exactly once.
+
+Every file is a source partition `{"filename": "<path relative to the directory>"}` with
+offset `{"position": <byte offset after the last consumed line>, "line": <its line number>}`.
+Only complete lines (ending in `\\n`) are consumed, so a line being written is produced on a
+later run; appended lines and new files are found by listing the directory on every poll.
+A poll depends only on the committed offsets and the files, so a re-run after a crash yields
+the same records (plus any lines appended meanwhile).
+
+Values: `jsonl` lines are produced as they are (after checking they parse as JSON); `csv`
+rows become JSON objects `{"<header column>": "<text>", …}` (all values strings; the first
+line is the header; quoted fields spanning lines are not supported). Blank lines are skipped.
+A bad line fails the task naming `file:line`, unless `errors.tolerance=all` skips it.
+Keys are `b"<filename>:<line>"` (`key=location`, the default) or none (`key=none`).
+
+Files and directories whose names start with `.` are ignored (editor and temp files).
+Tasks share files by a stable hash of the file name, so a file always belongs to one task.
+A file that shrank below its committed position (truncated or replaced) fails the task: its
+offsets no longer describe it, and guessing would lose or duplicate lines.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeGuard
+
+from reconciler.connectors.api import (
+    ConfigProblem,
+    ConfigReader,
+    ConnectorConfig,
+    ConnectorError,
+    InvalidConnectorConfig,
+    OffsetsRefused,
+    PartitionKey,
+    SourceBatch,
+    SourceConnector,
+    SourceOffset,
+    SourceTask,
+    TaskConfig,
+    partition_from_key,
+    partition_key,
+    share_configs,
+    task_share,
+)
+
+DEFAULT_BATCH_SIZE = 10_000
+_CHUNK_BYTES = 1 << 20
+
+
+class BadRecord(ConnectorError):
+    """A line that cannot become a record (invalid JSON, wrong CSV column count, bad UTF-8)."""
+
+
+@dataclass(frozen=True)
+class FileSourceSettings:
+    path: str
+    topic: str
+    format: str
+    glob: str
+    batch_size: int
+    skip_errors: bool
+    location_keys: bool
+
+    @classmethod
+    def read(cls, config: ConnectorConfig) -> tuple[FileSourceSettings, list[ConfigProblem]]:
+        reader = ConfigReader(config)
+        settings = cls(
+            path=reader.string("path"),
+            topic=reader.string("topic"),
+            format=reader.string("format", "jsonl", choices=("jsonl", "csv")),
+            glob=reader.string("glob", "*"),
+            batch_size=reader.integer("batch.size", DEFAULT_BATCH_SIZE, minimum=1),
+            skip_errors=reader.string("errors.tolerance", "none", choices=("none", "all")) == "all",
+            location_keys=reader.string("key", "location", choices=("location", "none")) == "location",
+        )
+        if settings.glob.startswith("/") or ".." in Path(settings.glob).parts:
+            reader.problems.append(
+                ConfigProblem("glob", f"must be relative to `path`, inside it; got {settings.glob!r}")
+            )
+        return settings, reader.problems
+
+    @classmethod
+    def parse(cls, config: ConnectorConfig) -> FileSourceSettings:
+        settings, problems = cls.read(config)
+        if problems:
+            raise InvalidConnectorConfig(problems)
+        return settings
+
+
+def file_partition(filename: str) -> dict[str, str]:
+    return {"filename": filename}
+
+
+def owner_task(filename: str, task_count: int) -> int:
+    """The task that reads `filename`: stable across runs and processes (unlike `hash`)."""
+    return zlib.crc32(filename.encode("utf-8")) % task_count
+
+
+def list_files(directory: Path, pattern: str) -> list[str]:
+    """Matching regular files as sorted relative POSIX paths, dot-names excluded."""
+    if not directory.is_dir():
+        raise ConnectorError(f"file-source directory {str(directory)!r} does not exist")
+    names = []
+    for candidate in directory.glob(pattern):
+        relative = candidate.relative_to(directory)
+        if candidate.is_file() and not any(part.startswith(".") for part in relative.parts):
+            names.append(relative.as_posix())
+    return sorted(names)
+
+
+def read_complete_lines(path: Path, position: int, limit: int) -> tuple[list[bytes], int]:
+    """Up to `limit` complete lines from byte `position` (without `\\n`), and the position
+    after the last one. A trailing line with no `\\n` yet is left for a later read.
+    """
+    lines: list[bytes] = []
+    with path.open("rb") as handle:
+        handle.seek(position)
+        rest = b""
+        while len(lines) < limit:
+            chunk = handle.read(_CHUNK_BYTES)
+            if not chunk:
+                break
+            data = rest + chunk
+            parts = data.split(b"\n")
+            rest = parts.pop()
+            wanted = limit - len(lines)
+            if len(parts) > wanted:
+                taken = parts[:wanted]
+                lines.extend(taken)
+                return lines, position + sum(map(len, taken)) + wanted
+            lines.extend(parts)
+            position += len(data) - len(rest)
+    return lines, position
+
+
+class FileSourceTask(SourceTask):
+    def __init__(self, task_config: Mapping[str, str]) -> None:
+        super().__init__(task_config)
+        self.settings = FileSourceSettings.parse(task_config)
+        self.directory = Path(self.settings.path)
+        self.index, self.count = task_share(task_config)
+
+    def poll_batch(
+        self, committed: Mapping[PartitionKey, SourceOffset], max_records: int
+    ) -> SourceBatch:
+        budget = min(max_records, self.settings.batch_size)
+        keys: list[bytes | None] = []
+        values: list[bytes | None] = []
+        offsets: dict[PartitionKey, SourceOffset] = {}
+        for filename in list_files(self.directory, self.settings.glob):
+            if budget <= 0:
+                break
+            if owner_task(filename, self.count) != self.index:
+                continue
+            key = partition_key(file_partition(filename))
+            progress = self._read_file(filename, committed.get(key), budget, keys, values)
+            if progress is not None:
+                offsets[key], lines_read = progress
+                budget -= lines_read
+        return SourceBatch([self.settings.topic] * len(values), keys, values, offsets)
+
+    def _read_file(
+        self,
+        filename: str,
+        offset: SourceOffset | None,
+        budget: int,
+        keys: list[bytes | None],
+        values: list[bytes | None],
+    ) -> tuple[dict[str, int], int] | None:
+        """Append the file's next records; return its new offset and how many lines were read,
+        or None when it has no new complete line.
+        """
+        path = self.directory / filename
+        position, line = _position(offset, "position"), _position(offset, "line")
+        if path.stat().st_size < position:
+            raise ConnectorError(
+                f"{filename} is shorter ({path.stat().st_size} bytes) than its committed position "
+                f"{position}: it was truncated or replaced; reset or alter this connector's offsets"
+            )
+        header: list[str] | None = None
+        if self.settings.format == "csv":
+            header_lines, header_end = read_complete_lines(path, 0, 1)
+            if not header_lines:
+                return None
+            header = self._csv_row(filename, 1, header_lines[0])
+            if position < header_end:
+                position, line = header_end, 1
+        lines, end = read_complete_lines(path, position, budget)
+        if not lines:
+            return None
+        for raw in lines:
+            line += 1
+            value = self._value(filename, line, raw.removesuffix(b"\r"), header)
+            if value is not None:
+                keys.append(f"{filename}:{line}".encode() if self.settings.location_keys else None)
+                values.append(value)
+        return {"position": end, "line": line}, len(lines)
+
+    def _value(self, filename: str, line: int, raw: bytes, header: list[str] | None) -> bytes | None:
+        """The record value of one line; None for blank lines and tolerated bad ones."""
+        if not raw.strip():
+            return None
+        try:
+            if header is None:
+                json.loads(raw)
+                return raw
+            row = self._csv_row(filename, line, raw)
+            if len(row) != len(header):
+                raise BadRecord(
+                    f"{filename}:{line}: {len(row)} CSV fields, but the header has {len(header)}"
+                )
+            obj = dict(zip(header, row, strict=True))
+            return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+        except (ValueError, BadRecord) as exc:
+            if self.settings.skip_errors:
+                return None
+            if isinstance(exc, BadRecord):
+                raise
+            raise BadRecord(f"{filename}:{line}: invalid JSON: {exc}") from exc
+
+    @staticmethod
+    def _csv_row(filename: str, line: int, raw: bytes) -> list[str]:
+        try:
+            text = raw.removesuffix(b"\r").decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRecord(f"{filename}:{line}: not UTF-8: {exc}") from exc
+        return next(csv.reader([text]), [])
+
+
+def _position(offset: SourceOffset | None, field: str) -> int:
+    value = None if offset is None else offset.get(field)
+    return value if _is_int(value) else 0
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class FileSourceConnector(SourceConnector):
+    task_class = FileSourceTask
+
+    def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
+        return FileSourceSettings.read(config)[1]
+
+    def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
+        FileSourceSettings.parse(config)
+        return share_configs(config, max(1, max_tasks))
+
+    def alter_offsets(
+        self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
+    ) -> bool:
+        """Accept offsets that point at the start of a line; the framework stores them."""
+        settings = FileSourceSettings.parse(config)
+        for key, offset in offsets.items():
+            _check_offset(Path(settings.path), key, offset)
+        return False
+
+
+def _check_offset(directory: Path, key: PartitionKey, offset: SourceOffset | None) -> None:
+    partition = partition_from_key(key)
+    filename = partition.get("filename")
+    if set(partition) != {"filename"} or not isinstance(filename, str) or not filename:
+        raise OffsetsRefused(f'file-source partitions look like {{"filename": "<name>"}}; got {key}')
+    if offset is None:
+        return
+    position, line = offset.get("position"), offset.get("line")
+    if set(offset) != {"position", "line"} or not _is_int(position) or not _is_int(line):
+        raise OffsetsRefused(
+            f'file-source offsets look like {{"position": N, "line": L}}; got {dict(offset)} for {key}'
+        )
+    if position < 0 or line < 0:
+        raise OffsetsRefused(f"file-source offsets must not be negative; got {dict(offset)} for {key}")
+    if position > 0 and not _at_line_start(directory / filename, position):
+        raise OffsetsRefused(
+            f"position {position} in {filename} is not the start of a line (or is past its end)"
+        )
+
+
+def _at_line_start(path: Path, position: int) -> bool:
+    """True when the byte before `position` is a newline; unknown files are given the benefit."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(position - 1)
+            return handle.read(1) == b"\n"
+    except FileNotFoundError:
+        return True
