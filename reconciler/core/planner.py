@@ -127,9 +127,9 @@ def _done(name: str, kind: Literal["restart", "offsets"], request_id: str) -> Pe
 
 def _create_action(desired: DesiredConnector, props: Properties, initial: TargetState) -> Action:
     spec = desired.spec
-    reason = "not in the live state"
+    reason = ""
     if initial is not spec.state:
-        reason += "; created stopped so its offsets can be set before it first runs"
+        reason = "created stopped so its offsets can be set before it first runs"
     return Action(
         kind=ActionKind.CREATE,
         connector=desired.name,

@@ -1,1 +1,34 @@
-"""render package."""
+"""Renderers: the same plan value as text (terminals, CI logs), Markdown (PR comments) and JSON."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from reconciler.core.plan import Plan
+from reconciler.render.json import load_plan_json, plan_document, render_json
+from reconciler.render.markdown import render_markdown
+from reconciler.render.text import render_text
+
+Format = Literal["text", "markdown", "json"]
+FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
+
+
+def render(plan: Plan, fmt: Format, *, colour: bool = False) -> str:
+    """The plan in `fmt`; `colour` only affects text."""
+    if fmt == "json":
+        return render_json(plan)
+    if fmt == "markdown":
+        return render_markdown(plan)
+    return render_text(plan, colour=colour)
+
+
+__all__ = [
+    "FORMATS",
+    "Format",
+    "load_plan_json",
+    "plan_document",
+    "render",
+    "render_json",
+    "render_markdown",
+    "render_text",
+]

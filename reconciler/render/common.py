@@ -1,0 +1,127 @@
+"""Pieces shared by the text and Markdown renderers: wording, value formatting, grouping.
+
+Renderers only read the plan; every value in it is already masked by the planner, and
+sensitive fields are printed as the mask, never quoted as if they were a value.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from reconciler.core.models import OffsetEntry
+from reconciler.core.plan import Action, ActionKind, FieldChange, Plan, Summary
+from reconciler.core.redact import MASK
+
+NO_CHANGES = "No changes. Live state matches the manifests."
+STATE_KINDS = frozenset({ActionKind.PAUSE, ActionKind.RESUME, ActionKind.STOP})
+
+
+def summary_line(plan: Plan) -> str:
+    """`Plan: 1 to create, 2 to update, …` or the no-changes sentence."""
+    if not plan.has_changes:
+        return NO_CHANGES
+    s: Summary = plan.summary()
+    return (
+        f"Plan: {s.create} to create, {s.update} to update, {s.delete} to delete, "
+        f"{_count(s.state, 'state change')}, {_count(s.restart, 'restart')}, "
+        f"{_count(s.offsets, 'offsets request')}."
+    )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def by_connector(plan: Plan) -> list[tuple[str, list[Action]]]:
+    """Actions grouped per connector, connectors in the order of their first action.
+
+    Plans are sorted by phase, so creates come first and deletes last, as they will run.
+    """
+    groups: dict[str, list[Action]] = {}
+    for action in plan.actions:
+        groups.setdefault(action.connector, []).append(action)
+    return list(groups.items())
+
+
+def headline(actions: list[Action]) -> tuple[str, str]:
+    """(symbol, text) for a connector's header line, from the most significant action."""
+    kinds = {a.kind: a for a in actions}
+    if ActionKind.CREATE in kinds:
+        create = kinds[ActionKind.CREATE]
+        state = create.to_state.value if create.to_state else "running"
+        return "+", f"will be created (state: {state}, tasks.max: {create.tasks_max}, class: {create.connector_class})"
+    if ActionKind.DELETE in kinds:
+        return "-", "will be deleted"
+    if ActionKind.UPDATE_CONFIG in kinds:
+        return "~", "config will be updated"
+    if STATE_KINDS & kinds.keys():
+        return "~", "state will change"
+    if ActionKind.OFFSETS in kinds:
+        offsets = kinds[ActionKind.OFFSETS]
+        verb = "reset" if offsets.offsets_action and offsets.offsets_action.value == "reset" else "altered"
+        return "~", f"offsets will be {verb}"
+    return "~", "will be restarted"
+
+
+def value(text: str | None, sensitive: bool = False) -> str:
+    """A config value for display: JSON-quoted, `null`, or the mask for secrets."""
+    if text is None:
+        return "null"
+    if sensitive or text == MASK:
+        return MASK
+    return json.dumps(text, ensure_ascii=False)
+
+
+def field_line(change: FieldChange) -> str:
+    """`+ key: "v"`, `~ key: "a" -> "b"`, `- key: "old"` (without indentation)."""
+    if change.op == "add":
+        return f"+ {change.key}: {value(change.new, change.sensitive)}"
+    if change.op == "remove":
+        return f"- {change.key}: {value(change.old, change.sensitive)}"
+    if change.sensitive and change.old is not None and change.new is not None:
+        return f"~ {change.key}: (sensitive value changed)"  # design.md: shown as changed, never its value
+    return f"~ {change.key}: {value(change.old, change.sensitive)} -> {value(change.new, change.sensitive)}"
+
+
+def state_line(action: Action) -> str:
+    old = action.from_state.value if action.from_state else "?"
+    new = action.to_state.value if action.to_state else "?"
+    return f"~ state: {old} -> {new}"
+
+
+def restart_line(action: Action) -> str:
+    flags = [f"id {action.request_id}"]
+    if action.include_tasks:
+        flags.append("includeTasks")
+    if action.only_failed:
+        flags.append("onlyFailed")
+    return f"~ restart requested ({', '.join(flags)})"
+
+
+def offsets_title(action: Action) -> str:
+    kind = action.offsets_action.value if action.offsets_action else "alter"
+    role = "sink" if action.is_sink else "source"
+    status = ", resuming an interrupted request" if action.request_status == "in-progress" else ""
+    return f"~ offsets request {action.request_id} ({kind}, {role} connector{status})"
+
+
+def compact(mapping: Mapping[str, object] | None) -> str:
+    """A partition/offset map on one line, keys in the order written."""
+    if mapping is None:
+        return "null"
+    return json.dumps(dict(mapping), ensure_ascii=False, separators=(", ", ": "))
+
+
+def offset_moves(action: Action) -> list[str]:
+    """One line per partition: `{partition}: {current} -> {target}` (current when known)."""
+    current = {compact(e.partition): e.offset for e in action.current_offsets}
+    return [_move(entry, current) for entry in action.offsets]
+
+
+def _move(entry: OffsetEntry, current: Mapping[str, Mapping[str, object] | None]) -> str:
+    key = compact(entry.partition)
+    target = compact(entry.offset) if entry.offset is not None else "null (offset removed)"
+    if key in current:
+        return f"{key}: {compact(current[key])} -> {target}"
+    return f"{key}: -> {target}"

@@ -1,0 +1,91 @@
+"""Terraform-like text plan: `+ ~ -` per connector and per field, then a one-line summary."""
+
+from __future__ import annotations
+
+from reconciler.core.plan import Action, ActionKind, Plan
+from reconciler.render.common import (
+    STATE_KINDS,
+    by_connector,
+    field_line,
+    headline,
+    offset_moves,
+    offsets_title,
+    restart_line,
+    state_line,
+    summary_line,
+)
+
+_COLOURS = {"+": "32", "~": "33", "-": "31", "!": "33;1", "#": "2"}
+FIELD_INDENT = " " * 6
+STEP_INDENT = " " * 10
+
+
+def render_text(plan: Plan, *, colour: bool = False) -> str:
+    """The plan for a terminal or a CI log. `colour` adds ANSI colours (for a TTY only)."""
+    lines: list[str] = []
+    if plan.has_changes:
+        lines += ["Reconciler will perform the following actions:", ""]
+    for name, actions in by_connector(plan):
+        lines += _connector_block(name, actions)
+        lines.append("")
+    lines += _sections(plan)
+    lines.append(summary_line(plan))
+    text = "\n".join(lines) + "\n"
+    return _colourise(text) if colour else text
+
+
+def _connector_block(name: str, actions: list[Action]) -> list[str]:
+    symbol, text = headline(actions)
+    lines = [f"  {symbol} connector \"{name}\" {text}"]
+    for action in actions:
+        lines += [FIELD_INDENT + line for line in _action_lines(action)]
+    return lines
+
+
+def _action_lines(action: Action) -> list[str]:
+    lines = [field_line(change) for change in action.changes]
+    if action.kind in STATE_KINDS:
+        lines.append(state_line(action))
+    elif action.kind is ActionKind.RESTART:
+        lines.append(restart_line(action))
+    elif action.kind is ActionKind.OFFSETS:
+        lines += _offsets_lines(action)
+    if action.reason and action.kind is not ActionKind.OFFSETS:
+        lines.append(f"# {action.reason}")
+    return lines
+
+
+def _offsets_lines(action: Action) -> list[str]:
+    lines = [offsets_title(action) + ":"]
+    moves = offset_moves(action)
+    for number, step in enumerate(action.steps, start=1):
+        lines.append(f"    {number}. {step.description}")
+        if step.kind.value == "alter":
+            lines += [" " * 7 + move for move in moves]
+    return lines
+
+
+def _sections(plan: Plan) -> list[str]:
+    lines: list[str] = []
+    if plan.diagnostics:
+        lines += ["Diagnostics:"] + [f"  ! {d.render()}" for d in plan.diagnostics] + [""]
+    if plan.orphans:
+        lines.append("Orphaned connectors (created by this reconciler, in no manifest; deleted only with --prune):")
+        lines += [f"  - {name}" for name in plan.orphans] + [""]
+    if plan.unmanaged:
+        lines.append("Unmanaged connectors (in no manifest, not created by this reconciler; never touched):")
+        lines += [f"  - {name}" for name in plan.unmanaged] + [""]
+    if plan.requests_done:
+        lines.append("Requests already applied (not run again):")
+        lines += [f"  - {r.kind} {r.request_id} on connector \"{r.connector}\"" for r in plan.requests_done]
+        lines.append("")
+    return lines
+
+
+def _colourise(text: str) -> str:
+    out = []
+    for line in text.split("\n"):
+        marker = line.lstrip()[:1]
+        code = _COLOURS.get(marker)
+        out.append(f"\x1b[{code}m{line}\x1b[0m" if code else line)
+    return "\n".join(out)
