@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.core.plan import Action, ActionKind, Plan
+from reconciler.core.plan import Action, ActionKind, OffsetsStepKind, Plan
 from reconciler.render.common import (
     STATE_KINDS,
     by_connector,
@@ -57,12 +57,13 @@ def _action_lines(action: Action) -> list[str]:
 
 def _offsets_lines(action: Action) -> list[str]:
     lines = [offsets_title(action) + ":"]
-    moves = offset_moves(action)
+    moves = [" " * 7 + move for move in offset_moves(action)]
     for number, step in enumerate(action.steps, start=1):
         lines.append(f"    {number}. {step.description}")
-        if step.kind.value == "alter":
-            lines += [" " * 7 + move for move in moves]
-    return lines
+        if step.kind is OffsetsStepKind.ALTER:
+            lines += moves
+            moves = []
+    return lines + moves  # a plan without an alter step still shows its partitions
 
 
 def _sections(plan: Plan) -> list[str]:
