@@ -1,0 +1,150 @@
+"""The writer's pure half: a plan becomes the records Connect itself would write for it.
+
+Each action maps to what a Connect leader writes for the matching REST call (connect-internals.md
+§1.2–§1.6, §4.2), plus our bookkeeping in `<group>-reconciler`:
+
+| action  | config topic                                                    | reconciler topic        |
+|---------|-----------------------------------------------------------------|-------------------------|
+| create  | [target-state-N if paused/stopped (KIP-980)], connector-N       | owner/N                 |
+| update  | connector-N                                                     |                         |
+| pause   | target-state-N PAUSED                                           |                         |
+| resume  | target-state-N STARTED                                          |                         |
+| stop    | commit-N {"tasks":0}, then target-state-N STOPPED               |                         |
+| restart | restart-connector-N                                             | applied/restart/N/<id>  |
+| delete  | tombstones: connector-N, then target-state-N                    | owner/N tombstone       |
+| offsets | nothing here: executed later by the offsets machinery           |                         |
+
+Offsets actions are returned by `pending_offsets` so the caller can report them as pending;
+their request ids are never marked applied here. The I/O layer writes the list in order, in one
+transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from reconciler.core.live import ConnectTargetState, LiveState
+from reconciler.core.models import DesiredConnector, TargetState
+from reconciler.core.normalize import connector_properties, to_connect_state
+from reconciler.core.plan import Action, ActionKind, Plan
+from reconciler.kafka import records as rec
+from reconciler.kafka.records import Record
+
+# Ownership records name the plan that created the connector (a prefix is enough to find it).
+PLAN_PREFIX_LENGTH = 16
+
+
+class _Context:
+    def __init__(
+        self, plan: Plan, desired: Mapping[str, DesiredConnector], live: LiveState, now_ms: int
+    ) -> None:
+        self.plan = plan
+        self.desired = desired
+        self.live = live
+        self.now_ms = now_ms
+
+    def properties(self, name: str) -> dict[str, str | None]:
+        """The manifest's Connect properties, sorted by key so the bytes are deterministic."""
+        wanted = self.desired.get(name)
+        if wanted is None:
+            raise ValueError(f"the plan changes connector {name!r} but no manifest declares it")
+        return dict(sorted(connector_properties(wanted).items()))
+
+    def declared_state(self, action: Action) -> ConnectTargetState:
+        state = action.to_state
+        if state is None:
+            wanted = self.desired.get(action.connector)
+            state = wanted.spec.state if wanted is not None else TargetState.RUNNING
+        return to_connect_state(state)
+
+
+def plan_to_records(
+    plan: Plan, desired: Mapping[str, DesiredConnector], live: LiveState, *, now_ms: int
+) -> list[Record]:
+    """Every record one apply writes, in plan order (offsets actions excluded, see module doc)."""
+    context = _Context(plan, desired, live, now_ms)
+    records: list[Record] = []
+    for action in plan.actions:
+        records.extend(_BUILDERS[action.kind](action, context))
+    return records
+
+
+def pending_offsets(plan: Plan) -> list[Action]:
+    """The offsets actions `plan_to_records` leaves out: still pending after this apply."""
+    return [action for action in plan.actions if action.kind is ActionKind.OFFSETS]
+
+
+def _create(action: Action, ctx: _Context) -> list[Record]:
+    name = action.connector
+    state = ctx.declared_state(action)
+    records = []
+    if state is not ConnectTargetState.STARTED or _leftover_state(ctx.live, name):
+        # KIP-980: the state goes first, so the connector never runs before it is paused/stopped.
+        records.append(rec.target_state_record(name, state))
+    records.append(rec.connector_config_record(name, ctx.properties(name)))
+    records.append(rec.owner_record(name, ctx.plan.desired_fingerprint[:PLAN_PREFIX_LENGTH]))
+    return records
+
+
+def _leftover_state(live: LiveState, name: str) -> bool:
+    """A target state left without its connector (e.g. a delete interrupted between its two
+    tombstones) would otherwise apply to the new connector: Connect keeps it until tombstoned."""
+    existing = live.connector(name)
+    return existing is not None and existing.target_state is not ConnectTargetState.STARTED
+
+
+def _update(action: Action, ctx: _Context) -> list[Record]:
+    return [rec.connector_config_record(action.connector, ctx.properties(action.connector))]
+
+
+def _pause(action: Action, ctx: _Context) -> list[Record]:
+    return [rec.target_state_record(action.connector, ConnectTargetState.PAUSED)]
+
+
+def _resume(action: Action, ctx: _Context) -> list[Record]:
+    return [rec.target_state_record(action.connector, ConnectTargetState.STARTED)]
+
+
+def _stop(action: Action, ctx: _Context) -> list[Record]:
+    # Tasks first: a crash in between leaves "running with zero tasks", never "stopped with tasks".
+    return [
+        rec.commit_record(action.connector, 0),
+        rec.target_state_record(action.connector, ConnectTargetState.STOPPED),
+    ]
+
+
+def _restart(action: Action, ctx: _Context) -> list[Record]:
+    if action.request_id is None:
+        raise ValueError(f"restart action for {action.connector!r} has no request id")
+    return [
+        rec.restart_record(
+            action.connector,
+            include_tasks=bool(action.include_tasks),
+            only_failed=bool(action.only_failed),
+        ),
+        rec.applied_record("restart", action.connector, action.request_id, ctx.now_ms),
+    ]
+
+
+def _delete(action: Action, ctx: _Context) -> list[Record]:
+    return [
+        rec.connector_tombstone(action.connector),
+        rec.target_state_tombstone(action.connector),
+        rec.owner_tombstone(action.connector),
+    ]
+
+
+def _offsets(action: Action, ctx: _Context) -> list[Record]:
+    return []  # executed by the offsets machinery; see `pending_offsets`
+
+
+_BUILDERS: dict[ActionKind, Callable[[Action, _Context], list[Record]]] = {
+    ActionKind.CREATE: _create,
+    ActionKind.UPDATE_CONFIG: _update,
+    ActionKind.STOP: _stop,
+    ActionKind.OFFSETS: _offsets,
+    ActionKind.PAUSE: _pause,
+    ActionKind.RESUME: _resume,
+    ActionKind.RESTART: _restart,
+    ActionKind.DELETE: _delete,
+}

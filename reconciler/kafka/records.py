@@ -1,0 +1,609 @@
+"""Connect's internal-topic record formats, byte for byte, and those of our own topic.
+
+Spec: shared/docs/connect-internals.md §0–§3. Pure: keys and values in, bytes out (and back).
+No Kafka client is imported here; the I/O layer produces the `Record`s built here and feeds the
+bytes it consumes to `reconciler.kafka.replay`.
+
+Encoding follows Java's `JsonConverter` (schemas disabled) on Jackson: compact JSON, UTF-8,
+non-ASCII not escaped, struct fields in schema order, unset optional fields as `null`, a null
+value as a tombstone (`Record.value is None`, never the bytes `null`).
+
+Property maps (`{"properties":{…}}`) are written in the order the caller's mapping iterates.
+Java writes a `HashMap` there, i.e. in an order no reader may rely on; we choose to preserve the
+given order and `reconciler.kafka.changes` passes properties sorted by key, so the same manifest
+always produces the same bytes whatever the key order in the YAML.
+
+Decoders are as tolerant as Java's readers (an int may be any JSON integer, a missing boolean is
+false) and return `Invalid(reason)` instead of raising for anything Java would skip.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Final, Literal, NamedTuple
+
+from pydantic_core import from_json
+
+from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
+
+TopicRole = Literal["configs", "status", "offsets", "reconciler"]
+OffsetsStepName = Literal["stop", "snapshot", "alter", "reset", "return"]
+AppliedKind = Literal["restart", "offsets"]
+
+# Config topic keys (KafkaConfigBackingStore). Keys are plain UTF-8 strings.
+CONNECTOR_PREFIX: Final = "connector-"
+TASK_PREFIX: Final = "task-"
+COMMIT_PREFIX: Final = "commit-"
+TARGET_STATE_PREFIX: Final = "target-state-"
+RESTART_PREFIX: Final = "restart-connector-"
+TASKS_FENCING_PREFIX: Final = "tasks-fencing-"
+SESSION_KEY: Final = "session-key"
+LOGGER_CLUSTER_PREFIX: Final = "logger-cluster-"
+# Status topic keys (KafkaStatusBackingStore).
+STATUS_CONNECTOR_PREFIX: Final = "status-connector-"
+STATUS_TASK_PREFIX: Final = "status-task-"
+STATUS_TOPIC_PREFIX: Final = "status-topic-"
+STATUS_TOPIC_SEPARATOR: Final = ":connector-"
+# Our `<group>-reconciler` topic. Connector names never contain `/` (manifest name pattern).
+OWNER_PREFIX: Final = "owner/"
+APPLIED_RESTART_PREFIX: Final = "applied/restart/"
+APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
+OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
+OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
+RECONCILER_OWNER: Final = "connect-reconciler"
+OFFSETS_STEPS: Final = frozenset({"stop", "snapshot", "alter", "reset", "return"})
+
+# `DESTROYED` is a Java state too, but it is never serialised (it is written as a tombstone).
+STATUS_STATES: Final = {s.value: s for s in InstanceState}
+TARGET_STATES: Final = {s.value: s for s in ConnectTargetState}
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One record to produce: which topic (by role), key bytes, value bytes (None = tombstone)."""
+
+    topic_role: TopicRole
+    key: bytes
+    value: bytes | None
+
+    @property
+    def is_tombstone(self) -> bool:
+        return self.value is None
+
+
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """A value Java would skip, with why. `quiet`: Java skips it without logging."""
+
+    reason: str
+    quiet: bool = False
+
+
+class RestartFlags(NamedTuple):
+    include_tasks: bool
+    only_failed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerInfo:
+    owner: str
+    created_by_plan: str
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsProgress:
+    request_id: str
+    step: OffsetsStepName
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsSnapshot:
+    offsets: list[dict[str, Any]]  # GET /connectors/{name}/offsets `offsets` array
+    taken_at_ms: int
+
+
+# --- JSON, the way Jackson writes it -------------------------------------------------------------
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+# Python escapes control characters as \u00xx, Jackson as \u00XX. An escaped backslash is matched
+# first so that the text `\u001b` inside a string (written `\\u001b`) is left alone.
+_HEX_ESCAPE = re.compile(r"(\\\\)|\\u00([0-9a-f]{2})")
+
+
+def _upper_hex(match: re.Match[str]) -> str:
+    return match.group(0) if match.group(1) else "\\u00" + match.group(2).upper()
+
+
+def _jackson_text(text: str) -> bytes:
+    if "\\u00" in text:
+        text = _HEX_ESCAPE.sub(_upper_hex, text)
+    return text.encode("utf-8")
+
+
+def dumps(obj: object) -> bytes:
+    """Compact JSON bytes as Jackson writes them (raises ValueError for NaN/∞, lone surrogates)."""
+    return _jackson_text(_ENCODER.encode(obj))
+
+
+def loads(data: bytes) -> object:
+    """Parse JSON bytes; `Invalid` when they are not JSON. Rust parser first: ~3× json.loads."""
+    try:
+        return from_json(data)
+    except ValueError:
+        pass
+    try:  # the stdlib accepts a few things jiter refuses (e.g. escaped lone surrogates)
+        return json.loads(data)
+    except ValueError as exc:
+        return Invalid(f"value is not JSON: {exc}")
+
+
+def java_double(value: float) -> str:
+    """Java's `Double.toString`, which Jackson uses for doubles: `1.0E10`, `0.001`, `1.0E-4`.
+
+    Digits are the shortest that round-trip (Java 19+; older JDKs occasionally print more).
+    """
+    if not math.isfinite(value):
+        raise ValueError(f"{value!r} cannot be written as JSON")
+    if value == 0:
+        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
+    sign = "-" if value < 0 else ""
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digit_tuple)).rstrip("0")
+    assert isinstance(exponent, int)
+    exponent += len(digit_tuple) - len(digits)
+    sci = len(digits) - 1 + exponent  # value = d.ddd × 10^sci
+    if -3 <= sci < 7:
+        if sci >= 0:
+            whole = digits[: sci + 1].ljust(sci + 1, "0")
+            return f"{sign}{whole}.{digits[sci + 1:] or '0'}"
+        return f"{sign}0.{'0' * (-sci - 1)}{digits}"
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
+
+
+def _primitive_json(value: object) -> str:
+    if value is None or isinstance(value, (bool, str)):
+        return _ENCODER.encode(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return java_double(value)
+    raise ValueError(f"offset maps hold only primitive values, not {type(value).__name__}")
+
+
+def _primitive_map_json(mapping: Mapping[str, object]) -> str:
+    """A flat map of primitives (Connect's `OffsetUtils.validateFormat`), doubles as Java prints."""
+    parts = []
+    for key, value in mapping.items():
+        if not isinstance(key, str):
+            raise ValueError(f"offset map keys must be strings, not {type(key).__name__}")
+        parts.append(f"{_ENCODER.encode(key)}:{_primitive_json(value)}")
+    return "{" + ",".join(parts) + "}"
+
+
+# --- small readers shared with the replays --------------------------------------------------------
+
+
+def java_int(value: object) -> int | None:
+    """Java's `intValue(Object)` on a schemaless JSON number: any integer, truncated to int32."""
+    if type(value) is not int:  # bool is an int subclass in Python but a Boolean in Java
+        return None
+    if _INT32_MIN <= value <= _INT32_MAX:
+        return value
+    value &= 0xFFFFFFFF  # Java's (int) cast of a long keeps the low 32 bits
+    return value - 2**32 if value > _INT32_MAX else value
+
+
+def java_parse_int(text: str) -> int | None:
+    """`Integer.parseInt`: optional sign, decimal digits (any script, like `Character.digit`)."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or not body.isdecimal():
+        return None
+    number = int(text)
+    return number if _INT32_MIN <= number <= _INT32_MAX else None
+
+
+def parse_task_id(key: str, prefix: str) -> tuple[str, int] | None:
+    """`<prefix><name>-<id>` the way Java's `parseTaskId` reads it (split on `-`, last = id)."""
+    rest = key[len(prefix) :]
+    cut = rest.rfind("-")
+    if cut < 0:
+        return None
+    tail = rest[cut + 1 :]
+    if tail.isascii() and tail.isdigit() and len(tail) < 10:  # the only shape Connect writes
+        return rest[:cut], int(tail)
+    if tail:
+        number = java_parse_int(tail)
+        return None if number is None else (rest[:cut], number)
+    # Key ends with `-`: Java's String.split drops trailing empty strings, so the id is earlier.
+    parts = key.split("-")
+    while parts and not parts[-1]:
+        parts.pop()
+    skip = prefix.count("-")
+    if len(parts) < skip + 2:
+        return None
+    number = java_parse_int(parts[-1])
+    return None if number is None else ("-".join(parts[skip:-1]), number)
+
+
+def java_string(value: object) -> str | None:
+    """A non-string property value as text (Java keeps it as-is and fails later when parsing)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return java_double(value) if math.isfinite(value) else repr(value)
+    if isinstance(value, int):
+        return str(value)
+    return dumps(value).decode("utf-8")
+
+
+def string_properties(props: Mapping[str, Any]) -> dict[str, str | None]:
+    """Properties as Connect's `Map<String,String>` view (non-strings shown as their text)."""
+    if all(v is None or type(v) is str for v in props.values()):
+        return dict(props)
+    return {key: java_string(value) for key, value in props.items()}
+
+
+def properties_from_json(obj: object) -> dict[str, Any] | Invalid:
+    if type(obj) is not dict:
+        return Invalid("value is not a JSON object")
+    props = obj.get("properties")
+    if type(props) is not dict:
+        return Invalid("'properties' field should be a map")
+    return props
+
+
+def target_state_from_json(obj: object) -> ConnectTargetState | Invalid:
+    """§1.2 read rule: `state.v2` if it is a string, else `state`; an unknown name skips it all."""
+    if type(obj) is not dict:
+        return Invalid("target state is not a JSON object")
+    chosen = obj.get("state.v2")
+    if type(chosen) is not str:
+        chosen = obj.get("state")
+        if type(chosen) is not str:
+            return Invalid("'state' field should be a string")
+    state = TARGET_STATES.get(chosen)
+    return Invalid(f"invalid target state {chosen!r}") if state is None else state
+
+
+def restart_from_json(obj: object) -> RestartFlags | Invalid:
+    if type(obj) is not dict:
+        return Invalid("restart request is not a JSON object")
+    include_tasks = obj.get("include-tasks")
+    only_failed = obj.get("only-failed")
+    return RestartFlags(include_tasks is True, only_failed is True)
+
+
+def int_field_from_json(obj: object, field: str) -> int | Invalid:
+    if type(obj) is not dict:
+        return Invalid("value is not a JSON object")
+    number = java_int(obj.get(field))
+    return Invalid(f"'{field}' should be an integer") if number is None else number
+
+
+StatusValue = tuple[str, str | None, str | None, int]  # state, trace, worker_id, generation
+
+
+def status_from_json(obj: object) -> StatusValue | Invalid:
+    """A status value as `KafkaStatusBackingStore.parse*Status` accepts it."""
+    if type(obj) is not dict:
+        return Invalid("status is not a JSON object")
+    state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
+    generation = java_int(obj.get("generation"))
+    if type(state) is not str or state not in STATUS_STATES:
+        return Invalid(f"invalid status state {state!r}")
+    if generation is None:
+        return Invalid("'generation' should be an integer")
+    if not (trace is None or type(trace) is str) or not (worker is None or type(worker) is str):
+        return Invalid("'trace' and 'worker_id' should be strings")
+    return state, trace, worker, generation
+
+
+def to_instance_status(value: StatusValue) -> InstanceStatus:
+    state, trace, worker, generation = value
+    return InstanceStatus.model_construct(
+        state=STATUS_STATES[state], trace=trace, worker_id=worker or "", generation=generation
+    )
+
+
+# --- config topic ---------------------------------------------------------------------------------
+
+
+def _text(key: str) -> bytes:
+    return key.encode("utf-8")
+
+
+def encode_properties(props: Mapping[str, str | None]) -> bytes:
+    return dumps({"properties": dict(props)})
+
+
+def encode_target_state(state: ConnectTargetState) -> bytes:
+    """Both fields (§1.2 write rule): STOPPED reads as PAUSED to a pre-3.5 worker."""
+    legacy = ConnectTargetState.PAUSED if state is ConnectTargetState.STOPPED else state
+    return dumps({"state": legacy.value, "state.v2": state.value})
+
+
+def connector_config_record(name: str, props: Mapping[str, str | None]) -> Record:
+    return Record("configs", _text(CONNECTOR_PREFIX + name), encode_properties(props))
+
+
+def connector_tombstone(name: str) -> Record:
+    return Record("configs", _text(CONNECTOR_PREFIX + name), None)
+
+
+def task_config_record(name: str, task_id: int, props: Mapping[str, str | None]) -> Record:
+    return Record("configs", _text(f"{TASK_PREFIX}{name}-{task_id}"), encode_properties(props))
+
+
+def commit_record(name: str, task_count: int) -> Record:
+    return Record("configs", _text(COMMIT_PREFIX + name), dumps({"tasks": task_count}))
+
+
+def target_state_record(name: str, state: ConnectTargetState) -> Record:
+    return Record("configs", _text(TARGET_STATE_PREFIX + name), encode_target_state(state))
+
+
+def target_state_tombstone(name: str) -> Record:
+    return Record("configs", _text(TARGET_STATE_PREFIX + name), None)
+
+
+def restart_record(name: str, *, include_tasks: bool, only_failed: bool) -> Record:
+    value = dumps({"include-tasks": include_tasks, "only-failed": only_failed})
+    return Record("configs", _text(RESTART_PREFIX + name), value)
+
+
+def tasks_fencing_record(name: str, task_count: int) -> Record:
+    return Record("configs", _text(TASKS_FENCING_PREFIX + name), dumps({"task-count": task_count}))
+
+
+def decode_properties(value: bytes) -> dict[str, str | None] | Invalid:
+    """A `connector-…` or `task-…` value."""
+    obj = loads(value)
+    props = obj if isinstance(obj, Invalid) else properties_from_json(obj)
+    return props if isinstance(props, Invalid) else string_properties(props)
+
+
+def decode_commit(value: bytes) -> int | Invalid:
+    obj = loads(value)
+    return obj if isinstance(obj, Invalid) else int_field_from_json(obj, "tasks")
+
+
+def decode_tasks_fencing(value: bytes) -> int | Invalid:
+    obj = loads(value)
+    return obj if isinstance(obj, Invalid) else int_field_from_json(obj, "task-count")
+
+
+def decode_target_state(value: bytes) -> ConnectTargetState | Invalid:
+    obj = loads(value)
+    return obj if isinstance(obj, Invalid) else target_state_from_json(obj)
+
+
+def decode_restart(value: bytes) -> RestartFlags | Invalid:
+    obj = loads(value)
+    return obj if isinstance(obj, Invalid) else restart_from_json(obj)
+
+
+# --- status topic ---------------------------------------------------------------------------------
+
+
+def encode_status(status: InstanceStatus) -> bytes:
+    return dumps(
+        {
+            "state": status.state.value,
+            "trace": status.trace,
+            "worker_id": status.worker_id,
+            "generation": status.generation,
+        }
+    )
+
+
+def connector_status_record(name: str, status: InstanceStatus | None) -> Record:
+    value = None if status is None else encode_status(status)
+    return Record("status", _text(STATUS_CONNECTOR_PREFIX + name), value)
+
+
+def task_status_record(name: str, task_id: int, status: InstanceStatus | None) -> Record:
+    value = None if status is None else encode_status(status)
+    return Record("status", _text(f"{STATUS_TASK_PREFIX}{name}-{task_id}"), value)
+
+
+def topic_status_record(topic: str, connector: str, task_id: int, discovered_ms: int | None) -> Record:
+    """KIP-558 active topic; `discovered_ms=None` writes the tombstone that resets it."""
+    key = _text(f"{STATUS_TOPIC_PREFIX}{topic}{STATUS_TOPIC_SEPARATOR}{connector}")
+    if discovered_ms is None:
+        return Record("status", key, None)
+    inner = {"name": topic, "connector": connector, "task": task_id, "discoverTimestamp": discovered_ms}
+    return Record("status", key, dumps({"topic": inner}))
+
+
+def decode_status(value: bytes) -> InstanceStatus | Invalid:
+    obj = loads(value)
+    parsed = obj if isinstance(obj, Invalid) else status_from_json(obj)
+    return parsed if isinstance(parsed, Invalid) else to_instance_status(parsed)
+
+
+# --- offsets topic --------------------------------------------------------------------------------
+
+
+def encode_offset_key(connector: str, partition: Mapping[str, object]) -> bytes:
+    """`["<name>",{…}]` — only for partitions never seen; reuse the bytes read otherwise (§3.1)."""
+    return _jackson_text(f"[{_ENCODER.encode(connector)},{_primitive_map_json(partition)}]")
+
+
+def encode_offset_value(offset: Mapping[str, object]) -> bytes:
+    return _jackson_text(_primitive_map_json(offset))
+
+
+def source_offset_record(
+    connector: str,
+    partition: Mapping[str, object],
+    offset: Mapping[str, object] | None,
+    *,
+    raw_key: bytes | None = None,
+) -> Record:
+    """An offset write (`offset=None`: tombstone); `raw_key` = the exact key bytes already in the topic."""
+    key = raw_key if raw_key is not None else encode_offset_key(connector, partition)
+    return Record("offsets", key, None if offset is None else encode_offset_value(offset))
+
+
+def offset_key_from_json(obj: object) -> tuple[str, dict[str, Any]] | Invalid:
+    """`OffsetUtils.processPartitionKey`: `[string, map]`; `[name, null]` is skipped silently."""
+    if type(obj) is not list:
+        return Invalid("offsets key is not a JSON array")
+    if len(obj) != 2:
+        return Invalid(f"offsets key has {len(obj)} elements, expected 2")
+    name, partition = obj
+    if type(name) is not str:
+        return Invalid("offsets key: first element is not a string")
+    if type(partition) is not dict:
+        quiet = partition is None
+        return Invalid("offsets key: second element is not a map", quiet=quiet)
+    return name, partition
+
+
+def decode_offset_key(key: bytes) -> tuple[str, dict[str, Any]] | Invalid:
+    obj = loads(key)
+    return obj if isinstance(obj, Invalid) else offset_key_from_json(obj)
+
+
+def decode_offset_value(value: bytes) -> dict[str, Any] | Invalid:
+    obj = loads(value)
+    if isinstance(obj, Invalid) or type(obj) is dict:
+        return obj
+    return Invalid("offset value is not a JSON object")
+
+
+# --- our topic: `<group>-reconciler` --------------------------------------------------------------
+
+
+def _name_segment(name: str) -> str:
+    if not name or "/" in name:
+        raise ValueError(f"connector name {name!r} cannot be used in a reconciler-topic key")
+    return name
+
+
+def _request_id(request_id: str) -> str:
+    if not request_id or any(ch.isspace() for ch in request_id):
+        raise ValueError(f"request id {request_id!r} must be non-empty without whitespace")
+    return request_id
+
+
+def owner_record(name: str, created_by_plan: str) -> Record:
+    value = dumps({"owner": RECONCILER_OWNER, "created-by-plan": created_by_plan})
+    return Record("reconciler", _text(OWNER_PREFIX + _name_segment(name)), value)
+
+
+def owner_tombstone(name: str) -> Record:
+    return Record("reconciler", _text(OWNER_PREFIX + _name_segment(name)), None)
+
+
+def applied_key(kind: AppliedKind, name: str, request_id: str) -> bytes:
+    prefix = APPLIED_RESTART_PREFIX if kind == "restart" else APPLIED_OFFSETS_PREFIX
+    return _text(f"{prefix}{_name_segment(name)}/{_request_id(request_id)}")
+
+
+def applied_record(kind: AppliedKind, name: str, request_id: str, applied_at_ms: int) -> Record:
+    key = applied_key(kind, name, request_id)
+    return Record("reconciler", key, dumps({"applied-at": applied_at_ms}))
+
+
+def offsets_progress_record(name: str, request_id: str, step: OffsetsStepName) -> Record:
+    if step not in OFFSETS_STEPS:
+        raise ValueError(f"unknown offsets step {step!r}")
+    value = dumps({"id": _request_id(request_id), "step": step})
+    return Record("reconciler", _text(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), value)
+
+
+def offsets_progress_tombstone(name: str) -> Record:
+    return Record("reconciler", _text(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), None)
+
+
+def offsets_snapshot_record(
+    name: str, request_id: str, offsets: Sequence[Mapping[str, Any]], taken_at_ms: int
+) -> Record:
+    key = _text(f"{OFFSETS_SNAPSHOT_PREFIX}{_name_segment(name)}/{_request_id(request_id)}")
+    value = dumps({"offsets": [dict(entry) for entry in offsets], "taken-at": taken_at_ms})
+    return Record("reconciler", key, value)
+
+
+ReconcilerKeyKind = Literal[
+    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot"
+]
+
+
+class ReconcilerKey(NamedTuple):
+    kind: ReconcilerKeyKind
+    name: str
+    request_id: str | None
+
+
+def parse_reconciler_key(key: str) -> ReconcilerKey | None:
+    """Name = the segment after the prefix up to the next `/`; id = the rest (may hold `/`)."""
+    if key.startswith(OWNER_PREFIX):
+        name = key[len(OWNER_PREFIX) :]
+        return ReconcilerKey("owner", name, None) if name and "/" not in name else None
+    if key.startswith(OFFSETS_PROGRESS_PREFIX):
+        name = key[len(OFFSETS_PROGRESS_PREFIX) :]
+        return ReconcilerKey("offsets-progress", name, None) if name and "/" not in name else None
+    for prefix, kind in _ID_KEYS:
+        if key.startswith(prefix):
+            name, _, request_id = key[len(prefix) :].partition("/")
+            return ReconcilerKey(kind, name, request_id) if name and request_id else None
+    return None
+
+
+_ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
+    (APPLIED_RESTART_PREFIX, "applied-restart"),
+    (APPLIED_OFFSETS_PREFIX, "applied-offsets"),
+    (OFFSETS_SNAPSHOT_PREFIX, "offsets-snapshot"),
+)
+
+
+def decode_owner(value: bytes) -> OwnerInfo | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("owner value is not a JSON object")
+    owner, plan = obj.get("owner"), obj.get("created-by-plan", "")
+    if type(owner) is not str or type(plan) is not str:
+        return Invalid("'owner' and 'created-by-plan' should be strings")
+    return OwnerInfo(owner, plan)
+
+
+def decode_applied(value: bytes) -> int | Invalid:
+    obj = loads(value)
+    if isinstance(obj, Invalid):
+        return obj
+    at = obj.get("applied-at") if type(obj) is dict else None
+    return at if type(at) is int else Invalid("'applied-at' should be an integer")
+
+
+def decode_offsets_progress(value: bytes) -> OffsetsProgress | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("progress value is not a JSON object")
+    request_id, step = obj.get("id"), obj.get("step")
+    if type(request_id) is not str or not request_id or type(step) is not str:
+        return Invalid(f"invalid offsets progress {obj!r}")
+    if step not in OFFSETS_STEPS:
+        return Invalid(f"invalid offsets progress {obj!r}")
+    return OffsetsProgress(request_id, step)  # type: ignore[arg-type]  # checked just above
+
+
+def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("snapshot value is not a JSON object")
+    offsets, taken_at = obj.get("offsets"), obj.get("taken-at")
+    if type(offsets) is not list or not all(type(e) is dict for e in offsets):
+        return Invalid("'offsets' should be a list of objects")
+    if type(taken_at) is not int:
+        return Invalid("'taken-at' should be an integer")
+    return OffsetsSnapshot(offsets, taken_at)
