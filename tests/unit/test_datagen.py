@@ -1,0 +1,189 @@
+"""datagen: config validation, determinism, unique ids, the count limit, task shares, speed."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+
+import pytest
+
+from reconciler.connectors.api import (
+    ConfigProblem,
+    InvalidConnectorConfig,
+    OffsetsRefused,
+    PartitionKey,
+    SourceOffset,
+    partition_key,
+)
+from reconciler.connectors.datagen import DatagenConnector, DatagenTask
+
+BASE = {"name": "gen", "connector.class": "datagen", "tasks.max": "1", "topic": "orders"}
+
+
+def config(**overrides: str) -> dict[str, str]:
+    return {**BASE, "count": "1000", **overrides}
+
+
+def run_to_end(
+    task: DatagenTask, committed: dict[PartitionKey, SourceOffset], max_records: int
+) -> list[tuple[bytes | None, bytes | None]]:
+    """Poll like the runtime does: feed each batch's offsets back as committed."""
+    produced = []
+    while True:
+        batch = task.poll_batch(committed, max_records)
+        if batch.is_empty:
+            return produced
+        assert set(batch.topics) == {"orders"}
+        produced.extend(zip(batch.keys, batch.values, strict=True))
+        committed.update(batch.offsets)
+
+
+def ids_of(records: list[tuple[bytes | None, bytes | None]]) -> list[int]:
+    ids = []
+    for key, value in records:
+        assert key is not None and value is not None
+        assert json.loads(value)["id"] == int(key)
+        ids.append(int(key))
+    return ids
+
+
+@pytest.mark.parametrize(
+    ("bad", "expected"),
+    [
+        ({"topic": ""}, ConfigProblem("topic", "is required")),
+        ({"count": "lots"}, ConfigProblem("count", "must be an integer; got 'lots'")),
+        ({"count": "-5"}, ConfigProblem("count", "must be at least 0; got -5")),
+        ({"record.bytes": "-1"}, ConfigProblem("record.bytes", "must be at least 0; got -1")),
+        ({"batch.size": "0"}, ConfigProblem("batch.size", "must be at least 1; got 0")),
+        ({"shards": "x"}, ConfigProblem("shards", "must be an integer; got 'x'")),
+    ],
+)
+def test_validate_names_the_bad_key(bad: dict[str, str], expected: ConfigProblem) -> None:
+    assert DatagenConnector().validate(config(**bad)) == [expected]
+
+
+def test_validate_requires_count() -> None:
+    assert DatagenConnector().validate(BASE) == [ConfigProblem("count", "is required (an integer)")]
+
+
+def test_valid_config_has_no_problems() -> None:
+    assert DatagenConnector().validate(config(**{"record.bytes": "0"})) == []
+
+
+def test_task_refuses_an_invalid_config() -> None:
+    with pytest.raises(InvalidConnectorConfig, match="`count`"):
+        DatagenTask({"topic": "t"})
+
+
+def test_one_task_produces_every_id_once_then_stops() -> None:
+    [task_config] = DatagenConnector().task_configs(config(count="1000"), 1)
+    records = run_to_end(DatagenTask(task_config), {}, 97)
+    assert sorted(ids_of(records)) == list(range(1000))
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 3, 16, 40])
+def test_tasks_split_the_ids_without_overlap(tasks: int) -> None:
+    configs = DatagenConnector().task_configs(config(count="1001"), tasks)
+    assert len(configs) == min(tasks, 16)  # never more tasks than shards
+    committed: dict[PartitionKey, SourceOffset] = {}
+    all_ids = []
+    for task_config in configs:
+        all_ids += ids_of(run_to_end(DatagenTask(task_config), committed, 100))
+    assert sorted(all_ids) == list(range(1001))
+
+
+def test_changing_tasks_max_midway_neither_repeats_nor_skips() -> None:
+    connector, committed = DatagenConnector(), {}
+    produced: list[int] = []
+    for task_config in connector.task_configs(config(count="500"), 2):
+        batch = DatagenTask(task_config).poll_batch(committed, 60)
+        produced += ids_of(list(zip(batch.keys, batch.values, strict=True)))
+        committed.update(batch.offsets)
+    for task_config in connector.task_configs(config(count="500"), 3):
+        produced += ids_of(run_to_end(DatagenTask(task_config), committed, 50))
+    assert sorted(produced) == list(range(500))
+
+
+def test_raising_count_later_continues_where_it_stopped() -> None:
+    committed: dict[PartitionKey, SourceOffset] = {}
+    [first] = DatagenConnector().task_configs(config(count="300"), 1)
+    produced = ids_of(run_to_end(DatagenTask(first), committed, 1000))
+    [second] = DatagenConnector().task_configs(config(count="700"), 1)
+    produced += ids_of(run_to_end(DatagenTask(second), committed, 1000))
+    assert sorted(produced) == list(range(700))
+
+
+def test_same_committed_offsets_give_the_same_batch() -> None:
+    [task_config] = DatagenConnector().task_configs(config(count="5000"), 1)
+    committed = {partition_key({"shard": 3}): {"position": 10}}
+    first = DatagenTask(task_config).poll_batch(committed, 400)
+    again = DatagenTask(task_config).poll_batch(dict(committed), 400)
+    assert first == again
+    assert len(first) == 400
+
+
+def test_batch_size_caps_a_poll() -> None:
+    [task_config] = DatagenConnector().task_configs(config(**{"batch.size": "10"}), 1)
+    assert len(DatagenTask(task_config).poll_batch({}, 1000)) == 10
+
+
+def test_zero_count_produces_nothing() -> None:
+    [task_config] = DatagenConnector().task_configs(config(count="0"), 1)
+    assert DatagenTask(task_config).poll_batch({}, 100).is_empty
+
+
+@pytest.mark.parametrize("record_bytes", [0, 50, 100, 1000])
+def test_values_are_json_of_about_record_bytes(record_bytes: int) -> None:
+    [task_config] = DatagenConnector().task_configs(
+        config(count="100000", **{"record.bytes": str(record_bytes), "shards": "1"}), 1
+    )
+    batch = DatagenTask(task_config).poll_batch({partition_key({"shard": 0}): {"position": 99_990}}, 10)
+    sizes = {len(v) for v in batch.values if v is not None}
+    assert max(sizes) == max(record_bytes, len(b'{"id":99999,"payload":""}'))
+    for value in batch.values:
+        assert value is not None and set(json.loads(value)) == {"id", "payload"}
+
+
+def test_offsets_are_positions_per_shard() -> None:
+    [task_config] = DatagenConnector().task_configs(config(count="40", shards="4"), 1)
+    batch = DatagenTask(task_config).poll_batch({}, 15)
+    assert batch.offsets == {partition_key({"shard": 0}): {"position": 10}, partition_key({"shard": 1}): {"position": 5}}
+    assert ids_of(list(zip(batch.keys, batch.values, strict=True))) == [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 1, 5, 9, 13, 17]
+
+
+@pytest.mark.parametrize(
+    ("offsets", "message"),
+    [
+        ({'{"task":0}': {"position": 1}}, 'partitions look like {"shard": S} with 0 <= S < 16'),
+        ({'{"shard":16}': {"position": 1}}, "0 <= S < 16"),
+        ({'{"shard":true}': None}, "0 <= S < 16"),
+        ({'{"shard":1}': {"position": -1}}, 'offsets look like {"position": N} with N >= 0'),
+        ({'{"shard":1}': {"position": "3"}}, 'offsets look like {"position": N}'),
+        ({'{"shard":1}': {"position": 3, "x": 1}}, 'offsets look like {"position": N}'),
+    ],
+)
+def test_alter_offsets_refuses_malformed_offsets(
+    offsets: Mapping[PartitionKey, SourceOffset | None], message: str
+) -> None:
+    with pytest.raises(OffsetsRefused, match=message.replace("{", r"\{").replace("}", r"\}")):
+        DatagenConnector().alter_offsets(config(), offsets)
+
+
+def test_alter_offsets_accepts_stripes_and_nulls_as_framework_managed() -> None:
+    offsets = {'{"shard":0}': {"position": 0}, '{"shard":15}': None}
+    assert DatagenConnector().alter_offsets(config(), offsets) is False
+
+
+def test_throughput_of_one_task() -> None:
+    """The benchmark needs ~1M records/s from one core; measured ~2.5-3M/s here."""
+    [task_config] = DatagenConnector().task_configs(
+        config(count="1000000", **{"batch.size": "1000000"}), 1
+    )
+    task = DatagenTask(task_config)
+    started = time.perf_counter()
+    batch = task.poll_batch({}, 1_000_000)
+    rate = len(batch) / (time.perf_counter() - started)
+    print(f"datagen: {rate / 1e6:.2f} M records/s")
+    assert len(batch) == 1_000_000
+    assert rate > 500_000  # loose floor for a loaded CI machine; the figure is printed
