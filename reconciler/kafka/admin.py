@@ -1,0 +1,133 @@
+"""Make sure the internal topics exist with Connect's layout, or say exactly what is wrong.
+
+Connect's rules (connect-internals.md §0): every internal topic is `cleanup.policy=compact`
+(an existing one is checked to be compact-only), and the config topic has exactly one
+partition — the config log's order is its meaning. Brokers like Tansu accept bad topic
+configs silently, so the check reads the config back instead of trusting the create call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.client import describe, kafka_error, new_admin, translate
+from reconciler.kafka.settings import KafkaSettings
+
+COMPACT = "compact"
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    role: str  # "configs" | "status" | "offsets" | "reconciler"
+    name: str
+    partitions: int
+
+
+def internal_topics(settings: KafkaSettings) -> list[TopicSpec]:
+    topics = settings.topics
+    return [
+        TopicSpec("configs", topics.configs, 1),
+        TopicSpec("status", topics.status, topics.status_partitions),
+        TopicSpec("offsets", topics.offsets, topics.offsets_partitions),
+        TopicSpec("reconciler", topics.reconciler, 1),
+    ]
+
+
+def topic_partitions(settings: KafkaSettings, admin: Any | None = None) -> dict[str, int]:
+    """Partition count of every topic in the cluster."""
+    from confluent_kafka import KafkaException
+
+    admin = admin or new_admin(settings)
+    try:
+        metadata = admin.list_topics(timeout=settings.timeout_s)
+    except KafkaException as exc:
+        raise translate(exc, settings, "listing topics") from exc
+    return {name: len(meta.partitions) for name, meta in metadata.topics.items() if meta.error is None}
+
+
+def ensure_topics(settings: KafkaSettings) -> None:
+    """Create missing internal topics (unless `create_topics` is off); validate existing ones."""
+    admin = new_admin(settings)
+    existing = topic_partitions(settings, admin)
+    wanted = internal_topics(settings)
+    missing = [spec for spec in wanted if spec.name not in existing]
+    present = [spec for spec in wanted if spec.name in existing]
+    if missing and not settings.create_topics:
+        names = ", ".join(f"{spec.name} ({spec.role})" for spec in missing)
+        raise ReconcilerError(
+            f"internal topic(s) missing: {names}; not creating them because of --no-create-topics",
+            hint="create them with cleanup.policy=compact (the configs topic with 1 partition), "
+            "or run without --no-create-topics",
+        )
+    _check_layout(settings, admin, present, existing)
+    if missing:
+        _create(settings, admin, missing)
+
+
+def _check_layout(settings: KafkaSettings, admin: Any, present: list[TopicSpec], partitions: dict[str, int]) -> None:
+    for spec in present:
+        if spec.role == "configs" and partitions[spec.name] != 1:
+            raise ReconcilerError(
+                f"config topic {spec.name} has {partitions[spec.name]} partitions; "
+                "Connect requires exactly 1 (the order of its records is their meaning)",
+                hint="use a single-partition topic (--config-topic) or another --group-id",
+            )
+    policies = _cleanup_policies(settings, admin, [spec.name for spec in present])
+    for spec in present:
+        policy = policies.get(spec.name, "")
+        if {part.strip() for part in policy.split(",")} != {COMPACT}:
+            raise ReconcilerError(
+                f"internal topic {spec.name} ({spec.role}) has cleanup.policy={policy or '<unset>'}; "
+                "Connect's internal topics must be compact-only, or old records would be deleted",
+                hint=f"set cleanup.policy=compact on {spec.name} (kafka-configs --alter "
+                "--add-config cleanup.policy=compact), or use another --group-id / topic name",
+            )
+
+
+def _cleanup_policies(settings: KafkaSettings, admin: Any, names: list[str]) -> dict[str, str]:
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import ConfigResource  # type: ignore[attr-defined]  # re-exported, no __all__
+
+    if not names:
+        return {}
+    futures = admin.describe_configs([ConfigResource("topic", name) for name in names])
+    policies: dict[str, str] = {}
+    for resource, future in futures.items():
+        try:
+            entries = future.result(timeout=settings.timeout_s)
+        except KafkaException as exc:
+            raise translate(exc, settings, f"describing topic {resource.name}") from exc
+        entry = entries.get("cleanup.policy")
+        policies[resource.name] = entry.value if entry is not None and entry.value is not None else ""
+    return policies
+
+
+def _create(settings: KafkaSettings, admin: Any, specs: list[TopicSpec]) -> None:
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.cimpl import NewTopic
+
+    new_topics = [
+        NewTopic(
+            spec.name,
+            num_partitions=spec.partitions,
+            replication_factor=settings.topics.replication_factor,
+            config={"cleanup.policy": COMPACT},
+        )
+        for spec in specs
+    ]
+    futures = admin.create_topics(new_topics, operation_timeout=settings.timeout_s, request_timeout=settings.timeout_s)
+    for name, future in futures.items():
+        try:
+            future.result(timeout=settings.timeout_s)
+        except KafkaException as exc:
+            error = kafka_error(exc)
+            # Another reconciler (or worker) created it between our listing and now: fine.
+            if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                continue
+            raise ReconcilerError(
+                f"cannot create internal topic {name}: {describe(exc)}",
+                hint="create it yourself (cleanup.policy=compact) and pass --no-create-topics, "
+                "or grant this principal CREATE on the cluster",
+            ) from exc

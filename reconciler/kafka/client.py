@@ -1,0 +1,168 @@
+"""librdkafka client configs, error translation and the connectivity check.
+
+Every Kafka client the reconciler creates gets its config from here, so the settings that
+matter for correctness live in one place:
+- producers place keys with `murmur2_random`, Java's partitioner (connect-internals.md §0),
+  so a record written here lands where a Connect worker would put (and look for) it;
+- consumers use a short `fetch.queue.backoff.ms`: Tansu ignores fetch size limits, the
+  local queue fills and librdkafka otherwise backs off a whole second (design.md); and a short
+  `fetch.wait.max.ms`, so the end of a partition is reported in milliseconds;
+- librdkafka's own log lines (one per failed connection attempt, every 50 ms) go to a debug
+  logger instead of stderr, so a user sees one clear error instead of a wall of `%3|FAIL|…`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from reconciler.errors import BrokerUnreachable, ReconcilerError
+from reconciler.kafka.settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError, KafkaException
+
+Config = dict[str, Any]
+
+LOG = logging.getLogger("reconciler.kafka.librdkafka")
+
+UNREACHABLE_HINT = (
+    "check --bootstrap-servers / RECONCILER_BOOTSTRAP_SERVERS, that the broker is running and "
+    "its listener/advertised address, and -X security settings"
+)
+
+
+class _LibrdkafkaLog:
+    """The `logger` object confluent-kafka calls; everything becomes a debug line (-vv)."""
+
+    def log(self, level: int, fmt: str, *args: object) -> None:
+        LOG.debug(fmt, *args)
+
+
+class ErrorCollector:
+    """An `error_cb`: remembers the last client-level error, to explain a later timeout."""
+
+    def __init__(self) -> None:
+        self.last: KafkaError | None = None
+
+    def __call__(self, error: KafkaError) -> None:
+        LOG.debug("client error: %s", error)
+        self.last = error
+
+    def explain(self) -> str:
+        return f" (last client error: {self.last.str()})" if self.last is not None else ""
+
+
+def _common(settings: KafkaSettings, errors: ErrorCollector | None) -> Config:
+    conf: Config = {"logger": _LibrdkafkaLog(), "log.connection.close": False}
+    if errors is not None:
+        conf["error_cb"] = errors
+    conf.update(settings.client())
+    return conf
+
+
+def admin_config(settings: KafkaSettings, errors: ErrorCollector | None = None) -> Config:
+    return _common(settings, errors)
+
+
+def producer_config(settings: KafkaSettings, errors: ErrorCollector | None = None, **overrides: Any) -> Config:
+    conf = _common(settings, errors)
+    # After the user's settings on purpose: another partitioner would break Connect compatibility.
+    conf["partitioner"] = "murmur2_random"
+    conf.update(overrides)
+    return conf
+
+
+def consumer_config(settings: KafkaSettings, errors: ErrorCollector | None = None, **overrides: Any) -> Config:
+    conf = _common(settings, errors)
+    conf.setdefault("fetch.queue.backoff.ms", 10)
+    # An empty fetch is held this long by the broker before it answers; reading to the end waits
+    # for exactly that answer (the EOF), so the default 500 ms would be paid on every partition.
+    conf.setdefault("fetch.wait.max.ms", 10)
+    # librdkafka requires a group id even for assign()-only consumers; nothing is committed.
+    conf.setdefault("group.id", f"reconciler-reader-{settings.group_id}")
+    conf["enable.auto.commit"] = False
+    conf["enable.auto.offset.store"] = False
+    conf.update(overrides)
+    return conf
+
+
+def kafka_error(exc: KafkaException) -> KafkaError | None:
+    """The KafkaError a KafkaException carries (None for odd, argument-less ones)."""
+    from confluent_kafka import KafkaError
+
+    arg = exc.args[0] if exc.args else None
+    return arg if isinstance(arg, KafkaError) else None
+
+
+def describe(exc: BaseException) -> str:
+    """A KafkaException's message without the `KafkaError{code=…}` wrapping."""
+    from confluent_kafka import KafkaException
+
+    if isinstance(exc, KafkaException):
+        error = kafka_error(exc)
+        if error is not None:
+            return f"{error.str()} ({error.name()})"
+    return str(exc)
+
+
+def is_unreachable(error: KafkaError | None) -> bool:
+    from confluent_kafka import KafkaError
+
+    unreachable = {KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN, KafkaError._TIMED_OUT, KafkaError._RESOLVE}
+    return error is not None and error.code() in unreachable
+
+
+def unreachable(settings: KafkaSettings, detail: str = "") -> BrokerUnreachable:
+    timeout = f"{settings.timeout_s:g}"
+    message = f"cannot reach Kafka at {settings.bootstrap_servers} within {timeout}s"
+    return BrokerUnreachable(message + (f": {detail}" if detail else ""), hint=UNREACHABLE_HINT)
+
+
+def translate(exc: KafkaException, settings: KafkaSettings, doing: str) -> ReconcilerError:
+    """The project error for a librdkafka failure while `doing` something (e.g. "reading X")."""
+    if is_unreachable(kafka_error(exc)):
+        return unreachable(settings, f"{doing}: {describe(exc)}")
+    return ReconcilerError(f"Kafka error while {doing}: {describe(exc)}")
+
+
+def _create(factory: Any, conf: Config) -> Any:
+    from confluent_kafka import KafkaException
+
+    try:
+        return factory(conf)
+    except (KafkaException, ValueError) as exc:  # librdkafka rejects a setting (bad -X key or value)
+        raise ReconcilerError(
+            f"invalid Kafka client setting: {describe(exc)}", hint="check -X / --kafka-config"
+        ) from exc
+
+
+def new_admin(settings: KafkaSettings, errors: ErrorCollector | None = None) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    return _create(AdminClient, admin_config(settings, errors))
+
+
+def new_producer(settings: KafkaSettings, errors: ErrorCollector | None = None, **overrides: Any) -> Any:
+    from confluent_kafka import Producer
+
+    return _create(Producer, producer_config(settings, errors, **overrides))
+
+
+def new_consumer(settings: KafkaSettings, errors: ErrorCollector | None = None, **overrides: Any) -> Any:
+    from confluent_kafka import Consumer
+
+    return _create(Consumer, consumer_config(settings, errors, **overrides))
+
+
+def check_reachable(settings: KafkaSettings) -> None:
+    """Fail fast, within `settings.timeout_s`, with one clear message if no broker answers."""
+    from confluent_kafka import KafkaException
+
+    admin = new_admin(settings)
+    try:
+        admin.list_topics(timeout=settings.timeout_s)
+    except KafkaException as exc:
+        if is_unreachable(kafka_error(exc)):
+            raise unreachable(settings) from exc
+        raise translate(exc, settings, "fetching cluster metadata") from exc

@@ -1,0 +1,128 @@
+"""Read a topic from the beginning to its end, correctly on Tansu and on Apache Kafka.
+
+"The end" is where the broker says a fetch ran out of records: `enable.partition.eof` makes
+librdkafka report `_PARTITION_EOF` per partition, empty partitions included. ListOffsets is
+not used for it, because Tansu under-reports the end of a partition (design.md, broker notes).
+Consumers here only `assign()`: no group join, no commits, nothing left behind in the cluster.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.client import ErrorCollector, new_consumer, translate
+from reconciler.kafka.settings import KafkaSettings
+
+BATCH_SIZE = 1000
+# consume() waits this long for a batch to fill; short, so a small topic is read in milliseconds.
+POLL_S = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+def partitions_of(consumer: Any, settings: KafkaSettings, topic: str) -> list[int]:
+    from confluent_kafka import KafkaException
+
+    try:
+        metadata = consumer.list_topics(topic, timeout=settings.timeout_s)
+    except KafkaException as exc:
+        raise translate(exc, settings, f"fetching metadata of topic {topic}") from exc
+    meta = metadata.topics.get(topic)
+    if meta is None or meta.error is not None or not meta.partitions:
+        detail = meta.error.str() if meta is not None and meta.error is not None else "no partitions"
+        raise ReconcilerError(f"topic {topic} is not readable: {detail}")
+    return sorted(meta.partitions)
+
+
+def read_to_end(
+    settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed"
+) -> Iterator[Message]:
+    """Every record of `topic`, partition by partition in offset order, up to each partition's end.
+
+    Raises ReconcilerError when no progress is made for `settings.timeout_s` (a stalled broker).
+    """
+    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+    errors = ErrorCollector()
+    consumer = new_consumer(settings, errors, **{"enable.partition.eof": True, "isolation.level": isolation_level})
+    try:
+        partitions = partitions_of(consumer, settings, topic)
+        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in partitions])
+        yield from _drain(consumer, settings, topic, set(partitions), errors)
+    finally:
+        consumer.close()
+
+
+def _drain(
+    consumer: Any, settings: KafkaSettings, topic: str, pending: set[int], errors: ErrorCollector
+) -> Iterator[Message]:
+    """Consume in batches until every partition in `pending` reported EOF."""
+    from confluent_kafka import KafkaError
+
+    deadline = time.monotonic() + settings.timeout_s
+    while pending:
+        batch = consumer.consume(num_messages=BATCH_SIZE, timeout=POLL_S)
+        if batch:
+            deadline = time.monotonic() + settings.timeout_s
+        elif time.monotonic() > deadline:
+            raise ReconcilerError(
+                f"reading topic {topic} from {settings.bootstrap_servers} made no progress for "
+                f"{settings.timeout_s:g}s; partitions not read to the end: {sorted(pending)}{errors.explain()}",
+                hint="check that the broker is healthy; raise --timeout for a slow cluster",
+            )
+        for msg in batch:
+            error = msg.error()
+            if error is None:
+                yield Message(msg.partition(), msg.offset(), msg.key(), msg.value())
+            elif error.code() == KafkaError._PARTITION_EOF:
+                pending.discard(msg.partition())
+            elif error.fatal() or not error.retriable():
+                raise ReconcilerError(f"reading topic {topic} failed: {error.str()} ({error.name()})")
+
+
+def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, int]:
+    """partition → end offset (the offset the next record will get; the LSO under read_committed).
+
+    Recipe from design.md: ListOffsets' high watermark can under-report on Tansu (it gives the
+    last batch's base offset + 1), so position one before it and let the fetch find the real end.
+    """
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+    errors = ErrorCollector()
+    consumer = new_consumer(settings, errors, **{"enable.partition.eof": True, "isolation.level": isolation_level})
+    try:
+        partitions = partitions_of(consumer, settings, topic)
+        starts: list[Any] = []
+        for p in partitions:
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=settings.timeout_s)
+            except KafkaException as exc:
+                raise translate(exc, settings, f"listing offsets of {topic} [{p}]") from exc
+            starts.append(TopicPartition(topic, p, max(low, high - 1)))
+        consumer.assign(starts)
+        ends: dict[int, int] = {}
+        deadline = time.monotonic() + settings.timeout_s
+        while len(ends) < len(partitions):
+            if time.monotonic() > deadline:
+                missing = sorted(set(partitions) - set(ends))
+                raise ReconcilerError(
+                    f"finding the end of topic {topic} timed out after {settings.timeout_s:g}s "
+                    f"for partitions {missing}{errors.explain()}"
+                )
+            for msg in consumer.consume(num_messages=BATCH_SIZE, timeout=POLL_S):
+                error = msg.error()
+                if error is not None and error.code() == KafkaError._PARTITION_EOF:
+                    ends[msg.partition()] = msg.offset()
+        return ends
+    finally:
+        consumer.close()

@@ -1,0 +1,159 @@
+"""Write records to the internal topics in one Kafka transaction: all of them or none.
+
+The transactional id is stable per group (`KafkaSettings.transactional_id`), so starting a
+second reconciler on the same group fences the first: the broker aborts the first one's open
+transaction and refuses its commit. That is what makes two racing applies safe. Claiming the
+id (`claim()`) before reading live state turns it into an optimistic lock: a writer whose
+commit succeeds knows nobody else claimed the group between its read and its write.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Protocol
+
+from reconciler.errors import Fenced, ReconcilerError
+from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer, translate
+from reconciler.kafka.settings import KafkaSettings
+
+LOG = logging.getLogger(__name__)
+
+
+class RecordLike(Protocol):
+    """What the writer needs of a record (`reconciler.kafka.records.Record` has these)."""
+
+    @property
+    def topic_role(self) -> Any: ...  # "configs" | "status" | "offsets" | "reconciler" (or an enum of those)
+
+    @property
+    def key(self) -> bytes: ...
+
+    @property
+    def value(self) -> bytes | None: ...
+
+
+def topic_for(settings: KafkaSettings, role: object) -> str:
+    """The topic name of a record's role; an enum role is taken by its value."""
+    name = str(role.value) if isinstance(role, enum.Enum) else str(role)
+    topics = {
+        "configs": settings.topics.configs,
+        "config": settings.topics.configs,
+        "status": settings.topics.status,
+        "offsets": settings.topics.offsets,
+        "reconciler": settings.topics.reconciler,
+    }
+    try:
+        return topics[name.lower()]
+    except KeyError:
+        raise ReconcilerError(f"internal error: record for unknown topic role {role!r}") from None
+
+
+def _is_fenced(error: Any) -> bool:
+    from confluent_kafka import KafkaError
+
+    fenced = {KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH}
+    return error is not None and (error.code() in fenced or "fenced" in error.str().lower())
+
+
+class TransactionalWriter:
+    """One transactional producer for one group; `write()` commits a list of records atomically."""
+
+    def __init__(self, settings: KafkaSettings, *, transactional_id: str | None = None) -> None:
+        self._settings = settings
+        self.transactional_id = transactional_id or settings.transactional_id
+        self._producer: Any = None
+        self._errors = ErrorCollector()
+
+    def __enter__(self) -> TransactionalWriter:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def claim(self) -> None:
+        """Take the transactional id: aborts a dead writer's open transaction, fences a live one."""
+        from confluent_kafka import KafkaException
+
+        if self._producer is not None:
+            return
+        producer = new_producer(self._settings, self._errors, **{"transactional.id": self.transactional_id})
+        try:
+            producer.init_transactions(self._settings.timeout_s)
+        except KafkaException as exc:
+            raise translate(exc, self._settings, f"initialising transactions as {self.transactional_id}") from exc
+        self._producer = producer
+
+    def write(self, records: Sequence[RecordLike]) -> int:
+        """Produce `records` in order in one transaction and commit; zero records → no transaction."""
+        from confluent_kafka import KafkaException
+
+        if not records:
+            return 0
+        self.claim()
+        producer = self._producer
+        try:
+            producer.begin_transaction()
+            for record in records:
+                self._produce(topic_for(self._settings, record.topic_role), record.key, record.value)
+            self._commit()
+        except KafkaException as exc:
+            raise self._failed(exc) from exc
+        LOG.debug("committed %d record(s) as %s", len(records), self.transactional_id)
+        return len(records)
+
+    def _produce(self, topic: str, key: bytes, value: bytes | None) -> None:
+        while True:
+            try:
+                self._producer.produce(topic, key=key, value=value)
+                return
+            except BufferError:  # local queue full: let deliveries drain, then retry
+                self._producer.poll(0.1)
+
+    def _commit(self) -> None:
+        from confluent_kafka import KafkaException
+
+        # A retriable commit error (e.g. coordinator moving) may be retried as-is (librdkafka docs).
+        for attempt in range(3):
+            try:
+                self._producer.commit_transaction(self._settings.timeout_s)
+                return
+            except KafkaException as exc:
+                error = kafka_error(exc)
+                if attempt == 2 or error is None or not error.retriable() or _is_fenced(error):
+                    raise
+
+    def _failed(self, exc: Exception) -> ReconcilerError:
+        """Translate a failed transaction; abort it when the producer is still usable."""
+        from confluent_kafka import KafkaException
+
+        error = kafka_error(exc) if isinstance(exc, KafkaException) else None
+        if _is_fenced(error):
+            self._producer = None  # fenced producers are unusable
+            return Fenced(
+                f"another reconciler is applying to group {self._settings.group_id}; this one was fenced",
+                hint="nothing from this run was committed; run `reconciler plan` to see what the other "
+                "one wrote, then apply again if needed",
+            )
+        if error is not None and error.fatal():
+            self._producer = None
+        else:  # abortable or a local error (e.g. a record too large): end the transaction cleanly
+            try:
+                self._producer.abort_transaction(self._settings.timeout_s)
+            except KafkaException as abort_exc:
+                LOG.debug("abort failed too: %s", describe(abort_exc))
+                self._producer = None  # state unknown: start over with a fresh producer next time
+        return ReconcilerError(
+            f"writing to Kafka failed, the transaction was not committed: {describe(exc)}{self._errors.explain()}",
+            hint="the transaction was aborted, not committed; retry the command (records are keyed "
+            "upserts, so a retry converges)",
+        )
+
+    def close(self) -> None:
+        if self._producer is not None:
+            self._producer.flush(self._settings.timeout_s)
+            self._producer = None

@@ -1,0 +1,133 @@
+"""Generic Kafka I/O against the real broker: read to end, end offsets, internal topics, reachability."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from reconciler.errors import BrokerUnreachable, ReconcilerError
+from reconciler.kafka.admin import ensure_topics, internal_topics, topic_partitions
+from reconciler.kafka.client import check_reachable, new_admin, new_producer
+from reconciler.kafka.consume import end_offsets, read_to_end
+from reconciler.kafka.settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from tests.conftest import KafkaUnderTest
+
+
+def create_topic(settings: KafkaSettings, name: str, partitions: int, **config: str) -> None:
+    from confluent_kafka.admin import NewTopic
+
+    admin = new_admin(settings)
+    future = admin.create_topics([NewTopic(name, num_partitions=partitions, config=config)])[name]
+    future.result(timeout=settings.timeout_s)
+
+
+def cleanup_policy(settings: KafkaSettings, name: str) -> str:
+    from confluent_kafka.admin import ConfigResource
+
+    admin = new_admin(settings)
+    [future] = admin.describe_configs([ConfigResource("topic", name)]).values()
+    value: str = future.result(timeout=settings.timeout_s)["cleanup.policy"].value
+    return value
+
+
+def produce_plain(settings: KafkaSettings, topic: str, records: list[tuple[bytes, bytes | None, int]]) -> None:
+    """Non-transactional writes with batching (several records per batch, as Connect's producer does)."""
+    producer: Any = new_producer(settings, **{"linger.ms": 20})
+    for key, value, partition in records:
+        producer.produce(topic, key=key, value=value, partition=partition)
+    assert producer.flush(settings.timeout_s) == 0
+
+
+def test_read_to_end_of_empty_multi_partition_topic(kafka_settings: KafkaSettings) -> None:
+    create_topic(kafka_settings, "empty", 5)
+    started = time.monotonic()
+    assert list(read_to_end(kafka_settings, "empty")) == []
+    assert end_offsets(kafka_settings, "empty") == {p: 0 for p in range(5)}
+    assert time.monotonic() - started < 5
+
+
+def test_read_to_end_returns_every_record_in_partition_order(kafka_settings: KafkaSettings) -> None:
+    create_topic(kafka_settings, "data", 3)
+    # partition 2 stays empty; partitions 0/1 get multi-record batches (Tansu's ListOffsets case).
+    records = [(f"k{i}".encode(), f"v{i}".encode(), i % 2) for i in range(2500)]
+    records.append((b"gone", None, 0))  # a tombstone stays a None value
+    produce_plain(kafka_settings, "data", records)
+
+    read = list(read_to_end(kafka_settings, "data"))
+
+    assert len(read) == len(records)
+    for partition in (0, 1):
+        mine = [m for m in read if m.partition == partition]
+        assert [m.offset for m in mine] == list(range(len(mine)))
+        assert [(m.key, m.value) for m in mine] == [(k, v) for k, v, p in records if p == partition]
+    assert end_offsets(kafka_settings, "data") == {0: 1251, 1: 1250, 2: 0}
+
+
+def test_read_to_end_of_a_missing_topic_is_an_error(kafka_settings: KafkaSettings) -> None:
+    with pytest.raises(ReconcilerError, match="no-such-topic"):
+        list(read_to_end(kafka_settings, "no-such-topic"))
+
+
+def test_ensure_topics_creates_connect_layout_and_is_idempotent(kafka_settings: KafkaSettings) -> None:
+    ensure_topics(kafka_settings)
+    ensure_topics(kafka_settings)  # existing, correct topics are accepted
+
+    partitions = topic_partitions(kafka_settings)
+    topics = kafka_settings.topics
+    assert partitions[topics.configs] == 1
+    assert partitions[topics.status] == topics.status_partitions == 5
+    assert partitions[topics.offsets] == topics.offsets_partitions == 25
+    assert partitions[topics.reconciler] == 1
+    for spec in internal_topics(kafka_settings):
+        assert cleanup_policy(kafka_settings, spec.name) == "compact"
+
+
+def test_no_create_topics_refuses_and_names_the_missing_topics(kafka_settings: KafkaSettings) -> None:
+    settings = dataclasses.replace(kafka_settings, create_topics=False)
+    create_topic(settings, settings.topics.configs, 1, **{"cleanup.policy": "compact"})
+
+    with pytest.raises(ReconcilerError) as excinfo:
+        ensure_topics(settings)
+
+    message = excinfo.value.message
+    assert settings.topics.status in message and settings.topics.offsets in message
+    assert settings.topics.configs not in message
+    assert "--no-create-topics" in message
+    assert settings.topics.status not in topic_partitions(settings)  # nothing was created
+
+
+def test_config_topic_with_two_partitions_is_refused(kafka_settings: KafkaSettings) -> None:
+    create_topic(kafka_settings, kafka_settings.topics.configs, 2, **{"cleanup.policy": "compact"})
+    with pytest.raises(ReconcilerError, match=r"config topic .* has 2 partitions; Connect requires exactly 1"):
+        ensure_topics(kafka_settings)
+
+
+@pytest.mark.parametrize("policy", ["delete", "compact,delete"])
+def test_internal_topic_that_is_not_compact_only_is_refused(kafka_settings: KafkaSettings, policy: str) -> None:
+    status = kafka_settings.topics.status
+    create_topic(kafka_settings, status, 5, **{"cleanup.policy": policy})
+    with pytest.raises(ReconcilerError) as excinfo:
+        ensure_topics(kafka_settings)
+    assert f"{status} (status) has cleanup.policy={policy}" in excinfo.value.message
+    assert excinfo.value.hint is not None and "cleanup.policy=compact" in excinfo.value.hint
+
+
+def test_check_reachable_fails_fast_naming_the_address() -> None:
+    settings = KafkaSettings(bootstrap_servers="127.0.0.1:1", timeout_s=2)
+    started = time.monotonic()
+    with pytest.raises(BrokerUnreachable) as excinfo:
+        check_reachable(settings)
+    assert time.monotonic() - started < 4
+    assert excinfo.value.message == "cannot reach Kafka at 127.0.0.1:1 within 2s"
+    assert excinfo.value.hint is not None and "--bootstrap-servers" in excinfo.value.hint
+
+
+def test_bad_client_setting_is_a_clear_error(kafka: KafkaUnderTest, group_id: str) -> None:
+    settings = kafka.settings(group_id, client_config={"no.such.setting": "1"})
+    with pytest.raises(ReconcilerError, match='invalid Kafka client setting: No such configuration property: "no.such.setting"'):
+        check_reachable(settings)
