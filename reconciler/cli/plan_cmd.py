@@ -1,0 +1,105 @@
+"""`reconciler plan PATH…`: compare the manifests with the live state and show the plan.
+
+Live state comes from a snapshot file (`--live-state`, for CI that cannot reach the cluster),
+else from Kafka when a bootstrap server is given (flag or $RECONCILER_BOOTSTRAP_SERVERS), else
+it is empty (everything would be created). Kafka client code is imported only in that case.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler.core.live import LiveState, load_snapshot
+from reconciler.errors import ReconcilerError
+
+EXIT_OK = 0
+EXIT_CHANGES = 2  # with --detailed-exitcode (cli.main maps errors to 1)
+SNAPSHOT_HINT = "write one with `reconciler snapshot > live.json`"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "plan",
+        help="show what apply would change",
+        description="Compare the manifests with the live state and print the plan (nothing is written).",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
+    parser.add_argument("--format", choices=("text", "markdown", "json"), default="text", help="output format")
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON plan here (for `apply`)")
+    parser.add_argument("--live-state", type=Path, default=None, metavar="FILE", help="live-state snapshot JSON")
+    parser.add_argument(
+        "--detailed-exitcode", action="store_true", help="exit 2 when the plan has changes (0 none, 1 error)"
+    )
+    parser.add_argument("--prune", action="store_true", help="plan deleting orphaned connectors this reconciler owns")
+    add_kafka_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from reconciler.core.planner import build_plan
+    from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing else runs
+    from reconciler.render import render, render_json
+
+    desired = load_or_raise(args.paths)
+    live = read_live_state(args)
+    plan = build_plan(desired, live, prune=args.prune, manifest_paths=[str(p) for p in args.paths])
+    if args.out is not None:
+        _write(args.out, render_json(plan))
+    sys.stdout.write(render(plan, args.format, colour=args.format == "text" and _colour_wanted()))
+    return EXIT_CHANGES if args.detailed_exitcode and plan.has_changes else EXIT_OK
+
+
+def read_live_state(args: argparse.Namespace) -> LiveState:
+    """Snapshot file, else Kafka (when a bootstrap server is named), else empty."""
+    if args.live_state is not None:
+        if args.bootstrap_servers:
+            raise ReconcilerError("--live-state and --bootstrap-servers are exclusive: pick one source of live state")
+        return load_live_state_file(args.live_state)
+    if args.bootstrap_servers or os.environ.get("RECONCILER_BOOTSTRAP_SERVERS"):
+        return _read_from_kafka(args)
+    return LiveState()
+
+
+def load_live_state_file(path: Path) -> LiveState:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReconcilerError(f"cannot read live-state file {path}: {exc.strerror}", hint=SNAPSHOT_HINT) from exc
+    try:
+        return load_snapshot(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(document)"
+        raise ReconcilerError(
+            f"{path}: not a valid live-state snapshot: {where}: {first['msg']}", hint=SNAPSHOT_HINT
+        ) from exc
+
+
+def _read_from_kafka(args: argparse.Namespace) -> LiveState:
+    settings = kafka_settings(args)
+    try:
+        from reconciler.kafka.reader import read_live_state
+    except ImportError as exc:
+        raise ReconcilerError(
+            f"reading live state from Kafka is unavailable: {exc}",
+            hint="plan against a snapshot file with --live-state FILE",
+        ) from exc
+    return read_live_state(settings)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReconcilerError(f"cannot write plan to {path}: {exc.strerror}") from exc
+
+
+def _colour_wanted() -> bool:
+    # https://no-color.org: NO_COLOR set (any value) disables colour.
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
