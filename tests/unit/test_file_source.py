@@ -1,0 +1,288 @@
+"""file-source on a real directory: each complete line exactly once across simulated runs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reconciler.connectors.api import (
+    ConfigProblem,
+    ConnectorError,
+    OffsetsRefused,
+    PartitionKey,
+    SourceOffset,
+    partition_key,
+)
+from reconciler.connectors.file_source import (
+    BadRecord,
+    FileSourceConnector,
+    FileSourceTask,
+    owner_task,
+    read_complete_lines,
+)
+
+Committed = dict[PartitionKey, SourceOffset]
+Produced = list[tuple[bytes | None, bytes | None]]
+
+
+def config(directory: Path, **overrides: str) -> dict[str, str]:
+    return {"name": "files", "path": str(directory), "topic": "events", **overrides}
+
+
+def one_run(
+    directory: Path, committed: Committed, tasks: int = 1, max_records: int = 1000, **overrides: str
+) -> Produced:
+    """One `run --once`: every task polls until it has nothing new; offsets are committed."""
+    produced: Produced = []
+    for task_config in FileSourceConnector().task_configs(config(directory, **overrides), tasks):
+        task = FileSourceTask(task_config)
+        while not (batch := task.poll_batch(committed, max_records)).is_empty:
+            assert set(batch.topics) <= {"events"}
+            produced.extend(zip(batch.keys, batch.values, strict=True))
+            committed.update(batch.offsets)
+    return produced
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def values(produced: Produced) -> list[object]:
+    return [json.loads(v) for _, v in produced if v is not None]
+
+
+# --- config ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({"path": ""}, [ConfigProblem("path", "is required")]),
+        ({"topic": " "}, [ConfigProblem("topic", "is required")]),
+        ({"format": "xml"}, [ConfigProblem("format", "must be one of jsonl, csv; got 'xml'")]),
+        ({"batch.size": "0"}, [ConfigProblem("batch.size", "must be at least 1; got 0")]),
+        ({"errors.tolerance": "some"}, [ConfigProblem("errors.tolerance", "must be one of none, all; got 'some'")]),
+        ({"key": "id"}, [ConfigProblem("key", "must be one of location, none; got 'id'")]),
+        ({"glob": "/etc/*"}, [ConfigProblem("glob", "must be relative to `path`, inside it; got '/etc/*'")]),
+        ({"glob": "../*"}, [ConfigProblem("glob", "must be relative to `path`, inside it; got '../*'")]),
+        ({"format": "csv", "glob": "**/*.csv"}, []),
+    ],
+)
+def test_validate_names_the_bad_key(
+    tmp_path: Path, overrides: dict[str, str], expected: list[ConfigProblem]
+) -> None:
+    assert FileSourceConnector().validate(config(tmp_path, **overrides)) == expected
+
+
+def test_missing_directory_fails_the_task_with_its_name(tmp_path: Path) -> None:
+    with pytest.raises(ConnectorError, match="does not exist"):
+        one_run(tmp_path / "absent", {})
+
+
+# --- reading lines --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "position", "limit", "lines", "end"),
+    [
+        (b"a\nbb\nccc", 0, 10, [b"a", b"bb"], 5),
+        (b"a\nbb\nccc\n", 2, 10, [b"bb", b"ccc"], 9),
+        (b"a\nbb\nccc\n", 0, 1, [b"a"], 2),
+        (b"partial", 0, 10, [], 0),
+        (b"", 0, 10, [], 0),
+        (b"\n\n", 0, 10, [b"", b""], 2),
+    ],
+)
+def test_read_complete_lines(
+    tmp_path: Path, content: bytes, position: int, limit: int, lines: list[bytes], end: int
+) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(content)
+    assert read_complete_lines(path, position, limit) == (lines, end)
+
+
+def test_read_complete_lines_across_chunk_boundaries(tmp_path: Path) -> None:
+    path = tmp_path / "big"
+    lines = [b"x" * (i % 5000) for i in range(3000)]  # ~7.5 MB: several 1 MiB chunks
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    read, end = read_complete_lines(path, 0, 10_000)
+    assert read == lines and end == path.stat().st_size
+    head, middle = read_complete_lines(path, 0, 1234)
+    rest, end2 = read_complete_lines(path, middle, 10_000)
+    assert head + rest == lines and end2 == end
+
+
+# --- exactly once across runs ---------------------------------------------------------------
+
+
+def test_appended_lines_and_new_files_are_produced_exactly_once(tmp_path: Path) -> None:
+    committed: Committed = {}
+    append(tmp_path / "a.jsonl", '{"n":1}\n{"n":2}\n')
+    assert values(one_run(tmp_path, committed)) == [{"n": 1}, {"n": 2}]
+    assert one_run(tmp_path, committed) == []
+
+    append(tmp_path / "a.jsonl", '{"n":3}\n')
+    append(tmp_path / "b.jsonl", '{"n":4}\n')
+    assert values(one_run(tmp_path, committed)) == [{"n": 3}, {"n": 4}]
+    assert one_run(tmp_path, committed) == []
+    assert committed == {
+        partition_key({"filename": "a.jsonl"}): {"position": 24, "line": 3},
+        partition_key({"filename": "b.jsonl"}): {"position": 8, "line": 1},
+    }
+
+
+def test_a_partial_last_line_waits_for_its_newline(tmp_path: Path) -> None:
+    committed: Committed = {}
+    append(tmp_path / "a.jsonl", '{"n":1}\n{"n":')
+    assert values(one_run(tmp_path, committed)) == [{"n": 1}]
+    assert one_run(tmp_path, committed) == []
+    append(tmp_path / "a.jsonl", '2}\n{"n":3')
+    assert values(one_run(tmp_path, committed)) == [{"n": 2}]
+    append(tmp_path / "a.jsonl", "}\n")
+    assert values(one_run(tmp_path, committed)) == [{"n": 3}]
+
+
+def test_keys_name_file_and_line_or_are_absent(tmp_path: Path) -> None:
+    append(tmp_path / "a.jsonl", '{"n":1}\n\n{"n":2}\n')
+    assert [k for k, _ in one_run(tmp_path, {})] == [b"a.jsonl:1", b"a.jsonl:3"]
+    assert [k for k, _ in one_run(tmp_path, {}, key="none")] == [None, None]
+
+
+def test_same_committed_offsets_give_the_same_batch_after_a_crash(tmp_path: Path) -> None:
+    for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
+        append(tmp_path / name, "".join(f'{{"f":"{name}","n":{i}}}\n' for i in range(50)))
+    [task_config] = FileSourceConnector().task_configs(config(tmp_path), 1)
+    committed: Committed = {partition_key({"filename": "a.jsonl"}): {"position": 0, "line": 0}}
+    first = FileSourceTask(task_config).poll_batch(committed, 70)
+    # The runtime crashed before committing: a new task instance polls from the same offsets.
+    again = FileSourceTask(task_config).poll_batch(dict(committed), 70)
+    assert first == again and len(first) == 70
+    b_lines = (tmp_path / "b.jsonl").read_bytes().splitlines(keepends=True)
+    assert first.offsets == {
+        partition_key({"filename": "a.jsonl"}): {"position": (tmp_path / "a.jsonl").stat().st_size, "line": 50},
+        partition_key({"filename": "b.jsonl"}): {"position": len(b"".join(b_lines[:20])), "line": 20},
+    }
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 3, 5])
+def test_tasks_share_files_and_together_read_everything_once(tmp_path: Path, tasks: int) -> None:
+    expected = []
+    for f in range(12):
+        append(tmp_path / f"f{f:02d}.jsonl", "".join(f'{{"f":{f},"n":{n}}}\n' for n in range(7)))
+        expected += [{"f": f, "n": n} for n in range(7)]
+    committed: Committed = {}
+    produced = values(one_run(tmp_path, committed, tasks=tasks, max_records=5))
+    assert sorted(produced, key=lambda v: (v["f"], v["n"])) == expected  # type: ignore[index]
+    assert one_run(tmp_path, committed, tasks=tasks) == []
+
+
+def test_a_file_belongs_to_one_task_by_a_stable_hash() -> None:
+    assert owner_task("a.jsonl", 4) == owner_task("a.jsonl", 4) == 0  # crc32, not hash()
+    assert owner_task("b.jsonl", 4) == 1
+    assert {owner_task(f"f{i}.jsonl", 3) for i in range(30)} == {0, 1, 2}
+
+
+def test_glob_subdirectories_and_hidden_files(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".hidden").mkdir()
+    append(tmp_path / "top.jsonl", '{"n":1}\n')
+    append(tmp_path / "sub" / "deep.jsonl", '{"n":2}\n')
+    append(tmp_path / ".hidden" / "x.jsonl", '{"n":3}\n')
+    append(tmp_path / ".swap.jsonl", '{"n":4}\n')
+    append(tmp_path / "notes.txt", "not json\n")
+    committed: Committed = {}
+    assert values(one_run(tmp_path, committed, glob="**/*.jsonl")) == [{"n": 2}, {"n": 1}]
+    assert partition_key({"filename": "sub/deep.jsonl"}) in committed
+
+
+def test_a_file_shorter_than_its_offset_fails_the_task(tmp_path: Path) -> None:
+    committed: Committed = {}
+    append(tmp_path / "a.jsonl", '{"n":1}\n{"n":2}\n')
+    one_run(tmp_path, committed)
+    (tmp_path / "a.jsonl").write_text('{"n":9}\n')
+    with pytest.raises(ConnectorError, match="a.jsonl is shorter .* truncated or replaced"):
+        one_run(tmp_path, committed)
+
+
+# --- jsonl and csv values -------------------------------------------------------------------
+
+
+def test_invalid_json_fails_with_file_and_line(tmp_path: Path) -> None:
+    append(tmp_path / "a.jsonl", '{"n":1}\n{"n":\n')
+    with pytest.raises(BadRecord, match=r"^a.jsonl:2: invalid JSON"):
+        one_run(tmp_path, {})
+
+
+def test_invalid_json_is_skipped_when_errors_are_tolerated(tmp_path: Path) -> None:
+    append(tmp_path / "a.jsonl", '{"n":1}\nnope\n[2]\n')
+    committed: Committed = {}
+    produced = one_run(tmp_path, committed, **{"errors.tolerance": "all"})
+    assert values(produced) == [{"n": 1}, [2]]
+    assert [k for k, _ in produced] == [b"a.jsonl:1", b"a.jsonl:3"]
+    assert committed[partition_key({"filename": "a.jsonl"})] == {"position": 17, "line": 3}
+
+
+def test_jsonl_values_are_the_line_bytes_without_line_endings(tmp_path: Path) -> None:
+    (tmp_path / "w.jsonl").write_bytes(b'{"a": "\xc3\xa9"}\r\n{"b":2}\n')
+    assert [v for _, v in one_run(tmp_path, {})] == [b'{"a": "\xc3\xa9"}', b'{"b":2}']
+
+
+def test_csv_rows_become_json_objects_and_the_header_is_not_a_record(tmp_path: Path) -> None:
+    committed: Committed = {}
+    append(tmp_path / "p.csv", 'id,name,note\n1,ann,"a, b"\n2,bob,\n')
+    produced = one_run(tmp_path, committed, format="csv")
+    assert values(produced) == [
+        {"id": "1", "name": "ann", "note": "a, b"},
+        {"id": "2", "name": "bob", "note": ""},
+    ]
+    assert [k for k, _ in produced] == [b"p.csv:2", b"p.csv:3"]
+    append(tmp_path / "p.csv", "3,cy,é\n")
+    assert values(one_run(tmp_path, committed, format="csv")) == [{"id": "3", "name": "cy", "note": "é"}]
+
+
+def test_csv_header_still_being_written_produces_nothing(tmp_path: Path) -> None:
+    committed: Committed = {}
+    append(tmp_path / "p.csv", "id,na")
+    assert one_run(tmp_path, committed, format="csv") == [] and committed == {}
+    append(tmp_path / "p.csv", "me\n1,x\n")
+    assert values(one_run(tmp_path, committed, format="csv")) == [{"id": "1", "name": "x"}]
+
+
+def test_csv_row_with_the_wrong_field_count_names_file_and_line(tmp_path: Path) -> None:
+    append(tmp_path / "p.csv", "a,b\n1,2\n1,2,3\n")
+    with pytest.raises(BadRecord, match=r"^p.csv:3: 3 CSV fields, but the header has 2"):
+        one_run(tmp_path, {}, format="csv")
+
+
+# --- offsets requests -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("offsets", "message"),
+    [
+        ({'{"file":"a.jsonl"}': None}, 'partitions look like {"filename": "<name>"}'),
+        ({'{"filename":"a.jsonl"}': {"position": 8}}, 'offsets look like {"position": N, "line": L}'),
+        ({'{"filename":"a.jsonl"}': {"position": -8, "line": 1}}, "must not be negative"),
+        ({'{"filename":"a.jsonl"}': {"position": 3, "line": 1}}, "position 3 in a.jsonl is not the start of a line"),
+        ({'{"filename":"a.jsonl"}': {"position": 99, "line": 9}}, "position 99 in a.jsonl is not the start"),
+    ],
+)
+def test_alter_offsets_refuses_offsets_that_do_not_fit(
+    tmp_path: Path, offsets: dict[PartitionKey, SourceOffset | None], message: str
+) -> None:
+    append(tmp_path / "a.jsonl", '{"n":1}\n{"n":2}\n')
+    escaped = message.replace("{", r"\{").replace("}", r"\}")
+    with pytest.raises(OffsetsRefused, match=escaped):
+        FileSourceConnector().alter_offsets(config(tmp_path), offsets)
+
+
+def test_altered_offsets_are_framework_managed_and_replay_from_there(tmp_path: Path) -> None:
+    append(tmp_path / "a.jsonl", '{"n":1}\n{"n":2}\n')
+    rewind = {partition_key({"filename": "a.jsonl"}): {"position": 8, "line": 1}}
+    unknown = {partition_key({"filename": "later.jsonl"}): {"position": 5, "line": 1}}
+    assert FileSourceConnector().alter_offsets(config(tmp_path), {**rewind, **unknown}) is False
+    produced = one_run(tmp_path, dict(rewind))
+    assert values(produced) == [{"n": 2}] and produced[0][0] == b"a.jsonl:2"
