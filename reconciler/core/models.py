@@ -9,9 +9,12 @@ Pure: no YAML, no files. Where a manifest came from is kept beside the model, in
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+
+from reconciler.core.offsets_rules import ALTER_NEEDS_OFFSETS, RESET_TAKES_NO_OFFSETS
 
 API_VERSION = "reconciler.io/v1"
 KIND_CONNECTOR = "Connector"
@@ -52,8 +55,11 @@ class RestartRequest(_Strict):
     """A one-shot KIP-745 restart request, applied once per `id`."""
 
     id: RequestId = Field(description="Unique id of this request; a new id is a new request.")
-    includeTasks: bool = False
-    onlyFailed: bool = False
+    # strict: the schema says boolean, so "yes"/1 must not slip through here either.
+    includeTasks: bool = Field(default=False, strict=True, description="Also restart the tasks.")
+    onlyFailed: bool = Field(
+        default=False, strict=True, description="Only restart instances that are FAILED."
+    )
 
 
 class OffsetEntry(_Strict):
@@ -83,12 +89,11 @@ class OffsetsRequest(_Strict):
 
     @model_validator(mode="after")
     def _offsets_match_action(self) -> OffsetsRequest:
+        # Same messages as core.offsets_rules (which the loader runs with exact positions).
         if self.action is OffsetsAction.ALTER and not self.offsets:
-            raise ValueError(
-                "Partitions / offsets need to be provided for an alter offsets request"
-            )
+            raise ValueError(ALTER_NEEDS_OFFSETS)
         if self.action is OffsetsAction.RESET and self.offsets:
-            raise ValueError("a reset request takes no `offsets` list (it resets every partition)")
+            raise ValueError(RESET_TAKES_NO_OFFSETS)
         return self
 
 
@@ -102,7 +107,8 @@ class ConnectorSpec(_Strict):
         min_length=1,
         description="A registered connector name (e.g. parquet-sink) or a 'module:Class' path.",
     )
-    tasksMax: int = Field(default=1, ge=1, description="Maximum number of tasks.")
+    # strict: the schema says integer, so "2" or 2.0 must not slip through here either.
+    tasksMax: int = Field(default=1, ge=1, strict=True, description="Maximum number of tasks.")
     state: TargetState = TargetState.RUNNING
     config: dict[str, ConfigValue] = Field(default_factory=dict)
     sensitive: list[str] = Field(
@@ -163,4 +169,9 @@ def is_sink(spec: ConnectorSpec) -> bool:
     Connect learns the type from the plugin class; a manifest can name any `module:Class`, so we
     use the config rule every sink must satisfy (`topics` or `topics.regex`).
     """
-    return "topics" in spec.config or "topics.regex" in spec.config
+    return is_sink_config(spec.config)
+
+
+def is_sink_config(config: Mapping[str, object]) -> bool:
+    """`is_sink` for a raw (not yet validated) config mapping."""
+    return "topics" in config or "topics.regex" in config

@@ -1,1 +1,13 @@
-"""manifests package."""
+"""Reading manifests: YAML files and directories → validated `DesiredConnector`s + diagnostics.
+
+    result = load_manifests(["manifests/"])      # never raises for bad manifests
+    connectors = load_or_raise(["manifests/"])   # raises reconciler.errors.InvalidManifests
+
+Modules: `loader` (paths, files, duplicates), `documents` (YAML → data + node positions),
+`interpolate` (`${env:NAME}`), `rules` / `schema_errors` / `validate` (checks and messages),
+`schema` (the JSON Schema generated from the models).
+"""
+
+from reconciler.manifests.loader import LoadResult, load_manifests, load_or_raise, manifest_files
+
+__all__ = ["LoadResult", "load_manifests", "load_or_raise", "manifest_files"]

@@ -1,0 +1,65 @@
+"""`reconciler validate PATH…`: check manifests offline; exit 0 when valid, 1 when not.
+
+Diagnostics go to stderr as `file:line:col: field.path: message (hint: …)`; with
+`--format json` they go to stdout as a JSON list (for CI annotations). Never touches Kafka.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from reconciler.core.diagnostics import Diagnostic
+from reconciler.errors import ReconcilerError
+from reconciler.manifests import load_manifests
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="check manifests (offline); exit 1 when any is invalid",
+        description="Check manifest files and directories (*.yaml, *.yml, recursively) without contacting Kafka.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="diagnostics as text (stderr) or a JSON list (stdout)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = load_manifests(args.paths)
+    if args.format == "json":
+        print(json.dumps([diagnostic_json(d) for d in result.diagnostics], indent=2))
+    else:
+        for diagnostic in result.diagnostics:
+            print(diagnostic.render(), file=sys.stderr)
+    errors = len(result.errors)
+    warnings = len(result.diagnostics) - errors
+    if errors:
+        files = len({d.source.file for d in result.errors if d.source is not None})
+        raise ReconcilerError(f"{errors} problem(s) in {files} file(s)" + _warnings(warnings))
+    print(f"{len(result.connectors)} connector(s) valid" + _warnings(warnings), file=sys.stderr)
+    return 0
+
+
+def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
+    """A flat record per diagnostic: what CI annotations need (file, line, column, message)."""
+    source = diagnostic.source
+    return {
+        "severity": diagnostic.severity.value,
+        "file": source.file if source else None,
+        "line": source.line if source else None,
+        "column": source.column if source else None,
+        "path": diagnostic.field_path or None,
+        "message": diagnostic.summary,
+        "hint": diagnostic.hint,
+        "connector": diagnostic.connector,
+        "text": diagnostic.render(),
+    }
+
+
+def _warnings(count: int) -> str:
+    return f", {count} warning(s)" if count else ""

@@ -1,0 +1,293 @@
+"""YAML text → documents: plain Python data plus the node tree, for exact `line:col` diagnostics.
+
+We compose with libyaml (`CSafeLoader`) and build the data ourselves instead of letting PyYAML
+construct it: one walk gives plain dicts/lists/scalars, reports what PyYAML would silently
+accept (duplicate keys, unknown tags), and keeps the nodes, so a problem found later at a field
+path can be traced back to its key or value (`locate`). Positions are only looked up for
+problems, so valid documents pay nothing for them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+
+import yaml
+from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from reconciler.core.models import SourceRef
+
+Path = tuple[str | int, ...]
+
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
+_TIMESTAMP, _MAP, _SEQ, _MERGE = (_TAG + t for t in ("timestamp", "map", "seq", "merge"))
+# Alias expansion guard ("billion laughs"): no real manifest comes close to this many containers.
+_MAX_CONTAINERS = 100_000
+
+_constructor = SafeConstructor()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Problem:
+    """A problem found while reading, at a 1-based position."""
+
+    line: int
+    column: int
+    message: str
+    hint: str | None = None
+    path: Path = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Document:
+    file: str
+    root: Node
+    data: object
+
+    @property
+    def source(self) -> SourceRef:
+        return position(self.file, self.root)
+
+
+@dataclasses.dataclass(slots=True)
+class ParsedFile:
+    documents: list[Document] = dataclasses.field(default_factory=list)
+    problems: list[Problem] = dataclasses.field(default_factory=list)
+    empty: bool = False  # no document with content at all
+
+
+def parse(text: str, file: str) -> ParsedFile:
+    """Every non-empty document of a YAML stream; problems instead of exceptions.
+
+    Documents before a syntax error are kept (they are valid on their own), the rest is lost:
+    after a syntax error the parser cannot know where the next document starts.
+    """
+    result = ParsedFile()
+    try:
+        for root in _compose_all(text):
+            if isinstance(root, ScalarNode) and root.tag == _NULL and root.value == "":
+                continue  # an empty document (`---` with nothing after it)
+            builder = _Builder()
+            data = builder.build(root)
+            result.problems.extend(_with_path(p, node, root) for p, node in builder.problems)
+            if not builder.unreadable:  # duplicate keys alone still leave well-defined data
+                result.documents.append(Document(file, root, data))
+    except yaml.MarkedYAMLError as exc:
+        result.problems.append(_syntax_problem(exc))
+    except yaml.YAMLError as exc:  # ReaderError: control characters and the like
+        result.problems.append(_reader_problem(exc, text))
+    result.empty = not result.documents and not result.problems
+    return result
+
+
+def _with_path(problem: Problem, node: Node, root: Node) -> Problem:
+    for node_path, key, value in _walk(root, (), set()):
+        if node is key or node is value:
+            return dataclasses.replace(problem, path=node_path)
+    return problem
+
+
+def _walk(node: Node, path: Path, active: set[int]) -> Iterator[tuple[Path, Node | None, Node]]:
+    """(path, key node, value node) of every node below `node`, depth first (for problems only)."""
+    if id(node) in active:
+        return
+    active.add(id(node))
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            child = (*path, _display_key(key_node))
+            yield child, key_node, value_node
+            yield from _walk(value_node, child, active)
+    elif isinstance(node, SequenceNode):
+        for index, item in enumerate(node.value):
+            yield (*path, index), None, item
+            yield from _walk(item, (*path, index), active)
+    active.discard(id(node))
+
+
+def _display_key(node: Node) -> str | int:
+    if isinstance(node, ScalarNode):
+        try:
+            value = _scalar(node)
+        except (_UnsupportedTag, ConstructorError):
+            return str(node.value)
+        return value if isinstance(value, str | int) and not isinstance(value, bool) else str(value)
+    return "?"
+
+
+def _compose_all(text: str) -> Iterator[Node]:
+    loader = _Loader(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                yield node
+    finally:
+        loader.dispose()
+
+
+def position(file: str, node: Node) -> SourceRef:
+    mark = node.start_mark
+    return SourceRef(file=file, line=mark.line + 1, column=mark.column + 1)
+
+
+def locate(root: Node, path: Sequence[str | int]) -> tuple[Node | None, Node, int]:
+    """(key node, value node, depth) of the deepest part of `path` present in the document.
+
+    `depth == len(path)` when the whole path exists; otherwise the nodes are those of the
+    deepest existing ancestor (where a missing field would go). Union-member suffixes that
+    pydantic appends to locations (`'str'`, `'int'`…) simply do not resolve.
+    """
+    key: Node | None = None
+    node = root
+    for depth, element in enumerate(path):
+        found = _child(node, element)
+        if found is None:
+            return key, node, depth
+        key, node = found
+    return key, node, len(path)
+
+
+def _child(node: Node, element: str | int) -> tuple[Node | None, Node] | None:
+    if isinstance(node, MappingNode):
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode) and _scalar(key_node) == element:
+                return key_node, value_node
+    elif isinstance(node, SequenceNode) and isinstance(element, int) and 0 <= element < len(node.value):
+        item: Node = node.value[element]
+        return None, item
+    return None
+
+
+class _Builder:
+    """Nodes → plain data, collecting problems (and keeping going) instead of raising."""
+
+    def __init__(self) -> None:
+        self.problems: list[tuple[Problem, Node]] = []
+        self.unreadable = False  # a problem that leaves the data undefined (not just suspicious)
+        self._active: set[int] = set()
+        self._containers = 0
+
+    def build(self, node: Node) -> object:
+        if type(node) is ScalarNode:
+            if node.tag == _STR:
+                return node.value  # the common case, kept short
+            return self._scalar(node)
+        if id(node) in self._active:
+            self._problem(node, "recursive YAML alias: a node cannot contain itself")
+            return None
+        self._containers += 1
+        if self._containers > _MAX_CONTAINERS:
+            if self._containers == _MAX_CONTAINERS + 1:
+                self._problem(node, f"document too large (more than {_MAX_CONTAINERS} mappings/lists after alias expansion)")
+            return None
+        self._active.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                return self._mapping(node)
+            if isinstance(node, SequenceNode):
+                return self._sequence(node)
+        finally:
+            self._active.discard(id(node))
+        self._problem(node, f"unsupported YAML node {type(node).__name__}")
+        return None
+
+    def _scalar(self, node: ScalarNode) -> object:
+        try:
+            return _scalar(node)
+        except _UnsupportedTag:
+            self._problem(node, f"unsupported YAML tag {node.tag}", "remove the tag; manifests hold plain YAML values")
+        except ConstructorError as exc:
+            self._problem(node, f"invalid {node.tag.removeprefix(_TAG)} value {node.value!r}: {exc.problem}")
+        return None
+
+    def _mapping(self, node: MappingNode) -> dict[object, object]:
+        if node.tag != _MAP:
+            self._problem(node, f"unsupported YAML tag {node.tag}", "remove the tag; manifests hold plain YAML values")
+        self._check_duplicate_keys(node)
+        if any(key.tag == _MERGE for key, _ in node.value):
+            try:
+                _constructor.flatten_mapping(node)  # `<<: *defaults` merge keys, as PyYAML does
+            except ConstructorError as exc:
+                self._problem(node, f"invalid merge key: {exc.problem}")
+                return {}
+        result: dict[object, object] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode):
+                self._problem(key_node, "mapping keys must be plain scalars")
+                continue
+            key = self.build(key_node)
+            result[key] = self.build(value_node)
+        return result
+
+    def _sequence(self, node: SequenceNode) -> list[object]:
+        if node.tag != _SEQ:
+            self._problem(node, f"unsupported YAML tag {node.tag}", "remove the tag; manifests hold plain YAML values")
+        return [self.build(item) for item in node.value]
+
+    def _check_duplicate_keys(self, node: MappingNode) -> None:
+        # PyYAML keeps the last value silently; a reviewer reading the first one would be misled.
+        seen: dict[object, Node] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE:
+                continue
+            try:
+                key = _scalar(key_node)
+            except (_UnsupportedTag, ConstructorError):
+                continue  # reported when the key is built
+            first = seen.setdefault(key, key_node)
+            if first is not key_node:
+                line = first.start_mark.line + 1
+                message = f"duplicate key `{key}` (first defined on line {line})"
+                self._problem(key_node, message, "remove one of them", unreadable=False)
+
+    def _problem(self, node: Node, message: str, hint: str | None = None, *, unreadable: bool = True) -> None:
+        self.unreadable = self.unreadable or unreadable
+        mark = node.start_mark
+        self.problems.append((Problem(mark.line + 1, mark.column + 1, message, hint), node))
+
+
+class _UnsupportedTag(Exception):
+    pass
+
+
+def _scalar(node: ScalarNode) -> object:
+    tag = node.tag
+    if tag == _STR:
+        return node.value
+    if tag == _NULL:
+        return None
+    if tag == _BOOL:
+        return _constructor.construct_yaml_bool(node)
+    if tag in (_INT, _FLOAT):
+        # YAML 1.1 reads `12:30` as a base-60 number (750); nobody writing a config means that.
+        if ":" in node.value:
+            return node.value
+        return _constructor.construct_yaml_int(node) if tag == _INT else _constructor.construct_yaml_float(node)
+    if tag == _TIMESTAMP:
+        # Dates are text to Connect (and request ids like 2026-11-22 are ids, not dates).
+        return node.value
+    raise _UnsupportedTag(tag)
+
+
+def _syntax_problem(exc: yaml.MarkedYAMLError) -> Problem:
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+    message = f"YAML syntax error: {exc.problem or exc.context or 'invalid YAML'}"
+    hint = None
+    if exc.context and exc.problem and exc.context_mark is not None:
+        hint = f"{exc.context} on line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
+    return Problem(line, column, message, hint)
+
+
+def _reader_problem(exc: yaml.YAMLError, text: str) -> Problem:
+    offset = getattr(exc, "position", 0)
+    # libyaml reports a byte offset into the UTF-8 encoding; Python's reader a character offset.
+    prefix = text.encode("utf-8")[:offset].decode("utf-8", "replace") if _Loader is not yaml.SafeLoader else text[:offset]
+    line = prefix.count("\n") + 1
+    column = len(prefix) - (prefix.rfind("\n") + 1) + 1
+    reason = getattr(exc, "reason", None) or str(exc)
+    return Problem(line, column, f"YAML syntax error: {reason}")

@@ -1,0 +1,183 @@
+"""Paths → validated connectors plus every diagnostic, never an exception for a bad manifest."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import gc
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from reconciler.core import diagnostics
+from reconciler.core.diagnostics import Diagnostic, Severity
+from reconciler.core.models import DesiredConnector, SourceRef
+from reconciler.errors import InvalidManifests
+from reconciler.manifests.documents import parse
+from reconciler.manifests.findings import format_path
+from reconciler.manifests.validate import connector_name, name_source, validate_document
+
+MANIFEST_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadResult:
+    """Valid connectors (sorted by name) and every problem (sorted by file, line, column)."""
+
+    connectors: list[DesiredConnector]
+    diagnostics: list[Diagnostic]
+    files: list[str] = dataclasses.field(default_factory=list)  # every manifest file read, in order
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity is Severity.ERROR]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def load_manifests(paths: Sequence[str | Path], env: Mapping[str, str] | None = None) -> LoadResult:
+    """Read manifest files and directories (recursively: `*.yaml`, `*.yml`; hidden entries skipped).
+
+    `${env:NAME}` placeholders in `spec.config` are resolved from `env` (default: os.environ).
+    """
+    environment = os.environ if env is None else env
+    found: list[Diagnostic] = []
+    connectors: list[DesiredConnector] = []
+    first_seen: dict[str, SourceRef] = {}
+    files, path_problems = manifest_files(paths)
+    found.extend(path_problems)
+    with _gc_paused():
+        for file in files:
+            found.extend(_load_file(file, environment, connectors, first_seen))
+    connectors.sort(key=lambda c: c.name)
+    found.sort(key=_position)
+    return LoadResult(connectors=connectors, diagnostics=found, files=files)
+
+
+def load_or_raise(paths: Sequence[str | Path], env: Mapping[str, str] | None = None) -> list[DesiredConnector]:
+    """The connectors, or InvalidManifests carrying every diagnostic when any is an error."""
+    result = load_manifests(paths, env)
+    if not result.ok:
+        raise InvalidManifests(result.diagnostics)
+    return result.connectors
+
+
+def manifest_files(paths: Sequence[str | Path]) -> tuple[list[str], list[Diagnostic]]:
+    """The files to read, each once, in a stable order (directories sorted, depth first)."""
+    files: list[str] = []
+    problems: list[Diagnostic] = []
+    seen: set[str] = set()
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            inside = sorted(_walk(path), key=lambda p: p.relative_to(path).as_posix())
+            if not inside:
+                problems.append(diagnostics.warning(f"{path}: no *.yaml or *.yml files in this directory"))
+        elif path.exists():
+            inside = [path]
+        else:
+            problems.append(diagnostics.error(f"{path}: no such file or directory"))
+            continue
+        for file in inside:
+            key = os.path.realpath(file)
+            if key not in seen:
+                seen.add(key)
+                files.append(str(file))
+    return files, problems
+
+
+def _walk(directory: Path) -> Iterator[Path]:
+    # Hidden entries (.git, .github…) hold no manifests, only YAML of other tools.
+    for entry in os.scandir(directory):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():
+            yield from _walk(Path(entry.path))
+        elif entry.name.endswith(MANIFEST_SUFFIXES) and entry.is_file():
+            yield Path(entry.path)
+
+
+def _load_file(
+    file: str, env: Mapping[str, str], connectors: list[DesiredConnector], first_seen: dict[str, SourceRef]
+) -> list[Diagnostic]:
+    text, problem = _read(file)
+    if problem is not None:
+        return [problem]
+    parsed = parse(text, file)
+    found = [
+        diagnostics.error(
+            p.message, source=SourceRef(file=file, line=p.line, column=p.column), field_path=format_path(p.path), hint=p.hint
+        )
+        for p in parsed.problems
+    ]
+    if parsed.empty:
+        found.append(
+            diagnostics.error(
+                "empty file: no manifest in it",
+                source=SourceRef(file=file, line=1, column=1),
+                hint="add a Connector manifest or delete the file",
+            )
+        )
+    for document in parsed.documents:
+        connector, problems = validate_document(document, env)
+        found.extend(problems)
+        name = connector_name(document)
+        if name is not None:
+            duplicate = _duplicate(name, name_source(document), first_seen)
+            if duplicate is not None:
+                found.append(duplicate)
+                continue
+        if connector is not None:
+            connectors.append(connector)
+    return found
+
+
+def _duplicate(name: str, here: SourceRef, first_seen: dict[str, SourceRef]) -> Diagnostic | None:
+    first = first_seen.setdefault(name, here)
+    if first is here:
+        return None
+    return diagnostics.error(
+        f"duplicate connector name `{name}`: also declared at {first}",
+        source=here,
+        field_path="metadata.name",
+        connector=name,
+        hint="connector names must be unique across all manifest files",
+    )
+
+
+def _read(file: str) -> tuple[str, Diagnostic | None]:
+    try:
+        raw = Path(file).read_bytes()
+    except OSError as exc:
+        return "", diagnostics.error(f"{file}: cannot read: {exc.strerror}")
+    try:
+        return raw.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        column = len(before) - (before.rfind(b"\n") + 1) + 1
+        return "", diagnostics.error(
+            "not UTF-8 text", source=SourceRef(file=file, line=line, column=column), hint="save the file as UTF-8"
+        )
+
+
+def _position(diagnostic: Diagnostic) -> tuple[str, int, int]:
+    source = diagnostic.source
+    if source is None:
+        return ("", 0, 0)  # path-level problems (missing file…) first
+    return (source.file, source.line, source.column)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Loading allocates many small, long-lived objects; the cyclic GC would rescan them over
+    and over (measured: composing 10,000 documents takes 1.7 s with it, 0.6 s without)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,46 @@
+"""Checks the schema cannot express, run on the raw document so each points at its exact key.
+
+They tolerate any shape (the schema reports shapes), and reuse the pure rules of the core
+(`core.offsets_rules`) and the models' constants, so the loader and the models never disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from reconciler.core.models import BOOKKEEPING_KEYS, is_sink_config
+from reconciler.core.offsets_rules import check_request
+from reconciler.manifests.findings import Finding
+
+
+def document_findings(document: Mapping[str, Any]) -> list[Finding]:
+    spec = document.get("spec")
+    if not isinstance(spec, Mapping):
+        return []
+    config = spec.get("config")
+    config = config if isinstance(config, Mapping) else {}
+    return [*_bookkeeping_keys(config), *_offsets(spec.get("offsets"), sink=is_sink_config(config))]
+
+
+def _bookkeeping_keys(config: Mapping[str, Any]) -> list[Finding]:
+    # Same message as the model's validator, so the two never both show.
+    return [
+        Finding(
+            ("spec", "config", key),
+            f"`{key}` is derived from `{owner}`; remove it from spec.config",
+            f"set `{owner}` instead",
+            "key",
+        )
+        for key, owner in BOOKKEEPING_KEYS.items()
+        if key in config
+    ]
+
+
+def _offsets(request: object, *, sink: bool) -> list[Finding]:
+    if not isinstance(request, Mapping):
+        return []
+    return [
+        Finding(("spec", "offsets", *problem.path), problem.message, problem.hint)
+        for problem in check_request(request, sink=sink)
+    ]
