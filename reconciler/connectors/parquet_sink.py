@@ -9,6 +9,10 @@ offset order, with columns `offset` (int64), `timestamp` (timestamp[ms, UTC]), `
 `value` (binary, as produced). `topic` and `partition` are not repeated inside the files:
 readers take them from the directory names (Spark refuses a column that is both).
 
+Config: `topics` (comma-separated), `path` (the dataset directory, created if missing),
+`flush.records` (write a file once a partition has buffered at least this many rows; default
+500,000; `pre_commit(closing=True)` writes whatever is buffered), `compression` (snappy).
+
 Exactly once: a file is written under a dot-prefixed temporary name (ignored by readers),
 fsynced and renamed into place, so it exists whole or not at all. The files are the truth:
 `open()` reports the offset after the highest file, `write()` drops records whose offsets a
