@@ -1,0 +1,95 @@
+"""`reconciler apply PATH…|plan.json [--prune]`: write the plan's changes to Kafka, all or nothing.
+
+Non-interactive on purpose (GitOps pipelines run it): the plan is printed, then applied in one
+Kafka transaction. Given a saved plan (`reconciler plan … --out plan.json`), the manifests it
+names are re-read and re-planned; the plan is refused when the manifests or the live state
+moved since it was made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler.errors import ReconcilerError
+
+if TYPE_CHECKING:
+    from reconciler.core.plan import Plan
+    from reconciler.kafka.apply import ApplyOutcome
+
+EXIT_OK = 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "apply",
+        help="write the plan's changes to the internal topics (one transaction)",
+        description="Plan against the live state and write the changes as Connect-format records, "
+        "in one Kafka transaction. PATH may be a saved plan (plan --out plan.json).",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories, or one saved plan.json")
+    parser.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
+    add_kafka_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from reconciler.kafka.apply import apply_manifests
+    from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing is written
+    from reconciler.render import render_text
+
+    saved = _saved_plan(args.paths)
+    if saved is not None:
+        if args.prune and not saved.prune:
+            raise ReconcilerError("--prune cannot be added to a saved plan", hint="pass --prune to `reconciler plan`")
+        if not saved.manifest_paths:
+            raise ReconcilerError(f"{args.paths[0]}: the plan names no manifest paths to re-read")
+    paths = saved.manifest_paths if saved is not None else [str(p) for p in args.paths]
+    prune = saved.prune if saved is not None else args.prune
+    settings = kafka_settings(args)  # bad -X / --kafka-config fails before anything else
+    desired = load_or_raise(paths)
+    colour = _colour_wanted()
+
+    def show(plan: Plan) -> None:
+        sys.stdout.write(render_text(plan, colour=colour))
+        sys.stdout.flush()
+
+    outcome = apply_manifests(settings, desired, prune=prune, manifest_paths=paths, saved=saved, show_plan=show)
+    for line in result_lines(outcome):
+        print(line)
+    return EXIT_OK
+
+
+def result_lines(outcome: ApplyOutcome) -> list[str]:
+    """What follows the printed plan. With no changes the plan's own last line already says
+    "No changes. Live state matches the manifests." (and nothing was written)."""
+    from reconciler.kafka.apply import pending_offsets_lines
+
+    if not outcome.plan.has_changes:
+        return []
+    lines = pending_offsets_lines(outcome.pending_offsets)
+    noun = "record" if outcome.records_written == 1 else "records"
+    lines.append(f"Apply complete: {outcome.records_written} {noun} written")
+    return lines
+
+
+def _saved_plan(paths: list[str]) -> Plan | None:
+    """The saved plan when the only argument is a `.json` file, else None (manifest paths)."""
+    from reconciler.render.json import load_plan_json
+
+    if len(paths) != 1 or not paths[0].endswith(".json"):
+        return None
+    path = Path(paths[0])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReconcilerError(f"cannot read saved plan {path}: {exc.strerror}") from exc
+    return load_plan_json(text, origin=str(path))
+
+
+def _colour_wanted() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ

@@ -1,0 +1,95 @@
+"""Apply: read live state, plan, and write the plan's records in ONE Kafka transaction.
+
+Order matters for safety with concurrent reconcilers on the same group:
+1. check the broker and the internal topics;
+2. claim the group's transactional id — this fences any other apply still in flight and
+   aborts a crashed one's open transaction;
+3. read live state, plan, write, commit.
+A commit succeeds only if nobody claimed the id after step 2, so the state read in step 3 is
+the state the records were planned against (an optimistic lock). A reconciler that lost the
+race gets `Fenced` and exits 1 having committed nothing.
+
+Offsets actions are not executed here (the offsets machinery does that); they stay pending and
+their request ids are never recorded as applied.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from reconciler.core.diagnostics import Severity
+from reconciler.core.live import LiveState
+from reconciler.core.models import DesiredConnector
+from reconciler.core.plan import Action, Plan
+from reconciler.core.planner import build_plan
+from reconciler.errors import ReconcilerError, StalePlan
+from reconciler.kafka.changes import pending_offsets, plan_to_records
+from reconciler.kafka.produce import TransactionalWriter
+from reconciler.kafka.reader import prepare, read_state
+from reconciler.kafka.settings import KafkaSettings
+
+REPLAN_HINT = "run `reconciler plan … --out plan.json` again and review the new plan"
+
+
+@dataclass(frozen=True)
+class ApplyOutcome:
+    plan: Plan
+    live: LiveState
+    records_written: int
+    pending_offsets: list[Action]
+
+
+def apply_manifests(
+    settings: KafkaSettings,
+    desired: Sequence[DesiredConnector],
+    *,
+    prune: bool = False,
+    manifest_paths: Sequence[str] = (),
+    saved: Plan | None = None,
+    show_plan: Callable[[Plan], None] = lambda plan: None,
+    now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+) -> ApplyOutcome:
+    """Bring the group's live state to `desired`; `saved`: refuse unless it is still the plan."""
+    prepare(settings)
+    with TransactionalWriter(settings) as writer:
+        writer.claim()
+        live = read_state(settings)
+        plan = build_plan(desired, live, prune=prune, manifest_paths=list(manifest_paths))
+        if saved is not None:
+            refuse_stale(saved, plan, settings.group_id)
+        refuse_errors(plan)
+        show_plan(plan)
+        by_name = {connector.name: connector for connector in desired}
+        records = plan_to_records(plan, by_name, live, now_ms=now_ms())
+        written = writer.write(records)
+    return ApplyOutcome(plan=plan, live=live, records_written=written, pending_offsets=pending_offsets(plan))
+
+
+def refuse_stale(saved: Plan, current: Plan, group_id: str) -> None:
+    """Terraform's rule: a saved plan is applied only while it is still exactly the plan."""
+    if saved.group_id is not None and saved.group_id != group_id:
+        raise StalePlan(
+            f"the plan was made for group {saved.group_id}, not {group_id}",
+            hint=f"pass --group-id {saved.group_id}, or {REPLAN_HINT}",
+        )
+    if saved.desired_fingerprint != current.desired_fingerprint:
+        raise StalePlan("the manifests changed since the plan was made; run `reconciler plan` again", hint=REPLAN_HINT)
+    if saved.live_fingerprint != current.live_fingerprint:
+        raise StalePlan("live state moved since the plan was made; run `reconciler plan` again", hint=REPLAN_HINT)
+
+
+def refuse_errors(plan: Plan) -> None:
+    errors = [d for d in plan.diagnostics if d.severity is Severity.ERROR]
+    if errors:
+        lines = "\n".join(d.render() for d in errors)
+        raise ReconcilerError(f"the plan has {len(errors)} error(s); nothing was applied:\n{lines}")
+
+
+def pending_offsets_lines(actions: Sequence[Action]) -> list[str]:
+    return [
+        f"pending: offsets request {action.request_id} for {action.connector} will be executed by "
+        "`reconciler run` (not yet supported)"
+        for action in actions
+    ]

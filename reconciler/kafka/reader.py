@@ -1,0 +1,71 @@
+"""Live state from Kafka: the internal topics read to the end through Connect's state machines.
+
+`read_live_state` is what `plan`, `apply`, `status` and `snapshot` call. The decoding and the
+state machines are pure (`reconciler.kafka.replay`); this module only moves bytes into them.
+
+On Tansu, read_committed still returns records of aborted transactions (design.md), so a
+crashed apply can leave records visible there that Kafka would hide. The reader does not try
+to filter them (it cannot, cheaply); apply is idempotent instead: every record is a keyed
+upsert, so the next apply sees what is really there and converges.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from reconciler.core.live import LiveState
+from reconciler.kafka.admin import ensure_topics
+from reconciler.kafka.client import check_reachable, new_admin, translate
+from reconciler.kafka.consume import raw_to_end
+from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
+from reconciler.kafka.settings import KafkaSettings
+
+LOG = logging.getLogger(__name__)
+
+
+def prepare(settings: KafkaSettings) -> None:
+    """Fail fast when the broker is unreachable; create or validate the internal topics."""
+    check_reachable(settings)
+    ensure_topics(settings)
+
+
+def read_live_state(settings: KafkaSettings) -> LiveState:
+    """Check the broker and topics, then read the config, status and reconciler topics."""
+    prepare(settings)
+    return read_state(settings)
+
+
+def read_state(settings: KafkaSettings) -> LiveState:
+    """The topics read to the end, assuming `prepare` ran (apply claims its id in between)."""
+    topics = settings.topics
+    config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
+    replays: dict[str, Any] = {topics.configs: config, topics.status: status, topics.reconciler: ours}
+    # One consumer reads the three topics together; per-partition order is all replays need.
+    for msg in raw_to_end(settings, list(replays)):
+        replays[msg.topic()].apply(msg.key(), msg.value(), msg.offset())
+    for name, replay in replays.items():
+        if replay.skipped:
+            LOG.info("%s: %d record(s) ignored, as a Connect worker would ignore them", name, replay.skipped)
+    return build_live_state(config, status, ours, settings.group_id)
+
+
+def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, int], int]:
+    """Committed offsets of a consumer group (a sink connector's `connect-<name>`).
+
+    (topic, partition) → offset; partitions without a committed offset are left out.
+    """
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+
+    admin = new_admin(settings)  # keep a reference until the future completes
+    request = [ConsumerGroupTopicPartitions(group)]
+    future = admin.list_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+    try:
+        result = future.result(timeout=settings.timeout_s)
+    except KafkaException as exc:
+        raise translate(exc, settings, f"listing offsets of consumer group {group}") from exc
+    offsets: dict[tuple[str, int], int] = {}
+    for tp in result.topic_partitions or []:
+        if tp.error is None and tp.offset >= 0:
+            offsets[(tp.topic, tp.partition)] = tp.offset
+    return offsets
