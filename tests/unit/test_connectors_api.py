@@ -15,6 +15,7 @@ from reconciler.connectors.api import (
     ConnectorConfig,
     InvalidConnectorConfig,
     PartitionKey,
+    Primitive,
     SinkRecord,
     SourceBatch,
     SourceConnector,
@@ -64,7 +65,7 @@ def test_partition_key_is_canonical_whatever_the_key_order() -> None:
 
 
 def test_partition_key_keeps_non_ascii_text_and_round_trips() -> None:
-    partition = {"filename": "données/é.jsonl", "n": 2, "ok": True, "f": 1.5, "none": None}
+    partition: dict[str, Primitive] = {"filename": "données/é.jsonl", "n": 2, "ok": True, "f": 1.5, "none": None}
     key = partition_key(partition)
     assert "é" in key
     assert partition_from_key(key) == partition

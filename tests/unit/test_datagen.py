@@ -29,7 +29,7 @@ def run_to_end(
     task: DatagenTask, committed: dict[PartitionKey, SourceOffset], max_records: int
 ) -> list[tuple[bytes | None, bytes | None]]:
     """Poll like the runtime does: feed each batch's offsets back as committed."""
-    produced = []
+    produced: list[tuple[bytes | None, bytes | None]] = []
     while True:
         batch = task.poll_batch(committed, max_records)
         if batch.is_empty:
@@ -94,7 +94,8 @@ def test_tasks_split_the_ids_without_overlap(tasks: int) -> None:
 
 
 def test_changing_tasks_max_midway_neither_repeats_nor_skips() -> None:
-    connector, committed = DatagenConnector(), {}
+    connector = DatagenConnector()
+    committed: dict[PartitionKey, SourceOffset] = {}
     produced: list[int] = []
     for task_config in connector.task_configs(config(count="500"), 2):
         batch = DatagenTask(task_config).poll_batch(committed, 60)

@@ -219,7 +219,7 @@ def test_invalid_json_fails_with_file_and_line(tmp_path: Path) -> None:
 def test_invalid_json_is_skipped_when_errors_are_tolerated(tmp_path: Path) -> None:
     append(tmp_path / "a.jsonl", '{"n":1}\nnope\n[2]\n')
     committed: Committed = {}
-    produced = one_run(tmp_path, committed, **{"errors.tolerance": "all"})
+    produced = one_run(tmp_path, committed, 1, 1000, **{"errors.tolerance": "all"})
     assert values(produced) == [{"n": 1}, [2]]
     assert [k for k, _ in produced] == [b"a.jsonl:1", b"a.jsonl:3"]
     assert committed[partition_key({"filename": "a.jsonl"})] == {"position": 17, "line": 3}
