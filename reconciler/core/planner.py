@@ -25,9 +25,9 @@ from reconciler.core.models import (
     TargetState,
     is_sink,
 )
-from reconciler.core.normalize import Properties, config_value, connector_properties, from_connect_state
+from reconciler.core.normalize import Properties, config_value, connector_properties
 from reconciler.core.plan import Action, ActionKind, OffsetsStep, OffsetsStepKind, PendingRequest, Plan
-from reconciler.core.transitions import offsets_modifiable, plan_state, restart_targets
+from reconciler.core.transitions import DECLARED_FOR, offsets_modifiable, plan_state, restart_targets
 
 
 @dataclass
@@ -55,17 +55,16 @@ def build_plan(
     """The ordered plan that brings `live` to `desired` (deletes only with `prune`)."""
     by_name = _index_by_name(desired)
     out = _Collected()
-    properties: dict[str, Properties] = {}
-    for name in sorted(by_name):
-        properties[name] = connector_properties(by_name[name])
-        _plan_connector(by_name[name], properties[name], live, out)
+    ordered = [(name, by_name[name], connector_properties(by_name[name])) for name in sorted(by_name)]
+    for _, connector, props in ordered:
+        _plan_connector(connector, props, live, out)
     orphans, unmanaged = _plan_orphans(by_name.keys(), live, prune, out)
     out.actions.sort(key=Action.sort_key)
     return Plan(
         group_id=live.group_id,
         prune=prune,
         manifest_paths=list(manifest_paths),
-        desired_fingerprint=_fingerprint(by_name.values(), properties),
+        desired_fingerprint=_fingerprint(ordered),
         live_fingerprint=live.fingerprint(),
         actions=out.actions,
         unmanaged=unmanaged,
@@ -188,7 +187,7 @@ def _offsets_action(
     """One OFFSETS action; it also carries the connector's state change (its RETURN step)."""
     sink = is_sink(desired.spec)
     # A connector created in this plan is created STOPPED (see _plan_connector).
-    from_state = TargetState.STOPPED if current is None else from_connect_state(current.target_state)
+    from_state = TargetState.STOPPED if current is None else DECLARED_FOR[current.target_state]
     reason = f"resuming interrupted offsets request {request.id}" if in_progress else f"offsets request {request.id}"
     return Action(
         kind=ActionKind.OFFSETS,
@@ -356,26 +355,27 @@ def _delete_action(current: LiveConnector) -> Action:
         connector=current.name,
         reason="in no manifest and created by this reconciler (--prune)",
         changes=removed_fields(current.config, ()),
-        from_state=from_connect_state(current.target_state),
+        from_state=DECLARED_FOR[current.target_state],
     )
 
 
 def desired_fingerprint(desired: Collection[DesiredConnector]) -> str:
     """sha256 over everything the manifests ask for, secrets included (it is only a digest)."""
-    return _fingerprint(desired, {c.name: connector_properties(c) for c in desired})
+    return _fingerprint(sorted(((c.name, c, connector_properties(c)) for c in desired), key=lambda t: t[0]))
 
 
-def _fingerprint(desired: Collection[DesiredConnector], properties: dict[str, Properties]) -> str:
+def _fingerprint(ordered: Sequence[tuple[str, DesiredConnector, Properties]]) -> str:
+    """`ordered`: (name, connector, its properties), sorted by name."""
     doc = [
         [
-            c.name,
-            properties[c.name],
-            c.spec.state.value,
-            c.spec.tasksMax,
-            _request_doc(c.spec.restart),
-            _request_doc(c.spec.offsets),
+            name,
+            props,
+            connector.spec.state.value,
+            connector.spec.tasksMax,
+            _request_doc(connector.spec.restart),
+            _request_doc(connector.spec.offsets),
         ]
-        for c in sorted(desired, key=lambda c: c.name)
+        for name, connector, props in ordered
     ]
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(raw).hexdigest()

@@ -28,6 +28,11 @@ STATE_ACTION: dict[TargetState, ActionKind] = {
     TargetState.STOPPED: ActionKind.STOP,
 }
 
+# Connect's config-topic names → the manifest's names (module-level: called per connector).
+DECLARED_FOR: dict[ConnectTargetState, TargetState] = {
+    live: from_connect_state(live) for live in ConnectTargetState
+}
+
 RESTART_HINT = (
     "add `spec.restart` with a new id (e.g. `restart: {id: <new-id>, includeTasks: true, onlyFailed: true}`)"
 )
@@ -46,7 +51,7 @@ class StateTransition:
 
 def state_action(desired: TargetState, live: ConnectTargetState) -> ActionKind | None:
     """The target-state write needed, ignoring health (Connect allows every direction)."""
-    if from_connect_state(live) is desired:
+    if DECLARED_FOR[live] is desired:
         return None
     return STATE_ACTION[desired]
 
@@ -67,7 +72,7 @@ def plan_state(
     whatever `onlyFailed` says.
     """
     action = state_action(desired, live)
-    current = from_connect_state(live)
+    current = DECLARED_FOR[live]
     if failed and desired is TargetState.STOPPED and action is not None:
         return StateTransition(action, current, desired, "stopping a FAILED connector is allowed")
     # A FAILED status under a STOPPED target is stale (Connect stops failed connectors and
