@@ -62,6 +62,10 @@ class InvalidConnectorConfig(ConnectorError):
         super().__init__("; ".join(p.render() for p in problems))
         self.problems = list(problems)
 
+    def __reduce__(self) -> tuple[type[InvalidConnectorConfig], tuple[list[ConfigProblem]]]:
+        # Errors raised in Spark partitions may travel pickled; rebuild from the problems.
+        return (InvalidConnectorConfig, (self.problems,))
+
 
 class OffsetsRefused(ConnectorError):
     """Raised by `alter_offsets` to refuse an offsets request; the message is shown to the user.

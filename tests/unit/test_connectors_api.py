@@ -14,6 +14,7 @@ from reconciler.connectors.api import (
     ConfigReader,
     ConnectorConfig,
     InvalidConnectorConfig,
+    OffsetsRefused,
     PartitionKey,
     Primitive,
     SinkRecord,
@@ -141,6 +142,15 @@ def test_invalid_config_error_names_every_key() -> None:
     error = InvalidConnectorConfig([ConfigProblem("a", "is required"), ConfigProblem("b", "bad")])
     assert error.message == "`a`: is required; `b`: bad"
     assert isinstance(error, ReconcilerError)
+
+
+def test_connector_errors_survive_pickling() -> None:
+    """Errors raised inside Spark partitions may be pickled back to the driver."""
+    error = InvalidConnectorConfig([ConfigProblem("count", "is required")])
+    copy = pickle.loads(pickle.dumps(error))
+    assert copy.problems == error.problems and copy.message == error.message
+    refused = pickle.loads(pickle.dumps(OffsetsRefused("no rewinds here")))
+    assert isinstance(refused, OffsetsRefused) and refused.message == "no rewinds here"
 
 
 def test_share_configs_are_plain_strings_and_picklable() -> None:
