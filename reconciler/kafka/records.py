@@ -63,6 +63,7 @@ STATUS_STATES: Final = {s.value: s for s in InstanceState}
 TARGET_STATES: Final = {s.value: s for s in ConnectTargetState}
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_TEXT_TYPES: Final = frozenset({str, type(None)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,10 +246,10 @@ def java_string(value: object) -> str | None:
     return dumps(value).decode("utf-8")
 
 
-def string_properties(props: Mapping[str, Any]) -> dict[str, str | None]:
+def string_properties(props: dict[str, Any]) -> dict[str, str | None]:
     """Properties as Connect's `Map<String,String>` view (non-strings shown as their text)."""
-    if all(v is None or type(v) is str for v in props.values()):
-        return dict(props)
+    if set(map(type, props.values())) <= _TEXT_TYPES:  # the normal case, checked at C speed
+        return props  # shared, not copied: replays replace property maps, never mutate them
     return {key: java_string(value) for key, value in props.items()}
 
 

@@ -17,7 +17,13 @@ from typing import Any, NamedTuple
 
 from pydantic_core import from_json
 
-from reconciler.core.live import AppliedRequests, ConnectTargetState, LiveConnector, LiveState
+from reconciler.core.live import (
+    AppliedRequests,
+    ConnectTargetState,
+    InstanceStatus,
+    LiveConnector,
+    LiveState,
+)
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, OffsetsProgress, OffsetsSnapshot, OwnerInfo
 
@@ -25,7 +31,9 @@ log = logging.getLogger(__name__)
 
 Properties = dict[str, Any]  # as read; non-string values are converted in build_live_state
 _STARTED = ConnectTargetState.STARTED
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _MAX_PROBLEMS = 100
+_STATUS_CACHE_SIZE = 4096
 
 
 class RestartRequestRecord(NamedTuple):
@@ -105,7 +113,19 @@ class ConfigReplay(_Replay):
         # restart-connector-, tasks-fencing-; no key can match two of them, so the most
         # frequent come first here.
         if k.startswith("task-"):
-            self._task(k, obj)
+            # Inlined fast path for the commonest record (`task-<name>-<digits>` with properties).
+            rest = k[5:]
+            cut = rest.rfind("-")
+            tail = rest[cut + 1 :]
+            props = obj.get("properties") if type(obj) is dict else None
+            if cut >= 0 and type(props) is dict and tail.isdigit() and tail.isascii() and len(tail) < 10:
+                name = rest[:cut]
+                deferred = self.deferred.get(name)
+                if deferred is None:
+                    deferred = self.deferred[name] = {}
+                deferred[int(tail)] = props
+            else:
+                self._task(k, obj)
         elif k.startswith("connector-"):
             self._connector(k[10:], obj)
         elif k.startswith("commit-"):
@@ -243,6 +263,9 @@ class StatusReplay(_Replay):
         self.tasks: dict[str, dict[int, rec.StatusValue]] = {}
         # KIP-558 active topics: connector → topic → (task, discoverTimestamp).
         self.topics: dict[str, dict[str, tuple[int, int]]] = {}
+        # Most status values are byte-identical (same state, worker and generation for many
+        # tasks): each distinct value is parsed once.
+        self._parsed: dict[bytes, rec.StatusValue] = {}
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
         if offset >= 0:
@@ -252,7 +275,13 @@ class StatusReplay(_Replay):
             return
         k = key.decode("utf-8", "replace")
         if k.startswith("status-task-"):
-            self._task(k, value)
+            rest = k[12:]
+            cut = rest.rfind("-")
+            tail = rest[cut + 1 :]
+            if value is not None and cut >= 0 and tail.isdigit() and tail.isascii() and len(tail) < 10:
+                self._put_task(k, rest[:cut], int(tail), value)  # the common shape, parsed inline
+            else:
+                self._task(k, value)
         elif k.startswith("status-connector-"):
             self._connector(k, value)
         elif k.startswith("status-topic-"):
@@ -261,6 +290,31 @@ class StatusReplay(_Replay):
             self._skip(k, "unknown status key", logging.DEBUG)
 
     def _status(self, key: str, value: bytes) -> rec.StatusValue | None:
+        known = self._parsed.get(value)
+        if known is not None:
+            return known
+        status = self._parse_status(key, value)
+        if status is not None and len(self._parsed) < _STATUS_CACHE_SIZE:
+            self._parsed[value] = status
+        return status
+
+    def _parse_status(self, key: str, value: bytes) -> rec.StatusValue | None:
+        try:  # fast path: the exact shape Connect writes
+            obj = from_json(value)
+            if type(obj) is dict:
+                state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
+                generation = obj.get("generation")
+                if (
+                    type(generation) is int
+                    and _INT32_MIN <= generation <= _INT32_MAX
+                    and type(state) is str
+                    and state in rec.STATUS_STATES
+                    and type(worker) is str
+                    and (trace is None or type(trace) is str)
+                ):
+                    return state, trace, worker, generation
+        except ValueError:
+            pass
         parsed = rec.status_from_json(_parse(value))
         if isinstance(parsed, Invalid):  # Java drops unparseable statuses
             self._skip(key, parsed.reason)
@@ -291,9 +345,13 @@ class StatusReplay(_Replay):
             if tasks is not None:
                 tasks.pop(task, None)
             return
+        self._put_task(key, name, task, value)
+
+    def _put_task(self, key: str, name: str, task: int, value: bytes) -> None:
         status = self._status(key, value)
         if status is None:
             return
+        tasks = self.tasks.get(name)
         if tasks is None:
             tasks = self.tasks[name] = {}
         cached = tasks.get(task)
@@ -463,7 +521,8 @@ def build_live_state(
     in the status topic, with its statuses; plus ownership and applied requests from our topic."""
     names = set(config.configs) | set(config.target_states) | set(status.connectors)
     names.update(name for name, tasks in status.tasks.items() if tasks)
-    connectors = {name: _live_connector(name, config, status) for name in sorted(names)}
+    statuses = _StatusCache()
+    connectors = {name: _live_connector(name, config, status, statuses) for name in sorted(names)}
     applied: dict[str, AppliedRequests] = {}
     for name in sorted(set(ours.applied_restart) | set(ours.applied_offsets)):
         restart = sorted(ours.applied_restart.get(name, {}))
@@ -481,7 +540,17 @@ def build_live_state(
     )
 
 
-def _live_connector(name: str, config: ConfigReplay, status: StatusReplay) -> LiveConnector:
+class _StatusCache(dict[rec.StatusValue, InstanceStatus]):
+    """Statuses repeat (same state, worker, generation): build each distinct one once."""
+
+    def __missing__(self, value: rec.StatusValue) -> InstanceStatus:
+        status = self[value] = rec.to_instance_status(value)
+        return status
+
+
+def _live_connector(
+    name: str, config: ConfigReplay, status: StatusReplay, statuses: _StatusCache
+) -> LiveConnector:
     props = config.configs.get(name)
     connector_status = status.connectors.get(name)
     task_statuses = status.tasks.get(name, {})
@@ -492,8 +561,6 @@ def _live_connector(name: str, config: ConfigReplay, status: StatusReplay) -> Li
         task_count=config.task_counts.get(name),
         task_configs=[rec.string_properties(t) for t in config.visible_task_configs(name)],
         inconsistent=name in config.inconsistent,
-        connector_status=None if connector_status is None else rec.to_instance_status(connector_status),
-        task_statuses={
-            task: rec.to_instance_status(value) for task, value in sorted(task_statuses.items())
-        },
+        connector_status=None if connector_status is None else statuses[connector_status],
+        task_statuses={task: statuses[value] for task, value in sorted(task_statuses.items())},
     )
