@@ -43,12 +43,30 @@ class Diagnostic(BaseModel):
         return text
 
 
-def error(summary: str, **kwargs: object) -> Diagnostic:
-    return Diagnostic(severity=Severity.ERROR, summary=summary, **kwargs)  # type: ignore[arg-type]
+def error(
+    summary: str,
+    *,
+    source: SourceRef | None = None,
+    field_path: str = "",
+    connector: str | None = None,
+    hint: str | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        severity=Severity.ERROR, summary=summary, source=source, field_path=field_path, connector=connector, hint=hint
+    )
 
 
-def warning(summary: str, **kwargs: object) -> Diagnostic:
-    return Diagnostic(severity=Severity.WARNING, summary=summary, **kwargs)  # type: ignore[arg-type]
+def warning(
+    summary: str,
+    *,
+    source: SourceRef | None = None,
+    field_path: str = "",
+    connector: str | None = None,
+    hint: str | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        severity=Severity.WARNING, summary=summary, source=source, field_path=field_path, connector=connector, hint=hint
+    )
 
 
 def has_errors(diagnostics: list[Diagnostic]) -> bool:
