@@ -19,7 +19,7 @@ from reconciler.kafka.settings import KafkaSettings
 
 BATCH_SIZE = 1000
 # consume() waits this long for a batch to fill; short, so a small topic is read in milliseconds.
-POLL_S = 0.05
+POLL_S = 0.01
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,141 @@
+"""`reconciler status` / `snapshot` on the real broker: Connect's REST shapes, table, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reconciler.cli.main import main
+from reconciler.core.live import InstanceState, InstanceStatus, load_snapshot
+from reconciler.kafka import records as rec
+from reconciler.kafka.produce import TransactionalWriter
+from reconciler.kafka.reader import prepare
+from reconciler.kafka.settings import KafkaSettings
+
+TRACE = "org.apache.kafka.connect.errors.ConnectException: boom\n\tat Foo.bar(Foo.java:1)"
+
+
+def kafka_args(settings: KafkaSettings) -> list[str]:
+    return ["--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
+
+
+def status(state: InstanceState, worker: str = "10.0.0.5:8083", trace: str | None = None) -> InstanceStatus:
+    return InstanceStatus(state=state, worker_id=worker, trace=trace, generation=3)
+
+
+def seed(settings: KafkaSettings) -> None:
+    """Two connectors as a Connect cluster would leave them: configs, task commit, statuses."""
+    prepare(settings)
+    records = [
+        rec.connector_config_record("sink-a", {"connector.class": "S", "name": "sink-a", "topics": "orders", "tasks.max": "2"}),
+        rec.commit_record("sink-a", 2),
+        rec.connector_config_record("src-b", {"connector.class": "X", "name": "src-b", "tasks.max": "1"}),
+        rec.connector_config_record("quiet-c", {"connector.class": "X", "name": "quiet-c"}),  # never ran
+        rec.connector_status_record("sink-a", status(InstanceState.RUNNING)),
+        # Task 1 written before task 0: the output is sorted by id anyway.
+        rec.task_status_record("sink-a", 1, status(InstanceState.FAILED, "10.0.0.6:8083", TRACE)),
+        rec.task_status_record("sink-a", 0, status(InstanceState.RUNNING)),
+        rec.connector_status_record("src-b", status(InstanceState.PAUSED)),
+    ]
+    with TransactionalWriter(settings, transactional_id=f"worker-{settings.group_id}") as writer:
+        writer.write(records)
+
+
+SINK_A = {
+    "name": "sink-a",
+    "connector": {"state": "RUNNING", "worker_id": "10.0.0.5:8083"},
+    "tasks": [
+        {"id": 0, "state": "RUNNING", "worker_id": "10.0.0.5:8083"},
+        {"id": 1, "state": "FAILED", "worker_id": "10.0.0.6:8083", "trace": TRACE},
+    ],
+    "type": "sink",
+}
+
+
+def test_status_of_one_connector_is_connects_rest_shape(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings
+) -> None:
+    seed(kafka_settings)
+    assert main(["status", "sink-a", "--format", "json", *kafka_args(kafka_settings)]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == SINK_A
+    assert list(json.loads(out)) == ["name", "connector", "tasks", "type"]  # Connect's field order
+
+
+def test_status_of_all_connectors_is_the_expand_status_shape(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings
+) -> None:
+    seed(kafka_settings)
+    assert main(["status", "--format", "json", *kafka_args(kafka_settings)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc == {
+        "sink-a": {"status": SINK_A},
+        "src-b": {
+            "status": {
+                "name": "src-b",
+                "connector": {"state": "PAUSED", "worker_id": "10.0.0.5:8083"},
+                "tasks": [],
+                "type": "source",
+            }
+        },
+    }  # quiet-c has no status record: left out, as Connect does
+
+
+def test_status_table_is_plain_text_when_not_a_tty(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings
+) -> None:
+    seed(kafka_settings)
+    assert main(["status", *kafka_args(kafka_settings)]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert lines[0] == ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS", "RUNNING", "FAILED", "TASKS"]
+    assert lines[1:] == [
+        ["quiet-c", "source", "STARTED", "no", "status", "yet", "0/0", "-"],
+        ["sink-a", "sink", "STARTED", "RUNNING", "1/2", "1"],
+        ["src-b", "source", "STARTED", "PAUSED", "0/0", "-"],
+    ]
+
+
+def test_unknown_connector_is_an_error_as_in_connect(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings
+) -> None:
+    seed(kafka_settings)
+    for name in ("nope", "quiet-c"):
+        assert main(["status", name, *kafka_args(kafka_settings)]) == 1
+        assert capsys.readouterr().err.strip() == f"error: No status found for connector {name}"
+
+
+def test_snapshot_round_trips_into_the_plan_engines_input(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    seed(kafka_settings)
+    out_file = tmp_path / "live.json"
+    assert main(["snapshot", "--out", str(out_file), *kafka_args(kafka_settings)]) == 0
+    assert main(["snapshot", *kafka_args(kafka_settings)]) == 0
+    stdout = capsys.readouterr().out
+    assert stdout == out_file.read_text()
+    live = load_snapshot(stdout)
+    assert live.group_id == kafka_settings.group_id
+    assert live.connectors["sink-a"].task_statuses[1].trace == TRACE
+    assert live.connectors["sink-a"].task_count == 2
+
+
+def test_status_against_an_unreachable_broker_fails_fast_and_quietly() -> None:
+    started = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "reconciler.cli.main", "status", "--bootstrap-servers", "127.0.0.1:1", "--timeout", "3"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 1
+    assert elapsed < 5.5
+    assert proc.stdout == ""
+    first, hint = proc.stderr.strip().splitlines()
+    assert first == "error: cannot reach Kafka at 127.0.0.1:1 within 3s"
+    assert hint.strip().startswith("hint: check --bootstrap-servers / RECONCILER_BOOTSTRAP_SERVERS")
