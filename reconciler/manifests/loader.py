@@ -9,13 +9,15 @@ import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from yaml.nodes import Node
+
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.errors import InvalidManifests
-from reconciler.manifests.documents import parse
+from reconciler.manifests.documents import Document, parse, position
 from reconciler.manifests.findings import format_path
-from reconciler.manifests.validate import connector_name, name_source, validate_document
+from reconciler.manifests.validate import connector_name, name_node, validate_document
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
 
@@ -45,7 +47,7 @@ def load_manifests(paths: Sequence[str | Path], env: Mapping[str, str] | None = 
     environment = os.environ if env is None else env
     found: list[Diagnostic] = []
     connectors: list[DesiredConnector] = []
-    first_seen: dict[str, SourceRef] = {}
+    first_seen: dict[str, _Where] = {}
     files, path_problems = manifest_files(paths)
     found.extend(path_problems)
     with _gc_paused():
@@ -65,42 +67,48 @@ def load_or_raise(paths: Sequence[str | Path], env: Mapping[str, str] | None = N
 
 
 def manifest_files(paths: Sequence[str | Path]) -> tuple[list[str], list[Diagnostic]]:
-    """The files to read, each once, in a stable order (directories sorted, depth first)."""
+    """The files to read, each once, in a stable order (directory entries by name, depth first)."""
     files: list[str] = []
     problems: list[Diagnostic] = []
     seen: set[str] = set()
     for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            inside = sorted(_walk(path), key=lambda p: p.relative_to(path).as_posix())
+        path = os.fspath(given)
+        if os.path.isdir(path):
+            inside = list(_walk(path, set()))
             if not inside:
                 problems.append(diagnostics.warning(f"{path}: no *.yaml or *.yml files in this directory"))
-        elif path.exists():
+        elif os.path.exists(path):
             inside = [path]
         else:
             problems.append(diagnostics.error(f"{path}: no such file or directory"))
             continue
         for file in inside:
-            key = os.path.realpath(file)
+            key = os.path.abspath(file)  # `dir` and `dir/a.yaml` both given: read a.yaml once
             if key not in seen:
                 seen.add(key)
-                files.append(str(file))
+                files.append(file)
     return files, problems
 
 
-def _walk(directory: Path) -> Iterator[Path]:
-    # Hidden entries (.git, .github…) hold no manifests, only YAML of other tools.
-    for entry in os.scandir(directory):
+def _walk(directory: str, visited: set[str]) -> Iterator[str]:
+    real = os.path.realpath(directory)
+    if real in visited:
+        return  # a symlink loop
+    visited.add(real)
+    with os.scandir(directory) as scan:
+        entries = sorted(scan, key=lambda entry: entry.name)
+    for entry in entries:
+        # Hidden entries (.git, .github, a Kubernetes volume's ..data) hold no manifests of ours.
         if entry.name.startswith("."):
             continue
         if entry.is_dir():
-            yield from _walk(Path(entry.path))
+            yield from _walk(entry.path, visited)
         elif entry.name.endswith(MANIFEST_SUFFIXES) and entry.is_file():
-            yield Path(entry.path)
+            yield entry.path
 
 
 def _load_file(
-    file: str, env: Mapping[str, str], connectors: list[DesiredConnector], first_seen: dict[str, SourceRef]
+    file: str, env: Mapping[str, str], connectors: list[DesiredConnector], first_seen: dict[str, _Where]
 ) -> list[Diagnostic]:
     text, problem = _read(file)
     if problem is not None:
@@ -125,7 +133,7 @@ def _load_file(
         found.extend(problems)
         name = connector_name(document)
         if name is not None:
-            duplicate = _duplicate(name, name_source(document), first_seen)
+            duplicate = _duplicate(name, document, first_seen)
             if duplicate is not None:
                 found.append(duplicate)
                 continue
@@ -134,13 +142,19 @@ def _load_file(
     return found
 
 
-def _duplicate(name: str, here: SourceRef, first_seen: dict[str, SourceRef]) -> Diagnostic | None:
+# Where a name was first declared: (file, node). Not the whole Document: that would keep every
+# document's node tree alive until the end (memory, and a long final GC pass).
+_Where = tuple[str, Node]
+
+
+def _duplicate(name: str, document: Document, first_seen: dict[str, _Where]) -> Diagnostic | None:
+    here = (document.file, name_node(document))
     first = first_seen.setdefault(name, here)
     if first is here:
         return None
     return diagnostics.error(
-        f"duplicate connector name `{name}`: also declared at {first}",
-        source=here,
+        f"duplicate connector name `{name}`: also declared at {position(*first)}",
+        source=position(*here),
         field_path="metadata.name",
         connector=name,
         hint="connector names must be unique across all manifest files",
@@ -149,7 +163,7 @@ def _duplicate(name: str, here: SourceRef, first_seen: dict[str, SourceRef]) -> 
 
 def _read(file: str) -> tuple[str, Diagnostic | None]:
     try:
-        raw = Path(file).read_bytes()
+        raw = _read_bytes(file)
     except OSError as exc:
         return "", diagnostics.error(f"{file}: cannot read: {exc.strerror}")
     try:
@@ -161,6 +175,18 @@ def _read(file: str) -> tuple[str, Diagnostic | None]:
         return "", diagnostics.error(
             "not UTF-8 text", source=SourceRef(file=file, line=line, column=column), hint="save the file as UTF-8"
         )
+
+
+def _read_bytes(file: str) -> bytes:
+    # os.read skips the buffered-file machinery: half the cost when reading 10,000 small files.
+    fd = os.open(file, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def _position(diagnostic: Diagnostic) -> tuple[str, int, int]:

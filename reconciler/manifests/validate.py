@@ -15,10 +15,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
+from yaml.nodes import Node
 
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
-from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
+from reconciler.core.models import ConnectorManifest, DesiredConnector
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
@@ -50,16 +51,18 @@ def connector_name(document: Document) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def name_source(document: Document) -> SourceRef:
+def name_node(document: Document) -> Node:
     """Where `metadata.name` is written (for duplicate-name diagnostics)."""
     _, node, _ = locate(document.root, ("metadata", "name"))
-    return position(document.file, node)
+    return node
 
 
 def _resolve_placeholders(data: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[str, Any], list[Finding]]:
     spec = data.get("spec")
     config = spec.get("config") if isinstance(spec, dict) else None
     if not isinstance(config, dict):
+        return data, []
+    if not any(isinstance(value, str) and "${" in value for value in config.values()):
         return data, []
     resolved, unresolved = resolve_config(config, env)
     findings = [Finding(("spec", "config", u.config_key), u.message, u.hint) for u in unresolved]
