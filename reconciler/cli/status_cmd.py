@@ -3,8 +3,8 @@
 JSON follows Connect's REST shapes (connect-internals.md §5), so scripts written against a
 Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; without, the
 `GET /connectors?expand=status` object `{name: {"status": …}}`. As in Connect, a connector
-without any status record (e.g. applied but never run) has no status: `status NAME` is an
-error and the JSON listing leaves it out; the table still shows it, as "no status yet".
+without any status record (e.g. applied but never run) has no status: `status NAME --format
+json` is an error and the JSON listing leaves it out; tables still show it, as "no status yet".
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ def run(args: argparse.Namespace) -> int:
     if args.name is not None:
         connector = live.connector(args.name)
         doc = connector_status(connector) if connector is not None else None
-        if connector is None or doc is None:
+        if connector is not None and args.format == "table" and (doc is not None or connector.exists):
+            _print_table([connector], details=True)  # an existing connector shows "no status yet"
+            return EXIT_OK
+        if doc is None:  # Connect's 404
             raise ReconcilerError(f"No status found for connector {args.name}")
-        if args.format == "json":
-            print(json.dumps(doc, indent=2, ensure_ascii=False))
-        else:
-            _print_table([connector], details=True)
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
         return EXIT_OK
     if args.format == "json":
         print(json.dumps(all_statuses(live), indent=2, ensure_ascii=False))

@@ -17,7 +17,7 @@ from typing import Any
 from reconciler.core.live import LiveState
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.client import check_reachable, new_admin, translate
-from reconciler.kafka.consume import raw_to_end
+from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.kafka.settings import KafkaSettings
 
@@ -42,8 +42,9 @@ def read_state(settings: KafkaSettings) -> LiveState:
     config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
     replays: dict[str, Any] = {topics.configs: config, topics.status: status, topics.reconciler: ours}
     # One consumer reads the three topics together; per-partition order is all replays need.
-    for msg in raw_to_end(settings, list(replays)):
-        replays[msg.topic()].apply(msg.key(), msg.value(), msg.offset())
+    for batch in batches_to_end(settings, list(replays)):
+        for msg in batch:
+            replays[msg.topic()].apply(msg.key(), msg.value(), msg.offset())
     for name, replay in replays.items():
         if replay.skipped:
             LOG.info("%s: %d record(s) ignored, as a Connect worker would ignore them", name, replay.skipped)

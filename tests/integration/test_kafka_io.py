@@ -131,3 +131,20 @@ def test_bad_client_setting_is_a_clear_error(kafka: KafkaUnderTest, group_id: st
     settings = kafka.settings(group_id, client_config={"no.such.setting": "1"})
     with pytest.raises(ReconcilerError, match='invalid Kafka client setting: No such configuration property: "no.such.setting"'):
         check_reachable(settings)
+
+
+def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSettings) -> None:
+    from confluent_kafka import TopicPartition
+
+    from reconciler.kafka.client import new_consumer
+    from reconciler.kafka.reader import sink_group_offsets
+
+    create_topic(kafka_settings, "orders", 3)
+    group = f"connect-sink-{kafka_settings.group_id}"
+    assert sink_group_offsets(kafka_settings, group) == {}  # no commits yet
+    consumer: Any = new_consumer(kafka_settings, None, **{"group.id": group})
+    try:  # what a sink task does after writing its output: commit, without joining the group
+        consumer.commit(offsets=[TopicPartition("orders", 0, 1200), TopicPartition("orders", 2, 7)], asynchronous=False)
+    finally:
+        consumer.close()
+    assert sink_group_offsets(kafka_settings, group) == {("orders", 0): 1200, ("orders", 2): 7}

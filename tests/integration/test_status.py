@@ -104,9 +104,23 @@ def test_unknown_connector_is_an_error_as_in_connect(
     capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings
 ) -> None:
     seed(kafka_settings)
-    for name in ("nope", "quiet-c"):
-        assert main(["status", name, *kafka_args(kafka_settings)]) == 1
+    for name, fmt in (("nope", "table"), ("nope", "json"), ("quiet-c", "json")):
+        assert main(["status", name, "--format", fmt, *kafka_args(kafka_settings)]) == 1
         assert capsys.readouterr().err.strip() == f"error: No status found for connector {name}"
+
+
+def test_table_of_one_connector_shows_its_tasks_or_that_it_has_no_status_yet(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings
+) -> None:
+    seed(kafka_settings)
+    assert main(["status", "sink-a", *kafka_args(kafka_settings)]) == 0
+    lines = [line.split() for line in capsys.readouterr().out.splitlines() if line]
+    assert lines[1] == ["sink-a", "sink", "STARTED", "RUNNING", "1/2", "1"]
+    assert lines[2] == ["TASK", "STATE", "WORKER", "TRACE"]
+    assert lines[3] == ["0", "RUNNING", "10.0.0.5:8083"]
+    assert lines[4] == ["1", "FAILED", "10.0.0.6:8083", "org.apache.kafka.connect.errors.ConnectException:", "boom"]
+    assert main(["status", "quiet-c", *kafka_args(kafka_settings)]) == 0
+    assert "no status yet" in capsys.readouterr().out
 
 
 def test_snapshot_round_trips_into_the_plan_engines_input(
