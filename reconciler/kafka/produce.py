@@ -94,12 +94,13 @@ class TransactionalWriter:
 
         if not records:
             return 0
+        # Resolved before the transaction begins, so a bad role cannot leave one open.
+        placed = [(topic_for(self._settings, r.topic_role), r.key, r.value) for r in records]
         self.claim()
-        producer = self._producer
         try:
-            producer.begin_transaction()
-            for record in records:
-                self._produce(topic_for(self._settings, record.topic_role), record.key, record.value)
+            self._producer.begin_transaction()
+            for topic, key, value in placed:
+                self._produce(topic, key, value)
             self._commit()
         except KafkaException as exc:
             raise self._failed(exc) from exc
