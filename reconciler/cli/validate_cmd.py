@@ -20,11 +20,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "validate",
         help="check manifests (offline); exit 1 when any is invalid",
-        description="Check manifest files and directories (*.yaml, *.yml, recursively) without contacting Kafka.",
+        description="Check manifest files and directories (*.yaml, *.yml, recursively); never contacts Kafka.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
     parser.add_argument(
-        "--format", choices=("text", "json"), default="text", help="diagnostics as text (stderr) or a JSON list (stdout)"
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="diagnostics as text lines (stderr) or as a JSON list (stdout)",
     )
     parser.set_defaults(handler=run)
 

@@ -143,11 +143,12 @@ def parse_sink_offset(offset: Mapping[str, object] | None) -> int | None:
 def _sink_partition(partition: Mapping[str, object]) -> list[OffsetsProblem]:
     here: Path = ("partition",)
     if KAFKA_TOPIC not in partition or KAFKA_PARTITION not in partition:
-        return [OffsetsProblem(here, SINK_PARTITION_KEYS, _missing_key_hint(partition, (KAFKA_TOPIC, KAFKA_PARTITION)))]
+        hint = _missing_key_hint(partition, (KAFKA_TOPIC, KAFKA_PARTITION)) or _SINK_PARTITION_EXAMPLE
+        return [OffsetsProblem(here, SINK_PARTITION_KEYS, hint)]
     topic = partition[KAFKA_TOPIC]
     if not isinstance(topic, str):
-        hint = "quote the topic name" if topic is not None else None
-        return [OffsetsProblem((*here, KAFKA_TOPIC), SINK_TOPIC_NULL, hint)]
+        quote = "quote the topic name" if topic is not None else None
+        return [OffsetsProblem((*here, KAFKA_TOPIC), SINK_TOPIC_NULL, quote)]
     value = partition[KAFKA_PARTITION]
     if value is None:
         return [OffsetsProblem((*here, KAFKA_PARTITION), SINK_PARTITION_NULL)]
@@ -191,7 +192,9 @@ def _primitive_map(mapping: Mapping[object, object], here: Path) -> list[Offsets
         if not isinstance(key, str):
             problems.append(OffsetsProblem((*here, _path_key(key)), STRING_KEYS_ONLY, "quote the key"))
         elif value is not None and not isinstance(value, str | int | float | bool):
-            message = f"Offsets may only contain primitive types as values, but field {key} contains {_java_type(value)}"
+            message = (
+                f"Offsets may only contain primitive types as values, but field {key} contains {_java_type(value)}"
+            )
             problems.append(OffsetsProblem((*here, key), message, "use a string, number, boolean or null"))
     return problems
 

@@ -37,9 +37,12 @@ _plain_resolver = yaml.resolver.Resolver()
 @functools.lru_cache(maxsize=65_536)
 def _resolve(kind: type[Node], value: str, implicit: tuple[bool, bool]) -> str:
     """PyYAML's tag resolution, cached: a plain scalar's tag depends on its text alone."""
-    if kind is ScalarNode:
-        return _plain_resolver.resolve(kind, value, implicit) if implicit[0] else _STR
-    return _MAP if kind is MappingNode else _SEQ
+    if kind is not ScalarNode:
+        return _MAP if kind is MappingNode else _SEQ
+    if not implicit[0]:
+        return _STR  # quoted and block scalars are strings
+    tag: str = _plain_resolver.resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+    return tag
 
 
 class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
@@ -74,6 +77,8 @@ class Document:
     file: str
     root: Node
     data: object
+    # A reading problem (e.g. a duplicate key) was reported: still validated, never a connector.
+    flawed: bool = False
 
     @property
     def source(self) -> SourceRef:
@@ -102,7 +107,7 @@ def parse(text: str, file: str) -> ParsedFile:
             data = builder.build(root)
             result.problems.extend(_with_path(p, node, root) for p, node in builder.problems)
             if not builder.unreadable:  # duplicate keys alone still leave well-defined data
-                result.documents.append(Document(file, root, data))
+                result.documents.append(Document(file, root, data, flawed=bool(builder.problems)))
     except yaml.MarkedYAMLError as exc:
         result.problems.append(_syntax_problem(exc))
     except yaml.YAMLError as exc:  # ReaderError: control characters and the like
@@ -135,14 +140,8 @@ def _walk(node: Node, path: Path, active: set[int]) -> Iterator[tuple[Path, Node
     active.discard(id(node))
 
 
-def _display_key(node: Node) -> str | int:
-    if isinstance(node, ScalarNode):
-        try:
-            value = _scalar(node)
-        except (_UnsupportedTag, ConstructorError):
-            return str(node.value)
-        return value if isinstance(value, str | int) and not isinstance(value, bool) else str(value)
-    return "?"
+def _display_key(node: Node) -> str:
+    return str(node.value) if isinstance(node, ScalarNode) else "?"
 
 
 def _compose_all(text: str) -> Iterator[Node]:
@@ -181,9 +180,7 @@ def locate(root: Node, path: Sequence[str | int]) -> tuple[Node | None, Node, in
 def _child(node: Node, element: str | int) -> tuple[Node | None, Node] | None:
     if isinstance(node, MappingNode):
         for key_node, value_node in node.value:
-            if not isinstance(key_node, ScalarNode):
-                continue
-            if key_node.value == element if key_node.tag == _STR else _safe_scalar(key_node) == element:
+            if isinstance(key_node, ScalarNode) and key_node.value == element:
                 return key_node, value_node
     elif isinstance(node, SequenceNode) and isinstance(element, int) and 0 <= element < len(node.value):
         item: Node = node.value[element]
@@ -211,7 +208,8 @@ class _Builder:
         self._containers += 1
         if self._containers > _MAX_CONTAINERS:
             if self._containers == _MAX_CONTAINERS + 1:
-                self._problem(node, f"document too large (more than {_MAX_CONTAINERS} mappings/lists after alias expansion)")
+                limit = f"more than {_MAX_CONTAINERS} mappings/lists after alias expansion"
+                self._problem(node, f"document too large ({limit})")
             return None
         self._active.add(id(node))
         try:
@@ -239,16 +237,12 @@ class _Builder:
         result: dict[object, object] = {}
         build = self.build
         for key_node, value_node in node.value:
-            key_tag = key_node.tag
-            if key_tag == _STR and type(key_node) is ScalarNode:
-                key = key_node.value  # inlined: the common case
-            elif key_tag == _MERGE:
-                return self._merged_mapping(node)
-            elif type(key_node) is ScalarNode:
-                key = self._scalar(key_node)
-            else:
+            if type(key_node) is not ScalarNode:
                 self._problem(key_node, "mapping keys must be plain scalars")
                 continue
+            if key_node.tag == _MERGE:
+                return self._merged_mapping(node)
+            key = key_node.value  # keys are text, as in JSON (YAML 1.1 would read `on:` as True)
             if type(value_node) is ScalarNode and value_node.tag == _STR:
                 result[key] = value_node.value  # inlined: most values are plain strings
             else:
@@ -274,14 +268,11 @@ class _Builder:
 
     def _check_duplicate_keys(self, node: MappingNode) -> None:
         # PyYAML keeps the last value silently; a reviewer reading the first one would be misled.
-        seen: dict[object, Node] = {}
+        seen: dict[str, Node] = {}
         for key_node, _ in node.value:
             if not isinstance(key_node, ScalarNode) or key_node.tag == _MERGE:
                 continue
-            try:
-                key = _scalar(key_node)
-            except (_UnsupportedTag, ConstructorError):
-                continue  # reported when the key is built
+            key = key_node.value
             first = seen.setdefault(key, key_node)
             if first is not key_node:
                 line = first.start_mark.line + 1
@@ -317,27 +308,34 @@ def _scalar(node: ScalarNode) -> object:
     raise _UnsupportedTag(tag)
 
 
-def _safe_scalar(node: ScalarNode) -> object:
-    try:
-        return _scalar(node)
-    except (_UnsupportedTag, ConstructorError):
-        return node.value
+# libyaml's terse problems → what usually causes them.
+_SYNTAX_HINTS = {
+    "mapping values are not allowed in this context": "check this line's indentation, or quote a value containing ': '",
+    "could not find expected ':'": "check the indentation and quotes of the lines above",
+    "did not find expected key": "check the indentation of this block",
+    "found character that cannot start any token": "a tab? YAML indents with spaces only",
+    "did not find expected '-' indicator": "a list and a mapping are mixed at the same indentation",
+}
 
 
 def _syntax_problem(exc: yaml.MarkedYAMLError) -> Problem:
     mark = exc.problem_mark or exc.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
-    message = f"YAML syntax error: {exc.problem or exc.context or 'invalid YAML'}"
-    hint = None
+    problem = exc.problem or exc.context or "invalid YAML"
+    hint = _SYNTAX_HINTS.get(problem)
     if exc.context and exc.problem and exc.context_mark is not None:
-        hint = f"{exc.context} on line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
-    return Problem(line, column, message, hint)
+        where = f"{exc.context} on line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
+        hint = f"{hint}; {where}" if hint else where
+    return Problem(line, column, f"YAML syntax error: {problem}", hint)
 
 
 def _reader_problem(exc: yaml.YAMLError, text: str) -> Problem:
     offset = getattr(exc, "position", 0)
     # libyaml reports a byte offset into the UTF-8 encoding; Python's reader a character offset.
-    prefix = text.encode("utf-8")[:offset].decode("utf-8", "replace") if _BaseLoader is not yaml.SafeLoader else text[:offset]
+    if _BaseLoader is yaml.SafeLoader:
+        prefix = text[:offset]
+    else:
+        prefix = text.encode("utf-8")[:offset].decode("utf-8", "replace")
     line = prefix.count("\n") + 1
     column = len(prefix) - (prefix.rfind("\n") + 1) + 1
     reason = getattr(exc, "reason", None) or str(exc)

@@ -46,12 +46,12 @@ def format_path(path: Sequence[str | int]) -> str:
     """`spec.offsets.offsets[0].partition`, `spec.config["db.password"]`."""
     text = ""
     for element in path:
-        if isinstance(element, int):
+        if isinstance(element, int) and not isinstance(element, bool):
             text += f"[{element}]"
-        elif _IDENTIFIER.fullmatch(element):
-            text += f".{element}" if text else element
+        elif _IDENTIFIER.fullmatch(name := str(element)):
+            text += f".{name}" if text else name
         else:
-            text += f"[{json.dumps(element)}]"
+            text += f"[{json.dumps(name)}]"
     return text
 
 

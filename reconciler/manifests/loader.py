@@ -116,7 +116,10 @@ def _load_file(
     parsed = parse(text, file)
     found = [
         diagnostics.error(
-            p.message, source=SourceRef(file=file, line=p.line, column=p.column), field_path=format_path(p.path), hint=p.hint
+            p.message,
+            source=SourceRef(file=file, line=p.line, column=p.column),
+            field_path=format_path(p.path),
+            hint=p.hint,
         )
         for p in parsed.problems
     ]
@@ -137,7 +140,7 @@ def _load_file(
             if duplicate is not None:
                 found.append(duplicate)
                 continue
-        if connector is not None:
+        if connector is not None and not document.flawed:
             connectors.append(connector)
     return found
 

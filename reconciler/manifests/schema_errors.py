@@ -139,7 +139,7 @@ def _type_finding(path: Path, instance: object, expected_types: Sequence[str]) -
 
 def _type_hint(path: Path, instance: object, expected: Sequence[str]) -> str | None:
     if path[:2] == ("spec", "config") and isinstance(instance, dict | list):
-        return "Connect configs are flat: write the value as one string (e.g. comma-separated)"
+        return "Connect configs are flat: write the value as one string, e.g. comma-separated"
     if "string" in expected and isinstance(instance, int | float | bool):
         return "quote the value to make it a string"
     if isinstance(instance, str):

@@ -1,0 +1,133 @@
+"""schemas/connector.schema.json: generated from the models, checked in, and in agreement with them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from reconciler.core.models import ConnectorManifest
+from reconciler.manifests.schema import REGENERATE_COMMAND, SCHEMA_FILE, generate_schema, main, render_schema
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def test_checked_in_schema_matches_the_models() -> None:
+    checked_in = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    assert checked_in == generate_schema(), (
+        f"{SCHEMA_FILE.relative_to(ROOT)} is out of date with reconciler/core/models.py; "
+        f"run `{REGENERATE_COMMAND}` and commit the result"
+    )
+    assert SCHEMA_FILE.read_text(encoding="utf-8") == render_schema(), f"formatting differs; run `{REGENERATE_COMMAND}`"
+
+
+def test_schema_is_valid_json_schema_2020_12() -> None:
+    schema = generate_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def test_check_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--check"]) == 0
+    stale = tmp_path / "schema.json"
+    stale.write_text("{}\n")
+    assert main(["--check", "--out", str(stale)]) == 1
+    assert REGENERATE_COMMAND in capsys.readouterr().err
+    assert main(["--out", str(stale)]) == 0
+    assert main(["--check", "--out", str(stale)]) == 0
+
+
+def test_module_runs_as_a_script(tmp_path: Path) -> None:
+    out = tmp_path / "s.json"
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-m", "reconciler.manifests.schema", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == generate_schema()
+
+
+def fixture_documents() -> list[Any]:
+    documents: list[Any] = []
+    for file in sorted(FIXTURES.rglob("*.y*ml")):
+        try:
+            documents.extend(d for d in yaml.safe_load_all(file.read_text()) if d is not None)
+        except yaml.YAMLError:
+            continue  # the syntax-error fixture
+    return documents
+
+
+BASE: dict[str, Any] = {
+    "apiVersion": "reconciler.io/v1",
+    "kind": "Connector",
+    "metadata": {"name": "c"},
+    "spec": {"class": "datagen"},
+}
+
+
+def variant(path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    document = copy.deepcopy(BASE)
+    node = document
+    for key in path[:-1]:
+        node = node.setdefault(key, {})
+    node[path[-1]] = value
+    return document
+
+
+# Values where a lax validator and JSON Schema could disagree.
+TRICKY = [
+    variant(("spec", "tasksMax"), value)
+    for value in ["2", 2.0, 2.5, True, None, 0, 10**20]
+] + [
+    variant(("spec", "restart"), {"id": "r", "includeTasks": value}) for value in ["true", 1, 0, "yes", None]
+] + [
+    variant(("spec", "state"), value) for value in ["RUNNING", "running", None, 1]
+] + [
+    variant(("metadata", "name"), value) for value in ["a\n", "", "a" * 250, "a" * 249, 12, "-a"]
+] + [
+    variant(("spec", "config"), value) for value in [{"a": [1]}, {"a": {"b": 1}}, {"a": None}, {"a": 1.5}, []]
+] + [
+    variant(("spec", "restart"), {"id": value}) for value in ["", "a b", "x" * 201, 5]
+] + [
+    variant(("spec", "offsets"), value)
+    for value in [
+        {"id": "o", "action": "alter", "offsets": [{"partition": {"a": [1]}, "offset": None}]},
+        {"id": "o", "action": "alter", "offsets": [{"partition": {"a": 1}}]},
+        {"id": "o", "action": "alter", "offsets": [{"partition": None, "offset": None}]},
+        {"id": "o", "action": "reset", "offsets": None},
+    ]
+] + [
+    variant(("spec", "sensitive"), value) for value in [["a"], "a", [1]]
+] + [
+    variant(("metadata", "labels"), value) for value in [{"a": "b"}, {"a": 1}, None]
+]
+
+
+@pytest.mark.parametrize("document", fixture_documents() + TRICKY)
+def test_what_the_models_accept_the_schema_accepts(document: Any) -> None:
+    """The loader skips jsonschema for documents pydantic accepts (it is 40x slower); that is
+    only sound if the models are at least as strict as the schema."""
+    try:
+        ConnectorManifest.model_validate(document)
+    except ValidationError:
+        return
+    errors = [e.message for e in jsonschema.Draft202012Validator(generate_schema()).iter_errors(document)]
+    assert errors == []
+
+
+def test_the_tricky_table_exercises_schema_errors() -> None:
+    lax_schema_violations = [
+        d for d in TRICKY if list(jsonschema.Draft202012Validator(generate_schema()).iter_errors(d))
+    ]
+    assert len(lax_schema_violations) > 20  # the table does exercise schema errors
