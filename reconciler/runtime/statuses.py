@@ -1,0 +1,263 @@
+"""What each connector and task should report after a tick, and the status records for it.
+
+Connect's lifecycle rules (connect-internals.md §1.2–§1.5, §2.3, §4.2, §4.4) as pure functions
+over one connector's live state. The worker does the I/O around them: it starts the Connector
+(plugin load, validate, task configs) only when `should_start` says so, asks `decide` what to
+write and what to run, and writes the records `StatusBook` returns.
+
+| target  | connector instance                 | tasks 0..N-1 (N = committed count)           |
+|---------|------------------------------------|----------------------------------------------|
+| STARTED | RUNNING (task configs regenerated, | RUNNING, run one batch; a FAILED task stays  |
+|         | committed when they differ)        | FAILED with no work until restarted or given |
+|         |                                    | new task configs (Connect restarts tasks on  |
+|         |                                    | a new task generation)                       |
+| PAUSED  | PAUSED (not started: task configs  | PAUSED, no work; FAILED stays FAILED (§4.4)  |
+|         | are kept as committed, §4.4)       |                                              |
+| STOPPED | STOPPED, zero-task commit ensured  | none: statuses tombstoned (§4.2)             |
+
+- A FAILED connector stays FAILED until restarted (or its config is updated: Connect restarts
+  a connector on reconfiguration); STOPPED still applies to it (§2.3). While it is FAILED and
+  the target is STARTED its tasks run nothing and report UNASSIGNED (Connect's "not running
+  here"); a FAILED task keeps its FAILED status and trace.
+- Task ids at or above the committed count lose their statuses, and a deleted connector loses
+  all of them: the leader's cleanup (§2.4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, NamedTuple
+
+from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.kafka import records as rec
+from reconciler.kafka.records import Record
+
+STARTED, PAUSED, STOPPED = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
+FAILED = InstanceState.FAILED
+# Java's status `generation` is an int.
+MAX_GENERATION = 2**31 - 1
+
+
+class Report(NamedTuple):
+    """A status to report: state and trace (worker id and generation are the book's)."""
+
+    state: InstanceState
+    trace: str | None = None
+
+
+RUNNING_REPORT = Report(InstanceState.RUNNING)
+PAUSED_REPORT = Report(InstanceState.PAUSED)
+STOPPED_REPORT = Report(InstanceState.STOPPED)
+UNASSIGNED_REPORT = Report(InstanceState.UNASSIGNED)
+RESTARTING_REPORT = Report(InstanceState.RESTARTING)
+
+
+@dataclass(frozen=True)
+class Started:
+    """The Connector instance started: its kind and its task configs for `tasks.max`."""
+
+    kind: Literal["source", "sink"]
+    task_configs: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class StartFailed:
+    """Loading, validating or asking the Connector for task configs failed."""
+
+    trace: str
+
+
+StartResult = Started | StartFailed
+
+
+@dataclass(frozen=True)
+class Health:
+    """Failures that still hold at this tick, after restarts and reconfigurations."""
+
+    connector_failed: bool = False
+    failed_tasks: Mapping[int, str | None] = field(default_factory=dict)  # task id → trace
+
+
+@dataclass
+class Decision:
+    """What the worker does for one connector this tick."""
+
+    connector: Report | None  # None: tombstone (or nothing, when no status exists)
+    tasks: dict[int, Report | None] = field(default_factory=dict)  # None: tombstone
+    new_task_configs: list[dict[str, str]] | None = None  # write task-… records, then commit
+    commit_count: int | None = None  # write `commit-<name>` with this count
+    run: list[int] = field(default_factory=list)  # task ids that get one batch
+
+
+def health(
+    connector: LiveConnector,
+    *,
+    restarted_connector: bool,
+    restarted_tasks: Sequence[int],
+    config_offset: int | None,
+) -> Health:
+    """Which FAILED statuses still hold: restarted instances start over, and so does a
+    connector whose config was written after it failed (`config_offset` = offset of its
+    latest `connector-` record, compared with the failure's generation, see `generation`)."""
+    status = connector.connector_status
+    failed = status is not None and status.state is FAILED and not restarted_connector
+    if failed and status is not None and config_offset is not None and config_offset >= status.generation:
+        failed = False
+    failed_tasks = {
+        task: s.trace
+        for task, s in connector.task_statuses.items()
+        if s.state is FAILED and task not in restarted_tasks
+    }
+    return Health(failed, failed_tasks)
+
+
+def should_start(connector: LiveConnector, state: Health) -> bool:
+    """Start the Connector instance (and generate task configs) only when STARTED and healthy."""
+    return connector.exists and connector.target_state is STARTED and not state.connector_failed
+
+
+def decide(connector: LiveConnector, state: Health, start: StartResult | None) -> Decision:
+    """The statuses, config records and work for one connector (see the module table)."""
+    if not connector.exists:
+        return _deleted(connector)
+    if connector.target_state is STOPPED:
+        return _stopped(connector)
+    committed = len(connector.task_configs)
+    if state.connector_failed or isinstance(start, StartFailed):
+        trace = start.trace if isinstance(start, StartFailed) else _trace(connector)
+        return _idle(connector, state, Report(FAILED, trace), committed)
+    if connector.target_state is PAUSED:
+        return _idle(connector, state, PAUSED_REPORT, committed)
+    if start is None:
+        raise ValueError(f"connector {connector.name!r} is to run but was not started (see should_start)")
+    return _running(connector, state, start)
+
+
+def _trace(connector: LiveConnector) -> str | None:
+    status = connector.connector_status
+    return None if status is None else status.trace
+
+
+def _deleted(connector: LiveConnector) -> Decision:
+    return Decision(None, {task: None for task in connector.task_statuses})
+
+
+def _stopped(connector: LiveConnector) -> Decision:
+    decision = Decision(STOPPED_REPORT, {task: None for task in connector.task_statuses})
+    if connector.task_count != 0:  # §1.5: a stopped connector has an empty committed task set
+        decision.commit_count = 0
+    return decision
+
+
+def _idle(connector: LiveConnector, state: Health, report: Report, committed: int) -> Decision:
+    """No work: PAUSED (tasks PAUSED) or FAILED connector (tasks UNASSIGNED unless PAUSED)."""
+    task_report = PAUSED_REPORT if connector.target_state is PAUSED else UNASSIGNED_REPORT
+    decision = Decision(report, _retired(connector, committed))
+    for task in range(committed):
+        failed = task in state.failed_tasks
+        decision.tasks[task] = Report(FAILED, state.failed_tasks[task]) if failed else task_report
+    return decision
+
+
+def _running(connector: LiveConnector, state: Health, start: Started) -> Decision:
+    configs = start.task_configs
+    changed = (
+        connector.inconsistent or connector.task_count != len(configs) or connector.task_configs != configs
+    )
+    decision = Decision(RUNNING_REPORT, _retired(connector, len(configs)))
+    if changed:
+        decision.new_task_configs = configs
+        decision.commit_count = len(configs)
+    for task in range(len(configs)):
+        if task in state.failed_tasks and not changed:  # a new task generation restarts tasks
+            decision.tasks[task] = Report(FAILED, state.failed_tasks[task])
+        else:
+            decision.tasks[task] = RUNNING_REPORT
+            decision.run.append(task)
+    return decision
+
+
+def _retired(connector: LiveConnector, count: int) -> dict[int, Report | None]:
+    """Tombstones for the statuses of task ids that no longer exist."""
+    return {task: None for task in connector.task_statuses if task >= count}
+
+
+def generation(config_end_offset: int) -> int:
+    """The status `generation`: the config topic's end offset when the tick read it.
+
+    Connect writes its rebalance generation, which moves when the set of connectors and task
+    configs moves. The config topic's end offset moves with exactly those writes and only
+    grows, so it orders statuses the same way, survives restarts of the reconciler, and tells
+    `health` whether a connector's config was written after a status was (a FAILED connector
+    whose config changed since it failed is started again, as Connect does).
+    """
+    return max(0, min(config_end_offset, MAX_GENERATION))
+
+
+class StatusBook:
+    """The status topic as this tick sees it; returns records only for real changes.
+
+    A status is rewritten when its state or trace changes, not when only the worker id or
+    generation would: repeated ticks of an unchanged pipeline write nothing. FAILED and
+    UNASSIGNED use Connect's safe put (§2.4): not written over a newer generation of another
+    worker.
+    """
+
+    def __init__(self, live: LiveState, worker_id: str, generation: int) -> None:
+        self.worker_id = worker_id
+        self.generation = generation
+        self.connectors: dict[str, InstanceStatus] = {}
+        self.tasks: dict[str, dict[int, InstanceStatus]] = {}
+        for name, connector in live.connectors.items():
+            if connector.connector_status is not None:
+                self.connectors[name] = connector.connector_status
+            if connector.task_statuses:
+                self.tasks[name] = dict(connector.task_statuses)
+
+    def connector(self, name: str, report: Report | None) -> list[Record]:
+        changed, status = self._next(self.connectors.get(name), report)
+        if not changed:
+            return []
+        if status is None:
+            del self.connectors[name]
+        else:
+            self.connectors[name] = status
+        return [rec.connector_status_record(name, status)]
+
+    def task(self, name: str, task: int, report: Report | None) -> list[Record]:
+        tasks = self.tasks.setdefault(name, {})
+        changed, status = self._next(tasks.get(task), report)
+        if not changed:
+            return []
+        if status is None:
+            del tasks[task]
+        else:
+            tasks[task] = status
+        return [rec.task_status_record(name, task, status)]
+
+    def decision(self, name: str, decision: Decision) -> list[Record]:
+        """Task statuses first, then the connector's (a reader sees tasks settle first)."""
+        records: list[Record] = []
+        for task, report in sorted(decision.tasks.items()):
+            records += self.task(name, task, report)
+        return records + self.connector(name, decision.connector)
+
+    def _next(self, current: InstanceStatus | None, report: Report | None) -> tuple[bool, InstanceStatus | None]:
+        """(write?, the status to write; None = tombstone)."""
+        if report is None:
+            return current is not None, None
+        if current is not None and (current.state, current.trace) == (report.state, report.trace):
+            return False, current
+        if current is not None and report.state in _SAFE_PUT and not self._may_overwrite(current):
+            return False, current
+        status = InstanceStatus(
+            state=report.state, trace=report.trace, worker_id=self.worker_id, generation=self.generation
+        )
+        return True, status
+
+    def _may_overwrite(self, current: InstanceStatus) -> bool:
+        return current.worker_id == self.worker_id or current.generation <= self.generation
+
+
+_SAFE_PUT = frozenset({InstanceState.FAILED, InstanceState.UNASSIGNED})

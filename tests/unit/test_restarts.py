@@ -1,0 +1,141 @@
+"""KIP-745 restarts in the batch worker: pending records, merging, plans, processed marks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reconciler.core.live import InstanceState, InstanceStatus
+from reconciler.kafka import records as rec
+from reconciler.kafka.records import Invalid
+from reconciler.runtime.restarts import (
+    PendingRestart,
+    RestartLog,
+    RestartPlan,
+    RestartRecord,
+    decode_processed,
+    pending_restarts,
+    plan_restart,
+    processed_record,
+)
+
+RUNNING, FAILED, PAUSED = InstanceState.RUNNING, InstanceState.FAILED, InstanceState.PAUSED
+
+
+def status(state: InstanceState) -> InstanceStatus:
+    return InstanceStatus(state=state, worker_id="w:1", generation=3)
+
+
+def r(name: str, tasks: bool, only_failed: bool, offset: int) -> RestartRecord:
+    return RestartRecord(name, tasks, only_failed, offset)
+
+
+@pytest.mark.parametrize(
+    ("records", "processed", "expected"),
+    [
+        ([], {}, {}),
+        ([r("a", True, False, 5)], {}, {"a": PendingRestart(True, False, 5)}),
+        # at or below the mark: already executed
+        ([r("a", True, False, 5)], {"a": 5}, {}),
+        ([r("a", True, False, 5), r("a", False, True, 9)], {"a": 5}, {"a": PendingRestart(False, True, 9)}),
+        # the mark of another connector does not matter
+        ([r("a", True, False, 5)], {"b": 10}, {"a": PendingRestart(True, False, 5)}),
+        # higher impact wins and covers the newest offset
+        ([r("a", True, False, 5), r("a", False, True, 9)], {}, {"a": PendingRestart(True, False, 9)}),
+        ([r("a", False, True, 5), r("a", True, False, 9)], {}, {"a": PendingRestart(True, False, 9)}),
+        # equal impact: Connect keeps the existing request
+        ([r("a", True, True, 5), r("a", True, True, 9)], {}, {"a": PendingRestart(True, True, 9)}),
+        # onlyFailed+includeTasks (1) outranks onlyFailed alone (0); !onlyFailed alone (2) outranks both
+        ([r("a", False, True, 1), r("a", True, True, 2)], {}, {"a": PendingRestart(True, True, 2)}),
+        ([r("a", True, True, 1), r("a", False, False, 2)], {}, {"a": PendingRestart(False, False, 2)}),
+        (
+            [r("a", False, False, 1), r("b", True, True, 2)],
+            {},
+            {"a": PendingRestart(False, False, 1), "b": PendingRestart(True, True, 2)},
+        ),
+    ],
+)
+def test_pending_restarts(
+    records: list[RestartRecord], processed: dict[str, int], expected: dict[str, PendingRestart]
+) -> None:
+    assert pending_restarts(records, processed) == expected
+
+
+TASKS_OK = {0: status(RUNNING), 1: status(RUNNING)}
+TASK1_FAILED = {0: status(RUNNING), 1: status(FAILED)}
+
+
+@pytest.mark.parametrize(
+    ("include_tasks", "only_failed", "connector", "tasks", "expected"),
+    [
+        # §6 C 26: running connector
+        (False, False, RUNNING, TASKS_OK, (True, ())),
+        (True, False, RUNNING, TASKS_OK, (True, (0, 1))),
+        (False, True, RUNNING, TASKS_OK, (False, ())),
+        (True, True, RUNNING, TASKS_OK, (False, ())),
+        # 27: failed connector: every variant restarts it
+        (False, False, FAILED, {}, (True, ())),
+        (False, True, FAILED, {}, (True, ())),
+        (True, True, FAILED, TASKS_OK, (True, ())),
+        (True, False, FAILED, TASKS_OK, (True, (0, 1))),
+        # 28: one failed task of several
+        (False, False, RUNNING, TASK1_FAILED, (True, ())),
+        (True, True, RUNNING, TASK1_FAILED, (False, (1,))),
+        (False, True, RUNNING, TASK1_FAILED, (False, ())),
+        (True, False, RUNNING, TASK1_FAILED, (True, (0, 1))),
+        # paused connector: restarts follow the same rule
+        (True, False, PAUSED, {0: status(PAUSED)}, (True, (0,))),
+        # no status for the connector: Connect skips the request
+        (True, False, None, {}, (False, ())),
+    ],
+)
+def test_plan_restart_follows_connects_rule(
+    include_tasks: bool,
+    only_failed: bool,
+    connector: InstanceState | None,
+    tasks: dict[int, InstanceStatus],
+    expected: tuple[bool, tuple[int, ...]],
+) -> None:
+    request = PendingRestart(include_tasks, only_failed, 42)
+    plan = plan_restart(request, None if connector is None else status(connector), tasks)
+    assert (plan.connector, plan.tasks) == expected
+    assert plan.offset == 42
+    assert plan.restarts_anything == (expected[0] or bool(expected[1]))
+
+
+def test_restart_plan_of_nothing_restarts_nothing() -> None:
+    assert not RestartPlan(False, (), 3).restarts_anything
+
+
+def test_restart_log_reads_config_records_and_marks_as_bytes() -> None:
+    log = RestartLog()
+    restart = rec.restart_record("orders-sink", include_tasks=True, only_failed=True)
+    log.on_config(restart.key, restart.value, 7)
+    log.on_config(b"restart-connector-other", b'{"include-tasks":true}', 8)  # missing field: false
+    log.on_config(b"restart-connector-bad", b"not json", 9)  # skipped, as Java does
+    log.on_config(b"connector-orders-sink", b'{"properties":{}}', 10)  # not a restart
+    log.on_config(None, b"{}", 11)
+    assert log.records == [r("orders-sink", True, True, 7), r("other", True, False, 8)]
+
+    mark = processed_record("orders-sink", 7, 1_700_000_000_000)
+    log.on_reconciler(mark.key, mark.value)
+    log.on_reconciler(b"owner/orders-sink", b'{"owner":"connect-reconciler"}')  # someone else's key
+    assert log.processed == {"orders-sink": 7}
+    assert log.pending() == {"other": PendingRestart(True, False, 8)}
+
+    log.on_reconciler(mark.key, None)  # a tombstone forgets the mark
+    assert "orders-sink" in log.pending()
+
+
+def test_processed_record_format() -> None:
+    record = processed_record("a/b-c", 12, 99)
+    assert record.topic_role == "reconciler"
+    assert record.key == b"restart-processed/a/b-c"
+    assert record.value is not None and json.loads(record.value) == {"offset": 12, "processed-at": 99}
+    assert decode_processed(record.value) == 12
+    assert isinstance(decode_processed(b'{"offset":"12"}'), Invalid)
+    assert isinstance(decode_processed(b"[1]"), Invalid)
+    assert isinstance(decode_processed(b"{"), Invalid)
+    with pytest.raises(ValueError):
+        processed_record("", 1, 1)

@@ -1,0 +1,239 @@
+"""Connect's lifecycle rules per connector (`decide`), failures that hold (`health`), and the
+status book that writes only real changes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.runtime.statuses import (
+    MAX_GENERATION,
+    Decision,
+    Health,
+    Report,
+    StartFailed,
+    Started,
+    StatusBook,
+    decide,
+    generation,
+    health,
+    should_start,
+)
+
+STARTED, PAUSED_T, STOPPED_T = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
+RUNNING, PAUSED, STOPPED = InstanceState.RUNNING, InstanceState.PAUSED, InstanceState.STOPPED
+FAILED, UNASSIGNED = InstanceState.FAILED, InstanceState.UNASSIGNED
+CONFIG = {"connector.class": "datagen", "tasks.max": "2", "name": "c"}
+TASKS = [{"task.index": "0"}, {"task.index": "1"}]
+
+
+def status(state: InstanceState, trace: str | None = None, worker: str = "w:1", gen: int = 5) -> InstanceStatus:
+    return InstanceStatus(state=state, trace=trace, worker_id=worker, generation=gen)
+
+
+def connector(
+    target: ConnectTargetState = STARTED,
+    *,
+    config: dict[str, str | None] | None = CONFIG,
+    task_configs: list[dict[str, str | None]] | None = None,
+    task_count: int | None = None,
+    connector_status: InstanceStatus | None = None,
+    tasks: dict[int, InstanceStatus] | None = None,
+    inconsistent: bool = False,
+) -> LiveConnector:
+    configs = list(task_configs or [])
+    return LiveConnector(
+        name="c",
+        config=config,
+        target_state=target,
+        task_count=task_count if task_count is not None or not configs else len(configs),
+        task_configs=configs,
+        inconsistent=inconsistent,
+        connector_status=connector_status,
+        task_statuses=tasks or {},
+    )
+
+
+R = Report
+
+
+def test_stopped_connector_has_no_tasks_and_a_zero_commit() -> None:
+    live = connector(STOPPED_T, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(FAILED, "x")})
+    assert decide(live, Health(), None) == Decision(R(STOPPED), {0: None, 1: None}, None, 0, [])
+    # already committed empty (what `apply` writes before STOPPED): no second commit
+    assert decide(connector(STOPPED_T, task_count=0), Health(), None).commit_count is None
+    # created STOPPED (KIP-980), never committed: the empty commit is written
+    assert decide(connector(STOPPED_T), Health(), None).commit_count == 0
+
+
+def test_stopping_a_failed_connector_reports_stopped() -> None:
+    live = connector(STOPPED_T, task_count=0, connector_status=status(FAILED, "boom"))
+    assert decide(live, Health(connector_failed=True), None).connector == R(STOPPED)
+
+
+def test_paused_tasks_keep_committed_configs_and_failed_ones_stay_failed() -> None:
+    live = connector(
+        PAUSED_T,
+        task_configs=list(TASKS),
+        tasks={0: status(RUNNING), 1: status(FAILED, "trace"), 2: status(RUNNING)},
+    )
+    decision = decide(live, health(live, restarted_connector=False, restarted_tasks=(), config_offset=None), None)
+    assert decision == Decision(R(PAUSED), {0: R(PAUSED), 1: R(FAILED, "trace"), 2: None}, None, None, [])
+
+
+def test_paused_with_zero_tasks() -> None:
+    assert decide(connector(PAUSED_T, task_count=0), Health(), None) == Decision(R(PAUSED), {}, None, None, [])
+
+
+def test_restarted_failed_task_of_paused_connector_reports_paused() -> None:
+    live = connector(PAUSED_T, task_configs=list(TASKS), tasks={1: status(FAILED, "trace")})
+    state = health(live, restarted_connector=False, restarted_tasks=(1,), config_offset=None)
+    assert decide(live, state, None).tasks == {0: R(PAUSED), 1: R(PAUSED)}
+
+
+def test_started_with_new_task_configs_writes_them_and_runs_every_task() -> None:
+    live = connector(STARTED, tasks={0: status(FAILED, "old")})
+    decision = decide(live, Health(failed_tasks={0: "old"}), Started("source", list(TASKS)))
+    # a new task generation restarts failed tasks, as Connect does on reconfiguration
+    assert decision == Decision(R(RUNNING), {0: R(RUNNING), 1: R(RUNNING)}, list(TASKS), 2, [0, 1])
+
+
+def test_started_with_unchanged_configs_writes_nothing_and_failed_task_gets_no_work() -> None:
+    live = connector(STARTED, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(FAILED, "t")})
+    state = health(live, restarted_connector=False, restarted_tasks=(), config_offset=None)
+    decision = decide(live, state, Started("sink", [dict(t) for t in TASKS]))
+    assert decision == Decision(R(RUNNING), {0: R(RUNNING), 1: R(FAILED, "t")}, None, None, [0])
+
+
+def test_fewer_tasks_retire_higher_ids() -> None:
+    live = connector(STARTED, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(RUNNING)})
+    decision = decide(live, Health(), Started("source", [TASKS[0]]))
+    assert decision.tasks == {0: R(RUNNING), 1: None}
+    assert (decision.new_task_configs, decision.commit_count, decision.run) == ([TASKS[0]], 1, [0])
+
+
+@pytest.mark.parametrize(
+    "live",
+    [
+        connector(STARTED, task_configs=list(TASKS), inconsistent=True),
+        connector(STARTED, task_configs=list(TASKS), task_count=3),
+        connector(STARTED, task_configs=[TASKS[0], {"task.index": "9"}]),
+    ],
+    ids=["inconsistent", "count-differs", "config-differs"],
+)
+def test_task_configs_are_rewritten_when_the_committed_set_differs(live: LiveConnector) -> None:
+    assert decide(live, Health(), Started("source", list(TASKS))).commit_count == 2
+
+
+def test_zero_task_configs_are_committed_once() -> None:
+    assert decide(connector(STARTED), Health(), Started("source", [])).commit_count == 0
+    assert decide(connector(STARTED, task_count=0), Health(), Started("source", [])).commit_count is None
+
+
+def test_connector_failing_to_start_runs_nothing() -> None:
+    live = connector(STARTED, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(FAILED, "t")})
+    state = health(live, restarted_connector=False, restarted_tasks=(), config_offset=None)
+    decision = decide(live, state, StartFailed("bad config"))
+    assert decision == Decision(R(FAILED, "bad config"), {0: R(UNASSIGNED), 1: R(FAILED, "t")}, None, None, [])
+
+
+def test_failed_connector_stays_failed_with_its_trace() -> None:
+    live = connector(STARTED, task_configs=list(TASKS), connector_status=status(FAILED, "boom"))
+    state = health(live, restarted_connector=False, restarted_tasks=(), config_offset=2)
+    assert state.connector_failed and not should_start(live, state)
+    decision = decide(live, state, None)
+    assert decision.connector == R(FAILED, "boom") and decision.run == []
+    paused = connector(PAUSED_T, task_configs=list(TASKS), connector_status=status(FAILED, "boom"))
+    assert decide(paused, Health(connector_failed=True), None).tasks == {0: R(PAUSED), 1: R(PAUSED)}
+
+
+@pytest.mark.parametrize(
+    ("restarted", "config_offset", "failed"),
+    [(False, None, True), (False, 4, True), (True, None, False), (False, 5, False), (False, 9, False)],
+)
+def test_failure_holds_until_restart_or_reconfiguration(
+    restarted: bool, config_offset: int | None, failed: bool
+) -> None:
+    # the FAILED status was written at generation 5: a config written at offset >= 5 came later
+    live = connector(STARTED, connector_status=status(FAILED, "boom", gen=5))
+    state = health(live, restarted_connector=restarted, restarted_tasks=(), config_offset=config_offset)
+    assert state.connector_failed is failed
+    assert should_start(live, state) is not failed
+
+
+def test_should_start_only_existing_started_connectors() -> None:
+    assert should_start(connector(STARTED), Health())
+    assert not should_start(connector(PAUSED_T), Health())
+    assert not should_start(connector(STOPPED_T), Health())
+    assert not should_start(connector(STARTED, config=None), Health())
+
+
+def test_deleted_connector_loses_every_status() -> None:
+    live = connector(config=None, connector_status=status(RUNNING), tasks={0: status(RUNNING), 3: status(FAILED)})
+    assert decide(live, Health(), None) == Decision(None, {0: None, 3: None})
+
+
+def test_running_without_start_is_a_programming_error() -> None:
+    with pytest.raises(ValueError, match="not started"):
+        decide(connector(STARTED), Health(), None)
+
+
+def test_generation_is_the_config_end_offset_within_java_int() -> None:
+    assert generation(0) == 0
+    assert generation(-1) == 0
+    assert generation(1234) == 1234
+    assert generation(2**40) == MAX_GENERATION
+
+
+# --- the status book ----------------------------------------------------------------------------
+
+
+def book_with(**statuses: InstanceStatus) -> StatusBook:
+    live = LiveState(
+        connectors={
+            name: LiveConnector(name=name, config=CONFIG, connector_status=s, task_statuses={0: s})
+            for name, s in statuses.items()
+        }
+    )
+    return StatusBook(live, "me:1", 7)
+
+
+def test_book_writes_only_changes_with_worker_and_generation() -> None:
+    book = book_with(c=status(RUNNING, worker="other:2", gen=3))
+    assert book.connector("c", R(RUNNING)) == []  # same state and trace: nothing to write
+    [record] = book.connector("c", R(FAILED, "boom\n\tat x"))
+    assert record.key == b"status-connector-c"
+    assert record.value == b'{"state":"FAILED","trace":"boom\\n\\tat x","worker_id":"me:1","generation":7}'
+    assert book.connector("c", R(FAILED, "boom\n\tat x")) == []
+    [task] = book.task("c", 0, R(PAUSED))
+    assert task.key == b"status-task-c-0" and json.loads(task.value or b"")["state"] == "PAUSED"
+
+
+def test_book_tombstones_only_what_exists() -> None:
+    book = book_with(c=status(RUNNING))
+    assert book.task("c", 5, None) == []
+    [tombstone] = book.task("c", 0, None)
+    assert tombstone.key == b"status-task-c-0" and tombstone.value is None
+    assert book.task("c", 0, None) == []
+    assert book.connector("gone", None) == []
+
+
+def test_book_decision_writes_tasks_before_the_connector() -> None:
+    book = book_with(c=status(RUNNING))
+    records = book.decision("c", Decision(R(STOPPED), {0: None}))
+    assert [r.key for r in records] == [b"status-task-c-0", b"status-connector-c"]
+    assert book.connectors["c"].state is STOPPED and book.tasks["c"] == {}
+
+
+@pytest.mark.parametrize(
+    ("worker", "gen", "written"),
+    [("other:2", 9, False), ("other:2", 7, True), ("other:2", 3, True), ("me:1", 9, True)],
+)
+def test_failed_and_unassigned_use_connects_safe_put(worker: str, gen: int, written: bool) -> None:
+    book = book_with(c=status(RUNNING, worker=worker, gen=gen))
+    assert bool(book.connector("c", R(FAILED, "x"))) is written
+    assert bool(book.task("c", 0, R(UNASSIGNED))) is written
+    # other states are plain puts
+    assert book_with(c=status(RUNNING, worker=worker, gen=gen)).connector("c", R(PAUSED))
