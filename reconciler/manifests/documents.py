@@ -85,35 +85,27 @@ class Document:
         return position(self.file, self.root)
 
 
-@dataclasses.dataclass(slots=True)
-class ParsedFile:
-    documents: list[Document] = dataclasses.field(default_factory=list)
-    problems: list[Problem] = dataclasses.field(default_factory=list)
-    empty: bool = False  # no document with content at all
+def read_documents(text: str, file: str) -> Iterator[Document | Problem]:
+    """Every non-empty document of a YAML stream, one at a time; problems instead of exceptions.
 
-
-def parse(text: str, file: str) -> ParsedFile:
-    """Every non-empty document of a YAML stream; problems instead of exceptions.
-
-    Documents before a syntax error are kept (they are valid on their own), the rest is lost:
-    after a syntax error the parser cannot know where the next document starts.
+    A generator, so a 10,000-document file never has all its node trees in memory at once.
+    Documents before a syntax error are yielded (they are valid on their own), the rest is
+    lost: after a syntax error the parser cannot know where the next document starts.
     """
-    result = ParsedFile()
     try:
         for root in _compose_all(text):
             if isinstance(root, ScalarNode) and root.tag == _NULL and root.value == "":
                 continue  # an empty document (`---` with nothing after it)
             builder = _Builder()
             data = builder.build(root)
-            result.problems.extend(_with_path(p, node, root) for p, node in builder.problems)
+            for problem, node in builder.problems:
+                yield _with_path(problem, node, root)
             if not builder.unreadable:  # duplicate keys alone still leave well-defined data
-                result.documents.append(Document(file, root, data, flawed=bool(builder.problems)))
+                yield Document(file, root, data, flawed=bool(builder.problems))
     except yaml.MarkedYAMLError as exc:
-        result.problems.append(_syntax_problem(exc))
+        yield _syntax_problem(exc)
     except yaml.YAMLError as exc:  # ReaderError: control characters and the like
-        result.problems.append(_reader_problem(exc, text))
-    result.empty = not result.documents and not result.problems
-    return result
+        yield _reader_problem(exc, text)
 
 
 def _with_path(problem: Problem, node: Node, root: Node) -> Problem:

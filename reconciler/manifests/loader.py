@@ -15,11 +15,15 @@ from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.errors import InvalidManifests
-from reconciler.manifests.documents import Document, parse, position
+from reconciler.manifests.documents import Document, Problem, position, read_documents
 from reconciler.manifests.findings import format_path
 from reconciler.manifests.validate import connector_name, name_node, validate_document
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
+
+# Where a name was first declared: (file, node). Not the whole Document: that would keep every
+# document's node tree alive until the end (memory, and a long final GC pass).
+_Where = tuple[str, Node]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,41 +117,41 @@ def _load_file(
     text, problem = _read(file)
     if problem is not None:
         return [problem]
-    parsed = parse(text, file)
-    found = [
-        diagnostics.error(
-            p.message,
-            source=SourceRef(file=file, line=p.line, column=p.column),
-            field_path=format_path(p.path),
-            hint=p.hint,
-        )
-        for p in parsed.problems
-    ]
-    if parsed.empty:
-        found.append(
-            diagnostics.error(
-                "empty file: no manifest in it",
-                source=SourceRef(file=file, line=1, column=1),
-                hint="add a Connector manifest or delete the file",
-            )
-        )
-    for document in parsed.documents:
-        connector, problems = validate_document(document, env)
-        found.extend(problems)
-        name = connector_name(document)
-        if name is not None:
-            duplicate = _duplicate(name, document, first_seen)
-            if duplicate is not None:
-                found.append(duplicate)
-                continue
-        if connector is not None and not document.flawed:
-            connectors.append(connector)
+    found: list[Diagnostic] = []
+    empty = True
+    for item in read_documents(text, file):
+        empty = False
+        if isinstance(item, Problem):
+            found.append(_reading_problem(file, item))
+        else:
+            found.extend(_load_document(item, env, connectors, first_seen))
+    if empty:
+        start = SourceRef(file=file, line=1, column=1)
+        hint = "add a Connector manifest or delete the file"
+        found.append(diagnostics.error("empty file: no manifest in it", source=start, hint=hint))
     return found
 
 
-# Where a name was first declared: (file, node). Not the whole Document: that would keep every
-# document's node tree alive until the end (memory, and a long final GC pass).
-_Where = tuple[str, Node]
+def _load_document(
+    document: Document, env: Mapping[str, str], connectors: list[DesiredConnector], first_seen: dict[str, _Where]
+) -> list[Diagnostic]:
+    connector, found = validate_document(document, env)
+    name = connector_name(document)
+    duplicate = _duplicate(name, document, first_seen) if name is not None else None
+    if duplicate is not None:
+        found.append(duplicate)
+    elif connector is not None and not document.flawed:
+        connectors.append(connector)
+    return found
+
+
+def _reading_problem(file: str, problem: Problem) -> Diagnostic:
+    return diagnostics.error(
+        problem.message,
+        source=SourceRef(file=file, line=problem.line, column=problem.column),
+        field_path=format_path(problem.path),
+        hint=problem.hint,
+    )
 
 
 def _duplicate(name: str, document: Document, first_seen: dict[str, _Where]) -> Diagnostic | None:
