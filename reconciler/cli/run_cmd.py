@@ -1,0 +1,186 @@
+"""`reconciler run PATH… [--once]`: apply the manifests, then run every connector's tasks.
+
+Each tick applies the manifests (exactly as `reconciler apply`), then brings every connector
+of the group to its target state and runs one batch of every running task on Spark
+(`reconciler.runtime.worker`). With `--once` that is one tick; without, ticks repeat every
+`--interval` seconds until SIGTERM/SIGINT, after which the current batch finishes, Spark stops
+and the command exits 0.
+
+A tick's outcome is printed per connector. Tasks that fail are reported FAILED in the status
+topic (with the traceback) and do not make the command fail: that is the connector's state,
+as Connect reports it; `reconciler status` shows it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler.core.live import InstanceState
+from reconciler.errors import ReconcilerError
+
+if TYPE_CHECKING:
+    from reconciler.core.models import DesiredConnector
+    from reconciler.kafka.settings import KafkaSettings
+    from reconciler.runtime.loop import Stopper
+    from reconciler.runtime.worker import ConnectorReport, TickReport, Worker
+
+EXIT_OK = 0
+DEFAULT_INTERVAL_S = 10.0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "run",
+        help="apply, then run one batch of every connector's tasks on Spark (repeats without --once)",
+        description="Apply the manifests, then bring every connector to its target state and run one "
+        "batch of its tasks on Spark; repeat every --interval seconds until SIGTERM/SIGINT unless --once.",
+    )
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
+    parser.add_argument("--once", action="store_true", help="run one tick and exit")
+    add_runtime_options(parser)
+    add_kafka_options(parser)
+    parser.set_defaults(handler=run)
+
+
+def add_runtime_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("runtime")
+    group.add_argument(
+        "--interval", type=_positive_seconds, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
+        help="seconds from the start of one tick to the next (default: %(default)g)",
+    )
+    group.add_argument("--spark-master", default="local[*]", help="Spark master URL (default: %(default)s)")
+    group.add_argument(
+        "--spark-conf", action="append", default=[], metavar="KEY=VALUE",
+        help="a Spark setting (repeatable), e.g. --spark-conf spark.executor.memory=2g",
+    )
+    group.add_argument("--worker-id", default=None, help="worker_id in statuses (default: <hostname>:<pid>)")
+    group.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
+
+
+def run(args: argparse.Namespace) -> int:
+    from reconciler.manifests import load_or_raise
+    from reconciler.runtime.loop import Stopper
+
+    settings = kafka_settings(args)
+    spark_conf = parse_spark_conf(args.spark_conf)
+    paths = [str(p) for p in args.paths]
+    desired = load_or_raise(paths)
+    stopper = Stopper()
+    worker = make_worker(args, settings, spark_conf, stopper)
+    try:
+        if args.once:
+            print_report(worker.tick(desired, manifest_paths=paths))
+        else:
+            loop(worker, stopper, args.interval, lambda: (desired, paths))
+    finally:
+        worker.close()
+    return EXIT_OK
+
+
+Manifests = Callable[[], tuple[Sequence["DesiredConnector"], Sequence[str]]]
+
+
+def loop(worker: Worker, stopper: Stopper, interval_s: float, manifests: Manifests) -> None:
+    """Ticks until a signal; `manifests()` gives the (desired, paths) to apply at each tick."""
+    from reconciler.runtime.loop import run_loop
+
+    def tick() -> None:
+        desired, paths = manifests()
+        print_report(worker.tick(desired, manifest_paths=paths))
+
+    stopper.install()
+    try:
+        run_loop(tick, interval_s=interval_s, stopper=stopper, on_error=print_error)
+    finally:
+        stopper.restore()
+
+
+def make_worker(
+    args: argparse.Namespace, settings: KafkaSettings, spark_conf: dict[str, str], stopper: Stopper
+) -> Worker:
+    from reconciler.runtime.executor import SparkExecutor
+    from reconciler.runtime.worker import Worker
+
+    executor = SparkExecutor(settings, master=args.spark_master, spark_conf=spark_conf)
+    return Worker(
+        settings, executor, worker_id=args.worker_id, prune=args.prune, stopping=lambda: stopper.stopping
+    )
+
+
+def parse_spark_conf(items: Sequence[str]) -> dict[str, str]:
+    conf: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ReconcilerError(f"--spark-conf expects KEY=VALUE, got {item!r}")
+        conf[key.strip()] = value
+    return conf
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def print_report(report: TickReport) -> None:
+    from reconciler.render import render_text
+
+    applied = report.applied
+    if applied is not None and applied.plan.has_changes:
+        sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    for line in report_lines(report):
+        print(line)
+    sys.stdout.flush()
+
+
+def report_lines(report: TickReport) -> list[str]:
+    moved = sum(t.records for c in report.connectors for t in c.tasks)
+    lines = [
+        f"tick (generation {report.generation}): {len(report.connectors)} connector(s), "
+        f"{report.works} task batch(es), {moved} record(s) moved, {report.records_written} "
+        "config/status record(s) written"
+    ]
+    lines += [_connector_line(c) for c in report.connectors]
+    return lines
+
+
+def _connector_line(connector: ConnectorReport) -> str:
+    state = connector.state.value if connector.state is not None else "no status"
+    line = f"  {connector.name}: {state}"
+    if connector.restarted is not None and connector.restarted.restarts_anything:
+        what = (["connector"] if connector.restarted.connector else []) + [f"task {t}" for t in connector.restarted.tasks]
+        line += f" (restarted {', '.join(what)})"
+    tasks = []
+    for task in connector.tasks:
+        state_name = task.state.value if task.state is not None else "-"
+        tasks.append(f"{task.task} {state_name}" + (f" {task.records} records" if task.ran else ""))
+    if tasks:
+        line += "; tasks: " + ", ".join(tasks)
+    if connector.state is InstanceState.FAILED and connector.trace:
+        line += f"\n    connector: {_last_line(connector.trace)}"
+    for task in connector.tasks:
+        if task.state is InstanceState.FAILED and task.trace:
+            line += f"\n    task {task.task}: {_last_line(task.trace)}"
+    return line
+
+
+def _last_line(trace: str) -> str:
+    lines = [line for line in trace.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def print_error(exc: ReconcilerError) -> None:
+    print(exc.render(), file=sys.stderr, flush=True)

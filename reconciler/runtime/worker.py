@@ -1,0 +1,405 @@
+"""One batch tick of the worker: apply the manifests, then do what a Connect worker would.
+
+A tick is level-based, like a Connect worker's loop: it reads the whole config, status and
+reconciler topics, and every connector in the config topic (not only the manifests' ones) is
+brought to its target state:
+
+1. apply the manifests exactly as `reconciler apply` does (`reconciler.kafka.apply`);
+2. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
+   same group fences this one, so two workers never both commit task configs), then read
+   the topics to the end;
+3. execute pending KIP-745 restarts: the instances to restart report RESTARTING (committed
+   before anything starts again);
+4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
+   `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
+   transaction: the order of §1.3, all or nothing), and the statuses before the batch;
+5. one `run_batch` for every runnable task of every connector (the executor isolates them);
+6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, in
+   one transaction: a restart counts as executed only once its statuses are committed.
+
+Failpoints (crash tests, `reconciler.runtime.failpoints`): `worker.after_restarting`,
+`worker.after_task_commit` (task configs committed, batch not run) and `worker.before_status`
+(batch done, statuses and restart marks not written).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector, LiveState
+from reconciler.errors import ReconcilerError
+from reconciler.kafka import records as rec
+from reconciler.kafka.records import Record
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.restarts import PendingRestart, RestartLog, RestartPlan, plan_restart, processed_record
+from reconciler.runtime.statuses import (
+    Decision,
+    Report,
+    RESTARTING_REPORT,
+    StartFailed,
+    Started,
+    StartResult,
+    StatusBook,
+    decide,
+    generation,
+    health,
+    should_start,
+)
+
+if TYPE_CHECKING:
+    from reconciler.core.models import DesiredConnector
+    from reconciler.kafka.apply import ApplyOutcome
+    from reconciler.kafka.produce import TransactionalWriter
+    from reconciler.runtime.executor import TaskExecutor, TaskOutcome, TaskWork
+
+LOG = logging.getLogger(__name__)
+WORKER_TRANSACTION_SUFFIX = "-worker"
+
+
+def default_worker_id() -> str:
+    """Connect uses the REST listener's `host:port`; a batch worker has no port: `host:pid`."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TickView:
+    """The topics as one tick read them."""
+
+    live: LiveState
+    generation: int
+    pending_restarts: dict[str, PendingRestart]
+    config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
+
+
+def read_view(settings: KafkaSettings) -> TickView:
+    """Config, status and reconciler topics read to the end through Connect's state machines."""
+    from reconciler.kafka.consume import raw_to_end
+    from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
+
+    topics = settings.topics
+    config, status, ours, restarts = ConfigReplay(), StatusReplay(), ReconcilerReplay(), RestartLog()
+    config_offsets: dict[str, int] = {}
+    connector_prefix = rec.CONNECTOR_PREFIX.encode()
+    for msg in raw_to_end(settings, [topics.configs, topics.status, topics.reconciler]):
+        topic, key, value, offset = msg.topic(), msg.key(), msg.value(), msg.offset()
+        if topic == topics.configs:
+            config.apply(key, value, offset)
+            restarts.on_config(key, value, offset)
+            if key is not None and key.startswith(connector_prefix):
+                config_offsets[key[len(connector_prefix) :].decode("utf-8", "replace")] = offset
+        elif topic == topics.status:
+            status.apply(key, value, offset)
+        else:
+            ours.apply(key, value, offset)
+            restarts.on_reconciler(key, value)
+    live = build_live_state(config, status, ours, settings.group_id)
+    return TickView(live, generation(config.offset + 1), restarts.pending(), config_offsets)
+
+
+# --- starting a Connector (plugin code) ------------------------------------------------------
+
+
+def start_connector(connector: LiveConnector) -> StartResult:
+    """Load the class, validate the config, ask for task configs: what Connect's
+    `WorkerConnector` start and `Herder.validateConnectorConfig` do. Never raises."""
+    from reconciler.connectors.registry import load_connector
+
+    props = connector.config or {}
+    try:
+        cls = load_connector(props.get("connector.class") or "")
+        tasks_max = _tasks_max(props.get("tasks.max"))
+        plugin = cls()
+        problems = plugin.validate(props)
+        if problems:
+            lines = "\n".join(f"  {problem.render()}" for problem in problems)
+            return StartFailed(f"the connector configuration is invalid:\n{lines}")
+        configs = plugin.task_configs(props, tasks_max)
+    except ReconcilerError as exc:
+        return StartFailed(exc.render().removeprefix("error: "))
+    except Exception:  # a plugin bug must fail this connector, not the worker
+        return StartFailed(traceback.format_exc())
+    if len(configs) > tasks_max:
+        return StartFailed(f"the connector produced {len(configs)} task configs, more than tasks.max={tasks_max}")
+    return Started(cls.kind, [dict(c) for c in configs])
+
+
+def _tasks_max(text: str | None) -> int:
+    try:
+        value = int((text or "1").strip())
+    except ValueError:
+        raise ReconcilerError(f"tasks.max must be an integer; got {text!r}") from None
+    if value < 1:
+        raise ReconcilerError(f"tasks.max must be at least 1; got {value}")
+    return value
+
+
+# --- reports ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    task: int
+    state: InstanceState | None
+    records: int = 0
+    ran: bool = False
+    trace: str | None = None
+
+
+@dataclass(frozen=True)
+class ConnectorReport:
+    name: str
+    target: ConnectTargetState
+    state: InstanceState | None
+    trace: str | None
+    tasks: list[TaskReport]
+    restarted: RestartPlan | None = None
+
+
+@dataclass
+class TickReport:
+    generation: int
+    connectors: list[ConnectorReport] = field(default_factory=list)
+    records_written: int = 0  # config and status records this tick wrote
+    works: int = 0  # tasks that ran a batch
+    applied: ApplyOutcome | None = None
+
+    def connector(self, name: str) -> ConnectorReport | None:
+        return next((c for c in self.connectors if c.name == name), None)
+
+
+# --- the tick ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """One tick's work, built connector by connector."""
+
+    decisions: dict[str, Decision] = field(default_factory=dict)
+    works: list[TaskWork] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)  # config records, then pre-batch statuses
+
+
+class Worker:
+    """Runs ticks against one group with one executor; reuse it across ticks (Spark stays up)."""
+
+    def __init__(
+        self,
+        settings: KafkaSettings,
+        executor: TaskExecutor,
+        *,
+        worker_id: str | None = None,
+        prune: bool = False,
+        stopping: Callable[[], bool] = lambda: False,
+        now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    ) -> None:
+        self.settings = settings
+        self.executor = executor
+        self.worker_id = worker_id or default_worker_id()
+        self.prune = prune
+        # Asked when the batch starts: a stop requested during the tick makes it the closing one.
+        self.stopping = stopping
+        self._now_ms = now_ms
+        self._prepared = False
+
+    def tick(
+        self, desired: Sequence[DesiredConnector] | None, *, manifest_paths: Sequence[str] = (), closing: bool = False
+    ) -> TickReport:
+        """Apply `desired` (None: skip applying), then run one batch."""
+        applied = self.apply(desired, manifest_paths=manifest_paths) if desired is not None else None
+        report = self.work(closing=closing)
+        report.applied = applied
+        return report
+
+    def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
+        from reconciler.kafka.apply import apply_manifests
+
+        outcome = apply_manifests(self.settings, desired, prune=self.prune, manifest_paths=manifest_paths)
+        self._prepared = True  # apply checked the broker and the internal topics
+        return outcome
+
+    def work(self, *, closing: bool = False) -> TickReport:
+        """Everything after apply: restarts, task configs, one batch, statuses."""
+        from reconciler.kafka.produce import TransactionalWriter
+
+        self._prepare()
+        txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
+        with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
+            writer.claim()  # before reading: a commit below proves nobody claimed the group since
+            view = read_view(self.settings)
+            return self._work(view, writer, closing)
+
+    def close(self) -> None:
+        self.executor.close()
+
+    def _prepare(self) -> None:
+        if not self._prepared:
+            from reconciler.kafka.reader import prepare
+
+            prepare(self.settings)
+            self._prepared = True
+
+    def _work(self, view: TickView, writer: TransactionalWriter, closing: bool) -> TickReport:
+        book = StatusBook(view.live, self.worker_id, view.generation)
+        report = TickReport(view.generation)
+        plans = self._restart_plans(view)
+        restarting = _restarting_records(book, plans)
+        report.records_written += writer.write(restarting)
+        if restarting:
+            _failpoint("worker.after_restarting")
+        tick = self._decide(view, plans, book)
+        report.records_written += writer.write(tick.records)
+        _failpoint("worker.after_task_commit")
+        closing = closing or self.stopping()
+        outcomes = self.executor.run_batch(tick.works, closing=closing) if tick.works else []
+        _failpoint("worker.before_status")
+        final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
+        report.records_written += writer.write(final)
+        report.works = len(tick.works)
+        report.connectors = _connector_reports(view.live, book, tick, outcomes, plans)
+        return report
+
+    def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:
+        plans: dict[str, RestartPlan] = {}
+        for name, request in sorted(view.pending_restarts.items()):
+            connector = view.live.connector(name)
+            status = None if connector is None or not connector.exists else connector.connector_status
+            tasks = {} if connector is None else connector.task_statuses
+            plans[name] = plan_restart(request, status, tasks)
+            LOG.info("restart of %s: %s", name, plans[name])
+        return plans
+
+    def _decide(self, view: TickView, plans: dict[str, RestartPlan], book: StatusBook) -> _Plan:
+        tick = _Plan()
+        for name, connector in sorted(view.live.connectors.items()):
+            plan = plans.get(name)
+            state = health(
+                connector,
+                restarted_connector=plan is not None and plan.connector,
+                restarted_tasks=plan.tasks if plan is not None else (),
+                config_offset=view.config_offsets.get(name),
+            )
+            start = start_connector(connector) if should_start(connector, state) else None
+            decision = decide(connector, state, start)
+            tick.decisions[name] = decision
+            tick.records += _config_records(name, decision)
+            tick.records += book.decision(name, decision)
+            if isinstance(start, Started):
+                tick.works += _works(connector, start, decision)
+        return tick
+
+    def _marks(self, view: TickView) -> list[Record]:
+        now = self._now_ms()
+        return [processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
+
+
+def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list[Record]:
+    records: list[Record] = []
+    for name, plan in plans.items():
+        for task in plan.tasks:
+            records += book.task(name, task, RESTARTING_REPORT)
+        if plan.connector:
+            records += book.connector(name, RESTARTING_REPORT)
+    return records
+
+
+def _config_records(name: str, decision: Decision) -> list[Record]:
+    """§1.3: task configs first, then the commit that makes them visible."""
+    records = [
+        rec.task_config_record(name, task, dict(sorted(config.items())))
+        for task, config in enumerate(decision.new_task_configs or [])
+    ]
+    if decision.commit_count is not None:
+        records.append(rec.commit_record(name, decision.commit_count))
+    return records
+
+
+def _works(connector: LiveConnector, start: Started, decision: Decision) -> list[TaskWork]:
+    from reconciler.runtime.executor import TaskWork
+
+    props = dict(connector.config or {})
+    configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
+    return [
+        TaskWork(
+            connector=connector.name,
+            task_id=task,
+            connector_class=props.get("connector.class") or "",
+            kind=start.kind,
+            connector_config=props,
+            task_config={k: v for k, v in configs[task].items() if v is not None},
+            task_count=len(configs),
+        )
+        for task in decision.run
+    ]
+
+
+def _outcome_records(book: StatusBook, works: Sequence[TaskWork], outcomes: Sequence[TaskOutcome]) -> list[Record]:
+    by_task = {(o.connector, o.task_id): o for o in outcomes}
+    records: list[Record] = []
+    for work in works:
+        outcome = by_task.get((work.connector, work.task_id))
+        if outcome is None:
+            report = Report(InstanceState.FAILED, "the executor returned no outcome for this task")
+        elif outcome.error is not None:
+            report = Report(InstanceState.FAILED, outcome.error)
+        else:
+            continue  # RUNNING was written before the batch
+        records += book.task(work.connector, work.task_id, report)
+    return records
+
+
+def _connector_reports(
+    live: LiveState,
+    book: StatusBook,
+    tick: _Plan,
+    outcomes: Sequence[TaskOutcome],
+    plans: dict[str, RestartPlan],
+) -> list[ConnectorReport]:
+    moved = {(o.connector, o.task_id): o.records for o in outcomes}
+    reports = []
+    for name, connector in sorted(live.connectors.items()):
+        if not connector.exists:
+            continue
+        status = book.connectors.get(name)
+        tasks = [
+            TaskReport(task, s.state, moved.get((name, task), 0), (name, task) in moved, s.trace)
+            for task, s in sorted(book.tasks.get(name, {}).items())
+        ]
+        reports.append(
+            ConnectorReport(
+                name,
+                connector.target_state,
+                None if status is None else status.state,
+                None if status is None else status.trace,
+                tasks,
+                plans.get(name),
+            )
+        )
+    return reports
+
+
+def _failpoint(name: str) -> None:
+    from reconciler.runtime import failpoints
+
+    failpoints.hit(name)
+
+
+__all__ = [
+    "ConnectorReport",
+    "TaskReport",
+    "TickReport",
+    "TickView",
+    "Worker",
+    "default_worker_id",
+    "read_view",
+    "start_connector",
+]
