@@ -65,9 +65,26 @@ def pydantic_findings(errors: Iterable[ErrorDetails], document: Mapping[str, obj
         elif kind in ("value_error", "assertion_error"):
             message = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
             findings.append(Finding(loc, message, coarse=True))
+        elif kind in _PYDANTIC_TYPES:
+            findings.append(_type_finding(loc, error["input"], [_PYDANTIC_TYPES[kind]]))
+        elif kind == "string_pattern_mismatch":
+            findings.append(_pattern_finding(loc, error["input"]))
         else:
             findings.append(Finding(loc, error["msg"]))
     return findings
+
+
+# pydantic error types the schema would have reported the same way (where the two disagree,
+# e.g. 2.0 for an integer, which JSON Schema accepts and the strict models do not).
+_PYDANTIC_TYPES = {
+    "int_type": "integer",
+    "int_from_float": "integer",
+    "bool_type": "boolean",
+    "string_type": "string",
+    "dict_type": "object",
+    "list_type": "array",
+    "float_type": "number",
+}
 
 
 def _translate(error: ValidationError) -> Iterator[Finding]:

@@ -366,3 +366,23 @@ def test_a_document_with_problems_yields_no_connector_but_others_do(tmp_path: Pa
     result = load_manifests([file], env={})
     assert [c.name for c in result.connectors] == ["c1"]
     assert len(result.diagnostics) == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        # JSON Schema calls 2.0 an integer; the strict models do not, and say so the same way.
+        ("  tasksMax: 2.0\n", "7:13: spec.tasksMax: expected an integer, got a number (2.0)"),
+    ],
+)
+def test_pydantic_only_problems_read_like_schema_ones(tmp_path: Path, spec: str, expected: str) -> None:
+    assert problems(tmp_path, HEAD + "spec:\n  class: datagen\n" + spec) == [expected]
+
+
+def test_name_with_a_trailing_newline(tmp_path: Path) -> None:
+    # Python's `$` matches before a final newline, so only the (Rust-regex) models catch this.
+    text = "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: |\n    abc\nspec: {class: datagen}\n"
+    assert problems(tmp_path, text) == [
+        "4:9: metadata.name: invalid connector name 'abc\\n' (hint: use letters, digits, '.', '_' and '-',"
+        " starting with a letter or digit, at most 249 characters)"
+    ]
