@@ -5,6 +5,10 @@ construct it: one walk gives plain dicts/lists/scalars, reports what PyYAML woul
 accept (duplicate keys, unknown tags), and keeps the nodes, so a problem found later at a field
 path can be traced back to its key or value (`locate`). Positions are only looked up for
 problems, so valid documents pay nothing for them.
+
+Where YAML 1.1 surprises people, we read what JSON (and a Connect config) would mean: mapping
+keys are always text (`on:` is the key "on", not True), dates and base-60 numbers (`12:30`)
+stay text. Everything else follows PyYAML's safe schema.
 """
 
 from __future__ import annotations
@@ -290,9 +294,12 @@ def _scalar(node: ScalarNode) -> object:
     if tag == _BOOL:
         return _constructor.construct_yaml_bool(node)
     if tag in (_INT, _FLOAT):
+        value = node.value
+        if tag == _INT and value.isascii() and value.isdigit() and (value[0] != "0" or value == "0"):
+            return int(value)  # the common case; `0755` is octal in YAML 1.1, left to PyYAML
         # YAML 1.1 reads `12:30` as a base-60 number (750); nobody writing a config means that.
-        if ":" in node.value:
-            return node.value
+        if ":" in value:
+            return value
         return _constructor.construct_yaml_int(node) if tag == _INT else _constructor.construct_yaml_float(node)
     if tag == _TIMESTAMP:
         # Dates are text to Connect (and request ids like 2026-11-22 are ids, not dates).

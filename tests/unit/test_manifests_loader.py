@@ -167,9 +167,16 @@ def test_control_character_is_a_positioned_syntax_error(tmp_path: Path) -> None:
 
 
 def test_yaml_11_oddities_kept_as_text(tmp_path: Path) -> None:
-    file = write(tmp_path / "a.yaml", manifest("a") + "  config:\n    at: 12:30\n    day: 2026-11-22\n    on: yes\n")
-    (connector,) = load_or_raise([file], env={})
-    assert connector.spec.config == {"at": "12:30", "day": "2026-11-22", "on": True}  # keys are text
+    config = "  config:\n    at: 12:30\n    day: 2026-11-22\n    on: yes\n    n: 10\n    zero: 0\n    octal: 0755\n"
+    (connector,) = load_or_raise([write(tmp_path / "a.yaml", manifest("a") + config)], env={})
+    assert connector.spec.config == {
+        "at": "12:30",  # not 750 (base 60)
+        "day": "2026-11-22",  # not a date
+        "on": True,  # the key is text, the value YAML's boolean
+        "n": 10,
+        "zero": 0,
+        "octal": 493,  # YAML 1.1 octal, as PyYAML reads it
+    }
 
 
 def test_load_or_raise_carries_every_diagnostic(tmp_path: Path) -> None:
