@@ -149,7 +149,8 @@ def _pattern_finding(path: Path, instance: Any) -> Finding:
 def _type_finding(path: Path, instance: object, expected_types: Sequence[str]) -> Finding:
     names = [_JSON_TYPE_NAMES.get(t, t) for t in _collapse_numbers(expected_types)]
     expected = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
-    shown = show_value(instance) if path[:2] != ("spec", "config") else ""
+    # Config values are never echoed (they may be resolved secrets); null needs no echo.
+    shown = show_value(instance) if path[:2] != ("spec", "config") and instance is not None else ""
     got = describe_type(instance) + (f" ({shown})" if shown else "")
     return Finding(path, f"expected {expected}, got {got}", _type_hint(path, instance, expected_types))
 

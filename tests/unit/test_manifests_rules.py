@@ -116,6 +116,11 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "null where a mapping is expected",
+        HEAD + "spec:\n",
+        ["5:6: spec: expected a mapping, got null"],
+    ),
+    (
         "missing spec",
         HEAD,
         ["1:1: spec: required field is missing"],
