@@ -1,0 +1,358 @@
+"""Execute declared offsets requests (KIP-875), once per id, resumable after a crash at any step.
+
+The steps and their records are described in `reconciler.offsets.model`. Where it runs:
+
+* `run_pending_offsets_requests` — the worker tick calls it after applying the manifests and
+  BEFORE running any task batch: in this architecture tasks only run inside a tick's batch, so
+  at that point none of the worker's tasks can be running, and the whole request runs.
+* `execute_after_apply` — `reconciler apply` cannot know whether a `run` loop elsewhere is in
+  the middle of a batch. It runs the whole request only for a connector the same apply created
+  (created STOPPED, it never had a task); otherwise it performs the stop step and leaves the
+  rest to the next `run` tick (outcome status `waiting`).
+
+Every request runs under the connector's own transactional id (`offsets.writer`), claimed
+before reading the topics: two executors of one request fence each other instead of racing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from reconciler.connectors.api import SinkConnector, SourceConnector, partition_key
+from reconciler.connectors.registry import UnknownConnector, load_connector
+from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState
+from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState, is_sink
+from reconciler.core.normalize import connector_properties, to_connect_state
+from reconciler.core.plan import Action
+from reconciler.core.transitions import offsets_modifiable
+from reconciler.errors import ReconcilerError, RetryableError
+from reconciler.kafka import records as rec
+from reconciler.kafka.records import Record
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.offsets import model
+from reconciler.offsets.model import (
+    CHANGED,
+    NOTHING,
+    SNAPSHOT,
+    STOPPED,
+    OffsetsOutcome,
+    OutcomeStatus,
+    change_step,
+    created_fresh,
+    not_found_message,
+    pending_requests,
+    progress_record,
+    resume_point,
+    sink_change,
+    sink_offsets_from_body,
+    sink_targets,
+    source_hook_offsets,
+    source_targets,
+    success_message,
+)
+from reconciler.offsets.state import OffsetsState, read_offsets_state
+from reconciler.offsets.writer import OffsetsWriter
+
+if TYPE_CHECKING:
+    from reconciler.offsets.source import SourceOffsets
+
+LOG = logging.getLogger(__name__)
+
+WAITING_MESSAGE = (
+    "the connector is stopped; its offsets change runs at the start of the next `reconciler run` tick, "
+    "when none of its tasks can be running"
+)
+
+
+class _Stop(Exception):
+    """Ends a request early with an outcome (refused by the connector, not found…)."""
+
+    def __init__(self, status: OutcomeStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def run_pending_offsets_requests(
+    settings: KafkaSettings,
+    desired: Sequence[DesiredConnector],
+    live: LiveState,
+    *,
+    now_ms: Callable[[], int] = _now_ms,
+) -> list[OffsetsOutcome]:
+    """Every declared request not yet applied, in full (the caller guarantees no task runs).
+
+    No I/O at all when nothing is pending. Never raises for one request's failure: each
+    outcome says what happened (`failed`, `refused`, `retry` are reported and retried next tick).
+    """
+    return [
+        execute_offsets_request(settings, connector, live, tasks_stopped=True, now_ms=now_ms)
+        for connector in pending_requests(desired, live)
+    ]
+
+
+def execute_after_apply(
+    settings: KafkaSettings,
+    desired: Sequence[DesiredConnector],
+    before: LiveState,
+    pending: Sequence[Action],
+    *,
+    now_ms: Callable[[], int] = _now_ms,
+) -> list[OffsetsOutcome]:
+    """After `apply` wrote its plan: the plan's offsets actions (`pending`), given the live
+    state the plan was made from (`before`). See the module doc for why apply mostly waits."""
+    by_name = {connector.name: connector for connector in desired}
+    outcomes = []
+    for action in pending:
+        connector = by_name.get(action.connector)
+        if connector is None or connector.spec.offsets is None:
+            continue
+        fresh = created_fresh(before.connector(connector.name))
+        outcomes.append(execute_offsets_request(settings, connector, before, tasks_stopped=fresh, now_ms=now_ms))
+    return outcomes
+
+
+def execute_offsets_request(
+    settings: KafkaSettings,
+    desired: DesiredConnector,
+    live: LiveState | None = None,
+    *,
+    tasks_stopped: bool = True,
+    now_ms: Callable[[], int] = _now_ms,
+) -> OffsetsOutcome:
+    """Run (or resume) the connector's declared request. `tasks_stopped=False`: no proof that no
+    task is running, so only the stop step is done (`waiting`). `live` only skips an applied id."""
+    request = desired.spec.offsets
+    if request is None:
+        raise ValueError(f"connector {desired.name} declares no offsets request")
+    if live is not None and live.is_applied(desired.name, "offsets", request.id):
+        return _outcome(desired.name, request, "already-applied", "the request was applied earlier")
+    try:
+        with OffsetsWriter(settings, desired.name) as writer:
+            writer.claim()  # before reading: fences another executor of this connector's request
+            state = read_offsets_state(settings)
+            return _Execution(settings, writer, desired, request, state, now_ms).run(tasks_stopped)
+    except _Stop as stop:
+        return _outcome(desired.name, request, stop.status, stop.message)
+    except RetryableError as exc:
+        return _outcome(desired.name, request, "retry", _text(exc))
+    except ReconcilerError as exc:
+        return _outcome(desired.name, request, "failed", _text(exc))
+
+
+def _text(exc: ReconcilerError) -> str:
+    return exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
+
+
+def _outcome(
+    name: str, request: OffsetsRequest, status: OutcomeStatus, message: str, steps: Sequence[str] = (), confirmed: bool | None = None
+) -> OffsetsOutcome:
+    return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed)
+
+
+def _failpoint(name: str) -> None:
+    from reconciler.runtime import failpoints
+
+    failpoints.hit(name)
+
+
+class _Execution:
+    """One run of one request, from wherever its progress record says it stopped."""
+
+    def __init__(
+        self,
+        settings: KafkaSettings,
+        writer: OffsetsWriter,
+        desired: DesiredConnector,
+        request: OffsetsRequest,
+        state: OffsetsState,
+        now_ms: Callable[[], int],
+    ) -> None:
+        self.settings, self.writer, self.desired, self.request = settings, writer, desired, request
+        self.name = desired.name
+        self.state = state
+        self.now_ms = now_ms
+        self.config = connector_properties(desired)
+        self.sink = is_sink(desired.spec)
+        self.progress = state.progress.get(self.name)
+        self.done = resume_point(self.progress, request.id)
+        self.steps: list[str] = []
+
+    def run(self, tasks_stopped: bool) -> OffsetsOutcome:
+        if self.state.live.is_applied(self.name, "offsets", self.request.id):
+            return self._result("already-applied", "the request was applied earlier")
+        connector = self.state.live.connector(self.name)
+        if connector is None or not connector.exists:
+            raise _Stop("failed", not_found_message(self.name))
+        self._stop(connector)
+        if not tasks_stopped:
+            return self._result("waiting", WAITING_MESSAGE)
+        source = None if self.sink else self._fence_and_read(connector)
+        snapshot = self._snapshot(source)
+        if self.done < CHANGED:
+            confirmed = self._hook(snapshot)
+            _failpoint(model.AFTER_HOOK)
+            self._change(snapshot, source, confirmed)
+        else:
+            confirmed = bool(self.progress and self.progress.confirmed)
+        self._return_and_record()
+        return self._result("applied", success_message(self.request.action, confirmed), confirmed)
+
+    def _result(self, status: OutcomeStatus, message: str, confirmed: bool | None = None) -> OffsetsOutcome:
+        return _outcome(self.name, self.request, status, message, self.steps, confirmed)
+
+    # --- stop ------------------------------------------------------------------------------------
+
+    def _stop(self, connector: LiveConnector) -> None:
+        """Zero-task commit, then STOPPED (§1.5): a crash in between never leaves stopped-with-tasks."""
+        records: list[Record] = []
+        if not offsets_modifiable(connector):
+            records += [rec.commit_record(self.name, 0), rec.target_state_record(self.name, ConnectTargetState.STOPPED)]
+        if records and self.done < STOPPED:
+            records.append(progress_record(self.name, self.request.id, "stop"))
+        if records:
+            self.writer.write_records(records)
+            self.steps.append("stop")
+            _failpoint(model.AFTER_STOP)
+
+    # --- snapshot --------------------------------------------------------------------------------
+
+    def _fence_and_read(self, connector: LiveConnector) -> SourceOffsets:
+        """KIP-618: fence every task producer the connector may have had, then read its offsets
+        (after fencing, so no zombie can commit offsets behind our back)."""
+        from reconciler.offsets.source import fence_source_tasks, read_source_offsets
+
+        count = max(connector.task_count or 0, len(connector.task_configs), self.desired.spec.tasksMax)
+        fence_source_tasks(self.settings, self.name, count)
+        return read_source_offsets(self.settings, self.name, self.config)
+
+    def _snapshot(self, source: SourceOffsets | None) -> list[dict[str, Any]]:
+        """The offsets before the change, recorded once per request (a resumed request keeps it)."""
+        kept = self.state.snapshot(self.name, self.request.id)
+        if self.done >= SNAPSHOT and kept is not None:
+            return kept
+        body = source.body() if source is not None else self._sink_body()
+        self.writer.write_records(
+            [
+                rec.offsets_snapshot_record(self.name, self.request.id, body, self.now_ms()),
+                progress_record(self.name, self.request.id, "snapshot"),
+            ]
+        )
+        self.steps.append("snapshot")
+        _failpoint(model.AFTER_SNAPSHOT)
+        return body
+
+    def _sink_body(self) -> list[dict[str, Any]]:
+        from reconciler.offsets.sink import group_offsets
+
+        return model.sink_body(group_offsets(self.settings, self.group))
+
+    @property
+    def group(self) -> str:
+        return model.sink_group(self.name, self.config)
+
+    # --- the connector's hook ------------------------------------------------------------------
+
+    def _hook(self, snapshot: list[dict[str, Any]]) -> bool:
+        """`alter_offsets` first; raising refuses the request (its message is the outcome's)."""
+        try:
+            plugin = load_connector(self.desired.spec.connector_class)()
+        except UnknownConnector as exc:
+            # A connector run by something else (e.g. a Java Connect worker): no hook to ask.
+            LOG.info("offsets request %s: no alter_offsets hook called: %s", self.request.id, exc.message)
+            return False
+        offsets = self._hook_offsets(snapshot)
+        try:
+            if isinstance(plugin, SinkConnector) and self.sink:
+                return bool(plugin.alter_offsets(self.config, offsets))
+            if isinstance(plugin, SourceConnector) and not self.sink:
+                return bool(plugin.alter_offsets(self.config, offsets))
+        except ReconcilerError as exc:  # OffsetsRefused and the connector's own errors
+            raise _Stop("refused", f"the connector refused the request: {exc.message}") from exc
+        except Exception as exc:  # a plugin bug fails the request, with where it happened
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            raise _Stop("failed", f"the connector's alter_offsets failed: {last}") from exc
+        kind = "sink" if self.sink else "source"
+        raise _Stop("failed", f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
+                    f"but its config makes it a {kind} (`topics` / `topics.regex`)")
+
+    def _hook_offsets(self, snapshot: list[dict[str, Any]]) -> Mapping[Any, Any]:
+        alter = self.request.action is OffsetsAction.ALTER
+        if self.sink:
+            if alter:
+                return sink_targets(self.request.offsets or [])
+            return {tp: None for tp in sink_offsets_from_body(snapshot)}
+        if alter:
+            return source_hook_offsets(source_targets(self.request.offsets or []))
+        return {partition_key(entry["partition"]): None for entry in snapshot if isinstance(entry.get("partition"), dict)}
+
+    # --- alter / reset ----------------------------------------------------------------------------
+
+    def _change(self, snapshot: list[dict[str, Any]], source: SourceOffsets | None, confirmed: bool) -> None:
+        step = change_step(self.request)
+        progress = progress_record(self.name, self.request.id, step, confirmed)
+        if self.sink:
+            self._change_sink(snapshot)
+            _failpoint(model.AFTER_ALTER)
+            self.writer.write_records([progress])
+        else:
+            assert source is not None
+            self._change_source(source, progress)
+            _failpoint(model.AFTER_ALTER)
+        self.steps.append(step)
+        _failpoint(model.AFTER_ALTER_RECORDED)
+
+    def _change_sink(self, snapshot: list[dict[str, Any]]) -> None:
+        """From the snapshot, not from the group now: a re-run after a crash computes the same."""
+        from reconciler.offsets import sink
+
+        action = self.request.action
+        sink.refuse_if_members(self.settings, self.name, self.group, action)
+        if action is OffsetsAction.RESET:
+            sink.delete_group(self.settings, self.name, self.group, action)
+            return
+        change = sink_change(sink_offsets_from_body(snapshot), sink_targets(self.request.offsets or []))
+        if change.delete_group:
+            sink.delete_group(self.settings, self.name, self.group, action)
+        sink.commit_offsets(self.settings, self.name, self.group, change.commit, action)
+
+    def _change_source(self, source: SourceOffsets, progress: Record) -> None:
+        """Offsets records and the progress record in one transaction: both or neither."""
+        from reconciler.offsets.source import confirm_reset
+
+        if self.request.action is OffsetsAction.RESET:
+            self.writer.write_records([progress], extra=source.reset_records())
+            confirm_reset(self.settings, self.name, source.topics)
+        else:
+            self.writer.write_records([progress], extra=source.alter_records(source_targets(self.request.offsets or [])))
+
+    # --- return and record ------------------------------------------------------------------------
+
+    def _return_and_record(self) -> None:
+        """Back to the declared state, the id recorded as applied, the progress cleared: one transaction."""
+        records: list[Record] = []
+        declared = self.desired.spec.state
+        if declared is not TargetState.STOPPED:
+            records.append(rec.target_state_record(self.name, to_connect_state(declared)))
+        records.append(rec.applied_record("offsets", self.name, self.request.id, self.now_ms()))
+        records.append(rec.offsets_progress_tombstone(self.name))
+        self.writer.write_records(records)
+        self.steps.append("return" if declared is not TargetState.STOPPED else "record")
+        _failpoint(model.AFTER_RETURN)
+
+
+__all__ = [
+    "NOTHING",
+    "WAITING_MESSAGE",
+    "execute_after_apply",
+    "execute_offsets_request",
+    "run_pending_offsets_requests",
+]
