@@ -1,0 +1,191 @@
+"""Running one batch of connector tasks: the interface the worker tick calls, and its Spark side.
+
+`TaskExecutor.run_batch(works)` runs one batch of every given task and returns exactly one
+`TaskOutcome` per `TaskWork`, never raising for a task's failure: a failed task's outcome
+carries the Python traceback (the worker writes it as the FAILED status `trace`).
+
+`SparkExecutor` runs each connector's batch as its own Spark job, submitted from a thread of
+its own into a FAIR scheduler pool named after the connector: a slow connector does not hold
+the others behind it in a queue, and a failing one fails only its own outcomes (within a
+connector, each task — each sink partition range — reports separately too). Spark is started
+on the first batch that has work, never for a tick with nothing to run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import traceback
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from reconciler.connectors.api import TopicPartition
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.spark import DEFAULT_MASTER
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from reconciler.kafka.replay import OffsetsReplay
+
+LOG = logging.getLogger(__name__)
+
+MAX_PARALLEL_CONNECTORS = 8
+
+
+@dataclass(frozen=True)
+class TaskWork:
+    connector: str  # connector name
+    task_id: int
+    connector_class: str  # as in the config (`connector.class`): registry name or module:Class
+    kind: Literal["source", "sink"]
+    connector_config: dict[str, str | None]  # the connector's properties (offsets hooks, topics…)
+    task_config: dict[str, str]  # the committed task config (`task-<name>-<id>`)
+    # How many tasks the connector has (its committed task configs), when known: sink
+    # partitions are dealt over all of them, so a task left out of this batch (FAILED, say)
+    # keeps its partitions and no other task reads them. None: the highest task id given + 1.
+    task_count: int | None = None
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    connector: str
+    task_id: int
+    records: int  # records moved in this batch
+    error: str | None = None  # full Python traceback text when the task failed (-> FAILED trace)
+
+
+class TaskExecutor(Protocol):
+    def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]: ...
+
+    def close(self) -> None: ...
+
+
+def assign_partitions(
+    topics_partitions: Sequence[TopicPartition], task_count: int
+) -> dict[int, list[TopicPartition]]:
+    """Kafka partitions dealt to tasks round-robin over the sorted (topic, partition) list.
+
+    Every task id 0…task_count-1 is a key (an idle task gets an empty list); each partition
+    goes to exactly one task, and the same inputs always give the same assignment.
+    """
+    if task_count < 1:
+        raise ValueError(f"task_count must be at least 1, got {task_count}")
+    assignment: dict[int, list[TopicPartition]] = {task: [] for task in range(task_count)}
+    for index, tp in enumerate(sorted(set(topics_partitions))):
+        assignment[index % task_count].append(tp)
+    return assignment
+
+
+def connector_task_count(works: Sequence[TaskWork]) -> int:
+    declared = [w.task_count for w in works if w.task_count is not None]
+    return max(declared) if declared else max(w.task_id for w in works) + 1
+
+
+def failed_outcomes(works: Sequence[TaskWork], trace: str) -> list[TaskOutcome]:
+    return [TaskOutcome(w.connector, w.task_id, 0, trace) for w in works]
+
+
+class SparkExecutor:
+    """`TaskExecutor` on Spark: one job per connector per batch, FAIR pools, lazy session.
+
+    Joins the SparkSession already running in the process if there is one (tests share one);
+    `close()` stops Spark only when this executor started it.
+    """
+
+    def __init__(
+        self,
+        settings: KafkaSettings,
+        *,
+        master: str = DEFAULT_MASTER,
+        spark_conf: Mapping[str, str] | None = None,
+        source_batch_records: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.master = master
+        self.spark_conf = dict(spark_conf or {})
+        self.source_batch_records = source_batch_records
+        self._session: SparkSession | None = None
+        self._owns_session = False
+        self._threads: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def started(self) -> bool:
+        return self._session is not None
+
+    def session(self) -> SparkSession:
+        """The SparkSession, started on first use."""
+        from reconciler.runtime.spark import active_session, start_session
+
+        with self._lock:
+            if self._session is None:
+                existing = active_session()
+                self._session = existing or start_session(self.master, self.spark_conf)
+                self._owns_session = existing is None
+            return self._session
+
+    def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
+        """One batch of every task in `works`. `closing`: the worker shuts down after this
+        batch; sink tasks get `pre_commit(closing=True)` either way, because a batch opens
+        and closes its tasks, so nothing stays buffered between batches."""
+        if not works:
+            return []
+        by_connector: dict[str, list[TaskWork]] = {}
+        for work in works:
+            by_connector.setdefault(work.connector, []).append(work)
+        session = self.session()
+        sources = [w for w in works if w.kind == "source"]
+        replay, replay_error = self._source_offsets() if sources else (None, None)
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(MAX_PARALLEL_CONNECTORS, thread_name_prefix="connector")
+        futures = {
+            name: self._threads.submit(self._run_connector, session, group, replay, replay_error)
+            for name, group in by_connector.items()
+        }
+        outcomes = {(o.connector, o.task_id): o for f in futures.values() for o in f.result()}
+        return [outcomes[(w.connector, w.task_id)] for w in works]
+
+    def _source_offsets(self) -> tuple[OffsetsReplay | None, str | None]:
+        from reconciler.runtime.source_job import read_source_offsets
+
+        try:
+            return read_source_offsets(self.settings), None
+        except Exception:
+            return None, traceback.format_exc()
+
+    def _run_connector(
+        self,
+        session: SparkSession,
+        works: list[TaskWork],
+        replay: OffsetsReplay | None,
+        replay_error: str | None,
+    ) -> list[TaskOutcome]:
+        """One connector's batch; whatever goes wrong becomes its tasks' outcomes."""
+        from reconciler.runtime import sink_job, source_job
+
+        name, kind = works[0].connector, works[0].kind
+        pool = f"connector-{name}"
+        try:
+            if kind == "sink":
+                return sink_job.run_sink(session, self.settings, works, connector_task_count(works), pool=pool)
+            if replay is None:
+                return failed_outcomes(works, replay_error or "source offsets were not read")
+            committed = source_job.committed_offsets(replay, name)
+            limit = self.source_batch_records or source_job.DEFAULT_BATCH_RECORDS
+            return source_job.run_source(session, self.settings, works, committed, pool=pool, max_records=limit)
+        except Exception:
+            LOG.debug("batch of connector %s failed", name, exc_info=True)
+            return failed_outcomes(works, traceback.format_exc())
+
+    def close(self) -> None:
+        """Stop the threads, and Spark if this executor started it."""
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+            self._threads = None
+        with self._lock:
+            if self._session is not None and self._owns_session:
+                self._session.stop()
+            self._session = None

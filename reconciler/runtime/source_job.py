@@ -1,0 +1,262 @@
+"""One batch of a source connector: each task polls and produces from its own Spark partition.
+
+Exactly-once as KIP-618 does it (connect-internals.md §4.3): a task produces its records and
+its source offsets (Connect's offsets-topic key `["<name>",{partition}]`, murmur2-placed) in
+ONE Kafka transaction with `transactional.id = ${group}-${connector}-${task}`. Initialising
+that id fences any older producer with it — a zombie task from a crashed or slow run — and
+aborts its open transaction, so of two runs of the same task at most one commits.
+
+The driver reads the committed offsets (the offsets topic read to the end, once per batch for
+every source connector) and hands each task all of its connector's offsets. In the partition,
+the task is polled until it has nothing more or the batch's record budget is spent, its
+offsets advanced locally between polls; a batch that moved only offsets (e.g. past blank lines)
+still commits them. Records are produced straight from the worker, never through the JVM.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reconciler.connectors.api import (
+    ConnectorError,
+    PartitionKey,
+    SourceBatch,
+    SourceConnector,
+    SourceOffset,
+    SourceTask,
+    partition_from_key,
+    partition_key,
+)
+from reconciler.connectors.registry import load_connector
+from reconciler.kafka import records as rec
+from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer
+from reconciler.kafka.consume import read_to_end
+from reconciler.kafka.replay import OffsetsReplay
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime import failpoints
+from reconciler.runtime.spark import PartitionFailed, run_partitions
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaException
+    from pyspark.sql import SparkSession
+
+    from reconciler.runtime.executor import TaskOutcome, TaskWork
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_BATCH_RECORDS = 1_000_000
+# Large batches, no compression, a short linger: throughput with few round trips (design.md).
+PRODUCER_TUNING: dict[str, Any] = {
+    "linger.ms": 20,
+    "batch.num.messages": 100_000,
+    "batch.size": 4_000_000,
+    "queue.buffering.max.messages": 500_000,
+    "queue.buffering.max.kbytes": 1_048_576,
+    "compression.type": "none",
+    "transaction.timeout.ms": 300_000,
+}
+
+
+@dataclass(frozen=True)
+class CommittedOffsets:
+    """A connector's committed source offsets, and the exact key bytes each is stored under."""
+
+    offsets: dict[PartitionKey, SourceOffset]
+    raw_keys: dict[PartitionKey, bytes]
+
+
+@dataclass(frozen=True)
+class SourceTaskWork:
+    settings: KafkaSettings
+    connector: str
+    connector_class: str
+    task_id: int
+    task_config: dict[str, str]
+    committed: CommittedOffsets
+    max_records: int = DEFAULT_BATCH_RECORDS
+
+
+@dataclass(frozen=True)
+class SourceTaskResult:
+    task_id: int
+    records: int
+    error: str | None = None
+
+
+# --- driver ---------------------------------------------------------------------------------
+
+
+def transactional_id(group_id: str, connector: str, task_id: int) -> str:
+    """`Worker.taskTransactionalId`: `${group.id}-${connector}-${taskId}`."""
+    return f"{group_id}-{connector}-{task_id}"
+
+
+def read_source_offsets(settings: KafkaSettings) -> OffsetsReplay:
+    """The offsets topic read to the end: every connector's committed source offsets."""
+    replay = OffsetsReplay()
+    for message in read_to_end(settings, settings.topics.offsets):
+        replay.apply(message.key, message.value, message.offset)
+    return replay
+
+
+def committed_offsets(replay: OffsetsReplay, connector: str) -> CommittedOffsets:
+    offsets: dict[PartitionKey, SourceOffset] = {}
+    raw_keys: dict[PartitionKey, bytes] = {}
+    for partition, offset, raw in replay.offsets_for(connector):
+        key = partition_key(partition)
+        offsets[key], raw_keys[key] = offset, raw
+    return CommittedOffsets(offsets, raw_keys)
+
+
+def run_source(
+    session: SparkSession,
+    settings: KafkaSettings,
+    works: Sequence[TaskWork],
+    committed: CommittedOffsets,
+    *,
+    pool: str,
+    max_records: int = DEFAULT_BATCH_RECORDS,
+) -> list[TaskOutcome]:
+    """One batch of every task in `works` (all of one source connector); one outcome per work."""
+    from reconciler.runtime.executor import TaskOutcome
+
+    name = works[0].connector
+    if not issubclass(load_connector(works[0].connector_class), SourceConnector):
+        raise ConnectorError(f"{works[0].connector_class!r} is not a source connector")
+    items = [
+        SourceTaskWork(settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records)
+        for w in works
+    ]
+    results = run_partitions(session, items, source_partition, pool=pool, description=f"source {name}")
+    outcomes = []
+    for work, result in zip(works, results, strict=True):
+        if isinstance(result, PartitionFailed):
+            outcomes.append(TaskOutcome(name, work.task_id, 0, result.trace))
+        else:
+            outcomes.append(TaskOutcome(name, work.task_id, result.records, result.error))
+    return outcomes
+
+
+# --- Spark partition ------------------------------------------------------------------------
+
+
+def source_partition(item: SourceTaskWork) -> SourceTaskResult:
+    """Runs in a Python worker: poll the task and produce records + offsets in one transaction."""
+    try:
+        task = _new_task(item)
+        try:
+            records = TransactionalBatch(item).run(task)
+        finally:
+            task.stop()
+    except Exception:
+        return SourceTaskResult(item.task_id, 0, traceback.format_exc())
+    return SourceTaskResult(item.task_id, records)
+
+
+def _new_task(item: SourceTaskWork) -> SourceTask:
+    connector = load_connector(item.connector_class)
+    if not issubclass(connector, SourceConnector):
+        raise ConnectorError(f"{item.connector_class!r} is not a source connector")
+    return connector.task_class(item.task_config)
+
+
+class TransactionalBatch:
+    """Polls a task to the end of its budget and writes everything in one transaction."""
+
+    def __init__(self, item: SourceTaskWork) -> None:
+        self.item = item
+        self.txn_id = transactional_id(item.settings.group_id, item.connector, item.task_id)
+        self.errors = ErrorCollector()
+        self.producer: Any = None
+
+    def run(self, task: SourceTask) -> int:
+        from confluent_kafka import KafkaException
+
+        settings = self.item.settings
+        tuning = {**PRODUCER_TUNING, "transactional.id": self.txn_id}
+        self.producer = new_producer(settings, self.errors, **tuning)
+        try:
+            # Fences every older producer with this id and aborts its open transaction.
+            self.producer.init_transactions(settings.timeout_s)
+            records, moved = self._poll_and_produce(task)
+            if not moved and not records:
+                return 0
+            self._produce_offsets(moved)
+            failpoints.hit(failpoints.SOURCE_BEFORE_COMMIT)
+            self.producer.commit_transaction(settings.timeout_s)
+            failpoints.hit(failpoints.SOURCE_AFTER_COMMIT)
+            return records
+        except KafkaException as exc:
+            raise self._failed(exc) from exc
+
+    def _poll_and_produce(self, task: SourceTask) -> tuple[int, dict[PartitionKey, SourceOffset]]:
+        position = dict(self.item.committed.offsets)
+        moved: dict[PartitionKey, SourceOffset] = {}
+        records, budget = 0, self.item.max_records
+        while records < budget:
+            batch = task.poll_batch(position, budget - records)
+            if batch.is_empty or (not len(batch) and _unchanged(batch.offsets, position)):
+                break
+            if not moved and not records:
+                self.producer.begin_transaction()
+            self._produce_records(batch)
+            records += len(batch)
+            position.update(batch.offsets)
+            moved.update(batch.offsets)
+        return records, moved
+
+    def _produce_records(self, batch: SourceBatch) -> None:
+        topics = batch.topics
+        if not topics:
+            return
+        if topics[0] == topics[-1] and len(set(topics)) == 1:
+            self._produce_all(topics[0], batch.keys, batch.values)
+            return
+        for topic, key, value in zip(topics, batch.keys, batch.values, strict=True):
+            self._produce_all(topic, [key], [value])
+
+    def _produce_all(self, topic: str, keys: Sequence[bytes | None], values: Sequence[bytes | None]) -> None:
+        produce, poll = self.producer.produce, self.producer.poll
+        for key, value in zip(keys, values, strict=True):
+            try:
+                produce(topic, value, key)
+            except BufferError:  # the local queue is full: let deliveries drain, then retry
+                poll(0.05)
+                self._produce_retry(topic, key, value)
+
+    def _produce_retry(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        while True:
+            try:
+                self.producer.produce(topic, value, key)
+                return
+            except BufferError:
+                self.producer.poll(0.05)
+
+    def _produce_offsets(self, moved: Mapping[PartitionKey, SourceOffset]) -> None:
+        committed = self.item.committed
+        topic = self.item.settings.topics.offsets
+        for key, offset in moved.items():
+            raw = committed.raw_keys.get(key)
+            if raw is None:  # a partition never seen: mint Connect's key bytes
+                raw = rec.encode_offset_key(self.item.connector, partition_from_key(key))
+            self._produce_retry(topic, raw, rec.encode_offset_value(offset))
+
+    def _failed(self, exc: KafkaException) -> ConnectorError:
+        error = kafka_error(exc)
+        if error is not None and not error.fatal() and error.txn_requires_abort():
+            try:
+                self.producer.abort_transaction(self.item.settings.timeout_s)
+            except Exception:  # the transaction dies with the producer anyway
+                LOG.debug("abort after a failed transaction failed too", exc_info=True)
+        return ConnectorError(
+            f"task {self.item.connector}-{self.item.task_id} (transactional.id {self.txn_id}): "
+            f"the transaction was not committed: {describe(exc)}{self.errors.explain()}"
+        )
+
+
+def _unchanged(offsets: Mapping[PartitionKey, SourceOffset], position: Mapping[PartitionKey, SourceOffset]) -> bool:
+    return all(position.get(key) == offset for key, offset in offsets.items())
