@@ -1,0 +1,201 @@
+"""KIP-875 target-state transitions (connect-internals.md §6 A, 1–12) as manifest edits + ticks,
+on the real broker and the shared SparkSession.
+
+Each test drives a `datagen` source → topic → `parquet-sink` pipeline and checks the status
+topic (connector and task states, task statuses gone when STOPPED), the config topic (task
+configs committed, zero-task commits) and the data: nothing moves while a connector is PAUSED
+or STOPPED, and after resuming every id lands exactly once in the topic and in Parquet.
+
+Case 10 (a Connector whose `stop()` throws is still STOPPED) has no counterpart: the plugin
+API's Connector has no start/stop lifecycle (it validates and splits work; tasks hold the
+resources). The offsets half of case 12 (alter/reset before the first resume) belongs to the
+offsets machinery.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
+
+__all__ = ["pipeline"]  # the fixture
+
+COUNT = 1500  # ids; 2 tasks × 150 per batch → 5 source ticks
+
+
+def declare_pair(pipeline: Pipeline, out: Path, *, source_state: str = "running", sink_state: str = "running") -> None:
+    topic = pipeline.topic("orders", 2)
+    pipeline.connector(
+        "src",
+        "datagen",
+        {"topic": topic, "count": COUNT, "record.bytes": 60, "shards": 4},
+        tasks_max=2,
+        state=source_state,
+    )
+    pipeline.connector(
+        "sink",
+        "parquet-sink",
+        {"topics": topic, "path": str(out), "flush.records": 1000},
+        tasks_max=2,
+        state=sink_state,
+    )
+
+
+def drain(pipeline: Pipeline, out: Path, max_ticks: int = 12) -> None:
+    """Tick until the source produced every id and the sink archived them; then compare ids."""
+    for _ in range(max_ticks):
+        if min(counts(pipeline, out)) >= COUNT:
+            break
+        pipeline.tick()
+    assert topic_keys(pipeline.settings, pipeline.topic("orders")) == ids(COUNT)
+    assert parquet_keys(out) == ids(COUNT)
+
+
+def counts(pipeline: Pipeline, out: Path) -> tuple[int, int]:
+    """(records in the topic, rows in Parquet)."""
+    in_topic = sum(topic_keys(pipeline.settings, pipeline.topic("orders")).values())
+    return in_topic, sum(parquet_keys(out).values())
+
+
+def test_running_stopped_running(pipeline: Pipeline, tmp_path: Path) -> None:
+    """Cases 1 and 2: stop twice (idempotent), resume twice; data resumes without loss or duplicates."""
+    out = tmp_path / "parquet"
+    declare_pair(pipeline, out)
+    src = pipeline.tick().connector("src")
+    assert pipeline.states("src") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert pipeline.states("sink") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert src is not None and [t.records for t in src.tasks] == [150, 150]
+    pipeline.tick()
+    moved = counts(pipeline, out)
+    assert moved[0] == 600 and moved[1] > 0
+
+    pipeline.set("src", state="stopped")
+    pipeline.set("sink", state="stopped")
+    for _ in range(2):
+        report = pipeline.tick()
+        assert report.works == 0
+        for name in ("src", "sink"):
+            assert pipeline.states(name) == ("STOPPED", {})
+            live = pipeline.state(name)
+            assert live.task_count == 0 and live.task_configs == []
+        assert counts(pipeline, out) == moved  # nothing moves while STOPPED
+    # The second stop wrote nothing new: no extra commit, no status rewrite.
+    assert report.records_written == 0
+
+    pipeline.set("src", state="running")
+    pipeline.set("sink", state="running")
+    pipeline.tick()
+    assert pipeline.states("src") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert pipeline.state("src").task_count == 2
+    pipeline.tick()
+    assert pipeline.states("sink") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    drain(pipeline, out)
+
+
+def test_running_paused_stopped_paused_running(pipeline: Pipeline, tmp_path: Path) -> None:
+    """Cases 3–6: pause twice, PAUSED → STOPPED, STOPPED → PAUSED (0 tasks), PAUSED → RUNNING."""
+    out = tmp_path / "parquet"
+    declare_pair(pipeline, out)
+    pipeline.ticks(2)
+    committed_configs = pipeline.config_records("task-src-")
+
+    pipeline.set("src", state="paused")
+    pipeline.set("sink", state="paused")
+    moved = counts(pipeline, out)
+    for _ in range(2):  # case 3, twice: idempotent
+        report = pipeline.tick()
+        assert report.works == 0
+        for name in ("src", "sink"):
+            assert pipeline.states(name) == ("PAUSED", {0: "PAUSED", 1: "PAUSED"})
+            assert pipeline.state(name).task_count == 2  # paused tasks keep their configs
+        assert counts(pipeline, out) == moved
+    assert report.records_written == 0
+    assert pipeline.config_records("task-src-") == committed_configs  # no regeneration while paused
+
+    pipeline.set("src", state="stopped")  # case 4
+    pipeline.tick()
+    assert pipeline.states("src") == ("STOPPED", {})
+    assert pipeline.state("src").task_configs == []
+
+    pipeline.set("src", state="paused")  # case 5: paused with zero tasks
+    pipeline.tick()
+    assert pipeline.states("src") == ("PAUSED", {})
+    assert pipeline.state("src").task_count == 0
+    assert counts(pipeline, out) == moved
+
+    pipeline.set("src", state="running")  # case 6: tasks regenerated
+    pipeline.set("sink", state="running")
+    pipeline.tick()
+    assert pipeline.states("src") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert pipeline.states("sink") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert pipeline.state("src").task_count == 2
+    drain(pipeline, out)
+
+
+def test_create_paused_or_stopped_and_delete(pipeline: Pipeline, tmp_path: Path) -> None:
+    """Cases 7, 11 and 12: created PAUSED → no tasks until resumed; created STOPPED → an empty
+    task set; deleting connectors (after transitions, stopped, created paused/stopped) removes
+    their configs and statuses."""
+    events = pipeline.topic("events", 1)
+    config = {"topic": events, "count": 300}
+    pipeline.connector("born-paused", "datagen", config, state="paused", tasks_max=2)
+    pipeline.connector("born-stopped", "datagen", config, state="stopped")
+    pipeline.connector("moved-around", "datagen", {**config, "topic": pipeline.topic("other")}, tasks_max=2)
+    pipeline.connector("stays", "datagen", {**config, "count": 0})
+    pipeline.tick()
+    assert pipeline.states("born-paused") == ("PAUSED", {})
+    assert pipeline.state("born-paused").task_count is None  # never asked for task configs
+    assert pipeline.states("born-stopped") == ("STOPPED", {})
+    assert pipeline.state("born-stopped").task_count == 0  # the empty commit exists
+    assert pipeline.states("moved-around") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert sum(topic_keys(pipeline.settings, events).values()) == 0
+
+    pipeline.set("moved-around", state="paused")
+    pipeline.tick()
+    pipeline.set("moved-around", state="stopped")
+    pipeline.set("born-paused", state="running")
+    pipeline.tick()
+    assert pipeline.states("moved-around") == ("STOPPED", {})
+    assert pipeline.states("born-paused") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert topic_keys(pipeline.settings, events) == ids(300)
+
+    for name in ("born-paused", "born-stopped", "moved-around"):
+        pipeline.remove(name)
+    report = pipeline.tick()
+    assert report.applied is not None and report.applied.records_written > 0
+    live = pipeline.live()
+    for name in ("born-paused", "born-stopped", "moved-around"):
+        gone = live.connector(name)
+        assert gone is None or (not gone.exists and gone.connector_status is None and not gone.task_statuses), name
+    assert [c.name for c in report.connectors] == ["stays"]
+    assert pipeline.states("stays") == ("RUNNING", {0: "RUNNING"})
+    # Deleting writes no task records or commits (Connect leaves them; they are ignored).
+    assert pipeline.tick().records_written == 0
+
+
+def test_failed_connector_can_be_stopped_fixed_and_resumed(pipeline: Pipeline, tmp_path: Path) -> None:
+    """Cases 8 and 9: a connector FAILED on start (no tasks) is stopped → STOPPED; with its
+    config fixed it resumes → RUNNING with tasks. And, as Connect restarts a connector on
+    reconfiguration, fixing the config of a FAILED running connector brings it up too."""
+    events = pipeline.topic("events", 1)
+    pipeline.connector("broken", "datagen", {"topic": events}, tasks_max=2)  # `count` missing
+    pipeline.connector("broken-too", "datagen", {"topic": events, "count": "many"})
+    pipeline.tick()
+    for name, key in (("broken", "`count`: is required"), ("broken-too", "`count`: must be an integer")):
+        live = pipeline.state(name)
+        assert live.connector_status is not None and live.connector_status.state.value == "FAILED"
+        assert live.connector_status.trace is not None and key in live.connector_status.trace
+        assert live.task_count is None and not live.task_statuses
+
+    pipeline.set("broken", state="stopped")  # case 8
+    pipeline.tick()
+    assert pipeline.states("broken") == ("STOPPED", {})
+    assert pipeline.state("broken").task_count == 0
+
+    pipeline.set("broken", state="running", config={"topic": events, "count": 100})  # case 9
+    pipeline.set("broken-too", config={"topic": events, "count": 50, "shards": 1})
+    pipeline.tick()
+    assert pipeline.states("broken") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert pipeline.states("broken-too") == ("RUNNING", {0: "RUNNING"})
+    keys = topic_keys(pipeline.settings, events)
+    assert keys == ids(100) + ids(50)  # both ranges, each id once per connector
