@@ -118,13 +118,15 @@ class SparkExecutor:
 
     def session(self) -> SparkSession:
         """The SparkSession, started on first use."""
-        from reconciler.runtime.spark import active_session, start_session
+        from reconciler.runtime.spark import active_session, start_session, warm_up
 
         with self._lock:
             if self._session is None:
                 existing = active_session()
                 self._session = existing or start_session(self.master, self.spark_conf)
                 self._owns_session = existing is None
+                if self._owns_session:
+                    warm_up(self._session)
             return self._session
 
     def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:

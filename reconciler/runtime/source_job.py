@@ -186,6 +186,9 @@ class TransactionalBatch:
             if not moved and not records:
                 return 0
             self._produce_offsets(moved)
+            # Everything on the broker before committing (the commit would flush anyway), so a
+            # crash here leaves a whole open transaction behind, the case fencing must clean up.
+            self.producer.flush(settings.timeout_s)
             failpoints.hit(failpoints.SOURCE_BEFORE_COMMIT)
             self.producer.commit_transaction(settings.timeout_s)
             failpoints.hit(failpoints.SOURCE_AFTER_COMMIT)

@@ -146,6 +146,27 @@ def start_session(master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None =
     return session
 
 
+def warm_up(session: SparkSession) -> None:
+    """Start one Python worker per core and import what tasks use, before the first batch.
+
+    The first job of a session otherwise pays for forking the workers and importing pyarrow,
+    confluent_kafka and the connectors (seconds on a small machine) inside a batch's time.
+    """
+    cores = max(1, session.sparkContext.defaultParallelism)
+    run_partitions(session, list(range(cores)), _import_task_modules, pool="default", description="warm-up")
+
+
+def _import_task_modules(_: int) -> None:
+    import confluent_kafka  # noqa: F401
+    import pyarrow as pa
+    import pyarrow.parquet  # noqa: F401
+
+    from reconciler.connectors.registry import available_connectors
+
+    pa.array([b""], pa.binary())  # pyarrow sets its conversion machinery up on first use
+    available_connectors()
+
+
 def active_session() -> SparkSession | None:
     """The SparkSession already running in this process, if any."""
     try:

@@ -1,30 +1,59 @@
-"""Integration fixtures shared by the runtime tests: ONE local SparkSession per test session.
+"""Spark fixtures: ONE real local SparkSession for the whole test session.
 
-Starting Spark costs ~7 s and ~400 MB, so every test that runs connector tasks shares this
-session (`SparkExecutor` joins the session already running in the process and does not stop
-it on `close()`). Tests that need a fresh process (crash tests) start their own `reconciler`
-subprocesses instead.
+Starting Spark costs seconds (6–10 s on a 2-core machine), so every test that runs tasks
+shares `spark_session`; `spark_executor` is a cheap per-test `SparkExecutor` bound to the
+test's own group (`kafka_settings`) that joins that session and never stops it.
+
+`plugins/` (a connector outside the package, `unpackaged:PickySink`) is put on `sys.path` here,
+at import time, so that it is on the driver's path before any session starts: a local
+master hands the driver's import path to its Python workers.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from reconciler.kafka.settings import KafkaSettings
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-SPARK_MASTER = "local[2]"
+    from reconciler.runtime.executor import SparkExecutor
+
+PLUGINS_DIR = Path(__file__).resolve().parent / "plugins"
+if str(PLUGINS_DIR) not in sys.path:
+    sys.path.insert(0, str(PLUGINS_DIR))
+
+TEST_MASTER = "local[2]"
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    from reconciler.runtime.spark import start_session
+def spark_session() -> Iterator[SparkSession]:
+    from reconciler.runtime.spark import active_session, start_session, warm_up
 
-    session = start_session(SPARK_MASTER, {})
-    try:
-        yield session
-    finally:
+    existing = active_session()
+    session = existing or start_session(TEST_MASTER)
+    warm_up(session)
+    yield session
+    if existing is None:
         session.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(spark_session: SparkSession) -> SparkSession:
+    """The same shared session under its shorter, older name."""
+    return spark_session
+
+
+@pytest.fixture
+def spark_executor(spark_session: SparkSession, kafka_settings: KafkaSettings) -> Iterator[SparkExecutor]:
+    from reconciler.runtime.executor import SparkExecutor
+
+    executor = SparkExecutor(kafka_settings, master=TEST_MASTER)
+    yield executor
+    executor.close()
