@@ -20,7 +20,7 @@ import yaml
 
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.reader import prepare, read_live_state
 from reconciler.kafka.records import decode_status
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
@@ -80,6 +80,7 @@ class Pipeline:
     def __post_init__(self) -> None:
         self.dir = self.root / "manifests"
         self.dir.mkdir(parents=True, exist_ok=True)
+        prepare(self.settings)  # the internal topics exist from the start (readers need them)
         executor = SparkExecutor(self.settings, source_batch_records=self.source_batch)
         self.worker = Worker(self.settings, executor, worker_id=WORKER_ID, prune=True)
 
@@ -182,7 +183,7 @@ class Pipeline:
 
 
 @pytest.fixture
-def pipeline(kafka_settings: KafkaSettings, tmp_path: Path, spark: SparkSession) -> Iterator[Pipeline]:
+def pipeline(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: SparkSession) -> Iterator[Pipeline]:
     made = Pipeline(kafka_settings, tmp_path)
     try:
         yield made
