@@ -31,6 +31,7 @@ from reconciler.core.plan import Action
 from reconciler.core.transitions import offsets_modifiable
 from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.kafka import records as rec
+from reconciler.kafka.reader import prepare
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
@@ -136,6 +137,7 @@ def execute_offsets_request(
     if live is not None and live.is_applied(desired.name, "offsets", request.id):
         return _outcome(desired.name, request, "already-applied", "the request was applied earlier")
     try:
+        prepare(settings)  # the broker answers and the internal topics exist
         with OffsetsWriter(settings, desired.name) as writer:
             writer.claim()  # before reading: fences another executor of this connector's request
             state = read_offsets_state(settings)

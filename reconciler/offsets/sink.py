@@ -13,7 +13,7 @@ from typing import Any
 
 from reconciler.core.models import OffsetsAction
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka.client import kafka_error, new_admin, translate
+from reconciler.kafka.client import ErrorCollector, kafka_error, new_admin, new_consumer, translate
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, TopicPartition, zombie_sink_message
@@ -54,20 +54,28 @@ def refuse_if_members(settings: KafkaSettings, connector: str, group: str, actio
         raise RetryableError(zombie_sink_message(connector, action, members), hint=ZOMBIE_HINT)
 
 
-def commit_offsets(settings: KafkaSettings, connector: str, group: str, offsets: Mapping[TopicPartition, int], action: OffsetsAction) -> None:
-    """Admin `alterConsumerGroupOffsets` (no member joins the group)."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition as KafkaTP
+def commit_offsets(
+    settings: KafkaSettings, connector: str, group: str, offsets: Mapping[TopicPartition, int], action: OffsetsAction
+) -> None:
+    """Commit offsets for the group as a consumer that never joins it (generation -1), which is
+    what Kafka accepts for an empty group and refuses while members hold it.
+
+    A consumer commit rather than the admin alter: the test broker refuses an admin commit to a
+    group it has deleted (it drops the connection) until a consumer commit re-creates it.
+    """
+    from confluent_kafka import KafkaException, TopicPartition as KafkaTP
 
     if not offsets:
         return
-    admin = new_admin(settings)
-    request = ConsumerGroupTopicPartitions(group, [KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())])
-    future = admin.alter_consumer_group_offsets([request], request_timeout=settings.timeout_s)[group]
+    errors = ErrorCollector()
+    consumer = new_consumer(settings, errors, **{"group.id": group})
     try:
-        result = future.result(timeout=settings.timeout_s)
+        result = consumer.commit(offsets=[KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())], asynchronous=False)
     except KafkaException as exc:
         raise _group_error(exc, settings, connector, group, action) from exc
-    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result.topic_partitions or [] if tp.error]
+    finally:
+        consumer.close()
+    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result or [] if tp.error]
     if failed:
         raise ReconcilerError(f"altering offsets of consumer group {group} failed for " + ", ".join(failed))
 
@@ -93,7 +101,12 @@ def _group_error(exc: Any, settings: KafkaSettings, connector: str, group: str, 
     from confluent_kafka import KafkaError
 
     error = kafka_error(exc)
-    zombie = {KafkaError.NON_EMPTY_GROUP, KafkaError.UNKNOWN_MEMBER_ID, KafkaError.REBALANCE_IN_PROGRESS}
+    zombie = {
+        KafkaError.NON_EMPTY_GROUP,
+        KafkaError.UNKNOWN_MEMBER_ID,
+        KafkaError.ILLEGAL_GENERATION,
+        KafkaError.REBALANCE_IN_PROGRESS,
+    }
     if error is not None and error.code() in zombie:
         return RetryableError(zombie_sink_message(connector, action), hint=ZOMBIE_HINT)
     return translate(exc, settings, f"changing offsets of consumer group {group}")
