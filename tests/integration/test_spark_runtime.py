@@ -1,0 +1,268 @@
+"""The Spark executor against the real broker and the shared local SparkSession.
+
+Sources: exactly `count` records, unique ids, Connect-format offsets records, resumed without
+duplicates; zombie fencing by transactional id. Sinks: exactly the topic's records in files
+named by offset range, group offsets committed, nothing written twice. Isolation: a failing
+task fails alone, with its traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from reconciler.connectors.datagen import DatagenConnector
+from reconciler.devtools.probe import ABORT_FILTERING
+from reconciler.connectors.parquet_sink import held_ranges, partition_dir
+from reconciler.kafka.admin import ensure_topics
+from reconciler.kafka.consume import end_offsets, read_to_end
+from reconciler.kafka.partitioner import partition_for
+from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.executor import SparkExecutor, TaskWork
+from reconciler.runtime.source_job import transactional_id
+
+pytestmark = pytest.mark.spark
+
+
+# --- helpers --------------------------------------------------------------------------------
+
+
+def create_topic(settings: KafkaSettings, topic: str, partitions: int = 2) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, partitions)])[topic].result(timeout=settings.timeout_s)
+
+
+def produce_ids(settings: KafkaSettings, topic: str, ids: range) -> None:
+    """Records with key = value = the id, spread over the partitions by key."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "partitioner": "murmur2_random"})
+    for i in ids:
+        producer.produce(topic, b"%d" % i, b"%d" % i)
+    assert producer.flush(settings.timeout_s) == 0
+
+
+def datagen_works(name: str, topic: str, count: int, tasks: int = 2, **extra: str) -> list[TaskWork]:
+    config: dict[str, str | None] = {
+        "name": name, "connector.class": "datagen", "tasks.max": str(tasks),
+        "topic": topic, "count": str(count), "shards": "4", "record.bytes": "60", **extra,
+    }
+    task_configs = DatagenConnector().task_configs(config, tasks)
+    return [TaskWork(name, i, "datagen", "source", config, tc, len(task_configs)) for i, tc in enumerate(task_configs)]
+
+
+def sink_works(name: str, connector_class: str, tasks: int, **config: str) -> list[TaskWork]:
+    props: dict[str, str | None] = {"name": name, "connector.class": connector_class, "tasks.max": str(tasks), **config}
+    task_configs = [{k: v for k, v in props.items() if v is not None} | {"task.index": str(i)} for i in range(tasks)]
+    return [TaskWork(name, i, connector_class, "sink", props, tc, tasks) for i, tc in enumerate(task_configs)]
+
+
+def topic_ids(settings: KafkaSettings, topic: str) -> Counter[int]:
+    return Counter(int(m.key or b"-1") for m in read_to_end(settings, topic))
+
+
+def dataset_rows(root: Path) -> list[dict[str, Any]]:
+    """Every row readers see: files under topic=/partition=, skipping `.`/`_` names."""
+    rows = []
+    for file in sorted(root.rglob("*.parquet")):
+        if any(part[0] in "._" for part in file.relative_to(root).parts):
+            continue
+        partition = int(file.parent.name.split("=")[1])
+        for row in pq.read_table(file).to_pylist():
+            rows.append({"partition": partition, **row})
+    return rows
+
+
+def offsets_records(settings: KafkaSettings, connector: str) -> list[tuple[bytes, bytes | None, int]]:
+    prefix = json.dumps([connector]).encode()[:-1] + b","
+    return [
+        (m.key or b"", m.value, m.partition)
+        for m in read_to_end(settings, settings.topics.offsets)
+        if (m.key or b"").startswith(prefix)
+    ]
+
+
+# --- sources --------------------------------------------------------------------------------
+
+
+def test_datagen_produces_exactly_count_records_with_connect_offsets_and_resumes(
+    kafka_settings: KafkaSettings, spark_session: Any
+) -> None:
+    ensure_topics(kafka_settings)
+    create_topic(kafka_settings, "gen-data")
+    # 1,000 records per task per batch: 5,000 ids over 2 tasks take three batches.
+    executor = SparkExecutor(kafka_settings, source_batch_records=1000)
+    works = datagen_works("gen", "gen-data", count=5000)
+    try:
+        moved = [sum(o.records for o in executor.run_batch(works)) for _ in range(4)]
+    finally:
+        executor.close()
+
+    assert moved == [2000, 2000, 1000, 0]
+    ids = topic_ids(kafka_settings, "gen-data")
+    assert set(ids) == set(range(5000)) and max(ids.values()) == 1  # no loss, no duplicate
+    latest = {key: value for key, value, _ in offsets_records(kafka_settings, "gen")}
+    assert latest == {f'["gen",{{"shard":{s}}}]'.encode(): b'{"position":1250}' for s in range(4)}
+    partitions = kafka_settings.topics.offsets_partitions
+    for key, _, partition in offsets_records(kafka_settings, "gen"):
+        assert partition == partition_for(key, partitions)  # where a Java worker would look
+
+
+def test_source_offsets_written_by_connect_are_resumed_under_their_own_key_bytes(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor
+) -> None:
+    """A Connect worker's offsets (other key spelling) are honoured and overwritten in place."""
+    from confluent_kafka import Producer
+
+    ensure_topics(kafka_settings)
+    create_topic(kafka_settings, "conn-data")
+    java_key = b'["gen", {"shard": 0}]'  # same partition, different bytes than ours
+    producer = Producer({"bootstrap.servers": kafka_settings.bootstrap_servers, "partitioner": "murmur2_random"})
+    producer.produce(kafka_settings.topics.offsets, b'{"position":200}', java_key)
+    assert producer.flush(kafka_settings.timeout_s) == 0
+
+    outcomes = spark_executor.run_batch(datagen_works("gen", "conn-data", count=1000, tasks=1))
+
+    assert [o.error for o in outcomes] == [None]
+    ids = topic_ids(kafka_settings, "conn-data")
+    shard0 = {i for i in range(1000) if i % 4 == 0}
+    assert set(ids) == set(range(1000)) - {i for i in shard0 if i < 800}  # shard 0 resumed at 200
+    keys = [key for key, _, _ in offsets_records(kafka_settings, "gen")]
+    assert b'["gen",{"shard":0}]' not in keys and keys.count(java_key) == 2
+
+
+def test_source_task_fences_a_zombie_with_its_transactional_id(
+    kafka: Any, kafka_settings: KafkaSettings, spark_executor: SparkExecutor
+) -> None:
+    """A leftover producer of task gen-0 with an open transaction cannot commit after the task ran."""
+    from confluent_kafka import KafkaError, KafkaException, Producer
+
+    ensure_topics(kafka_settings)
+    create_topic(kafka_settings, "fence-data")
+    zombie = Producer(
+        {
+            "bootstrap.servers": kafka_settings.bootstrap_servers,
+            "transactional.id": transactional_id(kafka_settings.group_id, "gen", 0),
+        }
+    )
+    zombie.init_transactions(kafka_settings.timeout_s)
+    zombie.begin_transaction()
+    zombie.produce("fence-data", b"zombie", b"-1")
+    zombie.flush(kafka_settings.timeout_s)
+
+    outcomes = spark_executor.run_batch(datagen_works("gen", "fence-data", count=100, tasks=1))
+
+    assert [(o.records, o.error) for o in outcomes] == [(100, None)]
+    with pytest.raises(KafkaException) as raised:
+        zombie.commit_transaction(5)
+    error = raised.value.args[0]
+    # Kafka answers PRODUCER_FENCED (fatal); Tansu drops the zombie's connection instead.
+    fenced = error.fatal() or "fenced" in error.str().lower()
+    assert fenced or (kafka.tansu and error.code() == KafkaError._TIMED_OUT), error.str()
+    if kafka.capabilities.has(ABORT_FILTERING):
+        assert -1 not in topic_ids(kafka_settings, "fence-data")  # the zombie's record was aborted
+
+
+# --- sinks ----------------------------------------------------------------------------------
+
+
+def test_parquet_sink_writes_each_record_once_in_offset_range_files_and_commits_after(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path
+) -> None:
+    create_topic(kafka_settings, "orders", partitions=3)
+    produce_ids(kafka_settings, "orders", range(3000))
+    works = sink_works("archive", "parquet-sink", tasks=2, topics="orders", path=str(tmp_path))
+
+    first = spark_executor.run_batch(works)
+    files_after_first = sorted(p.name for p in tmp_path.rglob("*.parquet"))
+    second = spark_executor.run_batch(works)  # nothing new: nothing read, nothing written
+    produce_ids(kafka_settings, "orders", range(3000, 3500))
+    third = spark_executor.run_batch(works)
+
+    assert [o.error for o in first + second + third] == [None] * 6
+    assert sum(o.records for o in first) == 3000 and sum(o.records for o in second) == 0
+    assert sum(o.records for o in third) == 500
+    assert len(files_after_first) == 3
+    rows = dataset_rows(tmp_path)
+    assert Counter(int(r["key"]) for r in rows) == Counter(range(3500))
+    ends = {("orders", p): end for p, end in end_offsets(kafka_settings, "orders").items()}
+    for (topic, partition), end in ends.items():
+        ranges = held_ranges(partition_dir(tmp_path, topic, partition), topic, partition)
+        assert ranges[0][0] == 0 and ranges[-1][1] == end - 1  # contiguous files cover [0, end)
+        assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:], strict=False))
+        assert sorted(r["offset"] for r in rows if r["partition"] == partition) == list(range(end))
+    assert sink_group_offsets(kafka_settings, "connect-archive") == ends
+
+
+def test_sink_partitions_are_dealt_round_robin_and_a_missing_task_keeps_its_share(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path
+) -> None:
+    """Task 1 is not run (say it is FAILED): its partitions move for nobody."""
+    create_topic(kafka_settings, "clicks", partitions=4)
+    produce_ids(kafka_settings, "clicks", range(400))
+    works = sink_works("clicks-archive", "parquet-sink", tasks=2, topics="clicks", path=str(tmp_path))
+
+    outcomes = spark_executor.run_batch(works[:1])
+
+    assert [o.task_id for o in outcomes] == [0] and outcomes[0].error is None
+    partitions = {r["partition"] for r in dataset_rows(tmp_path)}
+    assert partitions == {0, 2}  # sorted [(clicks,0)…(clicks,3)] dealt to tasks 0,1,0,1
+    assert set(sink_group_offsets(kafka_settings, "connect-clicks-archive")) == {("clicks", 0), ("clicks", 2)}
+
+
+# --- isolation ------------------------------------------------------------------------------
+
+
+def test_a_failing_task_fails_alone_with_its_traceback(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path
+) -> None:
+    ensure_topics(kafka_settings)
+    create_topic(kafka_settings, "mixed", partitions=2)
+    produce_ids(kafka_settings, "mixed", range(200))
+    missing = tmp_path / "no-such-dir"
+    broken_source = TaskWork(
+        "files", 0, "file-source", "source",
+        {"name": "files", "connector.class": "file-source", "topic": "mixed", "path": str(missing), "format": "jsonl"},
+        {"topic": "mixed", "path": str(missing), "format": "jsonl"},
+    )
+    picky = sink_works("picky", "unpackaged:PickySink", tasks=2, topics="mixed", **{"fail.tasks": "1"})
+    create_topic(kafka_settings, "mixed-gen", partitions=1)
+    works = [broken_source, *picky, *datagen_works("gen", "mixed-gen", count=50, tasks=1)]
+
+    outcomes = spark_executor.run_batch(works)
+
+    assert [(o.connector, o.task_id) for o in outcomes] == [(w.connector, w.task_id) for w in works]
+    by_task = {(o.connector, o.task_id): o for o in outcomes}
+    source_error = by_task[("files", 0)].error or ""
+    assert "Traceback (most recent call last)" in source_error and "does not exist" in source_error
+    picky_error = by_task[("picky", 1)].error or ""
+    assert "picky sink task 1 fails on purpose" in picky_error
+    assert by_task[("picky", 0)].error is None and by_task[("picky", 0)].records > 0
+    assert by_task[("gen", 0)].error is None and by_task[("gen", 0)].records == 50
+    # The healthy task's partition is committed; the failed task's is not.
+    assert set(sink_group_offsets(kafka_settings, "connect-picky")) == {("mixed", 0)}
+
+
+def test_no_work_never_starts_spark(kafka_settings: KafkaSettings) -> None:
+    executor = SparkExecutor(kafka_settings, master="local[1]")
+    assert executor.run_batch([]) == []
+    assert not executor.started
+    executor.close()
+
+
+def test_unknown_connector_class_fails_its_tasks_only(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor
+) -> None:
+    ensure_topics(kafka_settings)
+    bogus = TaskWork("bogus", 0, "no.such.module:Nope", "sink", {"topics": "x"}, {})
+    outcomes = spark_executor.run_batch([bogus])
+    assert outcomes[0].records == 0 and "cannot import module 'no.such.module'" in (outcomes[0].error or "")
+
