@@ -1,0 +1,162 @@
+"""`reconciler run` (looping) and `reconciler watch` as real processes: ticks repeat, manifests
+are re-read when they change (an invalid edit keeps the previous ones running), SIGINT/SIGTERM
+finish the current batch, stop Spark and exit 0 with nothing left running."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+import psutil
+import yaml
+
+from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.settings import KafkaSettings
+from test_run_support import create_topic, ids, topic_keys
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 90.0
+
+
+def manifest(name: str, config: dict[str, Any], *, state: str = "running", tasks_max: int = 1) -> dict[str, Any]:
+    return {
+        "apiVersion": "reconciler.io/v1",
+        "kind": "Connector",
+        "metadata": {"name": name},
+        "spec": {"class": "datagen", "tasksMax": tasks_max, "state": state, "config": config},
+    }
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("RECONCILER_DRIVER_PID", None)  # the test process's own, set when its Spark started
+    env.pop("RECONCILER_FAILPOINTS", None)
+    return env
+
+
+class Running:
+    """A `reconciler` subprocess whose output lines are collected as they come."""
+
+    def __init__(self, args: list[str], settings: KafkaSettings) -> None:
+        command = [sys.executable, "-m", "reconciler.cli.main", *args]
+        command += ["--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
+        self.process = subprocess.Popen(
+            command, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.seen: list[str] = []
+        self.pumps = [
+            threading.Thread(target=self._pump, args=(stream,), daemon=True)
+            for stream in (self.process.stdout, self.process.stderr)
+        ]
+        for pump in self.pumps:
+            pump.start()
+
+    def _pump(self, stream: IO[str] | None) -> None:
+        assert stream is not None
+        for line in stream:
+            self.lines.put(line.rstrip("\n"))
+
+    def wait_for_line(self, needle: str, timeout_s: float = WAIT_S) -> str:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                assert self.process.poll() is None, f"exited early ({self.process.returncode}):\n" + self.output()
+                continue
+            self.seen.append(line)
+            if needle in line:
+                return line
+        raise AssertionError(f"no line with {needle!r} within {timeout_s}s:\n" + self.output())
+
+    def output(self) -> str:
+        while not self.lines.empty():
+            self.seen.append(self.lines.get())
+        return "\n".join(self.seen)
+
+    def stop(self, signum: int) -> int:
+        """Send `signum`, wait for the exit, and check every descendant (JVM, workers) is gone."""
+        family = psutil.Process(self.process.pid).children(recursive=True)
+        self.process.send_signal(signum)
+        code = self.process.wait(timeout=WAIT_S)
+        _gone, alive = psutil.wait_procs(family, timeout=30)
+        assert not alive, f"left running: {alive}"
+        return code
+
+    def close(self) -> None:
+        """Kill the process if it still runs; collect the rest of its output; close the pipes."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        for pump in self.pumps:
+            pump.join(timeout=10)
+        for stream in (self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def eventually(check: Callable[[], bool], timeout_s: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.3)
+
+
+def write(path: Path, doc: dict[str, Any]) -> None:
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def test_run_loop_repeats_and_exits_0_on_sigint_without_starting_spark(
+    kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    write(tmp_path / "c.yaml", manifest("idle", {"topic": "never", "count": 10}, state="stopped"))
+    run = Running(["run", str(tmp_path), "--interval", "0.5"], kafka_settings)
+    try:
+        run.wait_for_line("idle: STOPPED")
+        run.wait_for_line("idle: STOPPED")  # a second tick, by itself
+        assert run.stop(signal.SIGINT) == 0
+    finally:
+        run.close()
+    assert "SIGINT: finishing the current batch, then stopping" in run.output()
+    assert "Spark" not in run.output()  # no task work: Spark never started
+
+
+def test_watch_reloads_manifests_keeps_the_last_valid_ones_and_stops_on_sigterm(
+    kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    topic = f"{kafka_settings.group_id}.watched"
+    create_topic(kafka_settings, topic, 1)
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    file = manifests / "gen.yaml"
+    write(file, manifest("gen", {"topic": topic, "count": 300, "batch.size": 100}, tasks_max=2))
+    args = ["watch", str(manifests), "--interval", "2", "--worker-id", "watcher:7"]
+    watch = Running(args + ["--spark-conf", "spark.driver.memory=768m"], kafka_settings)
+    try:
+        watch.wait_for_line("gen: RUNNING")
+        eventually(lambda: sum(topic_keys(kafka_settings, topic).values()) == 300)
+
+        file.write_text(file.read_text().replace("tasksMax: 2", "tasksMax: two"))
+        watch.wait_for_line("still running the previous valid ones")
+        watch.wait_for_line("gen: RUNNING")  # the previous manifests keep being applied
+
+        write(file, manifest("gen", {"topic": topic, "count": 300}, state="paused", tasks_max=2))
+        watch.wait_for_line("manifests reloaded: 1 connector(s)")
+        watch.wait_for_line("gen: PAUSED")
+        live = read_live_state(kafka_settings).connector("gen")
+        assert live is not None and live.connector_status is not None
+        assert live.connector_status.state.value == "PAUSED" and live.connector_status.worker_id == "watcher:7"
+        assert watch.stop(signal.SIGTERM) == 0
+    finally:
+        watch.close()
+    assert "SIGTERM: finishing the current batch, then stopping" in watch.output()
+    assert topic_keys(kafka_settings, topic) == ids(300)
