@@ -140,7 +140,7 @@ class SparkExecutor:
             by_connector.setdefault(work.connector, []).append(work)
         session = self.session()
         sources = [w for w in works if w.kind == "source"]
-        replay, replay_error = self._source_offsets() if sources else (None, None)
+        replay, replay_error = self._source_offsets(sources) if sources else (None, None)
         if self._threads is None:
             self._threads = ThreadPoolExecutor(MAX_PARALLEL_CONNECTORS, thread_name_prefix="connector")
         futures = {
@@ -150,11 +150,15 @@ class SparkExecutor:
         outcomes = {(o.connector, o.task_id): o for f in futures.values() for o in f.result()}
         return [outcomes[(w.connector, w.task_id)] for w in works]
 
-    def _source_offsets(self) -> tuple[OffsetsReplay | None, str | None]:
-        from reconciler.runtime.source_job import read_source_offsets
+    def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[OffsetsReplay | None, str | None]:
+        """The committed source offsets, or why the source tasks cannot run in this batch."""
+        from reconciler.runtime.source_job import OpenTransaction, source_offsets
 
         try:
-            return read_source_offsets(self.settings), None
+            return source_offsets(self.settings, works), None
+        except OpenTransaction as exc:
+            LOG.warning("source tasks wait for the next batch: %s", exc.message)
+            return None, None
         except Exception:
             return None, traceback.format_exc()
 
@@ -173,8 +177,8 @@ class SparkExecutor:
         try:
             if kind == "sink":
                 return sink_job.run_sink(session, self.settings, works, connector_task_count(works), pool=pool)
-            if replay is None:
-                return failed_outcomes(works, replay_error or "source offsets were not read")
+            if replay is None:  # no error: an open transaction holds the offsets back, skip a batch
+                return [TaskOutcome(w.connector, w.task_id, 0, replay_error) for w in works]
             committed = source_job.committed_offsets(replay, name)
             limit = self.source_batch_records or source_job.DEFAULT_BATCH_RECORDS
             return source_job.run_source(session, self.settings, works, committed, pool=pool, max_records=limit)

@@ -16,9 +16,12 @@ still commits them. Records are produced straight from the worker, never through
 from __future__ import annotations
 
 import logging
+import time
 import traceback
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from reconciler.connectors.api import (
@@ -32,9 +35,10 @@ from reconciler.connectors.api import (
     partition_key,
 )
 from reconciler.connectors.registry import load_connector
+from reconciler.errors import RetryableError
 from reconciler.kafka import records as rec
-from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer
-from reconciler.kafka.consume import read_to_end
+from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer, translate
+from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime import failpoints
@@ -49,6 +53,9 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 DEFAULT_BATCH_RECORDS = 1_000_000
+# A task stops polling after this long, well inside the transaction timeout below, so a slow
+# source commits what it has instead of having its transaction aborted by the broker.
+MAX_POLLING_S = 30.0
 # Large batches, no compression, a short linger: throughput with few round trips (design.md).
 PRODUCER_TUNING: dict[str, Any] = {
     "linger.ms": 20,
@@ -57,8 +64,14 @@ PRODUCER_TUNING: dict[str, Any] = {
     "queue.buffering.max.messages": 500_000,
     "queue.buffering.max.kbytes": 1_048_576,
     "compression.type": "none",
-    "transaction.timeout.ms": 300_000,
+    # Java's default: a task killed mid-transaction holds readers of the offsets topic back at
+    # most this long (if nothing takes its transactional id over sooner).
+    "transaction.timeout.ms": 60_000,
 }
+
+
+class OpenTransaction(RetryableError):
+    """The offsets topic cannot be read to a stable end yet; try the source tasks next batch."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +114,52 @@ def read_source_offsets(settings: KafkaSettings) -> OffsetsReplay:
     for message in read_to_end(settings, settings.topics.offsets):
         replay.apply(message.key, message.value, message.offset)
     return replay
+
+
+def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> None:
+    """Initialise the transactional id of every task about to run, before offsets are read.
+
+    A task killed mid-transaction leaves it open; until someone takes over its id, read_committed
+    readers stop at that transaction's first offset (the last stable offset) in each partition
+    it wrote to, so offsets committed after it — any connector's — would look older than they
+    are. Taking the ids over aborts those transactions first, as Connect's workers do before a
+    task reads its offsets.
+    """
+    ids = sorted({transactional_id(settings.group_id, w.connector, w.task_id) for w in works})
+    with ThreadPoolExecutor(min(8, len(ids) or 1), thread_name_prefix="fence") as pool:
+        list(pool.map(partial(_take_over, settings), ids))
+
+
+def _take_over(settings: KafkaSettings, txn_id: str) -> None:
+    from confluent_kafka import KafkaException
+
+    producer = new_producer(settings, None, **{"transactional.id": txn_id})
+    try:
+        producer.init_transactions(settings.timeout_s)
+    except KafkaException as exc:
+        raise translate(exc, settings, f"fencing earlier producers of {txn_id}") from exc
+
+
+def open_transactions(settings: KafkaSettings) -> list[int]:
+    """Offsets-topic partitions whose stable end lags their end: a transaction is still open
+    there (a killed task of a connector not in this batch), hiding what was committed after it."""
+    topic = settings.topics.offsets
+    stable = end_offsets(settings, topic, isolation_level="read_committed")
+    written = end_offsets(settings, topic, isolation_level="read_uncommitted")
+    return sorted(p for p, end in written.items() if stable.get(p, end) < end)
+
+
+def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> OffsetsReplay:
+    """Fence the tasks, check no transaction hides offsets, and read the offsets topic."""
+    fence_tasks(settings, works)
+    blocked = open_transactions(settings)
+    if blocked:
+        raise OpenTransaction(
+            f"offsets topic {settings.topics.offsets} partition(s) {blocked} hold an open transaction "
+            "(a task killed mid-batch, of a connector not running now); source offsets read now could "
+            "be stale, so no source task runs until the broker aborts it (transaction.timeout.ms)"
+        )
+    return read_source_offsets(settings)
 
 
 def committed_offsets(replay: OffsetsReplay, connector: str) -> CommittedOffsets:
@@ -200,7 +259,8 @@ class TransactionalBatch:
         position = dict(self.item.committed.offsets)
         moved: dict[PartitionKey, SourceOffset] = {}
         records, budget = 0, self.item.max_records
-        while records < budget:
+        deadline = time.monotonic() + MAX_POLLING_S
+        while records < budget and time.monotonic() < deadline:
             batch = task.poll_batch(position, budget - records)
             if batch.is_empty or (not len(batch) and _unchanged(batch.offsets, position)):
                 break

@@ -266,3 +266,33 @@ def test_unknown_connector_class_fails_its_tasks_only(
     outcomes = spark_executor.run_batch([bogus])
     assert outcomes[0].records == 0 and "cannot import module 'no.such.module'" in (outcomes[0].error or "")
 
+
+
+def test_source_tasks_wait_while_an_open_transaction_hides_committed_offsets(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor
+) -> None:
+    """A killed task of a connector not in the batch left a transaction open in the offsets
+    topic: offsets after it are invisible, so sources skip the batch (no error) until it ends."""
+    from confluent_kafka import Producer
+
+    ensure_topics(kafka_settings)
+    create_topic(kafka_settings, "held-data")
+    zombie = Producer(
+        {
+            "bootstrap.servers": kafka_settings.bootstrap_servers,
+            "transactional.id": transactional_id(kafka_settings.group_id, "paused-connector", 0),
+        }
+    )
+    zombie.init_transactions(kafka_settings.timeout_s)
+    zombie.begin_transaction()
+    zombie.produce(kafka_settings.topics.offsets, b'{"position":1}', b'["paused-connector",{"shard":0}]')
+    zombie.flush(kafka_settings.timeout_s)
+    works = datagen_works("gen", "held-data", count=100, tasks=1)
+
+    waiting = spark_executor.run_batch(works)
+    zombie.abort_transaction(kafka_settings.timeout_s)
+    resumed = spark_executor.run_batch(works)
+
+    assert [(o.records, o.error) for o in waiting] == [(0, None)]
+    assert [(o.records, o.error) for o in resumed] == [(100, None)]
+    assert set(topic_ids(kafka_settings, "held-data")) == set(range(100))
