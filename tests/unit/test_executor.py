@@ -1,0 +1,121 @@
+"""Pure parts of the Spark runtime: partition assignment, sink topics and groups, session
+settings, failpoint arming. (Jobs themselves run in tests/integration/test_spark_*.py.)"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from reconciler.connectors.api import ConnectorError
+from reconciler.runtime import failpoints
+from reconciler.runtime.executor import TaskWork, assign_partitions, connector_task_count
+from reconciler.runtime.sink_job import consumer_overrides, sink_group, sink_topics
+from reconciler.runtime.source_job import transactional_id
+from reconciler.runtime.spark import is_local, session_conf
+
+
+@pytest.mark.parametrize(
+    ("partitions", "tasks", "expected"),
+    [
+        ([("a", 0), ("a", 1), ("a", 2)], 2, {0: [("a", 0), ("a", 2)], 1: [("a", 1)]}),
+        ([("b", 1), ("a", 0), ("b", 0)], 2, {0: [("a", 0), ("b", 1)], 1: [("b", 0)]}),  # sorted first
+        ([("a", 0)], 3, {0: [("a", 0)], 1: [], 2: []}),  # idle tasks get nothing
+        ([], 1, {0: []}),
+        ([("a", 0), ("a", 0)], 1, {0: [("a", 0)]}),  # each partition once
+    ],
+)
+def test_partitions_are_dealt_round_robin_over_the_sorted_list(
+    partitions: list[tuple[str, int]], tasks: int, expected: dict[int, list[tuple[str, int]]]
+) -> None:
+    assert assign_partitions(partitions, tasks) == expected
+
+
+def test_assignment_needs_a_task() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        assign_partitions([("a", 0)], 0)
+
+
+def work(task_id: int, task_count: int | None = None) -> TaskWork:
+    return TaskWork("c", task_id, "parquet-sink", "sink", {}, {}, task_count)
+
+
+@pytest.mark.parametrize(
+    ("works", "expected"),
+    [
+        ([work(0, 3)], 3),  # the connector's count, even when only task 0 runs
+        ([work(0), work(2)], 3),  # unknown: highest id + 1
+        ([work(1)], 2),
+    ],
+)
+def test_task_count(works: list[TaskWork], expected: int) -> None:
+    assert connector_task_count(works) == expected
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"topics": "b, a,b"}, ["b", "a"]),
+        ({"topics": "a,missing"}, ["a"]),
+        ({"topics.regex": "a|b"}, ["a", "b"]),
+        ({"topics.regex": "c.*"}, ["c1", "c2"]),
+        ({"topics": "b", "topics.regex": "a"}, ["b", "a"]),
+        ({}, []),
+    ],
+)
+def test_sink_topics(config: dict[str, str | None], expected: list[str]) -> None:
+    assert sink_topics(config, {"a": 1, "b": 2, "c1": 1, "c2": 1}) == expected
+
+
+def test_bad_topics_regex_is_a_connector_error() -> None:
+    with pytest.raises(ConnectorError, match="topics.regex"):
+        sink_topics({"topics.regex": "("}, {"a": 1})
+
+
+def test_sink_group_and_consumer_overrides_as_connect() -> None:
+    config: dict[str, str | None] = {
+        "consumer.override.group.id": "custom",
+        "consumer.override.isolation.level": "read_uncommitted",
+        "consumer.override.unset": None,
+        "topics": "a",
+    }
+    assert sink_group("archive", {}) == "connect-archive"
+    assert sink_group("archive", config) == "custom"
+    assert consumer_overrides(config) == {"isolation.level": "read_uncommitted"}
+
+
+def test_transactional_id_is_connects() -> None:
+    assert transactional_id("connect-cluster", "orders", 3) == "connect-cluster-orders-3"
+
+
+def test_local_sessions_bind_loopback_and_run_this_interpreters_path() -> None:
+    conf = session_conf("local[*]", {"spark.ui.enabled": "true", "spark.executor.memory": "2g"})
+    assert conf["spark.driver.bindAddress"] == "127.0.0.1"
+    assert conf["spark.scheduler.mode"] == "FAIR"
+    assert conf["spark.ui.enabled"] == "true" and conf["spark.executor.memory"] == "2g"  # user wins
+    paths = conf["spark.executorEnv.PYTHONPATH"].split(os.pathsep)
+    assert all(os.path.isabs(p) for p in paths) and any(p.endswith("site-packages") for p in paths)
+    assert all(p in paths for p in map(os.path.abspath, sys.path) if p and os.path.isdir(p))
+
+
+def test_cluster_sessions_leave_addresses_and_paths_to_the_cluster() -> None:
+    assert not is_local("spark://host:7077") and is_local("local") and is_local("local[2]")
+    conf = session_conf("spark://host:7077", {})
+    assert "spark.driver.bindAddress" not in conf and "spark.executorEnv.PYTHONPATH" not in conf
+    assert conf["spark.ui.enabled"] == "false"
+
+
+@pytest.mark.parametrize(
+    ("env", "armed"),
+    [("", False), ("sink.after_files", True), ("x, sink.after_files ,y", True), ("sink.after", False)],
+)
+def test_failpoints_are_armed_by_name(monkeypatch: pytest.MonkeyPatch, env: str, armed: bool) -> None:
+    monkeypatch.setenv(failpoints.ENV_POINTS, env)
+    assert failpoints.armed(failpoints.SINK_AFTER_FILES) is armed
+
+
+def test_an_unarmed_failpoint_does_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(failpoints.ENV_POINTS, "source.after_commit")
+    failpoints.hit(failpoints.SINK_AFTER_FILES)  # still alive
+    assert failpoints.armed(failpoints.SOURCE_AFTER_COMMIT)
