@@ -18,10 +18,16 @@ from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from reconciler.core.models import DesiredConnector
     from reconciler.core.plan import Plan
     from reconciler.kafka.apply import ApplyOutcome
+    from reconciler.kafka.settings import KafkaSettings
+    from reconciler.offsets.model import OffsetsOutcome
 
 EXIT_OK = 0
+EXIT_ERROR = 1
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,23 +61,34 @@ def run(args: argparse.Namespace) -> int:
     colour = _colour_wanted()
 
     def show(plan: Plan) -> None:
-        sys.stdout.write(render_text(plan, colour=colour))
+        from reconciler.offsets.preview import with_current_offsets
+
+        sys.stdout.write(render_text(with_current_offsets(settings, plan, desired), colour=colour))
         sys.stdout.flush()
 
     outcome = apply_manifests(settings, desired, prune=prune, manifest_paths=paths, saved=saved, show_plan=show)
-    for line in result_lines(outcome):
+    offsets = _run_offsets_requests(settings, desired, outcome)
+    for line in result_lines(outcome, offsets):
         print(line)
-    return EXIT_OK
+    return EXIT_OK if all(o.ok or o.retryable for o in offsets) else EXIT_ERROR
 
 
-def result_lines(outcome: ApplyOutcome) -> list[str]:
+def _run_offsets_requests(
+    settings: KafkaSettings, desired: list[DesiredConnector], outcome: ApplyOutcome
+) -> list[OffsetsOutcome]:
+    """The plan's offsets requests (reconciler.offsets.executor: in full for a connector this apply
+    created, else the stop step only — the rest runs in the next `reconciler run` tick)."""
+    from reconciler.offsets.executor import execute_after_apply
+
+    return execute_after_apply(settings, desired, outcome.live, outcome.pending_offsets)
+
+
+def result_lines(outcome: ApplyOutcome, offsets: Sequence[OffsetsOutcome] = ()) -> list[str]:
     """What follows the printed plan. With no changes the plan's own last line already says
     "No changes. Live state matches the manifests." (and nothing was written)."""
-    from reconciler.kafka.apply import pending_offsets_lines
-
     if not outcome.plan.has_changes:
         return []
-    lines = pending_offsets_lines(outcome.pending_offsets)
+    lines = [o.render() for o in offsets]
     noun = "record" if outcome.records_written == 1 else "records"
     lines.append(f"Apply complete: {outcome.records_written} {noun} written")
     return lines

@@ -49,6 +49,10 @@ def run(args: argparse.Namespace) -> int:
     desired = load_or_raise(args.paths)
     live = read_live_state(args)
     plan = build_plan(desired, live, prune=args.prune, manifest_paths=[str(p) for p in args.paths])
+    if args.live_state is None and (args.bootstrap_servers or os.environ.get("RECONCILER_BOOTSTRAP_SERVERS")):
+        from reconciler.offsets.preview import with_current_offsets  # offsets requests show from → to
+
+        plan = with_current_offsets(kafka_settings(args), plan, desired)
     if args.out is not None:
         _write(args.out, render_json(plan))
     sys.stdout.write(render(plan, args.format, colour=args.format == "text" and _colour_wanted()))

@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from reconciler.connectors.api import SinkConnector, SourceConnector, partition_key
+from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
 from reconciler.connectors.registry import UnknownConnector, load_connector
 from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState, is_sink
@@ -277,8 +277,10 @@ class _Execution:
                 return bool(plugin.alter_offsets(self.config, offsets))
             if isinstance(plugin, SourceConnector) and not self.sink:
                 return bool(plugin.alter_offsets(self.config, offsets))
-        except ReconcilerError as exc:  # OffsetsRefused and the connector's own errors
+        except OffsetsRefused as exc:  # Connect's UnsupportedOperationException: a refusal
             raise _Stop("refused", f"the connector refused the request: {exc.message}") from exc
+        except ReconcilerError as exc:  # e.g. its config is invalid
+            raise _Stop("failed", f"the connector's alter_offsets failed: {exc.message}") from exc
         except Exception as exc:  # a plugin bug fails the request, with where it happened
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             raise _Stop("failed", f"the connector's alter_offsets failed: {last}") from exc

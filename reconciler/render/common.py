@@ -114,8 +114,13 @@ def compact(mapping: Mapping[str, object] | None) -> str:
 
 
 def offset_moves(action: Action) -> list[str]:
-    """One line per partition: `{partition}: {current} -> {target}` (current when known)."""
+    """One line per partition: `{partition}: {current} -> {target}` (current when known).
+
+    A reset names no partitions itself: every partition with a current offset is listed.
+    """
     current = {compact(e.partition): e.offset for e in action.current_offsets}
+    if not action.offsets and action.offsets_action is not None and action.offsets_action.value == "reset":
+        return [f"{key}: {compact(offset)} -> null (reset)" for key, offset in current.items()]
     return [_move(entry, current) for entry in action.offsets]
 
 

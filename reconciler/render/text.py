@@ -60,7 +60,7 @@ def _offsets_lines(action: Action) -> list[str]:
     moves = [" " * 7 + move for move in offset_moves(action)]
     for number, step in enumerate(action.steps, start=1):
         lines.append(f"    {number}. {step.description}")
-        if step.kind is OffsetsStepKind.ALTER:
+        if step.kind in (OffsetsStepKind.ALTER, OffsetsStepKind.RESET):
             lines += moves
             moves = []
     return lines + moves  # a plan without an alter step still shows its partitions

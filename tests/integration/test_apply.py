@@ -157,22 +157,31 @@ def test_prune_deletes_only_owned_orphans(
     assert "drop" not in live.owned
 
 
-def test_offsets_requests_stay_pending_and_are_never_marked_applied(
+def test_offsets_request_runs_in_apply_only_for_a_connector_it_creates(
     capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path
 ) -> None:
-    offsets = """\
-        offsets:
-          id: rewind-1
-          action: reset
-        """
-    path = write(tmp_path / "c.yaml", manifest("src", topic="t", extra=offsets))
-    for _ in range(2):
+    """Created STOPPED by this apply, the connector never had a task: the whole request runs.
+    Otherwise apply cannot know that no `run` batch is in flight: it stops the connector and
+    leaves the rest to the next `run` tick, never marking the id applied (reconciler.offsets)."""
+    path = write(tmp_path / "c.yaml", manifest("src", topic="t", count="10", extra="offsets: {id: rewind-1, action: reset}\n"))
+    code, out, err = cli(capsys, kafka_settings, "apply", str(path))
+    assert code == 0, out + err
+    assert (
+        "offsets request rewind-1 (reset) for src: applied: The Connect framework-managed offsets for this "
+        "connector have been reset successfully." in out
+    )
+    live = read_live_state(kafka_settings)
+    assert live.is_applied("src", "offsets", "rewind-1")
+    assert live.connectors["src"].target_state is ConnectTargetState.STARTED
+
+    write(tmp_path / "c.yaml", manifest("src", topic="t", count="10", extra="offsets: {id: rewind-2, action: reset}\n"))
+    for _ in range(2):  # the first apply stops the connector; the second finds it stopped
         code, out, _ = cli(capsys, kafka_settings, "apply", str(path))
         assert code == 0
-        assert (
-            "pending: offsets request rewind-1 for src will be executed by `reconciler run` (not yet supported)" in out
-        )
-        assert not read_live_state(kafka_settings).is_applied("src", "offsets", "rewind-1")
+        assert "offsets request rewind-2 (reset) for src: waiting: the connector is stopped; its offsets change " in out
+        live = read_live_state(kafka_settings)
+        assert not live.is_applied("src", "offsets", "rewind-2")
+        assert live.connectors["src"].target_state is ConnectTargetState.STOPPED
 
 
 def test_saved_plan_is_applied_while_current_and_refused_once_stale(

@@ -236,3 +236,41 @@ def test_import_of_a_connector_not_in_the_manifests_is_an_error(
     )
     assert code == 1
     assert err.splitlines()[0] == "error: Connector ghost not found in the manifests"
+
+
+def test_plan_against_kafka_shows_each_partition_from_and_to(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    settings = kafka_settings
+    topic = f"{settings.group_id}-t"
+    create_topic(settings, topic, 2)
+    name = f"s-{uuid.uuid4().hex[:8]}"
+    config = {"topics": topic, "path": str(tmp_path / "out")}
+    apply_manifests(settings, desired_of(tmp_path, manifest(name, "parquet-sink", config)))
+    commit_offsets(settings, name, f"connect-{name}", {(topic, 0): 5000, (topic, 1): 4000}, model.OffsetsAction.ALTER)
+    alter = f"{{id: rewind-1, action: alter, offsets: [{{partition: {{kafka_partition: 0, kafka_topic: {topic}}}, offset: {{kafka_offset: 1200}}}}]}}"
+    path = tmp_path / "manifests.yaml"
+    path.write_text(manifest(name, "parquet-sink", config, offsets=alter))
+
+    code, out, _ = cli(capsys, settings, "plan", str(path))
+    assert code == 0
+    lines = [line.strip() for line in out.splitlines()]
+    steps = lines.index("~ offsets request rewind-1 (alter, sink connector):")
+    assert lines[steps + 1 : steps + 7] == [
+        "1. stop the connector: commit zero tasks, write target state STOPPED, wait for its tasks to stop",
+        f"2. record the current offsets of consumer group connect-{name} (kept for rollback)",
+        "3. alter the offsets of 1 partition(s)",
+        # In the manifest's own key order, paired with the group's current offset.
+        f'{{"kafka_partition": 0, "kafka_topic": "{topic}"}}: {{"kafka_offset": 5000}} -> {{"kafka_offset": 1200}}',
+        "4. return to the declared state: running",
+        "5. record offsets request rewind-1 as applied",
+    ]
+
+    path.write_text(manifest(name, "parquet-sink", config, offsets="{id: reset-1, action: reset}"))
+    code, out, _ = cli(capsys, settings, "plan", str(path), "--format", "markdown")
+    assert code == 0
+    assert (
+        f'{{"kafka_topic": "{topic}", "kafka_partition": 0}}: {{"kafka_offset": 5000}} -> null (reset)\n'
+        f'{{"kafka_topic": "{topic}", "kafka_partition": 1}}: {{"kafka_offset": 4000}} -> null (reset)\n'
+    ) in out
+    assert "3. reset all offsets: delete consumer group connect-" in out
