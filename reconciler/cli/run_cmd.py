@@ -141,6 +141,8 @@ def print_report(report: TickReport) -> None:
     applied = report.applied
     if applied is not None and applied.plan.has_changes:
         sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    for outcome in report.offsets:
+        print(outcome.render())
     for line in report_lines(report):
         print(line)
     sys.stdout.flush()

@@ -4,7 +4,9 @@ A tick is level-based, like a Connect worker's loop: it reads the whole config, 
 reconciler topics, and every connector in the config topic (not only the manifests' ones) is
 brought to its target state:
 
-1. apply the manifests exactly as `reconciler apply` does (`reconciler.kafka.apply`);
+1. apply the manifests exactly as `reconciler apply` does (`reconciler.kafka.apply`), then run
+   the declared offsets requests not yet applied (`reconciler.offsets.executor`): no task of
+   this worker runs between ticks, so a request can stop, alter and resume its connector here;
 2. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
    same group fences this one, so two workers never both commit task configs), then read
    the topics to the end;
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
     from reconciler.kafka.apply import ApplyOutcome
     from reconciler.kafka.produce import TransactionalWriter
+    from reconciler.offsets.model import OffsetsOutcome
     from reconciler.runtime.executor import TaskExecutor, TaskOutcome, TaskWork
 
 LOG = logging.getLogger(__name__)
@@ -172,6 +175,7 @@ class TickReport:
     records_written: int = 0  # config and status records this tick wrote
     works: int = 0  # tasks that ran a batch
     applied: ApplyOutcome | None = None
+    offsets: list[OffsetsOutcome] = field(default_factory=list)
 
     def connector(self, name: str) -> ConnectorReport | None:
         return next((c for c in self.connectors if c.name == name), None)
@@ -214,10 +218,13 @@ class Worker:
     def tick(
         self, desired: Sequence[DesiredConnector] | None, *, manifest_paths: Sequence[str] = (), closing: bool = False
     ) -> TickReport:
-        """Apply `desired` (None: skip applying), then run one batch."""
-        applied = self.apply(desired, manifest_paths=manifest_paths) if desired is not None else None
+        """Apply `desired` and run its pending offsets requests (None: skip both), then run one batch."""
+        applied, offsets = None, []
+        if desired is not None:
+            applied = self.apply(desired, manifest_paths=manifest_paths)
+            offsets = self.offsets_requests(desired, applied.live)
         report = self.work(closing=closing)
-        report.applied = applied
+        report.applied, report.offsets = applied, offsets
         return report
 
     def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
@@ -226,6 +233,16 @@ class Worker:
         outcome = apply_manifests(self.settings, desired, prune=self.prune, manifest_paths=manifest_paths)
         self._prepared = True  # apply checked the broker and the internal topics
         return outcome
+
+    def offsets_requests(self, desired: Sequence[DesiredConnector], live: LiveState) -> list[OffsetsOutcome]:
+        """The declared offsets requests `live` does not record as applied, run in full.
+
+        Safe only here, between batches: the executor requires that no task of these
+        connectors runs, which holds because tasks live within a tick's batch.
+        """
+        from reconciler.offsets.executor import run_pending_offsets_requests
+
+        return run_pending_offsets_requests(self.settings, desired, live, now_ms=self._now_ms)
 
     def work(self, *, closing: bool = False) -> TickReport:
         """Everything after apply: restarts, task configs, one batch, statuses."""

@@ -4,7 +4,6 @@ finish the current batch, stop Spark and exit 0 with nothing left running."""
 
 from __future__ import annotations
 
-import os
 import queue
 import signal
 import subprocess
@@ -20,7 +19,7 @@ import yaml
 
 from reconciler.kafka.reader import read_live_state
 from reconciler.kafka.settings import KafkaSettings
-from test_run_support import create_topic, ids, topic_keys
+from test_run_support import child_env, create_topic, ids, topic_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 90.0
@@ -33,13 +32,6 @@ def manifest(name: str, config: dict[str, Any], *, state: str = "running", tasks
         "metadata": {"name": name},
         "spec": {"class": "datagen", "tasksMax": tasks_max, "state": state, "config": config},
     }
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("RECONCILER_DRIVER_PID", None)  # the test process's own, set when its Spark started
-    env.pop("RECONCILER_FAILPOINTS", None)
-    return env
 
 
 class Running:

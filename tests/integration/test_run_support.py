@@ -8,6 +8,7 @@ Import the `pipeline` fixture into a test module to use it.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -35,6 +36,16 @@ FAULTY_SINK = "reconciler.connectors.faulty:FaultySink"
 WORKER_ID = "test-worker:1"
 # Records per source task per batch: small, so data moves over several ticks.
 SOURCE_BATCH = 150
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a `reconciler` subprocess: ours, minus the failpoint settings that
+    this process's own SparkSession put there (RECONCILER_DRIVER_PID names *this* process)."""
+    env = dict(os.environ)
+    env.pop("RECONCILER_DRIVER_PID", None)
+    env.pop("RECONCILER_FAILPOINTS", None)
+    env.update(extra)
+    return env
 
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int) -> None:
