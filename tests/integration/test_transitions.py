@@ -8,8 +8,7 @@ or STOPPED, and after resuming every id lands exactly once in the topic and in P
 
 Case 10 (a Connector whose `stop()` throws is still STOPPED) has no counterpart: the plugin
 API's Connector has no start/stop lifecycle (it validates and splits work; tasks hold the
-resources). The offsets half of case 12 (alter/reset before the first resume) belongs to the
-offsets machinery.
+resources).
 """
 
 from __future__ import annotations
@@ -199,3 +198,33 @@ def test_failed_connector_can_be_stopped_fixed_and_resumed(pipeline: Pipeline, t
     assert pipeline.states("broken-too") == ("RUNNING", {0: "RUNNING"})
     keys = topic_keys(pipeline.settings, events)
     assert keys == ids(100) + ids(50)  # both ranges, each id once per connector
+
+
+def test_created_stopped_offsets_altered_before_the_first_resume(pipeline: Pipeline, tmp_path: Path) -> None:
+    """Case 12, offsets half: connectors created STOPPED get their offsets altered (source and
+    sink) in the same tick, before any task exists; resumed, they start from those offsets."""
+    topic = pipeline.topic("altered", 1)
+    out = tmp_path / "parquet"
+    source_offsets = {"id": "start-at-40", "action": "alter", "offsets": [{"partition": {"shard": 0}, "offset": {"position": 40}}]}
+    sink_offsets = {
+        "id": "skip-20",
+        "action": "alter",
+        "offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0}, "offset": {"kafka_offset": 20}}],
+    }
+    pipeline.connector("src", "datagen", {"topic": topic, "count": 100, "shards": 1}, state="stopped")
+    pipeline.set("src", offsets=source_offsets)
+    pipeline.connector("sink", "parquet-sink", {"topics": topic, "path": str(out)}, state="stopped")
+    pipeline.set("sink", offsets=sink_offsets)
+    report = pipeline.tick()
+    assert sorted((o.connector, o.status) for o in report.offsets) == [("sink", "applied"), ("src", "applied")]
+    assert pipeline.states("src") == ("STOPPED", {}) and pipeline.states("sink") == ("STOPPED", {})
+    assert report.works == 0
+
+    pipeline.set("src", state="running")
+    report = pipeline.tick()
+    assert report.offsets == []  # applied once
+    assert topic_keys(pipeline.settings, topic) == ids(100) - ids(40)  # from position 40 on
+
+    pipeline.set("sink", state="running")
+    pipeline.tick()
+    assert parquet_keys(out) == ids(100) - ids(60)  # topic offsets 20… hold ids 60…
