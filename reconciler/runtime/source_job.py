@@ -151,8 +151,12 @@ def open_transactions(settings: KafkaSettings) -> list[int]:
 
 def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> OffsetsReplay:
     """Fence the tasks, check no transaction hides offsets, and read the offsets topic."""
+    started = time.monotonic()
     fence_tasks(settings, works)
+    fenced = time.monotonic()
     blocked = open_transactions(settings)
+    LOG.debug("source offsets: fenced %d task(s) in %.3fs, checked transactions in %.3fs",
+              len(works), fenced - started, time.monotonic() - fenced)
     if blocked:
         raise OpenTransaction(
             f"offsets topic {settings.topics.offsets} partition(s) {blocked} hold an open transaction "
@@ -190,7 +194,9 @@ def run_source(
         SourceTaskWork(settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records)
         for w in works
     ]
+    started = time.monotonic()
     results = run_partitions(session, items, source_partition, pool=pool, description=f"source {name}")
+    LOG.debug("source %s: job %.3fs", name, time.monotonic() - started)
     outcomes = []
     for work, result in zip(works, results, strict=True):
         if isinstance(result, PartitionFailed):

@@ -1,0 +1,318 @@
+"""Throughput of the Spark runtime against kcat, on one topic, in one run (issue 4).
+
+    .venv/bin/python bench/throughput.py [--records 1000000] [--record-bytes 100] [--partitions 2]
+
+Starts its own Tansu broker on loopback, then:
+  (b) `datagen` source → topic, one batch on Spark, vs `kcat -P` producing the same key/value
+      bytes from a file into a topic with as many partitions;
+  (a) that same topic → `parquet-sink`, one batch on Spark, vs `kcat -C` reading it to /dev/null.
+Prints records/s, MB/s (key + value bytes) and the ratio to kcat for both, the Spark session
+start (with the workers' warm-up) separately, and the peak memory of the run: this process
+(the driver), the JVM and the Spark Python workers, sampled every 50 ms with psutil (the
+broker and kcat are not counted). kcat runs twice per direction, with its defaults and with
+the settings that suit Tansu; the faster run is the reference.
+
+Needs `kcat` (Debian: apt-get install kcat). Debian's kcat bundles a librdkafka too old for
+Tansu, so it is run with LD_LIBRARY_PATH pointing at confluent-kafka's bundled librdkafka
+(design.md, broker notes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from reconciler.connectors.datagen import DatagenConnector, DatagenTask
+from reconciler.devtools.broker import RunningBroker, start_broker
+from reconciler.kafka.admin import ensure_topics
+from reconciler.kafka.settings import KafkaSettings, Topics
+from reconciler.runtime.executor import SparkExecutor, TaskOutcome, TaskWork
+
+GROUP = "bench"
+SOURCE_TOPIC = "bench-datagen"
+
+
+# --- memory ---------------------------------------------------------------------------------
+
+
+@dataclass
+class MemorySampler:
+    """Peak RSS of this process and its descendants, minus the ones named in `excluded`."""
+
+    excluded_pids: set[int] = field(default_factory=set)
+    excluded_names: frozenset[str] = frozenset({"kcat", "tansu"})
+    peak_total: int = 0
+    peak_parts: dict[str, int] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True, name="memory-sampler")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        me = psutil.Process()
+        while not self._stop.is_set():
+            self.sample(me)
+            self._stop.wait(0.05)
+
+    def sample(self, me: psutil.Process) -> None:
+        parts = {"driver": 0, "jvm": 0, "python workers": 0}
+        try:
+            parts["driver"] = me.memory_info().rss
+            children = me.children(recursive=True)
+        except psutil.Error:
+            return
+        for child in children:
+            try:
+                name = child.name()
+                if child.pid in self.excluded_pids or name in self.excluded_names:
+                    continue
+                parts["jvm" if name == "java" else "python workers"] += child.memory_info().rss
+            except psutil.Error:
+                continue
+        total = sum(parts.values())
+        if total > self.peak_total:
+            self.peak_total, self.peak_parts = total, parts
+
+
+# --- kcat -----------------------------------------------------------------------------------
+
+
+def kcat_environment() -> dict[str, str] | None:
+    """kcat's environment: confluent-kafka's librdkafka under the name kcat links against."""
+    if shutil.which("kcat") is None:
+        return None
+    import confluent_kafka
+
+    bundled = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__) + ".libs", "librdkafka*.so*"))
+    env = dict(os.environ)
+    if bundled:
+        shim = Path(tempfile.mkdtemp(prefix="bench-kcat-lib-"))
+        (shim / "librdkafka.so.1").symlink_to(bundled[0])
+        env["LD_LIBRARY_PATH"] = str(shim)
+    return env
+
+
+TANSU_CONSUMER = ["-X", "fetch.queue.backoff.ms=10", "-X", "fetch.wait.max.ms=10"]
+TANSU_PRODUCER = ["-X", "linger.ms=20", "-X", "batch.num.messages=100000", "-X", "batch.size=4000000"]
+
+
+def timed_kcat(env: dict[str, str], args: list[str], stdin: Any = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(["kcat", *args], env=env, check=True, stdout=subprocess.DEVNULL, stdin=stdin)
+    return time.perf_counter() - started
+
+
+# --- the runs -------------------------------------------------------------------------------
+
+
+@dataclass
+class Measure:
+    label: str
+    seconds: float
+    records: int
+    payload_bytes: int
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.seconds
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.payload_bytes / self.seconds / 1e6
+
+
+def create_topic(settings: KafkaSettings, topic: str, partitions: int) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, partitions)])[topic].result(timeout=30)
+
+
+def datagen_config(records: int, record_bytes: int, tasks: int) -> dict[str, str | None]:
+    return {
+        "name": "bench-datagen", "connector.class": "datagen", "tasks.max": str(tasks),
+        "topic": SOURCE_TOPIC, "count": str(records), "record.bytes": str(record_bytes),
+    }
+
+
+def write_kcat_input(config: dict[str, str | None], path: Path) -> int:
+    """The datagen records as `key<TAB>value` lines; returns the key + value bytes."""
+    task = DatagenTask({**{k: v for k, v in config.items() if v is not None}, "shards": "1", "batch.size": str(10**9)})
+    batch = task.poll_batch({}, 10**9)
+    with path.open("wb") as out:
+        out.writelines(k + b"\t" + v + b"\n" for k, v in zip(batch.keys, batch.values, strict=True))  # type: ignore[operator]
+    return sum(len(k) + len(v) for k, v in zip(batch.keys, batch.values, strict=True))  # type: ignore[arg-type]
+
+
+def run_source(executor: SparkExecutor, config: dict[str, str | None], tasks: int) -> tuple[float, int]:
+    task_configs = DatagenConnector().task_configs(config, tasks)
+    works = [TaskWork("bench-datagen", i, "datagen", "source", config, tc, len(task_configs)) for i, tc in enumerate(task_configs)]
+    started = time.perf_counter()
+    outcomes = executor.run_batch(works)
+    return time.perf_counter() - started, moved(outcomes)
+
+
+def run_sink(executor: SparkExecutor, path: Path, tasks: int) -> tuple[float, int]:
+    config: dict[str, str | None] = {
+        "name": "bench-sink", "connector.class": "parquet-sink", "tasks.max": str(tasks),
+        "topics": SOURCE_TOPIC, "path": str(path),
+    }
+    plain = {k: v for k, v in config.items() if v is not None}
+    works = [TaskWork("bench-sink", i, "parquet-sink", "sink", config, plain, tasks) for i in range(tasks)]
+    started = time.perf_counter()
+    outcomes = executor.run_batch(works)
+    return time.perf_counter() - started, moved(outcomes)
+
+
+def moved(outcomes: list[TaskOutcome]) -> int:
+    failed = [o.error for o in outcomes if o.error]
+    if failed:
+        raise SystemExit("a task failed:\n" + "\n".join(failed))
+    return sum(o.records for o in outcomes)
+
+
+def parquet_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in path.rglob("*.parquet") if not f.name.startswith("."))
+
+
+@contextmanager
+def phase(title: str) -> Iterator[None]:
+    print(f"  {title}…", file=sys.stderr, flush=True)
+    yield
+
+
+def best_of(runs: list[Callable[[], float]]) -> float:
+    return min(run() for run in runs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--record-bytes", type=int, default=100)
+    parser.add_argument("--partitions", type=int, default=2, help="topic partitions = tasks (default 2)")
+    parser.add_argument("--spark-master", default="local[*]")
+    parser.add_argument("-v", "--verbose", action="store_true", help="the runtime's timings (debug log)")
+    args = parser.parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(level=logging.WARNING, format="%(relativeCreated)8.0f ms %(name)s: %(message)s")
+        logging.getLogger("reconciler.runtime").setLevel(logging.DEBUG)
+    env = kcat_environment()
+    if env is None:
+        print("kcat not found (Debian: apt-get install kcat); Spark figures only", file=sys.stderr)
+    workdir = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
+    sampler = MemorySampler()
+    broker = start_broker(workdir / "broker")
+    sampler.excluded_pids.add(broker.pid)
+    sampler.start()
+    try:
+        return measure(args, env, workdir, broker, sampler)
+    finally:
+        sampler.stop()
+        broker.stop(timeout_s=1.0)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path, broker: RunningBroker, sampler: MemorySampler) -> int:
+    from reconciler.runtime.spark import start_session, warm_up
+
+    settings = KafkaSettings(bootstrap_servers=broker.bootstrap, group_id=GROUP, topics=Topics.for_group(GROUP), timeout_s=60)
+    ensure_topics(settings)
+    create_topic(settings, SOURCE_TOPIC, args.partitions)
+    config = datagen_config(args.records, args.record_bytes, args.partitions)
+    kcat_input = workdir / "records.tsv"
+    payload = write_kcat_input(config, kcat_input)
+
+    with phase("starting Spark"):
+        started = time.perf_counter()
+        session = start_session(args.spark_master)
+        session_s = time.perf_counter() - started
+        warm_up(session)
+        warm_s = time.perf_counter() - started - session_s
+    executor = SparkExecutor(settings, master=args.spark_master, source_batch_records=args.records)
+    results: list[tuple[Measure, Measure | None]] = []
+    try:
+        with phase("(b) datagen source → topic on Spark"):
+            seconds, records = run_source(executor, config, args.partitions)
+        assert records == args.records, records
+        source = Measure("(b) datagen → topic, Spark", seconds, records, payload)
+        kcat_p = None
+        if env is not None:
+            with phase("kcat -P from a file"):
+                kcat_p = Measure("    kcat -P from a file", kcat_produce(settings, env, kcat_input, args), args.records, payload)
+        results.append((source, kcat_p))
+
+        with phase("(a) topic → parquet-sink on Spark"):
+            seconds, records = run_sink(executor, workdir / "parquet", args.partitions)
+        assert records == args.records == parquet_rows(workdir / "parquet"), records
+        sink = Measure("(a) topic → parquet-sink, Spark", seconds, records, payload)
+        kcat_c = None
+        if env is not None:
+            with phase("kcat -C to /dev/null"):
+                kcat_c = Measure("    kcat -C to /dev/null", kcat_consume(settings, env), args.records, payload)
+        results.append((sink, kcat_c))
+    finally:
+        executor.close()
+        session.stop()
+    report(args, session_s, warm_s, results, sampler)
+    return 0
+
+
+def kcat_produce(settings: KafkaSettings, env: dict[str, str], data: Path, args: argparse.Namespace) -> float:
+    def run(extra: list[str], n: int) -> float:
+        topic = f"bench-kcat-{n}"
+        create_topic(settings, topic, args.partitions)
+        return timed_kcat(env, ["-b", settings.bootstrap_servers, "-P", "-t", topic, "-K", "\t", "-l", str(data), *extra])
+
+    return best_of([lambda: run([], 1), lambda: run(TANSU_PRODUCER, 2)])
+
+
+def kcat_consume(settings: KafkaSettings, env: dict[str, str]) -> float:
+    base = ["-b", settings.bootstrap_servers, "-C", "-t", SOURCE_TOPIC, "-o", "beginning", "-e", "-q"]
+    return best_of([lambda: timed_kcat(env, base), lambda: timed_kcat(env, [*base, *TANSU_CONSUMER])])
+
+
+def report(
+    args: argparse.Namespace, session_s: float, warm_s: float, results: list[tuple[Measure, Measure | None]], sampler: MemorySampler
+) -> None:
+    cores = os.cpu_count()
+    print(
+        f"\nthroughput: {args.records:,} records (~{args.record_bytes} B values), topic with {args.partitions} "
+        f"partitions, Spark {args.spark_master} on {cores} cores, Tansu on loopback"
+    )
+    print(f"Spark session start: {session_s:.1f} s, + {warm_s:.1f} s Python worker warm-up (not counted below)\n")
+    print(f"{'path':<34} {'time':>8} {'records/s':>11} {'MB/s':>7} {'vs kcat':>8}")
+    for ours, kcat in results:
+        ratio = f"{ours.rate / kcat.rate:.2f}" if kcat is not None else "n/a"
+        print(f"{ours.label:<34} {ours.seconds:>6.2f} s {ours.rate:>11,.0f} {ours.mb_per_s:>7.1f} {ratio:>8}")
+        if kcat is not None:
+            print(f"{kcat.label:<34} {kcat.seconds:>6.2f} s {kcat.rate:>11,.0f} {kcat.mb_per_s:>7.1f}")
+    parts = ", ".join(f"{name} {rss / 2**20:,.0f} MB" for name, rss in sampler.peak_parts.items())
+    print(f"\npeak memory (driver + JVM + Python workers): {sampler.peak_total / 2**20:,.0f} MB ({parts})")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
