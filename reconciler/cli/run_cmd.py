@@ -8,7 +8,9 @@ and the command exits 0.
 
 A tick's outcome is printed per connector. Tasks that fail are reported FAILED in the status
 topic (with the traceback) and do not make the command fail: that is the connector's state,
-as Connect reports it; `reconciler status` shows it.
+as Connect reports it; `reconciler status` shows it. With `--once` a failed apply fails the
+command (exit 1, nothing run); in the loop it is reported and the tick still runs the
+connectors the topics declare, so a bad moment of the control plane stops no data.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def loop(worker: Worker, stopper: Stopper, interval_s: float, manifests: Manifes
 
     def tick() -> None:
         desired, paths = manifests()
-        print_report(worker.tick(desired, manifest_paths=paths))
+        print_report(worker.tick(desired, manifest_paths=paths, on_apply_error=print_error))
 
     stopper.install()
     try:

@@ -188,7 +188,6 @@ class TickReport:
 class _Plan:
     """One tick's work, built connector by connector."""
 
-    decisions: dict[str, Decision] = field(default_factory=dict)
     works: list[TaskWork] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)  # config records, then pre-batch statuses
 
@@ -216,13 +215,27 @@ class Worker:
         self._prepared = False
 
     def tick(
-        self, desired: Sequence[DesiredConnector] | None, *, manifest_paths: Sequence[str] = (), closing: bool = False
+        self,
+        desired: Sequence[DesiredConnector] | None,
+        *,
+        manifest_paths: Sequence[str] = (),
+        closing: bool = False,
+        on_apply_error: Callable[[ReconcilerError], None] | None = None,
     ) -> TickReport:
-        """Apply `desired` and run its pending offsets requests (None: skip both), then run one batch."""
+        """Apply `desired` and run its pending offsets requests (None: skip both), then run one batch.
+
+        `on_apply_error`: report a failed apply there and still run the batch (a long-running
+        worker keeps the connectors already declared moving); without it the error is raised.
+        """
         applied, offsets = None, []
         if desired is not None:
-            applied = self.apply(desired, manifest_paths=manifest_paths)
-            offsets = self.offsets_requests(desired, applied.live)
+            try:
+                applied = self.apply(desired, manifest_paths=manifest_paths)
+                offsets = self.offsets_requests(desired, applied.live)
+            except ReconcilerError as exc:
+                if on_apply_error is None:
+                    raise
+                on_apply_error(exc)
         report = self.work(closing=closing)
         report.applied, report.offsets = applied, offsets
         return report
@@ -307,7 +320,6 @@ class Worker:
             )
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
-            tick.decisions[name] = decision
             tick.records += _config_records(name, decision)
             tick.records += book.decision(name, decision)
             if isinstance(start, Started):
