@@ -296,3 +296,24 @@ def test_source_tasks_wait_while_an_open_transaction_hides_committed_offsets(
     assert [(o.records, o.error) for o in waiting] == [(0, None)]
     assert [(o.records, o.error) for o in resumed] == [(100, None)]
     assert set(topic_ids(kafka_settings, "held-data")) == set(range(100))
+
+
+def test_a_full_producer_queue_loses_and_repeats_nothing(
+    kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The produce loop resumes at the record that did not fit (run in-process, tiny queue)."""
+    from reconciler.runtime import source_job
+
+    ensure_topics(kafka_settings)
+    create_topic(kafka_settings, "queue-data")
+    monkeypatch.setitem(source_job.PRODUCER_TUNING, "queue.buffering.max.messages", 100)
+    monkeypatch.setattr(source_job, "PRODUCE_CHUNK", 64)
+    work = datagen_works("gen", "queue-data", count=3000, tasks=1)[0]
+    item = source_job.SourceTaskWork(
+        kafka_settings, "gen", "datagen", 0, work.task_config, source_job.CommittedOffsets({}, {})
+    )
+
+    result = source_job.source_partition(item)
+
+    assert (result.records, result.error) == (3000, None)
+    assert topic_ids(kafka_settings, "queue-data") == Counter(range(3000))
