@@ -139,15 +139,24 @@ class SparkExecutor:
         for work in works:
             by_connector.setdefault(work.connector, []).append(work)
         session = self.session()
-        sources = [w for w in works if w.kind == "source"]
-        replay, replay_error = self._source_offsets(sources) if sources else (None, None)
         if self._threads is None:
             self._threads = ThreadPoolExecutor(MAX_PARALLEL_CONNECTORS, thread_name_prefix="connector")
-        futures = {
-            name: self._threads.submit(self._run_connector, session, group, replay, replay_error)
-            for name, group in by_connector.items()
-        }
-        outcomes = {(o.connector, o.task_id): o for f in futures.values() for o in f.result()}
+        threads = self._threads
+        # Sinks start at once; sources first need the offsets topic read (once for them all).
+        futures = [
+            threads.submit(self._run_connector, session, group, None, None)
+            for group in by_connector.values()
+            if group[0].kind == "sink"
+        ]
+        sources = [w for w in works if w.kind == "source"]
+        if sources:
+            replay, replay_error = self._source_offsets(sources)
+            futures += [
+                threads.submit(self._run_connector, session, group, replay, replay_error)
+                for group in by_connector.values()
+                if group[0].kind == "source"
+            ]
+        outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
         return [outcomes[(w.connector, w.task_id)] for w in works]
 
     def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[OffsetsReplay | None, str | None]:

@@ -6,8 +6,12 @@ ONE Kafka transaction with `transactional.id = ${group}-${connector}-${task}`. I
 that id fences any older producer with it — a zombie task from a crashed or slow run — and
 aborts its open transaction, so of two runs of the same task at most one commits.
 
-The driver reads the committed offsets (the offsets topic read to the end, once per batch for
-every source connector) and hands each task all of its connector's offsets. In the partition,
+The driver first takes over the transactional ids of the tasks about to run (aborting what a
+killed run left open, which would otherwise hide later offsets from read_committed readers),
+checks that no other open transaction holds the offsets topic back (if one does, sources sit
+this batch out rather than run on stale offsets), then reads the committed offsets (the topic
+read to the end, once per batch for every source connector) and hands each task all of its
+connector's offsets. In the partition,
 the task is polled until it has nothing more or the batch's record budget is spent, its
 offsets advanced locally between polls; a batch that moved only offsets (e.g. past blank lines)
 still commits them. Records are produced straight from the worker, never through the JVM.
