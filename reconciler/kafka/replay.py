@@ -35,11 +35,10 @@ _STATUS_CACHE_SIZE = 4096
 # Connect itself keeps in memory); small values (commits, target states) repeat byte for byte.
 _ROUTE_CACHE_SIZE = 1_000_000
 _VALUE_CACHE_SIZE = 4096
-_MISSING = object()
 
-# Config record kinds with a fast path; a route is (kind, connector name, task id, key text).
+# Record kinds with a fast path; a route is (kind, connector name, task id).
 _TASK, _CONNECTOR, _COMMIT, _TARGET_STATE = range(4)
-_Route = tuple[int, str, int, str]
+_Route = tuple[int, str, int]
 
 
 class ConsumedRecord(Protocol):
@@ -70,6 +69,10 @@ def _parse(value: bytes) -> object:
         return from_json(value)
     except ValueError:
         return rec.loads(value)
+
+
+def _key_text(key: bytes | None) -> str:
+    return "<null>" if key is None else key.decode("utf-8", "replace")
 
 
 class _Replay:
@@ -118,7 +121,7 @@ class ConfigReplay(_Replay):
         self.restart_requests: dict[str, RestartRequestRecord] = {}
         self._restart_after = restart_after
         self._routes: dict[bytes | None, _Route] = {}
-        self._values: dict[bytes, object] = {}
+        self._counts: dict[bytes, int] = {}
         self._states: dict[bytes, ConnectTargetState | Invalid] = {}
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
@@ -137,7 +140,7 @@ class ConfigReplay(_Replay):
         """
         routes, route_of, apply = self._routes, self._route, self.apply
         deferred_by_name, configs, target_states = self.deferred, self.configs, self.target_states
-        states, small_value, commit = self._states, self._small_value, self._commit
+        states, counts, commit_tasks = self._states, self._counts, self._commit_tasks
         last = -1
         for record in records:
             key, value, offset = record.key(), record.value(), record.offset()
@@ -169,44 +172,52 @@ class ConfigReplay(_Replay):
                         target_states[name] = state
                         continue
                 else:  # _COMMIT
-                    obj = small_value(value)
-                    if type(obj) is not Invalid:
-                        commit(name, obj, route[3])
+                    count = counts.get(value)
+                    if count is None:
+                        count = self._commit_count(value)
+                    if count is not None and name in configs:
+                        commit_tasks(name, count)
                         continue
             apply(key, value, offset)
         if last >= 0:
             self.offset = last
 
     def _route(self, key: bytes | None) -> _Route | None:
-        """The cached dispatch of a well-formed key of the four common kinds; None otherwise."""
+        """The cached dispatch of a well-formed key of the four common kinds; None otherwise.
+
+        Parsed on the bytes, as `apply` parses the decoded text: the prefixes are ASCII, and `-`
+        is never part of a multi-byte UTF-8 sequence nor swallowed by the decoder's replacement
+        of invalid ones, so both split a key at the same places.
+        """
         if key is None:
             return None
-        k = key.decode("utf-8", "replace")
-        route: _Route | None = None
-        if k.startswith("task-"):
-            rest = k[5:]
-            cut = rest.rfind("-")
-            tail = rest[cut + 1 :]
-            if cut >= 0 and tail.isdigit() and tail.isascii() and len(tail) < 10:
-                route = (_TASK, rest[:cut], int(tail), k)
-        elif k.startswith("connector-"):
-            route = (_CONNECTOR, k[10:], 0, k)
-        elif k.startswith("commit-"):
-            route = (_COMMIT, k[7:], 0, k)
-        elif k.startswith("target-state-"):
-            route = (_TARGET_STATE, k[13:], 0, k)
-        if route is not None and len(self._routes) < _ROUTE_CACHE_SIZE:
+        if key.startswith(b"task-"):
+            cut = key.rfind(b"-")
+            tail = key[cut + 1 :]
+            if cut < 5 or not tail.isdigit() or len(tail) >= 10:  # bytes.isdigit: ASCII only
+                return None
+            route = (_TASK, key[5:cut].decode("utf-8", "replace"), int(tail))
+        elif key.startswith(b"connector-"):
+            route = (_CONNECTOR, key[10:].decode("utf-8", "replace"), 0)
+        elif key.startswith(b"commit-"):
+            route = (_COMMIT, key[7:].decode("utf-8", "replace"), 0)
+        elif key.startswith(b"target-state-"):
+            route = (_TARGET_STATE, key[13:].decode("utf-8", "replace"), 0)
+        else:
+            return None
+        if len(self._routes) < _ROUTE_CACHE_SIZE:
             self._routes[key] = route
         return route
 
-    def _small_value(self, value: bytes) -> object:
-        """A commit value parsed (Invalid when not JSON), cached: they repeat byte for byte."""
-        obj = self._values.get(value, _MISSING)
-        if obj is _MISSING:
-            obj = _parse(value)
-            if len(self._values) < _VALUE_CACHE_SIZE:
-                self._values[value] = obj
-        return obj
+    def _commit_count(self, value: bytes) -> int | None:
+        """The task count of a readable commit value (cached: they repeat); None otherwise."""
+        obj = _parse(value)
+        count = None if type(obj) is Invalid else rec.int_field_from_json(obj, "tasks")
+        if type(count) is not int:
+            return None
+        if len(self._counts) < _VALUE_CACHE_SIZE:
+            self._counts[value] = count
+        return count
 
     def _target_state_value(self, value: bytes) -> ConnectTargetState | Invalid | None:
         """The state a target-state value sets or why not (cached); None: the JSON `null`."""
@@ -298,6 +309,10 @@ class ConfigReplay(_Replay):
         if isinstance(count, Invalid):
             self._skip(key, count.reason)
             return
+        self._commit_tasks(name, count)
+
+    def _commit_tasks(self, name: str, count: int) -> None:
+        """A readable commit of an existing connector: the buffered task configs become visible."""
         deferred = self.deferred.get(name)
         if _complete(deferred, count):
             if deferred is not None:
@@ -409,8 +424,8 @@ class StatusReplay(_Replay):
                 last = offset
             route = routes.get(key) or route_of(key)
             if route is not None and value is not None and route[1]:
-                kind, name, task, k = route
-                status = parsed.get(value) or status_of(k, value)
+                kind, name, task = route
+                status = parsed.get(value) or status_of(_key_text(key), value)
                 if status is None:  # unreadable: `_status` skipped it
                     continue
                 if kind == _CONNECTOR:
@@ -429,20 +444,23 @@ class StatusReplay(_Replay):
             self.offset = last
 
     def _route(self, key: bytes | None) -> _Route | None:
-        """The cached dispatch of a well-formed task or connector status key; None otherwise."""
+        """The cached dispatch of a well-formed task or connector status key; None otherwise.
+
+        Parsed on the bytes, as `apply` parses the text (see ConfigReplay._route).
+        """
         if key is None:
             return None
-        k = key.decode("utf-8", "replace")
-        route: _Route | None = None
-        if k.startswith("status-task-"):
-            rest = k[12:]
-            cut = rest.rfind("-")
-            tail = rest[cut + 1 :]
-            if cut >= 0 and tail.isdigit() and tail.isascii() and len(tail) < 10:
-                route = (_TASK, rest[:cut], int(tail), k)
-        elif k.startswith("status-connector-"):
-            route = (_CONNECTOR, k[17:], 0, k)
-        if route is not None and len(self._routes) < _ROUTE_CACHE_SIZE:
+        if key.startswith(b"status-task-"):
+            cut = key.rfind(b"-")
+            tail = key[cut + 1 :]
+            if cut < 12 or not tail.isdigit() or len(tail) >= 10:
+                return None
+            route = (_TASK, key[12:cut].decode("utf-8", "replace"), int(tail))
+        elif key.startswith(b"status-connector-"):
+            route = (_CONNECTOR, key[17:].decode("utf-8", "replace"), 0)
+        else:
+            return None
+        if len(self._routes) < _ROUTE_CACHE_SIZE:
             self._routes[key] = route
         return route
 
