@@ -28,9 +28,9 @@ from reconciler.offsets import model
 from reconciler.offsets.executor import run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
 from reconciler.offsets.state import current_body, read_offsets_state
-from reconciler.runtime.failpoints import ENV_POINTS
 
 from test_offsets_support import (
+    child_env,
     PLAIN_SINK,
     PLAIN_SOURCE,
     PLUGINS_DIR,
@@ -57,7 +57,7 @@ CHILD = textwrap.dedent(
 
 
 def killed_at(point: str, settings: KafkaSettings, manifests: Path) -> None:
-    env = {**os.environ, ENV_POINTS: point, "PYTHONPATH": os.pathsep.join([str(PLUGINS_DIR), *sys.path])}
+    env = {**child_env(point), "PYTHONPATH": os.pathsep.join([str(PLUGINS_DIR), *sys.path])}
     child = subprocess.run(
         [sys.executable, "-c", CHILD, settings.bootstrap_servers, settings.group_id, str(manifests)],
         env=env, capture_output=True, text=True, timeout=120,

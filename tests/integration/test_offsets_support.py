@@ -4,6 +4,7 @@ tasks, raw records as a Java worker writes them, and readers of what the executo
 from __future__ import annotations
 
 import json
+import os
 import sys
 import textwrap
 from collections import Counter
@@ -99,3 +100,16 @@ def offsets_records(settings: KafkaSettings, topic: str | None = None) -> list[t
 def written_since(settings: KafkaSettings, before: list[tuple[bytes, bytes | None]], topic: str | None = None) -> list[tuple[bytes, bytes | None]]:
     """Records added since `before` (partitions are read in no particular order: compare as multisets)."""
     return sorted((Counter(offsets_records(settings, topic)) - Counter(before)).elements(), key=repr)
+
+
+def child_env(failpoint: str) -> dict[str, str]:
+    """The environment of a child process that SIGKILLs itself at `failpoint`.
+
+    Without this process's driver pid: a SparkSession started in the test process marks it as
+    the driver, and `failpoints.hit` would kill the test run along with the child.
+    """
+    from reconciler.runtime.failpoints import ENV_DRIVER_PID, ENV_POINTS
+
+    env = {key: value for key, value in os.environ.items() if key != ENV_DRIVER_PID}
+    env[ENV_POINTS] = failpoint
+    return env
