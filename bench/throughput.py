@@ -299,9 +299,11 @@ def report(
     args: argparse.Namespace, session_s: float, warm_s: float, results: list[tuple[Measure, Measure | None]], sampler: MemorySampler
 ) -> None:
     cores = os.cpu_count()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"\nthroughput: {args.records:,} records (~{args.record_bytes} B values), topic with {args.partitions} "
-        f"partitions, Spark {args.spark_master} on {cores} cores, Tansu on loopback"
+        f"partitions, Spark {args.spark_master} on {cores} cores, Tansu on loopback "
+        f"(load average at the end {load}: other work on the machine skews the figures)"
     )
     print(f"Spark session start: {session_s:.1f} s, + {warm_s:.1f} s Python worker warm-up (not counted below)\n")
     print(f"{'path':<34} {'time':>8} {'records/s':>11} {'MB/s':>7} {'vs kcat':>8}")

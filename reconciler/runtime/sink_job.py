@@ -76,6 +76,7 @@ class SinkPartitionResult:
     records: int
     offset: int | None  # what pre_commit called safe to commit; None: nothing to commit
     error: str | None = None
+    seconds: float = 0.0  # time spent in the partition (debug log: job overhead = job - max)
 
 
 # --- driver ---------------------------------------------------------------------------------
@@ -170,8 +171,9 @@ def run_sink(
     }
     commit_group_offsets(settings, group, to_commit)
     LOG.debug(
-        "sink %s: %d range(s) planned in %.3fs, job %.3fs, %d offset(s) committed in %.3fs",
-        name, len(items), planned - started, ran - planned, len(to_commit), time.monotonic() - ran,
+        "sink %s: %d range(s) planned in %.3fs, job %.3fs (partitions %s s), %d offset(s) committed in %.3fs",
+        name, len(items), planned - started, ran - planned, ", ".join(f"{s.seconds:.2f}" for s in summaries),
+        len(to_commit), time.monotonic() - ran,
     )
     return _outcomes(works, summaries)
 
@@ -224,7 +226,9 @@ def commit_group_offsets(settings: KafkaSettings, group: str, offsets: Mapping[T
 
 def sink_partition(item: SinkPartitionWork) -> SinkPartitionResult:
     """Runs in a Python worker: read the range, write it through the task, report the offset."""
-    records = 0
+    started, records = time.monotonic(), 0
+    offset: int | None = None
+    error: str | None = None
     try:
         task = _start_task(item)
         try:
@@ -232,8 +236,9 @@ def sink_partition(item: SinkPartitionWork) -> SinkPartitionResult:
         finally:
             task.stop()
     except Exception:
-        return SinkPartitionResult(item.task_id, item.topic, item.partition, records, None, traceback.format_exc())
-    return SinkPartitionResult(item.task_id, item.topic, item.partition, records, offset)
+        offset, error = None, traceback.format_exc()
+    seconds = time.monotonic() - started
+    return SinkPartitionResult(item.task_id, item.topic, item.partition, records, offset, error, seconds)
 
 
 def _start_task(item: SinkPartitionWork) -> SinkTask:

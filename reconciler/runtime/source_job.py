@@ -106,6 +106,7 @@ class SourceTaskResult:
     task_id: int
     records: int
     error: str | None = None
+    seconds: float = 0.0  # time spent in the partition (debug log: job overhead = job - max)
 
 
 # --- driver ---------------------------------------------------------------------------------
@@ -204,7 +205,8 @@ def run_source(
     ]
     started = time.monotonic()
     results = run_partitions(session, items, source_partition, pool=pool, description=f"source {name}")
-    LOG.debug("source %s: job %.3fs", name, time.monotonic() - started)
+    seconds = ", ".join(f"{r.seconds:.2f}" for r in results if isinstance(r, SourceTaskResult))
+    LOG.debug("source %s: job %.3fs (tasks %s s)", name, time.monotonic() - started, seconds)
     outcomes = []
     for work, result in zip(works, results, strict=True):
         if isinstance(result, PartitionFailed):
@@ -219,6 +221,7 @@ def run_source(
 
 def source_partition(item: SourceTaskWork) -> SourceTaskResult:
     """Runs in a Python worker: poll the task and produce records + offsets in one transaction."""
+    started, records, error = time.monotonic(), 0, None
     try:
         task = _new_task(item)
         try:
@@ -226,8 +229,8 @@ def source_partition(item: SourceTaskWork) -> SourceTaskResult:
         finally:
             task.stop()
     except Exception:
-        return SourceTaskResult(item.task_id, 0, traceback.format_exc())
-    return SourceTaskResult(item.task_id, records)
+        records, error = 0, traceback.format_exc()
+    return SourceTaskResult(item.task_id, records, error, time.monotonic() - started)
 
 
 def _new_task(item: SourceTaskWork) -> SourceTask:
