@@ -50,6 +50,7 @@ LOG = logging.getLogger(__name__)
 CONSUME_BATCH = 10_000
 POLL_S = 0.05
 CONSUMER_OVERRIDE = "consumer.override."
+ISOLATION = "read_committed"
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,11 @@ def plan_sink(
 ) -> list[SinkPartitionWork]:
     """A Spark partition per assigned topic-partition that has records past its committed offset."""
     topics = sorted({tp[0] for work in works for tp in partitions.get(work.task_id, [])})
-    ends = {(topic, p): end for topic in topics for p, end in end_offsets(settings, topic).items()}
+    overrides = consumer_overrides(works[0].connector_config)
+    isolation = overrides.get("isolation.level", ISOLATION)  # the end as the tasks will see it
+    ends = {
+        (topic, p): end for topic in topics for p, end in end_offsets(settings, topic, isolation_level=isolation).items()
+    }
     items = []
     for work in works:
         for tp in partitions.get(work.task_id, []):
@@ -135,7 +140,7 @@ def plan_sink(
                     partition=tp[1],
                     committed=done,
                     end=end,
-                    consumer_config=consumer_overrides(work.connector_config),
+                    consumer_config=overrides,
                 )
             )
     return items
@@ -288,7 +293,8 @@ class RangeReader:
 
         item = self.item
         errors = ErrorCollector()
-        overrides: dict[str, Any] = {"enable.partition.eof": True, "isolation.level": "read_committed"}
+        # read_committed by default: a sink after an exactly-once source must not see aborted data.
+        overrides: dict[str, Any] = {"enable.partition.eof": True, "isolation.level": ISOLATION}
         overrides["auto.offset.reset"] = "earliest"
         overrides.update(item.consumer_config)
         consumer = new_consumer(item.settings, errors, **overrides)

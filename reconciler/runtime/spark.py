@@ -168,12 +168,20 @@ def _import_task_modules(_: int) -> None:
 
 
 def active_session() -> SparkSession | None:
-    """The SparkSession already running in this process, if any."""
+    """The SparkSession already running in this process, if any.
+
+    Not `SparkSession.getActiveSession()`: that one is per thread, so from another thread it
+    would miss a running session and the caller would think it started (and may stop) Spark.
+    """
     try:
+        from pyspark import SparkContext
         from pyspark.sql import SparkSession
     except ImportError:
         return None
-    return SparkSession.getActiveSession()
+    if SparkContext._active_spark_context is None:  # the process-wide context, any thread
+        return None
+    session: SparkSession = SparkSession.builder.getOrCreate()  # joins it, starts nothing
+    return session
 
 
 def run_partitions(
