@@ -9,8 +9,9 @@ A commit succeeds only if nobody claimed the id after step 2, so the state read 
 the state the records were planned against (an optimistic lock). A reconciler that lost the
 race gets `Fenced` and exits 1 having committed nothing.
 
-Offsets actions are not executed here (the offsets machinery does that); they stay pending and
-their request ids are never recorded as applied.
+Offsets actions write no records here: they are returned in `ApplyOutcome.pending_offsets`
+for `reconciler.offsets.executor` (stop → snapshot → alter/reset → return, one step per
+transaction), which alone records their ids as applied.
 """
 
 from __future__ import annotations
@@ -86,10 +87,3 @@ def refuse_errors(plan: Plan) -> None:
         lines = "\n".join(d.render() for d in errors)
         raise ReconcilerError(f"the plan has {len(errors)} error(s); nothing was applied:\n{lines}")
 
-
-def pending_offsets_lines(actions: Sequence[Action]) -> list[str]:
-    return [
-        f"pending: offsets request {action.request_id} for {action.connector} will be executed by "
-        "`reconciler run` (not yet supported)"
-        for action in actions
-    ]
