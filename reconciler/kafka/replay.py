@@ -71,6 +71,17 @@ def _parse(value: bytes) -> object:
         return rec.loads(value)
 
 
+_T, _C = ord("t"), ord("c")
+
+
+def _text(data: bytes) -> str:
+    """UTF-8 text as `decode("utf-8", "replace")` gives it; the strict codec is faster."""
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
+
+
 def _key_text(key: bytes | None) -> str:
     return "<null>" if key is None else key.decode("utf-8", "replace")
 
@@ -91,6 +102,14 @@ class _Replay:
         apply = self.apply
         for record in records:
             apply(record.key(), record.value(), record.offset())
+
+    def _track_offset(self, records: list[ConsumedRecord]) -> None:
+        """What `apply` leaves in `offset` after these records: the last one not negative."""
+        for record in reversed(records):
+            offset = record.offset()
+            if offset >= 0:
+                self.offset = offset
+                return
 
     def _skip(self, key: str, reason: str, level: int = logging.WARNING) -> None:
         self.skipped += 1
@@ -138,18 +157,16 @@ class ConfigReplay(_Replay):
         byte (target states, commits). Only the outcomes the fast paths can see at once are
         handled here; anything else (tombstones, odd keys, values Java would skip) goes to `apply`.
         """
+        records = records if type(records) is list else list(records)
         routes, route_of, apply = self._routes, self._route, self.apply
         deferred_by_name, configs, target_states = self.deferred, self.configs, self.target_states
         states, counts, commit_tasks = self._states, self._counts, self._commit_tasks
-        last = -1
         for record in records:
-            key, value, offset = record.key(), record.value(), record.offset()
-            if offset >= 0:
-                last = offset
+            key, value = record.key(), record.value()
             route = routes.get(key) or route_of(key)
             if route is not None and value is not None:
                 kind, name = route[0], route[1]
-                if kind == _TASK or kind == _CONNECTOR:
+                if kind <= _CONNECTOR:  # _TASK or _CONNECTOR: a properties map
                     try:
                         obj = from_json(value)
                     except ValueError:
@@ -178,9 +195,8 @@ class ConfigReplay(_Replay):
                     if count is not None and name in configs:
                         commit_tasks(name, count)
                         continue
-            apply(key, value, offset)
-        if last >= 0:
-            self.offset = last
+            apply(key, value, record.offset())
+        self._track_offset(records)
 
     def _route(self, key: bytes | None) -> _Route | None:
         """The cached dispatch of a well-formed key of the four common kinds; None otherwise.
@@ -189,20 +205,27 @@ class ConfigReplay(_Replay):
         is never part of a multi-byte UTF-8 sequence nor swallowed by the decoder's replacement
         of invalid ones, so both split a key at the same places.
         """
-        if key is None:
+        if not key:
             return None
-        if key.startswith(b"task-"):
-            cut = key.rfind(b"-")
-            tail = key[cut + 1 :]
-            if cut < 5 or not tail.isdigit() or len(tail) >= 10:  # bytes.isdigit: ASCII only
+        first = key[0]  # one comparison instead of up to four startswith calls
+        if first == _T:
+            if key.startswith(b"task-"):
+                cut = key.rfind(b"-")
+                tail = key[cut + 1 :]
+                if cut < 5 or not tail.isdigit() or len(tail) >= 10:  # bytes.isdigit: ASCII only
+                    return None
+                route = (_TASK, _text(key[5:cut]), int(tail))
+            elif key.startswith(b"target-state-"):
+                route = (_TARGET_STATE, _text(key[13:]), 0)
+            else:
                 return None
-            route = (_TASK, key[5:cut].decode("utf-8", "replace"), int(tail))
-        elif key.startswith(b"connector-"):
-            route = (_CONNECTOR, key[10:].decode("utf-8", "replace"), 0)
-        elif key.startswith(b"commit-"):
-            route = (_COMMIT, key[7:].decode("utf-8", "replace"), 0)
-        elif key.startswith(b"target-state-"):
-            route = (_TARGET_STATE, key[13:].decode("utf-8", "replace"), 0)
+        elif first == _C:
+            if key.startswith(b"connector-"):
+                route = (_CONNECTOR, _text(key[10:]), 0)
+            elif key.startswith(b"commit-"):
+                route = (_COMMIT, _text(key[7:]), 0)
+            else:
+                return None
         else:
             return None
         if len(self._routes) < _ROUTE_CACHE_SIZE:
