@@ -43,7 +43,7 @@ class TrustedConstructor(Generic[Model]):
     def __init__(self, cls: type[Model]) -> None:
         self.cls = cls
         self.fields = tuple(cls.model_fields)
-        self._fields_set = frozenset(self.fields)
+        self._fields_set = set(self.fields)
         plain = (
             not cls.__pydantic_root_model__
             and cls.__pydantic_post_init__ is None
@@ -62,7 +62,7 @@ class TrustedConstructor(Generic[Model]):
         obj = self.cls.__new__(self.cls)
         setattr_ = object.__setattr__
         setattr_(obj, "__dict__", values)
-        setattr_(obj, "__pydantic_fields_set__", set(self.fields))
+        setattr_(obj, "__pydantic_fields_set__", self._fields_set.copy())
         setattr_(obj, "__pydantic_extra__", None)
         setattr_(obj, "__pydantic_private__", None)
         return obj

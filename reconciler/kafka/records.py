@@ -247,9 +247,18 @@ def java_string(value: object) -> str | None:
 
 
 def string_properties(props: dict[str, Any]) -> dict[str, str | None]:
-    """Properties as Connect's `Map<String,String>` view (non-strings shown as their text)."""
-    if set(map(type, props.values())) <= _TEXT_TYPES:  # the normal case, checked at C speed
-        return props  # shared, not copied: replays replace property maps, never mutate them
+    """Properties as Connect's `Map<String,String>` view (non-strings shown as their text).
+
+    The normal case, all strings, is checked at C speed and returns the map itself (shared,
+    not copied: replays replace property maps, never mutate them).
+    """
+    try:
+        "".join(props.values())  # raises for anything that is not a string
+        return props
+    except TypeError:
+        pass
+    if set(map(type, props.values())) <= _TEXT_TYPES:  # strings and nulls
+        return props
     return {key: java_string(value) for key, value in props.items()}
 
 
