@@ -23,13 +23,14 @@ import argparse
 import logging
 import glob
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,6 +97,50 @@ class MemorySampler:
             self.peak_total, self.peak_parts = total, parts
 
 
+# --- CPU ------------------------------------------------------------------------------------
+
+
+@dataclass
+class CpuMeter:
+    """CPU seconds spent in a phase: by our process tree (driver, JVM, Python workers) or by
+    the children that exited in it (kcat), and by the broker. Unlike wall time, these hardly
+    change with other work on the machine, so they say what each path costs."""
+
+    broker_pid: int
+
+    def _tree(self) -> dict[int, float]:
+        me = psutil.Process()
+        times = {}
+        for process in [me, *me.children(recursive=True)]:
+            try:
+                if process.pid != self.broker_pid:
+                    cpu = process.cpu_times()
+                    times[process.pid] = cpu.user + cpu.system
+            except psutil.Error:
+                continue
+        return times
+
+    def _broker(self) -> float:
+        cpu = psutil.Process(self.broker_pid).cpu_times()
+        return float(cpu.user + cpu.system)
+
+    @contextmanager
+    def tree(self, into: dict[str, float]) -> Iterator[None]:
+        before, broker = self._tree(), self._broker()
+        yield
+        after = self._tree()
+        into["ours"] = sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+        into["broker"] = self._broker() - broker
+
+    @contextmanager
+    def exited_children(self, into: dict[str, float]) -> Iterator[None]:
+        before, broker = resource.getrusage(resource.RUSAGE_CHILDREN), self._broker()
+        yield
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        into["ours"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        into["broker"] = self._broker() - broker
+
+
 # --- kcat -----------------------------------------------------------------------------------
 
 
@@ -133,6 +178,7 @@ class Measure:
     seconds: float
     records: int
     payload_bytes: int
+    cpu: dict[str, float] = field(default_factory=dict)  # "ours", "broker": CPU seconds
 
     @property
     def rate(self) -> float:
@@ -144,7 +190,7 @@ class Measure:
 
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
     admin.create_topics([NewTopic(topic, partitions)])[topic].result(timeout=30)
@@ -161,9 +207,10 @@ def write_kcat_input(config: dict[str, str | None], path: Path) -> int:
     """The datagen records as `key<TAB>value` lines; returns the key + value bytes."""
     task = DatagenTask({**{k: v for k, v in config.items() if v is not None}, "shards": "1", "batch.size": str(10**9)})
     batch = task.poll_batch({}, 10**9)
+    keys, values = [k or b"" for k in batch.keys], [v or b"" for v in batch.values]
     with path.open("wb") as out:
-        out.writelines(k + b"\t" + v + b"\n" for k, v in zip(batch.keys, batch.values, strict=True))  # type: ignore[operator]
-    return sum(len(k) + len(v) for k, v in zip(batch.keys, batch.values, strict=True))  # type: ignore[arg-type]
+        out.writelines(k + b"\t" + v + b"\n" for k, v in zip(keys, values, strict=True))
+    return sum(map(len, keys)) + sum(map(len, values))
 
 
 def run_source(executor: SparkExecutor, config: dict[str, str | None], tasks: int) -> tuple[float, int]:
@@ -205,10 +252,6 @@ def phase(title: str) -> Iterator[None]:
     yield
 
 
-def best_of(runs: list[Callable[[], float]]) -> float:
-    return min(run() for run in runs)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--records", type=int, default=1_000_000)
@@ -245,6 +288,7 @@ def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path,
     config = datagen_config(args.records, args.record_bytes, args.partitions)
     kcat_input = workdir / "records.tsv"
     payload = write_kcat_input(config, kcat_input)
+    meter = CpuMeter(broker.pid)
 
     with phase("starting Spark"):
         started = time.perf_counter()
@@ -256,23 +300,31 @@ def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path,
     results: list[tuple[Measure, Measure | None]] = []
     try:
         with phase("(b) datagen source → topic on Spark"):
-            seconds, records = run_source(executor, config, args.partitions)
-        assert records == args.records, records
-        source = Measure("(b) datagen → topic, Spark", seconds, records, payload)
+            source = Measure("(b) datagen → topic, Spark", 0.0, 0, payload)
+            with meter.tree(source.cpu):
+                source.seconds, source.records = run_source(executor, config, args.partitions)
+        assert source.records == args.records, source.records
         kcat_p = None
         if env is not None:
             with phase("kcat -P from a file"):
-                kcat_p = Measure("    kcat -P from a file", kcat_produce(settings, env, kcat_input, args), args.records, payload)
+                kcat_p = fastest(
+                    [kcat_produce_run(settings, env, kcat_input, args, meter, extra, n) for n, extra in enumerate(([], TANSU_PRODUCER))],
+                    "    kcat -P from a file", args.records, payload,
+                )
         results.append((source, kcat_p))
 
         with phase("(a) topic → parquet-sink on Spark"):
-            seconds, records = run_sink(executor, workdir / "parquet", args.partitions)
-        assert records == args.records == parquet_rows(workdir / "parquet"), records
-        sink = Measure("(a) topic → parquet-sink, Spark", seconds, records, payload)
+            sink = Measure("(a) topic → parquet-sink, Spark", 0.0, 0, payload)
+            with meter.tree(sink.cpu):
+                sink.seconds, sink.records = run_sink(executor, workdir / "parquet", args.partitions)
+        assert sink.records == args.records == parquet_rows(workdir / "parquet"), sink.records
         kcat_c = None
         if env is not None:
             with phase("kcat -C to /dev/null"):
-                kcat_c = Measure("    kcat -C to /dev/null", kcat_consume(settings, env), args.records, payload)
+                kcat_c = fastest(
+                    [kcat_consume_run(settings, env, meter, extra) for extra in ([], TANSU_CONSUMER)],
+                    "    kcat -C to /dev/null", args.records, payload,
+                )
         results.append((sink, kcat_c))
     finally:
         executor.close()
@@ -281,39 +333,59 @@ def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path,
     return 0
 
 
-def kcat_produce(settings: KafkaSettings, env: dict[str, str], data: Path, args: argparse.Namespace) -> float:
-    def run(extra: list[str], n: int) -> float:
-        topic = f"bench-kcat-{n}"
-        create_topic(settings, topic, args.partitions)
-        return timed_kcat(env, ["-b", settings.bootstrap_servers, "-P", "-t", topic, "-K", "\t", "-l", str(data), *extra])
-
-    return best_of([lambda: run([], 1), lambda: run(TANSU_PRODUCER, 2)])
+KcatRun = tuple[float, dict[str, float]]
 
 
-def kcat_consume(settings: KafkaSettings, env: dict[str, str]) -> float:
-    base = ["-b", settings.bootstrap_servers, "-C", "-t", SOURCE_TOPIC, "-o", "beginning", "-e", "-q"]
-    return best_of([lambda: timed_kcat(env, base), lambda: timed_kcat(env, [*base, *TANSU_CONSUMER])])
+def fastest(runs: list[KcatRun], label: str, records: int, payload: int) -> Measure:
+    seconds, cpu = min(runs, key=lambda run: run[0])
+    return Measure(label, seconds, records, payload, cpu)
+
+
+def kcat_produce_run(
+    settings: KafkaSettings, env: dict[str, str], data: Path, args: argparse.Namespace, meter: CpuMeter, extra: list[str], n: int
+) -> KcatRun:
+    topic = f"bench-kcat-{n}"
+    create_topic(settings, topic, args.partitions)
+    cpu: dict[str, float] = {}
+    with meter.exited_children(cpu):
+        seconds = timed_kcat(env, ["-b", settings.bootstrap_servers, "-P", "-t", topic, "-K", "\t", "-l", str(data), *extra])
+    return seconds, cpu
+
+
+def kcat_consume_run(settings: KafkaSettings, env: dict[str, str], meter: CpuMeter, extra: list[str]) -> KcatRun:
+    cpu: dict[str, float] = {}
+    with meter.exited_children(cpu):
+        seconds = timed_kcat(env, ["-b", settings.bootstrap_servers, "-C", "-t", SOURCE_TOPIC, "-o", "beginning", "-e", "-q", *extra])
+    return seconds, cpu
 
 
 def report(
     args: argparse.Namespace, session_s: float, warm_s: float, results: list[tuple[Measure, Measure | None]], sampler: MemorySampler
 ) -> None:
-    cores = os.cpu_count()
-    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    cores, load = os.cpu_count(), ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"\nthroughput: {args.records:,} records (~{args.record_bytes} B values), topic with {args.partitions} "
-        f"partitions, Spark {args.spark_master} on {cores} cores, Tansu on loopback "
-        f"(load average at the end {load}: other work on the machine skews the figures)"
+        f"partitions, Spark {args.spark_master} on {cores} cores, Tansu on loopback"
     )
+    print(f"load average at the end: {load} (other work on the machine slows every path)")
     print(f"Spark session start: {session_s:.1f} s, + {warm_s:.1f} s Python worker warm-up (not counted below)\n")
-    print(f"{'path':<34} {'time':>8} {'records/s':>11} {'MB/s':>7} {'vs kcat':>8}")
+    print(f"{'path':<34} {'time':>8} {'records/s':>11} {'MB/s':>7} {'vs kcat':>8} {'CPU s':>7} {'broker CPU s':>13}")
     for ours, kcat in results:
         ratio = f"{ours.rate / kcat.rate:.2f}" if kcat is not None else "n/a"
-        print(f"{ours.label:<34} {ours.seconds:>6.2f} s {ours.rate:>11,.0f} {ours.mb_per_s:>7.1f} {ratio:>8}")
+        print(row(ours, ratio))
         if kcat is not None:
-            print(f"{kcat.label:<34} {kcat.seconds:>6.2f} s {kcat.rate:>11,.0f} {kcat.mb_per_s:>7.1f}")
+            print(row(kcat, ""))
     parts = ", ".join(f"{name} {rss / 2**20:,.0f} MB" for name, rss in sampler.peak_parts.items())
     print(f"\npeak memory (driver + JVM + Python workers): {sampler.peak_total / 2**20:,.0f} MB ({parts})")
+    print("CPU s: our processes (driver, JVM, Python workers) or kcat; broker CPU s: Tansu's, in the same phase")
+
+
+def row(measure: Measure, ratio: str) -> str:
+    cpu, broker = measure.cpu.get("ours", float("nan")), measure.cpu.get("broker", float("nan"))
+    return (
+        f"{measure.label:<34} {measure.seconds:>6.2f} s {measure.rate:>11,.0f} {measure.mb_per_s:>7.1f} "
+        f"{ratio:>8} {cpu:>7.2f} {broker:>13.2f}"
+    )
 
 
 if __name__ == "__main__":
