@@ -6,6 +6,8 @@ source "$(dirname "$0")/bootstrap.sh"
 cd "$ROOT"
 echo "==> mypy --strict" >&2
 mypy
+echo "==> ruff (correctness lints)" >&2
+ruff check reconciler tests bench scripts
 echo "==> import-linter (layering contracts)" >&2
 lint-imports
 echo "==> pytest" >&2

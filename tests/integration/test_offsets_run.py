@@ -13,7 +13,6 @@ is not refused but stopped first, and returned to its declared state afterwards.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

@@ -271,7 +271,7 @@ def test_tombstoned_partition_keeps_its_java_key_bytes(offsets: OffsetsReplay) -
 
 def test_offsets_reencode_byte_for_byte(offsets: OffsetsReplay) -> None:
     for connector in offsets.connectors():
-        for partition, offset, raw in offsets.offsets_for(connector):
+        for partition, _offset, raw in offsets.offsets_for(connector):
             assert rec.encode_offset_key(connector, partition) == raw
     values = {key: value for key, value in load("offsets-topic.records") if value is not None}
     for key, value in values.items():
