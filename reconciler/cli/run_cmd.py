@@ -170,9 +170,9 @@ def _connector_line(connector: ConnectorReport) -> str:
     tasks = []
     for task in connector.tasks:
         state_name = task.state.value if task.state is not None else "-"
-        tasks.append(f"{task.task} {state_name}" + (f" {task.records} records" if task.ran else ""))
+        tasks.append(f"task {task.task} {state_name}" + (f" ({task.records} records)" if task.ran else ""))
     if tasks:
-        line += "; tasks: " + ", ".join(tasks)
+        line += "; " + ", ".join(tasks)
     if connector.state is InstanceState.FAILED and connector.trace:
         line += f"\n    connector: {_last_line(connector.trace)}"
     for task in connector.tasks:
