@@ -120,9 +120,9 @@ def test_report_lines_name_states_records_and_failures() -> None:
     )
     assert report_lines(report) == [
         "tick (generation 12): 2 connector(s), 2 task batch(es), 10 record(s) moved, 3 config/status record(s) written",
-        "  src: RUNNING (restarted task 1); tasks: 0 RUNNING 10 records, 1 FAILED 0 records\n"
+        "  src: RUNNING (restarted task 1); task 0 RUNNING (10 records), task 1 FAILED (0 records)\n"
         "    task 1: ValueError: bad line",
-        "  sink: PAUSED; tasks: 0 PAUSED",
+        "  sink: PAUSED; task 0 PAUSED",
     ]
     assert report.connector("sink") is report.connectors[1]
     assert report.connector("nope") is None
