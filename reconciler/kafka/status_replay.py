@@ -1,0 +1,195 @@
+"""The status topic's state machine (connect-internals.md §2, Java's `KafkaStatusBackingStore`)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from pydantic_core import from_json
+
+from reconciler.kafka import records as rec
+from reconciler.kafka.records import Invalid
+from reconciler.kafka.replay_base import ROUTE_CACHE_SIZE, ConsumedRecord, Replay, Route, key_text, parse_json
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_STATUS_CACHE_SIZE = 4096
+# Record kinds with a fast path in `feed`.
+_TASK, _CONNECTOR = range(2)
+
+
+class StatusReplay(Replay):
+    """The status topic (§2): latest status per connector and per task."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.connectors: dict[str, rec.StatusValue] = {}
+        self.tasks: dict[str, dict[int, rec.StatusValue]] = {}
+        # KIP-558 active topics: connector → topic → (task, discoverTimestamp).
+        self.topics: dict[str, dict[str, tuple[int, int]]] = {}
+        # Most status values are byte-identical (same state, worker and generation for many
+        # tasks): each distinct value is parsed once.
+        self._parsed: dict[bytes, rec.StatusValue] = {}
+        self._routes: dict[bytes | None, Route] = {}
+
+    def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
+        """One record, every kind and every odd case: the reference `feed` is checked against."""
+        if offset >= 0:
+            self.offset = offset
+        self._apply_parsed(key, value)
+
+    def feed(self, records: Iterable[ConsumedRecord]) -> None:
+        """`apply` each record in order, with the same result, faster (keys' parse cached)."""
+        routes, route_of, apply = self._routes, self._route, self.apply
+        parsed, status_of, connectors, tasks_by_name = self._parsed, self._status, self.connectors, self.tasks
+        last = -1
+        for record in records:
+            key, value, offset = record.key(), record.value(), record.offset()
+            if offset >= 0:
+                last = offset
+            route = routes.get(key) or route_of(key)
+            if route is not None and value is not None and route[1]:
+                kind, name, task = route
+                status = parsed.get(value) or status_of(key_text(key), value)
+                if status is None:  # unreadable: `_status` skipped it
+                    continue
+                if kind == _CONNECTOR:
+                    connectors[name] = status
+                    continue
+                tasks = tasks_by_name.get(name)
+                if tasks is None:
+                    tasks = tasks_by_name[name] = {}
+                cached = tasks.get(task)
+                # `_put_task`'s rule: a late UNASSIGNED does not replace a RUNNING of its generation.
+                if status[0] != "UNASSIGNED" or cached is None or cached[0] != "RUNNING" or cached[3] < status[3]:
+                    tasks[task] = status
+                continue
+            apply(key, value, offset)
+        if last >= 0:
+            self.offset = last
+
+    def _route(self, key: bytes | None) -> Route | None:
+        """The cached dispatch of a well-formed task or connector status key; None otherwise.
+
+        Parsed on the bytes, as `apply` parses the text (see ConfigReplay._route).
+        """
+        if key is None:
+            return None
+        if key.startswith(b"status-task-"):
+            cut = key.rfind(b"-")
+            tail = key[cut + 1 :]
+            if cut < 12 or not tail.isdigit() or len(tail) >= 10:
+                return None
+            route = (_TASK, key[12:cut].decode("utf-8", "replace"), int(tail))
+        elif key.startswith(b"status-connector-"):
+            route = (_CONNECTOR, key[17:].decode("utf-8", "replace"), 0)
+        else:
+            return None
+        if len(self._routes) < ROUTE_CACHE_SIZE:
+            self._routes[key] = route
+        return route
+
+    def _apply_parsed(self, key: bytes | None, value: bytes | None) -> None:
+        if key is None:
+            self._skip("<null>", "status record without a key")
+            return
+        k = key.decode("utf-8", "replace")
+        if k.startswith("status-task-"):
+            self._task(k, value)
+        elif k.startswith("status-connector-"):
+            self._connector(k, value)
+        elif k.startswith("status-topic-"):
+            self._topic(k, value)
+        else:
+            self._skip(k, "unknown status key", logging.DEBUG)
+
+    def _status(self, key: str, value: bytes) -> rec.StatusValue | None:
+        known = self._parsed.get(value)
+        if known is not None:
+            return known
+        status = self._parse_status(key, value)
+        if status is not None and len(self._parsed) < _STATUS_CACHE_SIZE:
+            self._parsed[value] = status
+        return status
+
+    def _parse_status(self, key: str, value: bytes) -> rec.StatusValue | None:
+        try:  # fast path: the exact shape Connect writes
+            obj = from_json(value)
+            if type(obj) is dict:
+                state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
+                generation = obj.get("generation")
+                if (
+                    type(generation) is int
+                    and _INT32_MIN <= generation <= _INT32_MAX
+                    and type(state) is str
+                    and state in rec.STATUS_STATES
+                    and type(worker) is str
+                    and (trace is None or type(trace) is str)
+                ):
+                    return state, trace, worker, generation
+        except ValueError:
+            pass
+        parsed = rec.status_from_json(parse_json(value))
+        if isinstance(parsed, Invalid):  # Java drops unparseable statuses
+            self._skip(key, parsed.reason)
+            return None
+        return parsed
+
+    def _connector(self, key: str, value: bytes | None) -> None:
+        name = key[17:]
+        if not name:
+            self._skip(key, "empty connector name")
+            return
+        if value is None:  # Java's remove(connector) also forgets the task statuses
+            self.connectors.pop(name, None)
+            self.tasks.pop(name, None)
+            return
+        status = self._status(key, value)
+        if status is not None:
+            self.connectors[name] = status
+
+    def _task(self, key: str, value: bytes | None) -> None:
+        task_id = rec.parse_task_id(key, "status-task-")
+        if task_id is None:
+            self._skip(key, "cannot parse the task id")
+            return
+        name, task = task_id
+        tasks = self.tasks.get(name)
+        if value is None:
+            if tasks is not None:
+                tasks.pop(task, None)
+            return
+        self._put_task(key, name, task, value)
+
+    def _put_task(self, key: str, name: str, task: int, value: bytes) -> None:
+        status = self._status(key, value)
+        if status is None:
+            return
+        tasks = self.tasks.get(name)
+        if tasks is None:
+            tasks = self.tasks[name] = {}
+        cached = tasks.get(task)
+        # A worker that missed a rebalance may write UNASSIGNED after another wrote RUNNING.
+        if status[0] == "UNASSIGNED" and cached is not None and cached[0] == "RUNNING":
+            if cached[3] >= status[3]:
+                return
+        tasks[task] = status
+
+    def _topic(self, key: str, value: bytes | None) -> None:
+        # Like Java: topic up to the first `:`, connector after `:connector-` (not re-checked).
+        rest = key[13:]
+        colon = rest.find(":")
+        topic, connector = rest[:colon], rest[colon + len(rec.STATUS_TOPIC_SEPARATOR) :]
+        if colon <= 0 or not connector:
+            self._skip(key, "invalid topic status key")
+            return
+        if value is None:
+            self.topics.get(connector, {}).pop(topic, None)
+            return
+        obj = parse_json(value)
+        inner = obj.get("topic") if type(obj) is dict else None
+        task = rec.java_int(inner.get("task")) if type(inner) is dict else None
+        stamp = inner.get("discoverTimestamp") if type(inner) is dict else None
+        if task is None or type(stamp) is not int:
+            self._skip(key, "invalid topic status value")
+            return
+        self.topics.setdefault(connector, {})[topic] = (task, stamp)
