@@ -86,7 +86,10 @@ def session_conf(master: str, overrides: Mapping[str, str]) -> dict[str, str]:
         # Jobs here have no shuffle; keep Spark from planning 200 empty reducers if one appears.
         "spark.sql.shuffle.partitions": "8",
     }
-    conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile={_log4j_file()}"
+    # The driver JVM only schedules here (data never passes through it), so the quick C1 JIT
+    # is enough: measured on 2 cores, session start ~1 s shorter, and per job half the JVM CPU
+    # (~0.11 s instead of ~0.25 s) and ~0.14 s instead of ~0.19 s of wall time.
+    conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile={_log4j_file()} -XX:TieredStopAtLevel=1"
     if is_local(master):
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
