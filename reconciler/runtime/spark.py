@@ -21,6 +21,7 @@ and each later job ~0.2–0.45 s against ~0.12–0.3 s.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -218,10 +219,21 @@ def run_partitions(
 def _partition_main(
     function: Callable[[Any], Any], items: list[Any], indexes: Iterator[int]
 ) -> Iterator[tuple[int, Any]]:
-    """Runs in a Python worker: the partition's element is the index of the item to run."""
+    """Runs in a Python worker: the partition's element is the index of the item to run.
+
+    The cyclic garbage collector is paused meanwhile: moving records allocates millions of
+    short-lived containers (one message object per record) that reference counting frees
+    anyway, and the collector's passes over them cost ~20% of a sink partition's CPU
+    (measured: 1.0–1.3 s instead of 1.3–1.6 s per 500,000 records).
+    """
     for index in indexes:
+        collecting = gc.isenabled()
+        gc.disable()
         try:
             result: Any = function(items[index])
         except Exception:
             result = PartitionFailed(traceback.format_exc())
+        finally:
+            if collecting:
+                gc.enable()
         yield index, result
