@@ -12,7 +12,6 @@ upsert, so the next apply sees what is really there and converges.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import logging
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from typing import Any
 from reconciler.core.live import LiveState
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.client import check_reachable, new_admin, translate
-from reconciler.kafka.consume import EAGER_CONNECTIONS, batches_to_end
+from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.kafka.settings import KafkaSettings
 
@@ -33,18 +32,8 @@ _TOPIC_OF = methodcaller("topic")  # a C-level key function for groupby: no Pyth
 
 def prepare(settings: KafkaSettings) -> None:
     """Fail fast when the broker is unreachable; create or validate the internal topics."""
-    settings = eager_connections(settings)
     check_reachable(settings)
     ensure_topics(settings)
-
-
-def eager_connections(settings: KafkaSettings) -> KafkaSettings:
-    """`settings` whose clients connect to every broker at once (see consume.EAGER_CONNECTIONS):
-    the admin clients of `prepare` otherwise wait ~50 ms each for their second connection."""
-    missing = {k: str(v).lower() for k, v in EAGER_CONNECTIONS.items() if k not in settings.client_config}
-    if not missing:
-        return settings
-    return dataclasses.replace(settings, client_config={**settings.client_config, **missing})
 
 
 def read_live_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveState:
