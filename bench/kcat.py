@@ -23,6 +23,13 @@ def kcat_binary() -> str:
     return found
 
 
+def kcat_env_if_installed() -> dict[str, str] | None:
+    """kcat's environment, or None when kcat is not installed."""
+    if shutil.which("kcat") is None and shutil.which("kafkacat") is None:
+        return None
+    return kcat_env()
+
+
 def kcat_env() -> dict[str, str]:
     libs = Path(confluent_kafka.__file__).resolve().parents[1] / "confluent_kafka.libs"
     bundled = sorted(libs.glob("librdkafka*.so*"))

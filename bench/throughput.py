@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import glob
 import os
 import resource
 import shutil
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from kcat import kcat_env_if_installed  # bench/kcat.py
 
 from reconciler.connectors.datagen import DatagenConnector, DatagenTask
 from reconciler.devtools.broker import RunningBroker, start_broker
@@ -147,21 +147,6 @@ class CpuMeter:
 # --- kcat -----------------------------------------------------------------------------------
 
 
-def kcat_environment() -> dict[str, str] | None:
-    """kcat's environment: confluent-kafka's librdkafka under the name kcat links against."""
-    if shutil.which("kcat") is None:
-        return None
-    import confluent_kafka
-
-    bundled = glob.glob(os.path.join(os.path.dirname(confluent_kafka.__file__) + ".libs", "librdkafka*.so*"))
-    env = dict(os.environ)
-    if bundled:
-        shim = Path(tempfile.mkdtemp(prefix="bench-kcat-lib-"))
-        (shim / "librdkafka.so.1").symlink_to(bundled[0])
-        env["LD_LIBRARY_PATH"] = str(shim)
-    return env
-
-
 TANSU_CONSUMER = ["-X", "fetch.queue.backoff.ms=10", "-X", "fetch.wait.max.ms=10"]
 TANSU_PRODUCER = ["-X", "linger.ms=20", "-X", "batch.num.messages=100000", "-X", "batch.size=4000000"]
 
@@ -266,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         logging.basicConfig(level=logging.WARNING, format="%(relativeCreated)8.0f ms %(name)s: %(message)s")
         logging.getLogger("reconciler.runtime").setLevel(logging.DEBUG)
-    env = kcat_environment()
+    env = kcat_env_if_installed()
     if env is None:
         print("kcat not found (Debian: apt-get install kcat); Spark figures only", file=sys.stderr)
     workdir = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
