@@ -158,12 +158,30 @@ def open_transactions(settings: KafkaSettings) -> list[int]:
     return sorted(p for p, end in written.items() if stable.get(p, end) < end)
 
 
+# A transaction committed a moment ago can still look open: Kafka writes the commit markers to the
+# partitions after the producer's commit returns. Waiting this long tells that lag from a
+# transaction a killed task really left open.
+STABLE_WAIT_S = 5.0
+
+
+def wait_for_stable_offsets(settings: KafkaSettings, wait_s: float = STABLE_WAIT_S) -> list[int]:
+    """`open_transactions`, re-checked with backoff until none is open or `wait_s` ran out."""
+    deadline = time.monotonic() + min(wait_s, settings.timeout_s)
+    delay = 0.05
+    while True:
+        blocked = open_transactions(settings)
+        if not blocked or time.monotonic() + delay > deadline:
+            return blocked
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
 def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> OffsetsReplay:
     """Fence the tasks, check no transaction hides offsets, and read the offsets topic."""
     started = time.monotonic()
     fence_tasks(settings, works)
     fenced = time.monotonic()
-    blocked = open_transactions(settings)
+    blocked = wait_for_stable_offsets(settings)
     LOG.debug("source offsets: fenced %d task(s) in %.3fs, checked transactions in %.3fs",
               len(works), fenced - started, time.monotonic() - fenced)
     if blocked:
@@ -271,6 +289,17 @@ class TransactionalBatch:
             return records
         except KafkaException as exc:
             raise self._failed(exc) from exc
+        except BaseException:
+            # The task itself failed mid-batch. Abort now: an open transaction would hold every
+            # source connector's offsets back (the stable-offsets gate) until it times out.
+            self._abort_quietly()
+            raise
+
+    def _abort_quietly(self) -> None:
+        try:
+            self.producer.abort_transaction(self.item.settings.timeout_s)
+        except Exception:  # no transaction was begun, or the producer is already unusable
+            LOG.debug("abort of %s after a task error did not complete", self.txn_id, exc_info=True)
 
     def _poll_and_produce(self, task: SourceTask) -> tuple[int, dict[PartitionKey, SourceOffset]]:
         position = dict(self.item.committed.offsets)

@@ -8,6 +8,8 @@ task fails alone, with its traceback.
 
 from __future__ import annotations
 
+import uuid
+
 import json
 from collections import Counter
 from pathlib import Path
@@ -31,6 +33,14 @@ pytestmark = pytest.mark.spark
 
 
 # --- helpers --------------------------------------------------------------------------------
+
+# One broker serves the whole test session: topics and sink groups (`connect-<name>`) get a
+# per-run suffix so no other test module's data can leak into these.
+RUN = uuid.uuid4().hex[:8]
+
+
+def n(name: str) -> str:
+    return f"{name}-{RUN}"
 
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int = 2) -> None:
@@ -97,17 +107,17 @@ def test_datagen_produces_exactly_count_records_with_connect_offsets_and_resumes
     kafka_settings: KafkaSettings, spark_session: Any
 ) -> None:
     ensure_topics(kafka_settings)
-    create_topic(kafka_settings, "gen-data")
+    create_topic(kafka_settings, n("gen-data"))
     # 1,000 records per task per batch: 5,000 ids over 2 tasks take three batches.
     executor = SparkExecutor(kafka_settings, source_batch_records=1000)
-    works = datagen_works("gen", "gen-data", count=5000)
+    works = datagen_works("gen", n("gen-data"), count=5000)
     try:
         moved = [sum(o.records for o in executor.run_batch(works)) for _ in range(4)]
     finally:
         executor.close()
 
     assert moved == [2000, 2000, 1000, 0]
-    ids = topic_ids(kafka_settings, "gen-data")
+    ids = topic_ids(kafka_settings, n("gen-data"))
     assert set(ids) == set(range(5000)) and max(ids.values()) == 1  # no loss, no duplicate
     latest = {key: value for key, value, _ in offsets_records(kafka_settings, "gen")}
     assert latest == {f'["gen",{{"shard":{s}}}]'.encode(): b'{"position":1250}' for s in range(4)}
@@ -123,16 +133,16 @@ def test_source_offsets_written_by_connect_are_resumed_under_their_own_key_bytes
     from confluent_kafka import Producer
 
     ensure_topics(kafka_settings)
-    create_topic(kafka_settings, "conn-data")
+    create_topic(kafka_settings, n("conn-data"))
     java_key = b'["gen", {"shard": 0}]'  # same partition, different bytes than ours
     producer = Producer({"bootstrap.servers": kafka_settings.bootstrap_servers, "partitioner": "murmur2_random"})
     producer.produce(kafka_settings.topics.offsets, b'{"position":200}', java_key)
     assert producer.flush(kafka_settings.timeout_s) == 0
 
-    outcomes = spark_executor.run_batch(datagen_works("gen", "conn-data", count=1000, tasks=1))
+    outcomes = spark_executor.run_batch(datagen_works("gen", n("conn-data"), count=1000, tasks=1))
 
     assert [o.error for o in outcomes] == [None]
-    ids = topic_ids(kafka_settings, "conn-data")
+    ids = topic_ids(kafka_settings, n("conn-data"))
     shard0 = {i for i in range(1000) if i % 4 == 0}
     assert set(ids) == set(range(1000)) - {i for i in shard0 if i < 800}  # shard 0 resumed at 200
     keys = [key for key, _, _ in offsets_records(kafka_settings, "gen")]
@@ -146,7 +156,7 @@ def test_source_task_fences_a_zombie_with_its_transactional_id(
     from confluent_kafka import KafkaError, KafkaException, Producer
 
     ensure_topics(kafka_settings)
-    create_topic(kafka_settings, "fence-data")
+    create_topic(kafka_settings, n("fence-data"))
     zombie = Producer(
         {
             "bootstrap.servers": kafka_settings.bootstrap_servers,
@@ -158,7 +168,7 @@ def test_source_task_fences_a_zombie_with_its_transactional_id(
     zombie.produce("fence-data", b"zombie", b"-1")
     zombie.flush(kafka_settings.timeout_s)
 
-    outcomes = spark_executor.run_batch(datagen_works("gen", "fence-data", count=100, tasks=1))
+    outcomes = spark_executor.run_batch(datagen_works("gen", n("fence-data"), count=100, tasks=1))
 
     assert [(o.records, o.error) for o in outcomes] == [(100, None)]
     with pytest.raises(KafkaException) as raised:
@@ -168,7 +178,7 @@ def test_source_task_fences_a_zombie_with_its_transactional_id(
     fenced = error.fatal() or "fenced" in error.str().lower()
     assert fenced or (kafka.tansu and error.code() == KafkaError._TIMED_OUT), error.str()
     if kafka.capabilities.has(ABORT_FILTERING):
-        assert -1 not in topic_ids(kafka_settings, "fence-data")  # the zombie's record was aborted
+        assert -1 not in topic_ids(kafka_settings, n("fence-data"))  # the zombie's record was aborted
 
 
 # --- sinks ----------------------------------------------------------------------------------
@@ -177,14 +187,14 @@ def test_source_task_fences_a_zombie_with_its_transactional_id(
 def test_parquet_sink_writes_each_record_once_in_offset_range_files_and_commits_after(
     kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path
 ) -> None:
-    create_topic(kafka_settings, "orders", partitions=3)
-    produce_ids(kafka_settings, "orders", range(3000))
-    works = sink_works("archive", "parquet-sink", tasks=2, topics="orders", path=str(tmp_path))
+    create_topic(kafka_settings, n("orders"), partitions=3)
+    produce_ids(kafka_settings, n("orders"), range(3000))
+    works = sink_works(n("archive"), "parquet-sink", tasks=2, topics=n("orders"), path=str(tmp_path))
 
     first = spark_executor.run_batch(works)
     files_after_first = sorted(p.name for p in tmp_path.rglob("*.parquet"))
     second = spark_executor.run_batch(works)  # nothing new: nothing read, nothing written
-    produce_ids(kafka_settings, "orders", range(3000, 3500))
+    produce_ids(kafka_settings, n("orders"), range(3000, 3500))
     third = spark_executor.run_batch(works)
 
     assert [o.error for o in first + second + third] == [None] * 6
@@ -193,29 +203,29 @@ def test_parquet_sink_writes_each_record_once_in_offset_range_files_and_commits_
     assert len(files_after_first) == 3
     rows = dataset_rows(tmp_path)
     assert Counter(int(r["key"]) for r in rows) == Counter(range(3500))
-    ends = {("orders", p): end for p, end in end_offsets(kafka_settings, "orders").items()}
+    ends = {(n("orders"), p): end for p, end in end_offsets(kafka_settings, n("orders")).items()}
     for (topic, partition), end in ends.items():
         ranges = held_ranges(partition_dir(tmp_path, topic, partition), topic, partition)
         assert ranges[0][0] == 0 and ranges[-1][1] == end - 1  # contiguous files cover [0, end)
         assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:], strict=False))
         assert sorted(r["offset"] for r in rows if r["partition"] == partition) == list(range(end))
-    assert sink_group_offsets(kafka_settings, "connect-archive") == ends
+    assert sink_group_offsets(kafka_settings, "connect-" + n("archive")) == ends
 
 
 def test_sink_partitions_are_dealt_round_robin_and_a_missing_task_keeps_its_share(
     kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path
 ) -> None:
     """Task 1 is not run (say it is FAILED): its partitions move for nobody."""
-    create_topic(kafka_settings, "clicks", partitions=4)
-    produce_ids(kafka_settings, "clicks", range(400))
-    works = sink_works("clicks-archive", "parquet-sink", tasks=2, topics="clicks", path=str(tmp_path))
+    create_topic(kafka_settings, n("clicks"), partitions=4)
+    produce_ids(kafka_settings, n("clicks"), range(400))
+    works = sink_works(n("clicks-archive"), "parquet-sink", tasks=2, topics=n("clicks"), path=str(tmp_path))
 
     outcomes = spark_executor.run_batch(works[:1])
 
     assert [o.task_id for o in outcomes] == [0] and outcomes[0].error is None
     partitions = {r["partition"] for r in dataset_rows(tmp_path)}
     assert partitions == {0, 2}  # sorted [(clicks,0)…(clicks,3)] dealt to tasks 0,1,0,1
-    assert set(sink_group_offsets(kafka_settings, "connect-clicks-archive")) == {("clicks", 0), ("clicks", 2)}
+    assert set(sink_group_offsets(kafka_settings, "connect-" + n("clicks-archive"))) == {(n("clicks"), 0), (n("clicks"), 2)}
 
 
 # --- isolation ------------------------------------------------------------------------------
@@ -225,17 +235,17 @@ def test_a_failing_task_fails_alone_with_its_traceback(
     kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path
 ) -> None:
     ensure_topics(kafka_settings)
-    create_topic(kafka_settings, "mixed", partitions=2)
-    produce_ids(kafka_settings, "mixed", range(200))
+    create_topic(kafka_settings, n("mixed"), partitions=2)
+    produce_ids(kafka_settings, n("mixed"), range(200))
     missing = tmp_path / "no-such-dir"
     broken_source = TaskWork(
         "files", 0, "file-source", "source",
-        {"name": "files", "connector.class": "file-source", "topic": "mixed", "path": str(missing), "format": "jsonl"},
-        {"topic": "mixed", "path": str(missing), "format": "jsonl"},
+        {"name": "files", "connector.class": "file-source", "topic": n("mixed"), "path": str(missing), "format": "jsonl"},
+        {"topic": n("mixed"), "path": str(missing), "format": "jsonl"},
     )
-    picky = sink_works("picky", "unpackaged:PickySink", tasks=2, topics="mixed", **{"fail.tasks": "1"})
-    create_topic(kafka_settings, "mixed-gen", partitions=1)
-    works = [broken_source, *picky, *datagen_works("gen", "mixed-gen", count=50, tasks=1)]
+    picky = sink_works(n("picky"), "unpackaged:PickySink", tasks=2, topics=n("mixed"), **{"fail.tasks": "1"})
+    create_topic(kafka_settings, n("mixed-gen"), partitions=1)
+    works = [broken_source, *picky, *datagen_works("gen", n("mixed-gen"), count=50, tasks=1)]
 
     outcomes = spark_executor.run_batch(works)
 
@@ -243,12 +253,12 @@ def test_a_failing_task_fails_alone_with_its_traceback(
     by_task = {(o.connector, o.task_id): o for o in outcomes}
     source_error = by_task[("files", 0)].error or ""
     assert "Traceback (most recent call last)" in source_error and "does not exist" in source_error
-    picky_error = by_task[("picky", 1)].error or ""
+    picky_error = by_task[(n("picky"), 1)].error or ""
     assert "picky sink task 1 fails on purpose" in picky_error
-    assert by_task[("picky", 0)].error is None and by_task[("picky", 0)].records > 0
+    assert by_task[(n("picky"), 0)].error is None and by_task[(n("picky"), 0)].records > 0
     assert by_task[("gen", 0)].error is None and by_task[("gen", 0)].records == 50
     # The healthy task's partition is committed; the failed task's is not.
-    assert set(sink_group_offsets(kafka_settings, "connect-picky")) == {("mixed", 0)}
+    assert set(sink_group_offsets(kafka_settings, "connect-" + n("picky"))) == {(n("mixed"), 0)}
 
 
 def test_no_work_never_starts_spark(kafka_settings: KafkaSettings) -> None:
@@ -276,7 +286,7 @@ def test_source_tasks_wait_while_an_open_transaction_hides_committed_offsets(
     from confluent_kafka import Producer
 
     ensure_topics(kafka_settings)
-    create_topic(kafka_settings, "held-data")
+    create_topic(kafka_settings, n("held-data"))
     zombie = Producer(
         {
             "bootstrap.servers": kafka_settings.bootstrap_servers,
@@ -287,7 +297,7 @@ def test_source_tasks_wait_while_an_open_transaction_hides_committed_offsets(
     zombie.begin_transaction()
     zombie.produce(kafka_settings.topics.offsets, b'{"position":1}', b'["paused-connector",{"shard":0}]')
     zombie.flush(kafka_settings.timeout_s)
-    works = datagen_works("gen", "held-data", count=100, tasks=1)
+    works = datagen_works("gen", n("held-data"), count=100, tasks=1)
 
     waiting = spark_executor.run_batch(works)
     zombie.abort_transaction(kafka_settings.timeout_s)
@@ -295,7 +305,7 @@ def test_source_tasks_wait_while_an_open_transaction_hides_committed_offsets(
 
     assert [(o.records, o.error) for o in waiting] == [(0, None)]
     assert [(o.records, o.error) for o in resumed] == [(100, None)]
-    assert set(topic_ids(kafka_settings, "held-data")) == set(range(100))
+    assert set(topic_ids(kafka_settings, n("held-data"))) == set(range(100))
 
 
 def test_a_full_producer_queue_loses_and_repeats_nothing(
@@ -305,10 +315,10 @@ def test_a_full_producer_queue_loses_and_repeats_nothing(
     from reconciler.runtime import source_job
 
     ensure_topics(kafka_settings)
-    create_topic(kafka_settings, "queue-data")
+    create_topic(kafka_settings, n("queue-data"))
     monkeypatch.setitem(source_job.PRODUCER_TUNING, "queue.buffering.max.messages", 100)
     monkeypatch.setattr(source_job, "PRODUCE_CHUNK", 64)
-    work = datagen_works("gen", "queue-data", count=3000, tasks=1)[0]
+    work = datagen_works("gen", n("queue-data"), count=3000, tasks=1)[0]
     item = source_job.SourceTaskWork(
         kafka_settings, "gen", "datagen", 0, work.task_config, source_job.CommittedOffsets({}, {})
     )
@@ -316,4 +326,4 @@ def test_a_full_producer_queue_loses_and_repeats_nothing(
     result = source_job.source_partition(item)
 
     assert (result.records, result.error) == (3000, None)
-    assert topic_ids(kafka_settings, "queue-data") == Counter(range(3000))
+    assert topic_ids(kafka_settings, n("queue-data")) == Counter(range(3000))
