@@ -90,12 +90,15 @@ class TransactionalWriter:
 
     def write(self, records: Sequence[RecordLike]) -> int:
         """Produce `records` in order in one transaction and commit; zero records → no transaction."""
+        # Resolved before the transaction begins, so a bad role cannot leave one open.
+        return self.write_placed([(topic_for(self._settings, r.topic_role), r.key, r.value) for r in records])
+
+    def write_placed(self, placed: Sequence[tuple[str, bytes, bytes | None]]) -> int:
+        """Produce (topic, key, value) triples in order in one transaction and commit."""
         from confluent_kafka import KafkaException
 
-        if not records:
+        if not placed:
             return 0
-        # Resolved before the transaction begins, so a bad role cannot leave one open.
-        placed = [(topic_for(self._settings, r.topic_role), r.key, r.value) for r in records]
         self.claim()
         try:
             self._producer.begin_transaction()
@@ -104,8 +107,8 @@ class TransactionalWriter:
             self._commit()
         except KafkaException as exc:
             raise self._failed(exc) from exc
-        LOG.debug("committed %d record(s) as %s", len(records), self.transactional_id)
-        return len(records)
+        LOG.debug("committed %d record(s) as %s", len(placed), self.transactional_id)
+        return len(placed)
 
     def _produce(self, topic: str, key: bytes, value: bytes | None) -> None:
         while True:

@@ -2,8 +2,8 @@
 
 The project's `TransactionalWriter` places records by role (configs, offsets, reconciler…); an
 offsets request may also write a connector-specific offsets topic (`offsets.storage.topic`),
-so this writer takes (topic, key, value) triples and reuses everything else: claiming the id,
-fencing, retries, and turning librdkafka failures into the project's errors.
+so this writer also takes (topic, key, value) triples (the base class's `write_placed`), with
+everything else shared: claiming the id, fencing, retries, translating librdkafka failures.
 
 Each connector's requests run under their own transactional id, `reconciler-<group>-offsets-<name>`:
 an executor that claims it fences any other executor of the same connector's request (an
@@ -35,22 +35,6 @@ class OffsetsWriter(TransactionalWriter):
     def place(self, records: Sequence[RecordLike]) -> list[Placed]:
         """Records by role → (topic, key, value)."""
         return [(topic_for(self.settings, r.topic_role), r.key, r.value) for r in records]
-
-    def write_placed(self, placed: Sequence[Placed]) -> int:
-        """Produce `placed` in order in one transaction and commit; nothing → no transaction."""
-        from confluent_kafka import KafkaException
-
-        if not placed:
-            return 0
-        self.claim()
-        try:
-            self._producer.begin_transaction()
-            for topic, key, value in placed:
-                self._produce(topic, key, value)
-            self._commit()
-        except KafkaException as exc:
-            raise self._failed(exc) from exc
-        return len(placed)
 
     def write_records(self, records: Sequence[RecordLike], extra: Sequence[Placed] = ()) -> int:
         """`extra` (e.g. offsets records for a named topic) first, then the role-placed records."""
