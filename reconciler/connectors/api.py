@@ -25,7 +25,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
 from reconciler.errors import ReconcilerError
 
@@ -50,6 +50,8 @@ TASK_COUNT = "task.count"
 
 SINK_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value")
 
+_S = TypeVar("_S")
+
 
 class ConnectorError(ReconcilerError):
     """A connector or task reported a problem (bad config, unreadable input, bad record)."""
@@ -65,6 +67,14 @@ class InvalidConnectorConfig(ConnectorError):
     def __reduce__(self) -> tuple[type[InvalidConnectorConfig], tuple[list[ConfigProblem]]]:
         # Errors raised in Spark partitions may travel pickled; rebuild from the problems.
         return (InvalidConnectorConfig, (self.problems,))
+
+
+def valid_or_raise(read: tuple[_S, Sequence[ConfigProblem]]) -> _S:
+    """The settings a connector's `read(config)` parsed, or InvalidConnectorConfig with every problem."""
+    settings, problems = read
+    if problems:
+        raise InvalidConnectorConfig(problems)
+    return settings
 
 
 class OffsetsRefused(ConnectorError):

@@ -23,7 +23,6 @@ from reconciler.connectors.api import (
     ConfigProblem,
     ConfigReader,
     ConnectorConfig,
-    InvalidConnectorConfig,
     OffsetsRefused,
     PartitionKey,
     SourceBatch,
@@ -35,6 +34,7 @@ from reconciler.connectors.api import (
     partition_key,
     share_configs,
     task_share,
+    valid_or_raise,
 )
 
 DEFAULT_RECORD_BYTES = 100
@@ -68,10 +68,7 @@ class DatagenSettings:
 
     @classmethod
     def parse(cls, config: ConnectorConfig) -> DatagenSettings:
-        settings, problems = cls.read(config)
-        if problems:
-            raise InvalidConnectorConfig(problems)
-        return settings
+        return valid_or_raise(cls.read(config))
 
     def shard_size(self, shard: int) -> int:
         """How many ids stripe `shard` holds: shard, shard + shards, … below count."""

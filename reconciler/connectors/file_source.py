@@ -34,7 +34,6 @@ from reconciler.connectors.api import (
     ConfigReader,
     ConnectorConfig,
     ConnectorError,
-    InvalidConnectorConfig,
     OffsetsRefused,
     PartitionKey,
     SourceBatch,
@@ -46,6 +45,7 @@ from reconciler.connectors.api import (
     partition_key,
     share_configs,
     task_share,
+    valid_or_raise,
 )
 
 DEFAULT_BATCH_SIZE = 10_000
@@ -86,10 +86,7 @@ class FileSourceSettings:
 
     @classmethod
     def parse(cls, config: ConnectorConfig) -> FileSourceSettings:
-        settings, problems = cls.read(config)
-        if problems:
-            raise InvalidConnectorConfig(problems)
-        return settings
+        return valid_or_raise(cls.read(config))
 
 
 def file_partition(filename: str) -> dict[str, str]:

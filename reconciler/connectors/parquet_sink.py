@@ -40,13 +40,13 @@ from reconciler.connectors.api import (
     ConfigReader,
     ConnectorConfig,
     ConnectorError,
-    InvalidConnectorConfig,
     OffsetsRefused,
     SinkConnector,
     SinkTask,
     TaskConfig,
     TopicPartition,
     plain_task_config,
+    valid_or_raise,
 )
 
 if TYPE_CHECKING:
@@ -88,10 +88,7 @@ class ParquetSinkSettings:
 
     @classmethod
     def parse(cls, config: ConnectorConfig) -> ParquetSinkSettings:
-        settings, problems = cls.read(config)
-        if problems:
-            raise InvalidConnectorConfig(problems)
-        return settings
+        return valid_or_raise(cls.read(config))
 
 
 # --- dataset layout -------------------------------------------------------------------------
