@@ -14,6 +14,7 @@ import time
 import uuid
 from typing import Any
 
+from reconciler.kafka import admin
 from reconciler.kafka.client import kafka_error, new_admin, new_consumer, new_producer
 from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.settings import KafkaSettings
@@ -26,14 +27,9 @@ def _settings(bootstrap: str, timeout_s: float) -> KafkaSettings:
     return KafkaSettings(bootstrap_servers=bootstrap, timeout_s=timeout_s)
 
 
-def cluster_id(bootstrap: str, timeout_s: float = 10.0) -> str | None:
-    cid: str | None = new_admin(_settings(bootstrap, timeout_s)).list_topics(timeout=timeout_s).cluster_id
-    return cid
-
-
-def is_tansu(bootstrap: str) -> bool:
+def is_tansu(bootstrap: str, timeout_s: float = 10.0) -> bool:
     """Tansu's default cluster id; only used to decide between skipping and failing."""
-    return cluster_id(bootstrap) == "tansu_cluster"
+    return admin.is_tansu(_settings(bootstrap, timeout_s))
 
 
 def _create_topic(settings: KafkaSettings, topic: str) -> None:

@@ -111,6 +111,8 @@ class SparkExecutor:
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._serial_key: str | None = None
+        self._serial_checked = False
 
     @property
     def started(self) -> bool:
@@ -150,6 +152,7 @@ class SparkExecutor:
         ]
         sources = [w for w in works if w.kind == "source"]
         if sources:
+            self._check_serial()
             replay, replay_error = self._source_offsets(sources)
             futures += [
                 threads.submit(self._run_connector, session, group, replay, replay_error)
@@ -158,6 +161,18 @@ class SparkExecutor:
             ]
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
         return [outcomes[(w.connector, w.task_id)] for w in works]
+
+    def _check_serial(self) -> None:
+        """Once per executor: does this broker need one source transaction at a time?"""
+        from reconciler.kafka.admin import is_tansu
+        from reconciler.runtime import serial
+
+        if self._serial_checked:
+            return
+        if is_tansu(self.settings):
+            LOG.info("the broker is Tansu: source tasks commit one transaction at a time (reconciler.runtime.serial)")
+            self._serial_key = serial.lock_key(self.settings)
+        self._serial_checked = True
 
     def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[OffsetsReplay | None, str | None]:
         """The committed source offsets, or why the source tasks cannot run in this batch."""
@@ -190,7 +205,9 @@ class SparkExecutor:
                 return [TaskOutcome(w.connector, w.task_id, 0, replay_error) for w in works]
             committed = source_job.committed_offsets(replay, name)
             limit = self.source_batch_records or source_job.DEFAULT_BATCH_RECORDS
-            return source_job.run_source(session, self.settings, works, committed, pool=pool, max_records=limit)
+            return source_job.run_source(
+                session, self.settings, works, committed, pool=pool, max_records=limit, serial_key=self._serial_key
+            )
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)
             return failed_outcomes(works, traceback.format_exc())

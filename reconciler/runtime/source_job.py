@@ -48,7 +48,7 @@ from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_p
 from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime import failpoints
+from reconciler.runtime import failpoints, serial
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:
@@ -99,6 +99,9 @@ class SourceTaskWork:
     task_config: dict[str, str]
     committed: CommittedOffsets
     max_records: int = DEFAULT_BATCH_RECORDS
+    # Set on brokers that lose overlapping commits (Tansu): the lock this task's transaction
+    # holds, so only one source transaction is open at a time (reconciler.runtime.serial).
+    serial_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,7 @@ def run_source(
     *,
     pool: str,
     max_records: int = DEFAULT_BATCH_RECORDS,
+    serial_key: str | None = None,
 ) -> list[TaskOutcome]:
     """One batch of every task in `works` (all of one source connector); one outcome per work."""
     from reconciler.runtime.executor import TaskOutcome
@@ -218,7 +222,9 @@ def run_source(
     if not issubclass(load_connector(works[0].connector_class), SourceConnector):
         raise ConnectorError(f"{works[0].connector_class!r} is not a source connector")
     items = [
-        SourceTaskWork(settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records)
+        SourceTaskWork(
+            settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records, serial_key
+        )
         for w in works
     ]
     started = time.monotonic()
@@ -276,16 +282,28 @@ class TransactionalBatch:
         try:
             # Fences every older producer with this id and aborts its open transaction.
             self.producer.init_transactions(settings.timeout_s)
+        except KafkaException as exc:
+            raise self._failed(exc) from exc
+        # The lock (Tansu only) spans the whole transaction, its abort included.
+        with serial.one_at_a_time(self.item.serial_key):
+            records = self._transaction(task)
+        failpoints.hit(failpoints.SOURCE_AFTER_COMMIT)
+        return records
+
+    def _transaction(self, task: SourceTask) -> int:
+        from confluent_kafka import KafkaException
+
+        timeout_s = self.item.settings.timeout_s
+        try:
             records, moved = self._poll_and_produce(task)
             if not moved and not records:
                 return 0
             self._produce_offsets(moved)
             # Everything on the broker before committing (the commit would flush anyway), so a
             # crash here leaves a whole open transaction behind, the case fencing must clean up.
-            self.producer.flush(settings.timeout_s)
+            self.producer.flush(timeout_s)
             failpoints.hit(failpoints.SOURCE_BEFORE_COMMIT)
-            self.producer.commit_transaction(settings.timeout_s)
-            failpoints.hit(failpoints.SOURCE_AFTER_COMMIT)
+            self.producer.commit_transaction(timeout_s)
             return records
         except KafkaException as exc:
             raise self._failed(exc) from exc
