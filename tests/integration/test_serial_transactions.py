@@ -19,7 +19,7 @@ from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime import serial
 from reconciler.runtime.source_job import STABLE_WAIT_S
-from tests.integration.test_offsets_support import create_topic
+from test_offsets_support import create_topic
 
 ROUNDS = 25
 PRODUCERS = 3
