@@ -29,6 +29,7 @@ from reconciler.kafka.settings import KafkaSettings, Topics
 ROOT = Path(__file__).resolve().parent.parent
 TEST_LOGS = ROOT / ".test-logs"
 ENV_BOOTSTRAP = "RECONCILER_TEST_BOOTSTRAP"
+ENV_OTHER_BOOTSTRAP = "RECONCILER_TEST_OTHER_BOOTSTRAP"  # a second cluster, with ENV_BOOTSTRAP
 # Generous for a loaded CI machine, short enough that a hung broker fails the test quickly.
 TEST_TIMEOUT_S = 20.0
 
@@ -89,6 +90,23 @@ def kafka() -> Iterator[KafkaUnderTest]:
     finally:
         # Tansu waits ~5 s for clients still connected (e.g. a fenced producer) before exiting on
         # SIGTERM; its storage is memory, so there is nothing to lose by killing it sooner.
+        broker.stop(timeout_s=1.0)
+
+
+@pytest.fixture(scope="session")
+def other_kafka(kafka: KafkaUnderTest) -> Iterator[KafkaUnderTest]:
+    """A second cluster, for connectors whose clients are pointed elsewhere by overrides
+    (KIP-875's "different Kafka cluster" cases): another Tansu process, or ENV_OTHER_BOOTSTRAP."""
+    external = os.environ.get(ENV_OTHER_BOOTSTRAP)
+    if external:
+        yield KafkaUnderTest(bootstrap=external, tansu=is_tansu(external))
+        return
+    if kafka.broker is None:
+        pytest.skip(f"{ENV_BOOTSTRAP} names an external broker: set {ENV_OTHER_BOOTSTRAP} to a second cluster too")
+    broker = start_broker(TEST_LOGS)
+    try:
+        yield KafkaUnderTest(bootstrap=broker.bootstrap, tansu=True, broker=broker)
+    finally:
         broker.stop(timeout_s=1.0)
 
 

@@ -85,6 +85,24 @@ def ensure_topics(settings: KafkaSettings) -> None:
         _create(settings, admin, missing)
 
 
+def ensure_offsets_topic(settings: KafkaSettings, topic: str) -> None:
+    """A connector-specific offsets topic (`offsets.storage.topic`, or the worker topic's name on
+    the connector's own cluster): created like the worker's when missing, checked when present."""
+    admin = new_admin(settings)
+    existing = topic_partitions(settings, admin)
+    spec = TopicSpec("offsets", topic, settings.topics.offsets_partitions)
+    if topic in existing:
+        _check_layout(settings, admin, [spec], existing)
+    elif not settings.create_topics:
+        raise ReconcilerError(
+            f"offsets topic {topic} at {settings.bootstrap_servers} is missing; not creating it because of "
+            "--no-create-topics",
+            hint="create it with cleanup.policy=compact, or run without --no-create-topics",
+        )
+    else:
+        _create(settings, admin, [spec])
+
+
 def _check_layout(settings: KafkaSettings, admin: Any, present: list[TopicSpec], partitions: dict[str, int]) -> None:
     for spec in present:
         if spec.role == "configs" and partitions[spec.name] != 1:

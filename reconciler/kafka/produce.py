@@ -35,6 +35,25 @@ class RecordLike(Protocol):
     def value(self) -> bytes | None: ...
 
 
+def task_transactional_id(group_id: str, connector: str, task: int) -> str:
+    """KIP-618 `Worker.taskTransactionalId`: `${group.id}-${connector}-${taskId}`."""
+    return f"{group_id}-{connector}-{task}"
+
+
+def take_over(settings: KafkaSettings, txn_id: str) -> None:
+    """Initialise `txn_id`: its epoch is bumped, so an older producer with it (a zombie task)
+    can no longer commit, and the transaction it left open is aborted."""
+    from confluent_kafka import KafkaException
+
+    producer = new_producer(settings, ErrorCollector(), **{"transactional.id": txn_id})
+    try:
+        producer.init_transactions(settings.timeout_s)
+    except KafkaException as exc:
+        raise translate(exc, settings, f"fencing earlier producers of {txn_id}") from exc
+    finally:
+        producer.flush(0)
+
+
 def topic_for(settings: KafkaSettings, role: object) -> str:
     """The topic name of a record's role; an enum role is taken by its value."""
     name = str(role.value) if isinstance(role, enum.Enum) else str(role)

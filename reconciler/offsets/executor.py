@@ -31,6 +31,7 @@ from reconciler.core.plan import Action
 from reconciler.core.transitions import offsets_modifiable
 from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.kafka import records as rec
+from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.reader import prepare
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
@@ -56,10 +57,10 @@ from reconciler.offsets.model import (
     success_message,
 )
 from reconciler.offsets.state import OffsetsState, read_offsets_state
-from reconciler.offsets.writer import OffsetsWriter
+from reconciler.offsets.writer import OffsetsWriter, Placed
 
 if TYPE_CHECKING:
-    from reconciler.offsets.source import SourceOffsets
+    from reconciler.offsets.source import SourceOffsets, Write
 
 LOG = logging.getLogger(__name__)
 
@@ -233,7 +234,8 @@ class _Execution:
         from reconciler.offsets.source import fence_source_tasks, read_source_offsets
 
         count = max(connector.task_count or 0, len(connector.task_configs), self.desired.spec.tasksMax)
-        fence_source_tasks(self.settings, self.name, count)
+        # The task producers live on the cluster the connector produces to.
+        fence_source_tasks(client_settings(self.settings, self.config, PRODUCER), self.name, count)
         return read_source_offsets(self.settings, self.name, self.config)
 
     def _snapshot(self, source: SourceOffsets | None) -> list[dict[str, Any]]:
@@ -255,11 +257,16 @@ class _Execution:
     def _sink_body(self) -> list[dict[str, Any]]:
         from reconciler.offsets.sink import group_offsets
 
-        return model.sink_body(group_offsets(self.settings, self.group))
+        return model.sink_body(group_offsets(self.group_cluster, self.group))
 
     @property
     def group(self) -> str:
         return model.sink_group(self.name, self.config)
+
+    @property
+    def group_cluster(self) -> KafkaSettings:
+        """Where the sink's group is managed: Connect's admin client, `admin.override.*` applied."""
+        return client_settings(self.settings, self.config, ADMIN)
 
     # --- the connector's hook ------------------------------------------------------------------
 
@@ -318,25 +325,42 @@ class _Execution:
         """From the snapshot, not from the group now: a re-run after a crash computes the same."""
         from reconciler.offsets import sink
 
-        action = self.request.action
-        sink.refuse_if_members(self.settings, self.name, self.group, action)
+        action, cluster = self.request.action, self.group_cluster
+        sink.refuse_if_members(cluster, self.name, self.group, action)
         if action is OffsetsAction.RESET:
-            sink.delete_group(self.settings, self.name, self.group, action)
+            sink.delete_group(cluster, self.name, self.group, action)
             return
         change = sink_change(sink_offsets_from_body(snapshot), sink_targets(self.request.offsets or []))
         if change.delete_group:
-            sink.delete_group(self.settings, self.name, self.group, action)
-        sink.commit_offsets(self.settings, self.name, self.group, change.commit, action)
+            sink.delete_group(cluster, self.name, self.group, action)
+        sink.commit_offsets(cluster, self.name, self.group, change.commit, action)
 
     def _change_source(self, source: SourceOffsets, progress: Record) -> None:
-        """Offsets records and the progress record in one transaction: both or neither."""
+        """The offsets records in Connect's store order, the progress record last.
+
+        Stores on the worker's cluster are written with the progress record in one transaction
+        (both or neither). A store on another cluster (the connector's producer cluster) gets its
+        own transaction first; a crash after it re-runs this step, which writes the same values.
+        """
+        from reconciler.kafka.admin import ensure_offsets_topic
         from reconciler.offsets.source import confirm_reset
 
-        if self.request.action is OffsetsAction.RESET:
-            self.writer.write_records([progress], extra=source.reset_records())
-            confirm_reset(self.settings, self.name, source.topics)
-        else:
-            self.writer.write_records([progress], extra=source.alter_records(source_targets(self.request.offsets or [])))
+        for store in source.stores:  # a connector-specific topic may not exist before its first run
+            if store.key != (cluster_key(self.settings), self.settings.topics.offsets):
+                ensure_offsets_topic(store.settings, store.topic)
+        reset = self.request.action is OffsetsAction.RESET
+        writes = source.reset_records() if reset else source.alter_records(source_targets(self.request.offsets or []))
+        runs = _runs_by_cluster(writes)
+        last = runs.pop() if runs and same_cluster(runs[-1][0], self.settings) else None
+        for cluster, placed in runs:
+            if same_cluster(cluster, self.settings):
+                self.writer.write_placed(placed)
+            else:
+                with OffsetsWriter(cluster, self.name) as other:
+                    other.write_placed(placed)
+        self.writer.write_records([progress], extra=last[1] if last else ())
+        if reset:
+            confirm_reset(self.name, source.stores)
 
     # --- return and record ------------------------------------------------------------------------
 
@@ -351,6 +375,17 @@ class _Execution:
         self.writer.write_records(records)
         self.steps.append("return" if declared is not TargetState.STOPPED else "record")
         _failpoint(model.AFTER_RETURN)
+
+
+def _runs_by_cluster(writes: Sequence[Write]) -> list[tuple[KafkaSettings, list[Placed]]]:
+    """Consecutive writes to the same cluster grouped, order kept."""
+    runs: list[tuple[KafkaSettings, list[Placed]]] = []
+    for store, placed in writes:
+        if runs and same_cluster(runs[-1][0], store.settings):
+            runs[-1][1].append(placed)
+        else:
+            runs.append((store.settings, [placed]))
+    return runs
 
 
 __all__ = [

@@ -32,7 +32,9 @@ from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_T
 from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record
+from reconciler.kafka.overrides import PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.replay import partition_identity
+from reconciler.kafka.settings import KafkaSettings
 
 TopicPartition = tuple[str, int]
 SinkOffsets = dict[TopicPartition, int]
@@ -192,11 +194,34 @@ def sink_group(name: str, config: Mapping[str, str | None]) -> str:
     return config.get(CONSUMER_GROUP_OVERRIDE) or f"connect-{name}"
 
 
-def source_topics(worker_topic: str, config: Mapping[str, str | None]) -> list[str]:
-    """The offsets topics of a source connector, primary first (KIP-618: a connector-specific
-    `offsets.storage.topic`, with the worker topic as secondary; reads consult both)."""
+@dataclass(frozen=True, eq=False)
+class OffsetsStore:
+    """An offsets topic on a cluster: where a source connector's offsets live."""
+
+    settings: KafkaSettings
+    topic: str
+
+    @property
+    def key(self) -> tuple[frozenset[str], str]:
+        return cluster_key(self.settings), self.topic
+
+    def __str__(self) -> str:
+        return f"{self.topic} at {self.settings.bootstrap_servers}"
+
+
+def source_stores(settings: KafkaSettings, config: Mapping[str, str | None]) -> list[OffsetsStore]:
+    """The offsets stores of a source connector, primary first (KIP-618, Connect's
+    `Worker.offsetStoreFor…SourceConnector`): a connector-specific store when the config names an
+    `offsets.storage.topic` or its producer targets another cluster (`producer.override.bootstrap.servers`;
+    the topic is then `offsets.storage.topic` or the worker topic's name, on that cluster), with
+    the worker's own topic as secondary. Reads consult both, the primary winning."""
+    producer = client_settings(settings, config, PRODUCER)
     custom = (config.get(OFFSETS_STORAGE_TOPIC) or "").strip()
-    return [custom, worker_topic] if custom and custom != worker_topic else [worker_topic]
+    worker = OffsetsStore(settings, settings.topics.offsets)
+    if not custom and same_cluster(producer, settings):
+        return [worker]
+    primary = OffsetsStore(producer, custom or settings.topics.offsets)
+    return [primary] if primary.key == worker.key else [primary, worker]
 
 
 # --- the request body ↔ maps ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from reconciler.core.models import is_sink_config
 from reconciler.kafka import records as rec
 from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.records import Invalid
+from reconciler.kafka.overrides import ADMIN, client_settings
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import Progress, decode_progress, sink_body, sink_group
@@ -66,7 +67,8 @@ def current_body(settings: KafkaSettings, name: str, config: Mapping[str, str | 
     if is_sink_config(config):
         from reconciler.offsets.sink import group_offsets
 
-        return sink_body(group_offsets(settings, sink_group(name, config)))
+        # Where Connect's admin client for the connector looks: `admin.override.*` applied.
+        return sink_body(group_offsets(client_settings(settings, config, ADMIN), sink_group(name, config)))
     from reconciler.offsets.source import read_source_offsets
 
     return read_source_offsets(settings, name, config).body()

@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from reconciler.kafka.replay import OffsetsReplay
+    from reconciler.offsets.source import StoreKey
+
+    Replays = Mapping[StoreKey, OffsetsReplay]  # every offsets store the batch's sources use
 
 LOG = logging.getLogger(__name__)
 
@@ -111,8 +114,7 @@ class SparkExecutor:
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self._serial_key: str | None = None
-        self._serial_checked = False
+        self._serial: bool | None = None  # unknown until the first source batch
 
     @property
     def started(self) -> bool:
@@ -163,18 +165,16 @@ class SparkExecutor:
         return [outcomes[(w.connector, w.task_id)] for w in works]
 
     def _check_serial(self) -> None:
-        """Once per executor: does this broker need one source transaction at a time?"""
+        """Once per executor: does this broker need one source transaction at a time?
+        (Judged on the worker's cluster; a connector's own cluster is taken to be alike.)"""
         from reconciler.kafka.admin import is_tansu
-        from reconciler.runtime import serial
 
-        if self._serial_checked:
-            return
-        if is_tansu(self.settings):
-            LOG.info("the broker is Tansu: source tasks commit one transaction at a time (reconciler.runtime.serial)")
-            self._serial_key = serial.lock_key(self.settings)
-        self._serial_checked = True
+        if self._serial is None:
+            self._serial = is_tansu(self.settings)
+            if self._serial:
+                LOG.info("the broker is Tansu: source tasks commit one transaction at a time (reconciler.runtime.serial)")
 
-    def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[OffsetsReplay | None, str | None]:
+    def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | None, str | None]:
         """The committed source offsets, or why the source tasks cannot run in this batch."""
         from reconciler.runtime.source_job import OpenTransaction, source_offsets
 
@@ -190,7 +190,7 @@ class SparkExecutor:
         self,
         session: SparkSession,
         works: list[TaskWork],
-        replay: OffsetsReplay | None,
+        replay: Replays | None,
         replay_error: str | None,
     ) -> list[TaskOutcome]:
         """One connector's batch; whatever goes wrong becomes its tasks' outcomes."""
@@ -203,10 +203,12 @@ class SparkExecutor:
                 return sink_job.run_sink(session, self.settings, works, connector_task_count(works), pool=pool)
             if replay is None:  # no error: an open transaction holds the offsets back, skip a batch
                 return [TaskOutcome(w.connector, w.task_id, 0, replay_error) for w in works]
-            committed = source_job.committed_offsets(replay, name)
+            stores = source_job.connector_stores(self.settings, works)[name]
+            committed = source_job.committed_offsets(replay, name, stores)
             limit = self.source_batch_records or source_job.DEFAULT_BATCH_RECORDS
             return source_job.run_source(
-                session, self.settings, works, committed, pool=pool, max_records=limit, serial_key=self._serial_key
+                session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit,
+                serial=bool(self._serial),
             )
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)

@@ -34,8 +34,10 @@ from reconciler.connectors.registry import load_connector
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, translate
 from reconciler.kafka.consume import end_offsets
+from reconciler.kafka.overrides import CONSUMER, client_settings, overrides
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.offsets.model import sink_group
 from reconciler.runtime import failpoints
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
@@ -49,7 +51,6 @@ LOG = logging.getLogger(__name__)
 
 CONSUME_BATCH = 10_000
 POLL_S = 0.05
-CONSUMER_OVERRIDE = "consumer.override."
 ISOLATION = "read_committed"
 
 
@@ -83,18 +84,11 @@ class SinkPartitionResult:
 # --- driver ---------------------------------------------------------------------------------
 
 
-def sink_group(name: str, config: Mapping[str, str | None]) -> str:
-    """Connect's `SinkUtils.consumerGroupId`, with the `consumer.override.group.id` override."""
-    return config.get(CONSUMER_OVERRIDE + "group.id") or f"connect-{name}"
-
-
 def consumer_overrides(config: Mapping[str, str | None]) -> dict[str, str]:
     """`consumer.override.*` settings for the task consumers (the group id names the commits)."""
-    return {
-        key[len(CONSUMER_OVERRIDE) :]: value
-        for key, value in config.items()
-        if key.startswith(CONSUMER_OVERRIDE) and value is not None and key != CONSUMER_OVERRIDE + "group.id"
-    }
+    extra = overrides(config, CONSUMER)
+    extra.pop("group.id", None)
+    return extra
 
 
 def sink_topics(config: Mapping[str, str | None], existing: Mapping[str, int]) -> list[str]:
@@ -156,6 +150,8 @@ def run_sink(
     name, config = works[0].connector, works[0].connector_config
     started = time.monotonic()
     _check_sink(works[0].connector_class)
+    # Everything a sink does happens on the cluster its consumers read (`consumer.override.*`).
+    settings = client_settings(settings, config, CONSUMER)
     existing = topic_partitions(settings)
     topics = sink_topics(config, existing)
     tps = [(topic, p) for topic in topics for p in range(existing[topic])]

@@ -25,8 +25,8 @@ import traceback
 from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from functools import partial
+import dataclasses
+from dataclasses import dataclass, field
 from itertools import repeat
 from operator import length_hint
 from typing import TYPE_CHECKING, Any
@@ -44,11 +44,17 @@ from reconciler.connectors.api import (
 from reconciler.connectors.registry import load_connector
 from reconciler.errors import RetryableError
 from reconciler.kafka import records as rec
-from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer, translate
-from reconciler.kafka.consume import end_offsets, read_to_end
+from reconciler.kafka.admin import ensure_offsets_topic
+from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer
+from reconciler.kafka.consume import end_offsets
+from reconciler.kafka.overrides import PRODUCER, client_settings
+from reconciler.kafka.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.offsets.model import OffsetsStore, source_stores
+from reconciler.offsets.source import StoreKey, read_stores
 from reconciler.runtime import failpoints, serial
+from reconciler.runtime.serial import lock_key
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:
@@ -84,10 +90,12 @@ class OpenTransaction(RetryableError):
 
 @dataclass(frozen=True)
 class CommittedOffsets:
-    """A connector's committed source offsets, and the exact key bytes each is stored under."""
+    """A connector's committed source offsets, and the exact key bytes each is stored under in
+    its primary store (and in the secondary one, the worker's topic, when it has its own)."""
 
     offsets: dict[PartitionKey, SourceOffset]
     raw_keys: dict[PartitionKey, bytes]
+    secondary_keys: dict[PartitionKey, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -102,6 +110,9 @@ class SourceTaskWork:
     # Set on brokers that lose overlapping commits (Tansu): the lock this task's transaction
     # holds, so only one source transaction is open at a time (reconciler.runtime.serial).
     serial_key: str | None = None
+    # The worker's offsets topic when the connector has its own store (`settings` then reach
+    # the primary one): written after each commit, best effort, as Connect does (KIP-618).
+    secondary: OffsetsStore | None = None
 
 
 @dataclass(frozen=True)
@@ -116,20 +127,17 @@ class SourceTaskResult:
 
 
 def transactional_id(group_id: str, connector: str, task_id: int) -> str:
-    """`Worker.taskTransactionalId`: `${group.id}-${connector}-${taskId}`."""
-    return f"{group_id}-{connector}-{task_id}"
+    return task_transactional_id(group_id, connector, task_id)
 
 
-def read_source_offsets(settings: KafkaSettings) -> OffsetsReplay:
-    """The offsets topic read to the end: every connector's committed source offsets."""
-    replay = OffsetsReplay()
-    for message in read_to_end(settings, settings.topics.offsets):
-        replay.apply(message.key, message.value, message.offset)
-    return replay
+def connector_stores(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, list[OffsetsStore]]:
+    """Each source connector's offsets stores, primary first (`offsets.model.source_stores`)."""
+    return {w.connector: source_stores(settings, w.connector_config) for w in works}
 
 
 def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> None:
-    """Initialise the transactional id of every task about to run, before offsets are read.
+    """Initialise the transactional id of every task about to run, before offsets are read,
+    on the cluster the task produces to.
 
     A task killed mid-transaction leaves it open; until someone takes over its id, read_committed
     readers stop at that transaction's first offset (the last stable offset) in each partition
@@ -137,27 +145,19 @@ def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> None:
     are. Taking the ids over aborts those transactions first, as Connect's workers do before a
     task reads its offsets.
     """
-    ids = sorted({transactional_id(settings.group_id, w.connector, w.task_id) for w in works})
-    with ThreadPoolExecutor(min(8, len(ids) or 1), thread_name_prefix="fence") as pool:
-        list(pool.map(partial(_take_over, settings), ids))
+    targets = {
+        transactional_id(settings.group_id, w.connector, w.task_id): client_settings(settings, w.connector_config, PRODUCER)
+        for w in works
+    }
+    with ThreadPoolExecutor(min(8, len(targets) or 1), thread_name_prefix="fence") as pool:
+        list(pool.map(lambda txn_id: take_over(targets[txn_id], txn_id), sorted(targets)))
 
 
-def _take_over(settings: KafkaSettings, txn_id: str) -> None:
-    from confluent_kafka import KafkaException
-
-    producer = new_producer(settings, None, **{"transactional.id": txn_id})
-    try:
-        producer.init_transactions(settings.timeout_s)
-    except KafkaException as exc:
-        raise translate(exc, settings, f"fencing earlier producers of {txn_id}") from exc
-
-
-def open_transactions(settings: KafkaSettings) -> list[int]:
+def open_transactions(store: OffsetsStore) -> list[int]:
     """Offsets-topic partitions whose stable end lags their end: a transaction is still open
     there (a killed task of a connector not in this batch), hiding what was committed after it."""
-    topic = settings.topics.offsets
-    stable = end_offsets(settings, topic, isolation_level="read_committed")
-    written = end_offsets(settings, topic, isolation_level="read_uncommitted")
+    stable = end_offsets(store.settings, store.topic, isolation_level="read_committed")
+    written = end_offsets(store.settings, store.topic, isolation_level="read_uncommitted")
     return sorted(p for p, end in written.items() if stable.get(p, end) < end)
 
 
@@ -167,42 +167,67 @@ def open_transactions(settings: KafkaSettings) -> list[int]:
 STABLE_WAIT_S = 5.0
 
 
-def wait_for_stable_offsets(settings: KafkaSettings, wait_s: float = STABLE_WAIT_S) -> list[int]:
-    """`open_transactions`, re-checked with backoff until none is open or `wait_s` ran out."""
-    deadline = time.monotonic() + min(wait_s, settings.timeout_s)
+def wait_for_stable_offsets(stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S) -> dict[str, list[int]]:
+    """`open_transactions` of every store, re-checked with backoff until none is open or
+    `wait_s` ran out; what is still open, by store."""
+    timeout_s = min(store.settings.timeout_s for store in stores) if stores else wait_s
+    deadline = time.monotonic() + min(wait_s, timeout_s)
     delay = 0.05
     while True:
-        blocked = open_transactions(settings)
+        blocked = {str(store): open_transactions(store) for store in stores}
+        blocked = {store: partitions for store, partitions in blocked.items() if partitions}
         if not blocked or time.monotonic() + delay > deadline:
             return blocked
         time.sleep(delay)
         delay = min(delay * 2, 1.0)
 
 
-def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> OffsetsReplay:
-    """Fence the tasks, check no transaction hides offsets, and read the offsets topic."""
+def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[StoreKey, OffsetsReplay]:
+    """Fence the tasks, check no transaction hides offsets, and read every offsets store the
+    connectors use (the worker's topic, and connector-specific ones, created when missing)."""
     started = time.monotonic()
+    worker = OffsetsStore(settings, settings.topics.offsets)
+    stores = _unique([worker] + [store for found in connector_stores(settings, works).values() for store in found])
+    for store in stores:
+        if store.key != worker.key:  # the worker's is an internal topic, made by `prepare`
+            ensure_offsets_topic(store.settings, store.topic)
     fence_tasks(settings, works)
     fenced = time.monotonic()
-    blocked = wait_for_stable_offsets(settings)
+    blocked = wait_for_stable_offsets(stores)
     LOG.debug("source offsets: fenced %d task(s) in %.3fs, checked transactions in %.3fs",
               len(works), fenced - started, time.monotonic() - fenced)
     if blocked:
+        where = "; ".join(f"{store} partition(s) {partitions}" for store, partitions in blocked.items())
         raise OpenTransaction(
-            f"offsets topic {settings.topics.offsets} partition(s) {blocked} hold an open transaction "
+            f"offsets topic {where} hold an open transaction "
             "(a task killed mid-batch, of a connector not running now); source offsets read now could "
             "be stale, so no source task runs until the broker aborts it (transaction.timeout.ms)"
         )
-    return read_source_offsets(settings)
+    return read_stores(stores)
 
 
-def committed_offsets(replay: OffsetsReplay, connector: str) -> CommittedOffsets:
+def _unique(stores: Sequence[OffsetsStore]) -> list[OffsetsStore]:
+    """Each store once, in first-seen order."""
+    seen: dict[StoreKey, OffsetsStore] = {}
+    for store in stores:
+        seen.setdefault(store.key, store)
+    return list(seen.values())
+
+
+def committed_offsets(
+    replays: Mapping[StoreKey, OffsetsReplay], connector: str, stores: Sequence[OffsetsStore]
+) -> CommittedOffsets:
+    """The connector's offsets, the primary store winning; the key bytes of each store."""
     offsets: dict[PartitionKey, SourceOffset] = {}
-    raw_keys: dict[PartitionKey, bytes] = {}
-    for partition, offset, raw in replay.offsets_for(connector):
-        key = partition_key(partition)
-        offsets[key], raw_keys[key] = offset, raw
-    return CommittedOffsets(offsets, raw_keys)
+    keys: list[dict[PartitionKey, bytes]] = []
+    for store in stores:
+        raw_keys: dict[PartitionKey, bytes] = {}
+        for partition, offset, raw in replays[store.key].offsets_for(connector):
+            key = partition_key(partition)
+            offsets.setdefault(key, offset)
+            raw_keys[key] = raw
+        keys.append(raw_keys)
+    return CommittedOffsets(offsets, keys[0], keys[1] if len(keys) > 1 else {})
 
 
 def run_source(
@@ -212,18 +237,30 @@ def run_source(
     committed: CommittedOffsets,
     *,
     pool: str,
+    stores: Sequence[OffsetsStore] = (),
     max_records: int = DEFAULT_BATCH_RECORDS,
-    serial_key: str | None = None,
+    serial: bool = False,
 ) -> list[TaskOutcome]:
-    """One batch of every task in `works` (all of one source connector); one outcome per work."""
+    """One batch of every task in `works` (all of one source connector); one outcome per work.
+
+    `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
+    tasks produce on the primary store's cluster; `serial`: one transaction at a time there."""
     from reconciler.runtime.executor import TaskOutcome
 
     name = works[0].connector
     if not issubclass(load_connector(works[0].connector_class), SourceConnector):
         raise ConnectorError(f"{works[0].connector_class!r} is not a source connector")
+    primary = stores[0] if stores else OffsetsStore(settings, settings.topics.offsets)
+    secondary = stores[1] if len(stores) > 1 else None
+    # The task's settings reach the primary store's cluster and name its topic as `offsets`.
+    task_settings = dataclasses.replace(
+        primary.settings, topics=dataclasses.replace(primary.settings.topics, offsets=primary.topic)
+    )
+    serial_key = lock_key(task_settings) if serial else None
     items = [
         SourceTaskWork(
-            settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records, serial_key
+            task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records,
+            serial_key, secondary,
         )
         for w in works
     ]
@@ -286,25 +323,44 @@ class TransactionalBatch:
             raise self._failed(exc) from exc
         # The lock (Tansu only) spans the whole transaction, its abort included.
         with serial.one_at_a_time(self.item.serial_key):
-            records = self._transaction(task)
+            records, moved = self._transaction(task)
         failpoints.hit(failpoints.SOURCE_AFTER_COMMIT)
+        if moved and self.item.secondary is not None:
+            self._write_secondary(self.item.secondary, moved)
         return records
 
-    def _transaction(self, task: SourceTask) -> int:
+    def _write_secondary(self, store: OffsetsStore, moved: Mapping[PartitionKey, SourceOffset]) -> None:
+        """Connect's secondary write: after the primary commit, outside any transaction; a
+        failure is logged, never the task's (the primary store is the one that counts)."""
+        keys = self.item.committed.secondary_keys
+        producer = new_producer(store.settings, self.errors)
+        try:
+            for key, offset in moved.items():
+                raw = keys.get(key) or rec.encode_offset_key(self.item.connector, partition_from_key(key))
+                self._produce_on(producer, store.topic, raw, rec.encode_offset_value(offset))
+            left = producer.flush(store.settings.timeout_s)
+            if left:
+                LOG.warning("task %s-%d: %d offsets record(s) not written to the secondary store %s%s",
+                            self.item.connector, self.item.task_id, left, store, self.errors.explain())
+        except Exception:
+            LOG.warning("task %s-%d: offsets not written to the secondary store %s",
+                        self.item.connector, self.item.task_id, store, exc_info=True)
+
+    def _transaction(self, task: SourceTask) -> tuple[int, dict[PartitionKey, SourceOffset]]:
         from confluent_kafka import KafkaException
 
         timeout_s = self.item.settings.timeout_s
         try:
             records, moved = self._poll_and_produce(task)
             if not moved and not records:
-                return 0
+                return 0, moved
             self._produce_offsets(moved)
             # Everything on the broker before committing (the commit would flush anyway), so a
             # crash here leaves a whole open transaction behind, the case fencing must clean up.
             self.producer.flush(timeout_s)
             failpoints.hit(failpoints.SOURCE_BEFORE_COMMIT)
             self.producer.commit_transaction(timeout_s)
-            return records
+            return records, moved
         except KafkaException as exc:
             raise self._failed(exc) from exc
         except BaseException:
@@ -361,12 +417,16 @@ class TransactionalBatch:
                 self.producer.poll(0.05)  # let deliveries drain the queue
 
     def _produce_retry(self, topic: str, key: bytes | None, value: bytes | None) -> None:
+        self._produce_on(self.producer, topic, key, value)
+
+    @staticmethod
+    def _produce_on(producer: Any, topic: str, key: bytes | None, value: bytes | None) -> None:
         while True:
             try:
-                self.producer.produce(topic, value, key)
+                producer.produce(topic, value, key)
                 return
             except BufferError:
-                self.producer.poll(0.05)
+                producer.poll(0.05)
 
     def _produce_offsets(self, moved: Mapping[PartitionKey, SourceOffset]) -> None:
         committed = self.item.committed

@@ -2,9 +2,8 @@
 ticks (what `reconciler run --once` does) on the real broker and the shared SparkSession, with a
 `datagen` source → topic → `parquet-sink` pipeline; the data is checked, not just the records.
 
-Not covered here: the "other Kafka cluster" variants of cases 14/15/18/21/23/24 (connector
-overrides that point a connector's clients at another cluster) — the runtime has no such
-overrides; case 19 (zombie sink members) needs a broker that reports group members, see
+The "other Kafka cluster" variants of cases 14/15/18/21/23/24 are in test_offsets_other_cluster
+(a second broker). Not covered here: case 19 (zombie sink members) needs a broker that reports group members, see
 test_offsets_executor (skipped on Tansu). Cases 13/16 (unknown connector → 404) are in
 test_offsets_cli; a request for a connector that is not declared cannot be written (requests
 live in the connector's own manifest). Case 17 differs by design: a RUNNING or PAUSED connector

@@ -11,7 +11,8 @@ import pytest
 from reconciler.connectors.api import ConnectorError
 from reconciler.runtime import failpoints
 from reconciler.runtime.executor import TaskWork, assign_partitions, connector_task_count
-from reconciler.runtime.sink_job import consumer_overrides, sink_group, sink_topics
+from reconciler.offsets.model import sink_group
+from reconciler.runtime.sink_job import consumer_overrides, sink_topics
 from reconciler.runtime.source_job import transactional_id
 from reconciler.runtime.spark import is_local, session_conf
 

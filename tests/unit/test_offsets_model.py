@@ -14,6 +14,7 @@ from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEn
 from reconciler.core.planner import build_plan
 from reconciler.kafka import records as rec
 from reconciler.kafka.replay import OffsetsReplay
+from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.offsets import migrate, model
 from reconciler.offsets.model import NOTHING, SNAPSHOT, STOPPED, CHANGED, Progress, SinkChange
 
@@ -154,9 +155,24 @@ def test_current_entries_follow_the_requests_key_order() -> None:
 def test_groups_and_offsets_topics() -> None:
     assert model.sink_group("s", {}) == "connect-s"
     assert model.sink_group("s", {"consumer.override.group.id": "mine"}) == "mine"
-    assert model.source_topics("w-offsets", {}) == ["w-offsets"]
-    assert model.source_topics("w-offsets", {"offsets.storage.topic": "own"}) == ["own", "w-offsets"]
-    assert model.source_topics("w-offsets", {"offsets.storage.topic": "w-offsets"}) == ["w-offsets"]
+
+
+def _stores(config: dict[str, str | None]) -> list[tuple[str, str]]:
+    worker = KafkaSettings(bootstrap_servers="a:9092", group_id="w", topics=Topics.for_group("w"))
+    return [(store.settings.bootstrap_servers, store.topic) for store in model.source_stores(worker, config)]
+
+
+def test_source_offsets_stores_primary_first() -> None:
+    """KIP-618: a connector-specific store when `offsets.storage.topic` is set or the producer
+    targets another cluster; the worker topic on the worker cluster stays the secondary."""
+    assert _stores({}) == [("a:9092", "w-offsets")]
+    assert _stores({"offsets.storage.topic": "own"}) == [("a:9092", "own"), ("a:9092", "w-offsets")]
+    assert _stores({"offsets.storage.topic": "w-offsets"}) == [("a:9092", "w-offsets")]
+    other = {"producer.override.bootstrap.servers": "b:9092"}
+    assert _stores(other) == [("b:9092", "w-offsets"), ("a:9092", "w-offsets")]
+    assert _stores({**other, "offsets.storage.topic": "own"}) == [("b:9092", "own"), ("a:9092", "w-offsets")]
+    # The same cluster under another spelling of its addresses is the same cluster.
+    assert _stores({"producer.override.bootstrap.servers": " A:9092 "}) == [("a:9092", "w-offsets")]
 
 
 def test_only_a_connector_created_by_this_apply_is_known_to_have_no_task() -> None:

@@ -1,0 +1,162 @@
+"""Connectors pointed at another Kafka cluster by client overrides (KIP-458), and their offsets
+(KIP-875, connect-internals.md §6 B cases 14, 15, 18, 21, 23 and 24, "different Kafka cluster").
+
+The worker's internal topics live on the session broker; the data topic and the connectors'
+clients on a second broker (`other_kafka`, another Tansu process): the source produces there
+(`producer.override.bootstrap.servers`), so its offsets go to a connector-specific store there
+with the worker's topic as secondary (KIP-618); the sink consumes and commits its group there
+(`consumer.override.*`), and offsets management finds that group through `admin.override.*`,
+as Connect's admin client does. Each case is a manifest edit + a run tick, the data checked.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from reconciler.kafka import records as rec
+from reconciler.kafka.consume import read_to_end
+from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.offsets import model
+from reconciler.offsets.state import current_body, read_offsets_state
+from test_offsets_run import COUNT, files, sink_alter, stripes
+from test_offsets_support import create_topic
+from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
+
+if TYPE_CHECKING:
+    from tests.conftest import KafkaUnderTest
+
+__all__ = ["pipeline"]  # the fixture
+
+
+@pytest.fixture
+def elsewhere(other_kafka: KafkaUnderTest, pipeline: Pipeline) -> KafkaSettings:
+    """The second cluster, under the pipeline's group name (so its topics are this test's)."""
+    return other_kafka.settings(pipeline.settings.group_id)
+
+
+def source_config(topic: str, there: KafkaSettings, **extra: Any) -> dict[str, Any]:
+    return {"topic": topic, "count": COUNT, "record.bytes": 40, "shards": 2,
+            "producer.override.bootstrap.servers": there.bootstrap_servers, **extra}
+
+
+def sink_config(topic: str, out: Path, there: KafkaSettings) -> dict[str, Any]:
+    return {"topics": topic, "path": str(out), "flush.records": 50,
+            "consumer.override.bootstrap.servers": there.bootstrap_servers,
+            "admin.override.bootstrap.servers": there.bootstrap_servers}
+
+
+def declare(pipeline: Pipeline, out: Path, there: KafkaSettings, **source_extra: Any) -> tuple[str, str]:
+    """datagen → a topic on the other cluster → parquet-sink reading it there; (topic, sink name)."""
+    topic = f"{pipeline.settings.group_id}.orders"
+    create_topic(there, topic, 2)
+    sink = "sink-" + pipeline.settings.group_id[-8:]  # its group `connect-<name>` is broker-wide
+    pipeline.connector("src", "datagen", source_config(topic, there, **source_extra))
+    pipeline.connector(sink, "parquet-sink", sink_config(topic, out, there))
+    return topic, sink
+
+
+def drain(pipeline: Pipeline, out: Path, max_ticks: int = 8) -> None:
+    for _ in range(max_ticks):
+        if sum(parquet_keys(out).values()) >= COUNT:
+            break
+        pipeline.tick()
+    assert parquet_keys(out) == ids(COUNT)
+
+
+def test_sink_on_another_cluster_alters_and_resets_its_group_there(
+    pipeline: Pipeline, elsewhere: KafkaSettings, tmp_path: Path
+) -> None:
+    """Cases 14, 18 and 23 with the sink's clients on another cluster."""
+    out = tmp_path / "parquet"
+    topic, sink = declare(pipeline, out, elsewhere)
+    drain(pipeline, out)
+    group = f"connect-{sink}"
+    ends = sink_group_offsets(elsewhere, group)
+    assert set(ends) == {(topic, 0), (topic, 1)}
+    assert sink_group_offsets(pipeline.settings, group) == {}  # nothing on the worker's cluster
+    config = pipeline.manifests[sink]["spec"]["config"]
+    assert current_body(pipeline.settings, sink, config) == model.sink_body(ends)  # case 14
+
+    # Case 18: a rewind of partition 0 re-delivers exactly that range, from the other cluster.
+    before_p1 = files(out, topic, 1)
+    pipeline.set(sink, offsets=sink_alter("rewind-1", topic, p0=100))
+    (outcome,) = pipeline.tick().offsets
+    assert (outcome.status, outcome.steps) == ("applied", ("stop", "snapshot", "alter", "return")), outcome.render()
+    assert parquet_keys(out) == ids(COUNT)
+    assert any(start == 100 for start, _ in files(out, topic, 0)) and files(out, topic, 1) == before_p1
+    assert sink_group_offsets(elsewhere, group) == ends
+    assert read_offsets_state(pipeline.settings).snapshot(sink, "rewind-1") == model.sink_body(ends)
+
+    # Case 23: reset there, twice; everything re-delivered each time, the group back at the end.
+    for request_id in ("reset-1", "reset-2"):
+        pipeline.set(sink, offsets={"id": request_id, "action": "reset"})
+        (outcome,) = pipeline.tick().offsets
+        assert outcome.status == "applied", outcome.render()
+        assert parquet_keys(out) == ids(COUNT)
+        assert sink_group_offsets(elsewhere, group) == ends
+    assert sink_group_offsets(pipeline.settings, group) == {}
+
+
+def stored_positions(settings: KafkaSettings, topic: str) -> dict[int, int]:
+    """datagen's offsets as one offsets topic holds them (last record per key wins)."""
+    latest: dict[bytes, bytes | None] = {}
+    for message in read_to_end(settings, topic):
+        if message.key is not None:
+            latest[message.key] = message.value
+    found = {}
+    for key, value in latest.items():
+        decoded = rec.decode_offset_key(key)
+        offset = None if value is None else rec.decode_offset_value(value)
+        if isinstance(decoded, rec.Invalid) or decoded[0] != "src" or not isinstance(offset, dict):
+            continue
+        found[decoded[1]["shard"]] = offset["position"]
+    return found
+
+
+@pytest.mark.parametrize("own_topic", [False, True], ids=["worker-topic-name", "offsets.storage.topic"])
+def test_source_on_another_cluster_keeps_its_offsets_there(
+    own_topic: bool, pipeline: Pipeline, elsewhere: KafkaSettings, tmp_path: Path
+) -> None:
+    """Cases 15, 21 and 24 with the source producing to another cluster: its primary offsets
+    store is there (the worker topic's name, or its `offsets.storage.topic`), the worker's own
+    topic the secondary; alter and reset act on both, and the resumed task reads them back."""
+    out = tmp_path / "parquet"
+    primary = f"{pipeline.settings.group_id}-own-offsets" if own_topic else pipeline.settings.topics.offsets
+    extra = {"offsets.storage.topic": primary} if own_topic else {}
+    topic, sink = declare(pipeline, out, elsewhere, **extra)
+    pipeline.set(sink, state="stopped")
+    pipeline.tick()
+    config = pipeline.manifests["src"]["spec"]["config"]
+
+    def positions() -> dict[int, int]:  # what `reconciler offsets src` shows (case 15)
+        return {e["partition"]["shard"]: e["offset"]["position"] for e in current_body(pipeline.settings, "src", config)}
+
+    first = positions()
+    assert all(first.values()) and topic_keys(elsewhere, topic) == stripes(first)
+    assert stored_positions(elsewhere, primary) == first  # primary: on the producer's cluster
+    assert stored_positions(pipeline.settings, pipeline.settings.topics.offsets) == first  # secondary
+
+    # Case 21: skip ahead; the resumed task continues from there, on the other cluster.
+    skip = {"id": "skip-1", "action": "alter",
+            "offsets": [{"partition": {"shard": s}, "offset": {"position": 250}} for s in (0, 1)]}
+    pipeline.set("src", offsets=skip)
+    for _ in range(3):
+        pipeline.tick()
+    assert positions() == {0: 300, 1: 300}
+    assert topic_keys(elsewhere, topic) == stripes(first) + (ids(600) - ids(500))
+    assert stored_positions(elsewhere, primary) == stored_positions(pipeline.settings, pipeline.settings.topics.offsets)
+
+    # Case 24: reset, twice; the resumed source starts from scratch each time.
+    expected = topic_keys(elsewhere, topic)
+    for request_id in ("reset-1", "reset-2"):
+        pipeline.set("src", offsets={"id": request_id, "action": "reset"})
+        (outcome,) = pipeline.tick().offsets
+        assert outcome.status == "applied", outcome.render()
+        assert positions() == first  # the same first batch as the very first run
+        expected += stripes(first)
+        assert topic_keys(elsewhere, topic) == expected
+    assert read_offsets_state(pipeline.settings).live.is_applied("src", "offsets", "reset-2")
