@@ -304,6 +304,12 @@ class Connector(ABC):
     def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
         """At most `max_tasks` task configs (plain strings: they are stored and pickled)."""
 
+    def stop(self, config: ConnectorConfig) -> None:
+        """Called once when the worker stops running the connector: it was RUNNING and is now
+        paused, stopped or deleted (Connect's `Connector.stop()`). Release what the connector
+        holds outside this process for `config`. Raising is logged and changes nothing: the
+        connector still reaches its target state and can be resumed (KIP-875, §6 A 10)."""
+
 
 class SourceConnector(Connector):
     kind: ClassVar[Literal["source", "sink"]] = "source"

@@ -8,7 +8,10 @@ a demo can show a failure, a fix, and a restart that brings the instance back:
 - `fail.connector.if.exists=<path>`: starting the Connector raises (it reports FAILED with the
   Python traceback, and runs no task);
 - `fail.tasks.if.exists=<path>`: tasks raise when they start (FAILED with the traceback);
-- `fail.task.ids=0,2`: which task ids fail (default: all of them).
+- `fail.task.ids=0,2`: which task ids fail (default: all of them);
+- `fail.stop.if.exists=<path>`: the Connector's `stop()` raises (it is paused, stopped or deleted
+  all the same);
+- `stop.log=<path>`: every `stop()` call appends a line to this file (tests count them).
 
 Referenced by `module:Class` path only: not registered as an entry point, so users never see
 them among the built-ins.
@@ -35,6 +38,8 @@ from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSink
 FAIL_CONNECTOR = "fail.connector.if.exists"
 FAIL_TASKS = "fail.tasks.if.exists"
 FAIL_TASK_IDS = "fail.task.ids"
+FAIL_STOP = "fail.stop.if.exists"
+STOP_LOG = "stop.log"
 
 
 class InjectedFailure(RuntimeError):
@@ -50,6 +55,14 @@ def _fail_if_marked(config: Mapping[str, str | None], key: str, what: str) -> No
     marker = _marker(config, key)
     if marker is not None and marker.exists():
         raise InjectedFailure(f"{what} fails on purpose: {marker} exists (delete it to fix)")
+
+
+def _stop(config: ConnectorConfig) -> None:
+    log = _marker(config, STOP_LOG)
+    if log is not None:
+        with log.open("a") as out:
+            out.write("stop\n")
+    _fail_if_marked(config, FAIL_STOP, "the connector's stop()")
 
 
 def _task_fails(task_config: Mapping[str, str]) -> bool:
@@ -89,6 +102,9 @@ class FaultySource(DatagenConnector):
         _fail_if_marked(config, FAIL_CONNECTOR, "the connector")
         return super().task_configs(config, max_tasks)
 
+    def stop(self, config: ConnectorConfig) -> None:
+        _stop(config)
+
 
 class FaultySinkTask(ParquetSinkTask):
     def start(self, task_config: Mapping[str, str]) -> None:
@@ -108,3 +124,6 @@ class FaultySink(ParquetSinkConnector):
         _fail_if_marked(config, FAIL_CONNECTOR, "the connector")
         tasks = len(super().task_configs(config, max_tasks))
         return [plain_task_config(config, **{TASK_INDEX: str(i)}) for i in range(tasks)]
+
+    def stop(self, config: ConnectorConfig) -> None:
+        _stop(config)

@@ -117,6 +117,15 @@ def should_start(connector: LiveConnector, state: Health) -> bool:
     return connector.exists and connector.target_state is STARTED and not state.connector_failed
 
 
+def suspending(connector: LiveConnector) -> bool:
+    """The connector reports RUNNING but is no longer to run: paused, stopped, or deleted with its
+    config still known. Its plugin's `stop()` is due, once (after this tick it reports otherwise)."""
+    status = connector.connector_status
+    if status is None or status.state is not InstanceState.RUNNING or not connector.config:
+        return False
+    return not connector.exists or connector.target_state in (PAUSED, STOPPED)
+
+
 def decide(connector: LiveConnector, state: Health, start: StartResult | None) -> Decision:
     """The statuses, config records and work for one connector (see the module table)."""
     if not connector.exists:

@@ -53,6 +53,7 @@ from reconciler.runtime.statuses import (
     generation,
     health,
     should_start,
+    suspending,
 )
 
 if TYPE_CHECKING:
@@ -134,6 +135,19 @@ def start_connector(connector: LiveConnector) -> StartResult:
     if len(configs) > tasks_max:
         return StartFailed(f"the connector produced {len(configs)} task configs, more than tasks.max={tasks_max}")
     return Started(cls.kind, [dict(c) for c in configs])
+
+
+def stop_connector(connector: LiveConnector) -> None:
+    """The plugin's `stop()` for a connector leaving RUNNING. Never raises: Connect logs a
+    failing stop() and the connector reaches its target state all the same (§6 A 10)."""
+    from reconciler.connectors.registry import load_connector
+
+    props = connector.config or {}
+    try:
+        load_connector(props.get("connector.class") or "")().stop(props)
+    except Exception:
+        LOG.warning("connector %s: stop() failed (it is paused, stopped or deleted all the same)",
+                    connector.name, exc_info=True)
 
 
 def _tasks_max(text: str | None) -> int:
@@ -318,6 +332,8 @@ class Worker:
                 restarted_tasks=plan.tasks if plan is not None else (),
                 config_offset=view.config_offsets.get(name),
             )
+            if suspending(connector):
+                stop_connector(connector)
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
             tick.records += _config_records(name, decision)

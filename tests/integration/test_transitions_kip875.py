@@ -6,16 +6,13 @@ topic (connector and task states, task statuses gone when STOPPED), the config t
 configs committed, zero-task commits) and the data: nothing moves while a connector is PAUSED
 or STOPPED, and after resuming every id lands exactly once in the topic and in Parquet.
 
-Case 10 (a Connector whose `stop()` throws is still STOPPED) has no counterpart: the plugin
-API's Connector has no start/stop lifecycle (it validates and splits work; tasks hold the
-resources).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
+from test_run_support import FAULTY_SOURCE, Pipeline, ids, parquet_keys, pipeline, topic_keys
 
 __all__ = ["pipeline"]  # the fixture
 
@@ -198,6 +195,36 @@ def test_failed_connector_can_be_stopped_fixed_and_resumed(pipeline: Pipeline, t
     assert pipeline.states("broken-too") == ("RUNNING", {0: "RUNNING"})
     keys = topic_keys(pipeline.settings, events)
     assert keys == ids(100) + ids(50)  # both ranges, each id once per connector
+
+
+def test_connector_whose_stop_throws_is_still_stopped_and_resumes(pipeline: Pipeline, tmp_path: Path) -> None:
+    """Case 10: `stop()` is called once when a RUNNING connector is stopped (and when paused);
+    when it raises, the connector is STOPPED with no tasks all the same, and resumes later."""
+    events = pipeline.topic("events", 1)
+    stops, broken_stop = tmp_path / "stops", tmp_path / "stop-fails"
+    broken_stop.touch()
+    config = {"topic": events, "count": 600, "fail.stop.if.exists": str(broken_stop), "stop.log": str(stops)}
+    pipeline.connector("src", FAULTY_SOURCE, config, tasks_max=2)
+    pipeline.tick()
+    assert pipeline.states("src") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert not stops.exists()  # a running connector is not stopped
+
+    pipeline.set("src", state="stopped")
+    for _ in range(2):
+        pipeline.tick()
+        assert pipeline.states("src") == ("STOPPED", {})
+        assert pipeline.state("src").task_count == 0
+    assert stops.read_text().splitlines() == ["stop"]  # once, though it raised
+
+    moved = topic_keys(pipeline.settings, events)
+    pipeline.set("src", state="running")
+    pipeline.tick()
+    assert pipeline.states("src") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    assert sum(topic_keys(pipeline.settings, events).values()) > sum(moved.values())
+    pipeline.set("src", state="paused")  # pausing stops the Connector instance too
+    pipeline.tick()
+    assert pipeline.states("src") == ("PAUSED", {0: "PAUSED", 1: "PAUSED"})
+    assert stops.read_text().splitlines() == ["stop", "stop"]
 
 
 def test_created_stopped_offsets_altered_before_the_first_resume(pipeline: Pipeline, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from reconciler.runtime.statuses import (
     generation,
     health,
     should_start,
+    suspending,
 )
 
 STARTED, PAUSED_T, STOPPED_T = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
@@ -237,3 +238,22 @@ def test_failed_and_unassigned_use_connects_safe_put(worker: str, gen: int, writ
     assert bool(book.task("c", 0, R(UNASSIGNED))) is written
     # other states are plain puts
     assert book_with(c=status(RUNNING, worker=worker, gen=gen)).connector("c", R(PAUSED))
+
+
+@pytest.mark.parametrize(
+    ("target", "reported", "config", "due"),
+    [
+        (PAUSED_T, RUNNING, CONFIG, True),
+        (STOPPED_T, RUNNING, CONFIG, True),
+        (STARTED, RUNNING, CONFIG, False),  # still to run
+        (STOPPED_T, STOPPED, CONFIG, False),  # stopped already: stop() was called the tick it stopped
+        (STOPPED_T, FAILED, CONFIG, False),  # a FAILED connector has no running instance to stop
+        (PAUSED_T, None, CONFIG, False),  # never started
+        (STOPPED_T, RUNNING, None, False),  # deleted and its config gone: no plugin to ask
+    ],
+)
+def test_stop_is_due_once_when_a_running_connector_leaves_running(
+    target: ConnectTargetState, reported: InstanceState | None, config: dict[str, str | None] | None, due: bool
+) -> None:
+    live = connector(target, config=config, connector_status=None if reported is None else status(reported))
+    assert suspending(live) is due
