@@ -127,8 +127,22 @@ class LiveState(BaseModel):
 
 def load_snapshot(text: str) -> LiveState:
     """Parse a snapshot document (raises pydantic.ValidationError on a malformed one)."""
-    return LiveState.model_validate_json(text)
+    try:
+        return LiveState.model_validate_json(text)
+    except ValueError as exc:
+        # pydantic's JSON parser refuses `\ud800`-style escapes of lone surrogates, which Java
+        # (and so the topics, and `dump_snapshot`) can hold; the stdlib parser keeps them.
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise exc from None
+        return LiveState.model_validate(data)
 
 
 def dump_snapshot(state: LiveState) -> str:
-    return state.model_dump_json(indent=2) + "\n"
+    try:
+        return state.model_dump_json(indent=2) + "\n"
+    except ValueError:
+        # A lone surrogate (a Java string can hold one; the reader keeps it) is not UTF-8:
+        # the stdlib writes it as a `\ud800` escape, which `load_snapshot` reads back.
+        return json.dumps(state.model_dump(mode="json"), indent=2) + "\n"
