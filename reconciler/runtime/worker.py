@@ -26,6 +26,7 @@ Failpoints (crash tests, `reconciler.runtime.failpoints`): `worker.after_restart
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import socket
@@ -58,6 +59,7 @@ from reconciler.runtime.statuses import (
 
 if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
+    from reconciler.core.plan import Plan
     from reconciler.kafka.apply import ApplyOutcome
     from reconciler.kafka.produce import TransactionalWriter
     from reconciler.offsets.model import OffsetsOutcome
@@ -255,11 +257,18 @@ class Worker:
         return report
 
     def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
+        """`reconciler apply`; the outcome's plan shows offsets requests from → to, with the
+        offsets read before anything was applied (as `apply` prints it)."""
         from reconciler.kafka.apply import apply_manifests
+        from reconciler.offsets.preview import with_current_offsets
 
-        outcome = apply_manifests(self.settings, desired, prune=self.prune, manifest_paths=manifest_paths)
+        shown: list[Plan] = []
+        outcome = apply_manifests(
+            self.settings, desired, prune=self.prune, manifest_paths=manifest_paths,
+            show_plan=lambda plan: shown.append(with_current_offsets(self.settings, plan, desired)),
+        )
         self._prepared = True  # apply checked the broker and the internal topics
-        return outcome
+        return dataclasses.replace(outcome, plan=shown[0]) if shown else outcome
 
     def offsets_requests(self, desired: Sequence[DesiredConnector], live: LiveState) -> list[OffsetsOutcome]:
         """The declared offsets requests `live` does not record as applied, run in full.

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.plan import ActionKind
 from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.offsets import model
@@ -83,6 +84,10 @@ def test_sink_rewind_redelivers_exactly_the_rewound_range(pipeline: Pipeline, tm
 
     pipeline.set(sink_name(pipeline), offsets=sink_alter("rewind-1", topic, p0=100))
     report = pipeline.tick()
+    # What `run` prints: the plan shows the partition moving from its committed offset to 100.
+    assert report.applied is not None
+    (action,) = [a for a in report.applied.plan.actions if a.kind is ActionKind.OFFSETS]
+    assert [e.offset for e in action.current_offsets or []] == [{"kafka_offset": ends[(topic, 0)]}]
     (outcome,) = report.offsets
     assert (outcome.status, outcome.message) == ("applied", "The offsets for this connector have been altered successfully")
     assert outcome.steps == ("stop", "snapshot", "alter", "return")
