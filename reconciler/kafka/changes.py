@@ -27,6 +27,7 @@ from reconciler.core.live import ConnectTargetState, LiveState
 from reconciler.core.models import DesiredConnector, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action, ActionKind, Plan
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 
@@ -82,7 +83,7 @@ def _create(action: Action, ctx: _Context) -> list[Record]:
         # KIP-980: the state goes first, so the connector never runs before it is paused/stopped.
         records.append(rec.target_state_record(name, state))
     records.append(rec.connector_config_record(name, ctx.properties(name)))
-    records.append(rec.owner_record(name, ctx.plan.desired_fingerprint[:PLAN_PREFIX_LENGTH]))
+    records.append(own.owner_record(name, ctx.plan.desired_fingerprint[:PLAN_PREFIX_LENGTH]))
     return records
 
 
@@ -122,7 +123,7 @@ def _restart(action: Action, ctx: _Context) -> list[Record]:
             include_tasks=bool(action.include_tasks),
             only_failed=bool(action.only_failed),
         ),
-        rec.applied_record("restart", action.connector, action.request_id, ctx.now_ms),
+        own.applied_record("restart", action.connector, action.request_id, ctx.now_ms),
     ]
 
 
@@ -130,7 +131,7 @@ def _delete(action: Action, ctx: _Context) -> list[Record]:
     return [
         rec.connector_tombstone(action.connector),
         rec.target_state_tombstone(action.connector),
-        rec.owner_tombstone(action.connector),
+        own.owner_tombstone(action.connector),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Connect's internal-topic record formats, byte for byte, and those of our own topic.
+"""Connect's internal-topic record formats, byte for byte (our own topic's: `own_records`).
 
 Spec: shared/docs/connect-internals.md §0–§3. Pure: keys and values in, bytes out (and back).
 No Kafka client is imported here; the I/O layer produces the `Record`s built here and feeds the
@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Final, Literal, NamedTuple
@@ -32,8 +32,6 @@ from pydantic_core import from_json
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 
 TopicRole = Literal["configs", "status", "offsets", "reconciler"]
-OffsetsStepName = Literal["stop", "snapshot", "alter", "reset", "return"]
-AppliedKind = Literal["restart", "offsets"]
 
 # Config topic keys (KafkaConfigBackingStore). Keys are plain UTF-8 strings.
 CONNECTOR_PREFIX: Final = "connector-"
@@ -49,14 +47,6 @@ STATUS_CONNECTOR_PREFIX: Final = "status-connector-"
 STATUS_TASK_PREFIX: Final = "status-task-"
 STATUS_TOPIC_PREFIX: Final = "status-topic-"
 STATUS_TOPIC_SEPARATOR: Final = ":connector-"
-# Our `<group>-reconciler` topic. Connector names never contain `/` (manifest name pattern).
-OWNER_PREFIX: Final = "owner/"
-APPLIED_RESTART_PREFIX: Final = "applied/restart/"
-APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
-OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
-OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
-RECONCILER_OWNER: Final = "connect-reconciler"
-OFFSETS_STEPS: Final = frozenset({"stop", "snapshot", "alter", "reset", "return"})
 
 # `DESTROYED` is a Java state too, but it is never serialised (it is written as a tombstone).
 STATUS_STATES: Final = {s.value: s for s in InstanceState}
@@ -90,24 +80,6 @@ class Invalid:
 class RestartFlags(NamedTuple):
     include_tasks: bool
     only_failed: bool
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerInfo:
-    owner: str
-    created_by_plan: str
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetsProgress:
-    request_id: str
-    step: OffsetsStepName
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetsSnapshot:
-    offsets: list[dict[str, Any]]  # GET /connectors/{name}/offsets `offsets` array
-    taken_at_ms: int
 
 
 # --- JSON, the way Jackson writes it -------------------------------------------------------------
@@ -327,7 +299,7 @@ def to_instance_status(value: StatusValue) -> InstanceStatus:
 # --- config topic ---------------------------------------------------------------------------------
 
 
-def _text(key: str) -> bytes:
+def text_key(key: str) -> bytes:
     return key.encode("utf-8")
 
 
@@ -342,36 +314,36 @@ def encode_target_state(state: ConnectTargetState) -> bytes:
 
 
 def connector_config_record(name: str, props: Mapping[str, str | None]) -> Record:
-    return Record("configs", _text(CONNECTOR_PREFIX + name), encode_properties(props))
+    return Record("configs", text_key(CONNECTOR_PREFIX + name), encode_properties(props))
 
 
 def connector_tombstone(name: str) -> Record:
-    return Record("configs", _text(CONNECTOR_PREFIX + name), None)
+    return Record("configs", text_key(CONNECTOR_PREFIX + name), None)
 
 
 def task_config_record(name: str, task_id: int, props: Mapping[str, str | None]) -> Record:
-    return Record("configs", _text(f"{TASK_PREFIX}{name}-{task_id}"), encode_properties(props))
+    return Record("configs", text_key(f"{TASK_PREFIX}{name}-{task_id}"), encode_properties(props))
 
 
 def commit_record(name: str, task_count: int) -> Record:
-    return Record("configs", _text(COMMIT_PREFIX + name), dumps({"tasks": task_count}))
+    return Record("configs", text_key(COMMIT_PREFIX + name), dumps({"tasks": task_count}))
 
 
 def target_state_record(name: str, state: ConnectTargetState) -> Record:
-    return Record("configs", _text(TARGET_STATE_PREFIX + name), encode_target_state(state))
+    return Record("configs", text_key(TARGET_STATE_PREFIX + name), encode_target_state(state))
 
 
 def target_state_tombstone(name: str) -> Record:
-    return Record("configs", _text(TARGET_STATE_PREFIX + name), None)
+    return Record("configs", text_key(TARGET_STATE_PREFIX + name), None)
 
 
 def restart_record(name: str, *, include_tasks: bool, only_failed: bool) -> Record:
     value = dumps({"include-tasks": include_tasks, "only-failed": only_failed})
-    return Record("configs", _text(RESTART_PREFIX + name), value)
+    return Record("configs", text_key(RESTART_PREFIX + name), value)
 
 
 def tasks_fencing_record(name: str, task_count: int) -> Record:
-    return Record("configs", _text(TASKS_FENCING_PREFIX + name), dumps({"task-count": task_count}))
+    return Record("configs", text_key(TASKS_FENCING_PREFIX + name), dumps({"task-count": task_count}))
 
 
 def decode_properties(value: bytes) -> dict[str, str | None] | Invalid:
@@ -417,17 +389,17 @@ def encode_status(status: InstanceStatus) -> bytes:
 
 def connector_status_record(name: str, status: InstanceStatus | None) -> Record:
     value = None if status is None else encode_status(status)
-    return Record("status", _text(STATUS_CONNECTOR_PREFIX + name), value)
+    return Record("status", text_key(STATUS_CONNECTOR_PREFIX + name), value)
 
 
 def task_status_record(name: str, task_id: int, status: InstanceStatus | None) -> Record:
     value = None if status is None else encode_status(status)
-    return Record("status", _text(f"{STATUS_TASK_PREFIX}{name}-{task_id}"), value)
+    return Record("status", text_key(f"{STATUS_TASK_PREFIX}{name}-{task_id}"), value)
 
 
 def topic_status_record(topic: str, connector: str, task_id: int, discovered_ms: int | None) -> Record:
     """KIP-558 active topic; `discovered_ms=None` writes the tombstone that resets it."""
-    key = _text(f"{STATUS_TOPIC_PREFIX}{topic}{STATUS_TOPIC_SEPARATOR}{connector}")
+    key = text_key(f"{STATUS_TOPIC_PREFIX}{topic}{STATUS_TOPIC_SEPARATOR}{connector}")
     if discovered_ms is None:
         return Record("status", key, None)
     inner = {"name": topic, "connector": connector, "task": task_id, "discoverTimestamp": discovered_ms}
@@ -489,131 +461,3 @@ def decode_offset_value(value: bytes) -> dict[str, Any] | Invalid:
     if isinstance(obj, Invalid) or type(obj) is dict:
         return obj
     return Invalid("offset value is not a JSON object")
-
-
-# --- our topic: `<group>-reconciler` --------------------------------------------------------------
-
-
-def _name_segment(name: str) -> str:
-    if not name or "/" in name:
-        raise ValueError(f"connector name {name!r} cannot be used in a reconciler-topic key")
-    return name
-
-
-def _request_id(request_id: str) -> str:
-    if not request_id or any(ch.isspace() for ch in request_id):
-        raise ValueError(f"request id {request_id!r} must be non-empty without whitespace")
-    return request_id
-
-
-def owner_record(name: str, created_by_plan: str) -> Record:
-    value = dumps({"owner": RECONCILER_OWNER, "created-by-plan": created_by_plan})
-    return Record("reconciler", _text(OWNER_PREFIX + _name_segment(name)), value)
-
-
-def owner_tombstone(name: str) -> Record:
-    return Record("reconciler", _text(OWNER_PREFIX + _name_segment(name)), None)
-
-
-def applied_key(kind: AppliedKind, name: str, request_id: str) -> bytes:
-    prefix = APPLIED_RESTART_PREFIX if kind == "restart" else APPLIED_OFFSETS_PREFIX
-    return _text(f"{prefix}{_name_segment(name)}/{_request_id(request_id)}")
-
-
-def applied_record(kind: AppliedKind, name: str, request_id: str, applied_at_ms: int) -> Record:
-    key = applied_key(kind, name, request_id)
-    return Record("reconciler", key, dumps({"applied-at": applied_at_ms}))
-
-
-def offsets_progress_record(name: str, request_id: str, step: OffsetsStepName) -> Record:
-    if step not in OFFSETS_STEPS:
-        raise ValueError(f"unknown offsets step {step!r}")
-    value = dumps({"id": _request_id(request_id), "step": step})
-    return Record("reconciler", _text(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), value)
-
-
-def offsets_progress_tombstone(name: str) -> Record:
-    return Record("reconciler", _text(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), None)
-
-
-def offsets_snapshot_record(
-    name: str, request_id: str, offsets: Sequence[Mapping[str, Any]], taken_at_ms: int
-) -> Record:
-    key = _text(f"{OFFSETS_SNAPSHOT_PREFIX}{_name_segment(name)}/{_request_id(request_id)}")
-    value = dumps({"offsets": [dict(entry) for entry in offsets], "taken-at": taken_at_ms})
-    return Record("reconciler", key, value)
-
-
-ReconcilerKeyKind = Literal[
-    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot"
-]
-
-
-class ReconcilerKey(NamedTuple):
-    kind: ReconcilerKeyKind
-    name: str
-    request_id: str | None
-
-
-def parse_reconciler_key(key: str) -> ReconcilerKey | None:
-    """Name = the segment after the prefix up to the next `/`; id = the rest (may hold `/`)."""
-    if key.startswith(OWNER_PREFIX):
-        name = key[len(OWNER_PREFIX) :]
-        return ReconcilerKey("owner", name, None) if name and "/" not in name else None
-    if key.startswith(OFFSETS_PROGRESS_PREFIX):
-        name = key[len(OFFSETS_PROGRESS_PREFIX) :]
-        return ReconcilerKey("offsets-progress", name, None) if name and "/" not in name else None
-    for prefix, kind in _ID_KEYS:
-        if key.startswith(prefix):
-            name, _, request_id = key[len(prefix) :].partition("/")
-            return ReconcilerKey(kind, name, request_id) if name and request_id else None
-    return None
-
-
-_ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
-    (APPLIED_RESTART_PREFIX, "applied-restart"),
-    (APPLIED_OFFSETS_PREFIX, "applied-offsets"),
-    (OFFSETS_SNAPSHOT_PREFIX, "offsets-snapshot"),
-)
-
-
-def decode_owner(value: bytes) -> OwnerInfo | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("owner value is not a JSON object")
-    owner, plan = obj.get("owner"), obj.get("created-by-plan", "")
-    if type(owner) is not str or type(plan) is not str:
-        return Invalid("'owner' and 'created-by-plan' should be strings")
-    return OwnerInfo(owner, plan)
-
-
-def decode_applied(value: bytes) -> int | Invalid:
-    obj = loads(value)
-    if isinstance(obj, Invalid):
-        return obj
-    at = obj.get("applied-at") if type(obj) is dict else None
-    return at if type(at) is int else Invalid("'applied-at' should be an integer")
-
-
-def decode_offsets_progress(value: bytes) -> OffsetsProgress | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("progress value is not a JSON object")
-    request_id, step = obj.get("id"), obj.get("step")
-    if type(request_id) is not str or not request_id or type(step) is not str:
-        return Invalid(f"invalid offsets progress {obj!r}")
-    if step not in OFFSETS_STEPS:
-        return Invalid(f"invalid offsets progress {obj!r}")
-    return OffsetsProgress(request_id, step)  # type: ignore[arg-type]  # checked just above
-
-
-def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("snapshot value is not a JSON object")
-    offsets, taken_at = obj.get("offsets"), obj.get("taken-at")
-    if type(offsets) is not list or not all(type(e) is dict for e in offsets):
-        return Invalid("'offsets' should be a list of objects")
-    if type(taken_at) is not int:
-        return Invalid("'taken-at' should be an integer")
-    return OffsetsSnapshot(offsets, taken_at)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
-from reconciler.kafka.records import Invalid, OffsetsProgress, OffsetsSnapshot, OwnerInfo
+from reconciler.kafka.records import Invalid
+from reconciler.kafka.own_records import OffsetsProgress, OffsetsSnapshot, OwnerInfo
 from reconciler.kafka.replay_base import ConsumedRecord, Replay, log, parse_json
 from reconciler.kafka.status_replay import StatusReplay
 
@@ -133,22 +135,22 @@ class ReconcilerReplay(Replay):
         if offset >= 0:
             self.offset = offset
         text = "<null>" if key is None else key.decode("utf-8", "replace")
-        parsed = rec.parse_reconciler_key(text)
+        parsed = own.parse_reconciler_key(text)
         if parsed is None:
             self._skip(text, "unknown reconciler key", logging.DEBUG)
             return
         kind, name, request_id = parsed
         if kind == "owner":
-            self._put(self.owners, name, None if value is None else rec.decode_owner(value), text)
+            self._put(self.owners, name, None if value is None else own.decode_owner(value), text)
         elif kind == "offsets-progress":
-            decoded = None if value is None else rec.decode_offsets_progress(value)
+            decoded = None if value is None else own.decode_offsets_progress(value)
             self._put(self.offsets_progress, name, decoded, text)
         elif kind == "offsets-snapshot":
-            decoded_snapshot = None if value is None else rec.decode_offsets_snapshot(value)
+            decoded_snapshot = None if value is None else own.decode_offsets_snapshot(value)
             self._put(self.snapshots, (name, request_id or ""), decoded_snapshot, text)
         else:
             applied = self.applied_restart if kind == "applied-restart" else self.applied_offsets
-            at = None if value is None else rec.decode_applied(value)
+            at = None if value is None else own.decode_applied(value)
             self._put(applied.setdefault(name, {}), request_id or "", at, text)
 
     def _put(self, table: dict[Any, Any], key: Any, value: object, text: str) -> None:

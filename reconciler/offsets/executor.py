@@ -30,6 +30,7 @@ from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action
 from reconciler.core.transitions import offsets_modifiable
 from reconciler.errors import ReconcilerError, RetryableError
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.reader import prepare
@@ -246,7 +247,7 @@ class _Execution:
         body = source.body() if source is not None else self._sink_body()
         self.writer.write_records(
             [
-                rec.offsets_snapshot_record(self.name, self.request.id, body, self.now_ms()),
+                own.offsets_snapshot_record(self.name, self.request.id, body, self.now_ms()),
                 progress_record(self.name, self.request.id, "snapshot"),
             ]
         )
@@ -370,8 +371,8 @@ class _Execution:
         declared = self.desired.spec.state
         if declared is not TargetState.STOPPED:
             records.append(rec.target_state_record(self.name, to_connect_state(declared)))
-        records.append(rec.applied_record("offsets", self.name, self.request.id, self.now_ms()))
-        records.append(rec.offsets_progress_tombstone(self.name))
+        records.append(own.applied_record("offsets", self.name, self.request.id, self.now_ms()))
+        records.append(own.offsets_progress_tombstone(self.name))
         self.writer.write_records(records)
         self.steps.append("return" if declared is not TargetState.STOPPED else "record")
         _failpoint(model.AFTER_RETURN)

@@ -30,6 +30,7 @@ from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_TOPIC
 from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record
 from reconciler.kafka.overrides import PRODUCER, client_settings, cluster_key, same_cluster
@@ -144,7 +145,7 @@ class Progress:
 
 def decode_progress(value: bytes) -> Progress | Invalid:
     """`offsets-progress/<name>`: `{"id","step"}` plus our optional `"connector-confirmed"`."""
-    base = rec.decode_offsets_progress(value)
+    base = own.decode_offsets_progress(value)
     if isinstance(base, Invalid):
         return base
     obj = rec.loads(value)
@@ -155,7 +156,7 @@ def decode_progress(value: bytes) -> Progress | Invalid:
 def progress_record(name: str, request_id: str, step: Step, confirmed: bool | None = None) -> Record:
     """The progress record (the same bytes as `records.offsets_progress_record`, plus the hook's
     answer after the change step, so a resumed request still reports Connect's right message)."""
-    base = rec.offsets_progress_record(name, request_id, step)
+    base = own.offsets_progress_record(name, request_id, step)
     if confirmed is None:
         return base
     return Record(base.topic_role, base.key, rec.dumps({"id": request_id, "step": step, "connector-confirmed": confirmed}))

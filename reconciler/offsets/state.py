@@ -9,7 +9,7 @@ from typing import Any
 
 from reconciler.core.live import LiveState
 from reconciler.core.models import is_sink_config
-from reconciler.kafka import records as rec
+from reconciler.kafka import own_records as own
 from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.overrides import ADMIN, client_settings
@@ -17,7 +17,7 @@ from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import Progress, decode_progress, sink_body, sink_group
 
-_PROGRESS_PREFIX = rec.OFFSETS_PROGRESS_PREFIX.encode()
+_PROGRESS_PREFIX = own.OFFSETS_PROGRESS_PREFIX.encode()
 
 
 @dataclass

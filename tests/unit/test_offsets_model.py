@@ -12,6 +12,7 @@ from reconciler.core.diagnostics import Severity
 from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState, AppliedRequests
 from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.planner import build_plan
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings, Topics
@@ -78,7 +79,7 @@ def test_resume_point(progress: Progress | None, request_id: str, done: int) -> 
 
 def test_progress_record_keeps_the_hooks_answer_and_connects_shape() -> None:
     plain = model.progress_record("s", "r1", "snapshot")
-    assert plain == rec.offsets_progress_record("s", "r1", "snapshot")
+    assert plain == own.offsets_progress_record("s", "r1", "snapshot")
     assert plain.value == b'{"id":"r1","step":"snapshot"}'
     answered = model.progress_record("s", "r1", "alter", True)
     assert (answered.key, answered.value) == (b"offsets-progress/s", b'{"id":"r1","step":"alter","connector-confirmed":true}')
@@ -86,7 +87,7 @@ def test_progress_record_keeps_the_hooks_answer_and_connects_shape() -> None:
     assert model.decode_progress(answered.value) == Progress("r1", "alter", True)
     assert model.decode_progress(plain.value) == Progress("r1", "snapshot", None)
     # The planner's reader sees the same progress in both.
-    assert rec.decode_offsets_progress(answered.value) == rec.OffsetsProgress("r1", "alter")
+    assert own.decode_offsets_progress(answered.value) == own.OffsetsProgress("r1", "alter")
 
 
 T0, T1, T2 = ("t", 0), ("t", 1), ("t", 2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record, RestartFlags
 
@@ -360,21 +361,21 @@ def test_offset_value_decoding() -> None:
 
 
 def test_reconciler_topic_records_are_byte_exact() -> None:
-    assert rec.owner_record("jdbc-src", "3f2a9c") == Record(
+    assert own.owner_record("jdbc-src", "3f2a9c") == Record(
         "reconciler",
         b"owner/jdbc-src",
         b'{"owner":"connect-reconciler","created-by-plan":"3f2a9c"}',
     )
-    assert rec.owner_tombstone("jdbc-src") == Record("reconciler", b"owner/jdbc-src", None)
-    assert rec.applied_record("restart", "jdbc-src", "2026-11/r1", 1700000000000) == Record(
+    assert own.owner_tombstone("jdbc-src") == Record("reconciler", b"owner/jdbc-src", None)
+    assert own.applied_record("restart", "jdbc-src", "2026-11/r1", 1700000000000) == Record(
         "reconciler", b"applied/restart/jdbc-src/2026-11/r1", b'{"applied-at":1700000000000}'
     )
-    assert rec.applied_record("offsets", "jdbc-src", "o1", 5).key == b"applied/offsets/jdbc-src/o1"
-    assert rec.offsets_progress_record("jdbc-src", "o1", "snapshot") == Record(
+    assert own.applied_record("offsets", "jdbc-src", "o1", 5).key == b"applied/offsets/jdbc-src/o1"
+    assert own.offsets_progress_record("jdbc-src", "o1", "snapshot") == Record(
         "reconciler", b"offsets-progress/jdbc-src", b'{"id":"o1","step":"snapshot"}'
     )
-    assert rec.offsets_progress_tombstone("jdbc-src").value is None
-    snapshot = rec.offsets_snapshot_record(
+    assert own.offsets_progress_tombstone("jdbc-src").value is None
+    snapshot = own.offsets_snapshot_record(
         "jdbc-src", "o1", [{"partition": {"table": "orders"}, "offset": {"id": 5}}], 9
     )
     assert snapshot == Record(
@@ -387,10 +388,10 @@ def test_reconciler_topic_records_are_byte_exact() -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: rec.owner_record("a/b", "p"),
-        lambda: rec.applied_record("restart", "a", "has space", 1),
-        lambda: rec.applied_record("restart", "a", "", 1),
-        lambda: rec.offsets_progress_record("a", "id", "rewind"),  # type: ignore[arg-type]
+        lambda: own.owner_record("a/b", "p"),
+        lambda: own.applied_record("restart", "a", "has space", 1),
+        lambda: own.applied_record("restart", "a", "", 1),
+        lambda: own.offsets_progress_record("a", "id", "rewind"),  # type: ignore[arg-type]
     ],
 )
 def test_reconciler_keys_refuse_ambiguous_names(call: object) -> None:
@@ -401,11 +402,11 @@ def test_reconciler_keys_refuse_ambiguous_names(call: object) -> None:
 @pytest.mark.parametrize(
     ("key", "expected"),
     [
-        ("owner/jdbc-src", rec.ReconcilerKey("owner", "jdbc-src", None)),
-        ("applied/restart/jdbc-src/2026/11/r1", rec.ReconcilerKey("applied-restart", "jdbc-src", "2026/11/r1")),
-        ("applied/offsets/a.b_c/o-1", rec.ReconcilerKey("applied-offsets", "a.b_c", "o-1")),
-        ("offsets-progress/jdbc-src", rec.ReconcilerKey("offsets-progress", "jdbc-src", None)),
-        ("offsets-snapshot/jdbc-src/o/1", rec.ReconcilerKey("offsets-snapshot", "jdbc-src", "o/1")),
+        ("owner/jdbc-src", own.ReconcilerKey("owner", "jdbc-src", None)),
+        ("applied/restart/jdbc-src/2026/11/r1", own.ReconcilerKey("applied-restart", "jdbc-src", "2026/11/r1")),
+        ("applied/offsets/a.b_c/o-1", own.ReconcilerKey("applied-offsets", "a.b_c", "o-1")),
+        ("offsets-progress/jdbc-src", own.ReconcilerKey("offsets-progress", "jdbc-src", None)),
+        ("offsets-snapshot/jdbc-src/o/1", own.ReconcilerKey("offsets-snapshot", "jdbc-src", "o/1")),
         ("owner/", None),
         ("owner/a/b", None),
         ("applied/restart/jdbc-src", None),
@@ -413,23 +414,23 @@ def test_reconciler_keys_refuse_ambiguous_names(call: object) -> None:
         ("something/else", None),
     ],
 )
-def test_reconciler_key_parsing(key: str, expected: rec.ReconcilerKey | None) -> None:
-    assert rec.parse_reconciler_key(key) == expected
+def test_reconciler_key_parsing(key: str, expected: own.ReconcilerKey | None) -> None:
+    assert own.parse_reconciler_key(key) == expected
 
 
 def test_reconciler_value_decoders() -> None:
-    assert rec.decode_owner(b'{"owner":"connect-reconciler","created-by-plan":"ab"}') == rec.OwnerInfo(
+    assert own.decode_owner(b'{"owner":"connect-reconciler","created-by-plan":"ab"}') == own.OwnerInfo(
         "connect-reconciler", "ab"
     )
-    assert rec.decode_applied(b'{"applied-at":17}') == 17
-    assert rec.decode_offsets_progress(b'{"id":"o1","step":"alter"}') == rec.OffsetsProgress("o1", "alter")
-    assert rec.decode_offsets_snapshot(b'{"offsets":[],"taken-at":3}') == rec.OffsetsSnapshot([], 3)
+    assert own.decode_applied(b'{"applied-at":17}') == 17
+    assert own.decode_offsets_progress(b'{"id":"o1","step":"alter"}') == own.OffsetsProgress("o1", "alter")
+    assert own.decode_offsets_snapshot(b'{"offsets":[],"taken-at":3}') == own.OffsetsSnapshot([], 3)
     for bad in (
-        rec.decode_owner(b"[]"),
-        rec.decode_applied(b'{"applied-at":"x"}'),
-        rec.decode_offsets_progress(b'{"id":"o1","step":"rewind"}'),
-        rec.decode_offsets_progress(b'{"id":"o1","step":["stop"]}'),
-        rec.decode_offsets_snapshot(b'{"offsets":[1],"taken-at":3}'),
-        rec.decode_offsets_snapshot(b'{"offsets":[]}'),
+        own.decode_owner(b"[]"),
+        own.decode_applied(b'{"applied-at":"x"}'),
+        own.decode_offsets_progress(b'{"id":"o1","step":"rewind"}'),
+        own.decode_offsets_progress(b'{"id":"o1","step":["stop"]}'),
+        own.decode_offsets_snapshot(b'{"offsets":[1],"taken-at":3}'),
+        own.decode_offsets_snapshot(b'{"offsets":[]}'),
     ):
         assert isinstance(bad, Invalid)

@@ -1,0 +1,169 @@
+"""The records of our own `<group>-reconciler` topic: ownership, applied request ids, offsets
+requests' progress and rollback snapshots. Connect never reads this topic; the formats are ours,
+in the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`).
+
+Pure: keys and values in, bytes out (and back), `Invalid(reason)` instead of raising.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, NamedTuple
+
+from reconciler.kafka.records import Invalid, Record, dumps, loads, text_key
+
+OffsetsStepName = Literal["stop", "snapshot", "alter", "reset", "return"]
+AppliedKind = Literal["restart", "offsets"]
+
+# Our `<group>-reconciler` topic. Connector names never contain `/` (manifest name pattern).
+OWNER_PREFIX: Final = "owner/"
+APPLIED_RESTART_PREFIX: Final = "applied/restart/"
+APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
+OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
+OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
+RECONCILER_OWNER: Final = "connect-reconciler"
+OFFSETS_STEPS: Final = frozenset({"stop", "snapshot", "alter", "reset", "return"})
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerInfo:
+    owner: str
+    created_by_plan: str
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsProgress:
+    request_id: str
+    step: OffsetsStepName
+
+
+@dataclass(frozen=True, slots=True)
+class OffsetsSnapshot:
+    offsets: list[dict[str, Any]]  # GET /connectors/{name}/offsets `offsets` array
+    taken_at_ms: int
+
+
+def _name_segment(name: str) -> str:
+    if not name or "/" in name:
+        raise ValueError(f"connector name {name!r} cannot be used in a reconciler-topic key")
+    return name
+
+
+def _request_id(request_id: str) -> str:
+    if not request_id or any(ch.isspace() for ch in request_id):
+        raise ValueError(f"request id {request_id!r} must be non-empty without whitespace")
+    return request_id
+
+
+def owner_record(name: str, created_by_plan: str) -> Record:
+    value = dumps({"owner": RECONCILER_OWNER, "created-by-plan": created_by_plan})
+    return Record("reconciler", text_key(OWNER_PREFIX + _name_segment(name)), value)
+
+
+def owner_tombstone(name: str) -> Record:
+    return Record("reconciler", text_key(OWNER_PREFIX + _name_segment(name)), None)
+
+
+def applied_key(kind: AppliedKind, name: str, request_id: str) -> bytes:
+    prefix = APPLIED_RESTART_PREFIX if kind == "restart" else APPLIED_OFFSETS_PREFIX
+    return text_key(f"{prefix}{_name_segment(name)}/{_request_id(request_id)}")
+
+
+def applied_record(kind: AppliedKind, name: str, request_id: str, applied_at_ms: int) -> Record:
+    key = applied_key(kind, name, request_id)
+    return Record("reconciler", key, dumps({"applied-at": applied_at_ms}))
+
+
+def offsets_progress_record(name: str, request_id: str, step: OffsetsStepName) -> Record:
+    if step not in OFFSETS_STEPS:
+        raise ValueError(f"unknown offsets step {step!r}")
+    value = dumps({"id": _request_id(request_id), "step": step})
+    return Record("reconciler", text_key(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), value)
+
+
+def offsets_progress_tombstone(name: str) -> Record:
+    return Record("reconciler", text_key(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), None)
+
+
+def offsets_snapshot_record(
+    name: str, request_id: str, offsets: Sequence[Mapping[str, Any]], taken_at_ms: int
+) -> Record:
+    key = text_key(f"{OFFSETS_SNAPSHOT_PREFIX}{_name_segment(name)}/{_request_id(request_id)}")
+    value = dumps({"offsets": [dict(entry) for entry in offsets], "taken-at": taken_at_ms})
+    return Record("reconciler", key, value)
+
+
+ReconcilerKeyKind = Literal[
+    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot"
+]
+
+
+class ReconcilerKey(NamedTuple):
+    kind: ReconcilerKeyKind
+    name: str
+    request_id: str | None
+
+
+def parse_reconciler_key(key: str) -> ReconcilerKey | None:
+    """Name = the segment after the prefix up to the next `/`; id = the rest (may hold `/`)."""
+    if key.startswith(OWNER_PREFIX):
+        name = key[len(OWNER_PREFIX) :]
+        return ReconcilerKey("owner", name, None) if name and "/" not in name else None
+    if key.startswith(OFFSETS_PROGRESS_PREFIX):
+        name = key[len(OFFSETS_PROGRESS_PREFIX) :]
+        return ReconcilerKey("offsets-progress", name, None) if name and "/" not in name else None
+    for prefix, kind in _ID_KEYS:
+        if key.startswith(prefix):
+            name, _, request_id = key[len(prefix) :].partition("/")
+            return ReconcilerKey(kind, name, request_id) if name and request_id else None
+    return None
+
+
+_ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
+    (APPLIED_RESTART_PREFIX, "applied-restart"),
+    (APPLIED_OFFSETS_PREFIX, "applied-offsets"),
+    (OFFSETS_SNAPSHOT_PREFIX, "offsets-snapshot"),
+)
+
+
+def decode_owner(value: bytes) -> OwnerInfo | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("owner value is not a JSON object")
+    owner, plan = obj.get("owner"), obj.get("created-by-plan", "")
+    if type(owner) is not str or type(plan) is not str:
+        return Invalid("'owner' and 'created-by-plan' should be strings")
+    return OwnerInfo(owner, plan)
+
+
+def decode_applied(value: bytes) -> int | Invalid:
+    obj = loads(value)
+    if isinstance(obj, Invalid):
+        return obj
+    at = obj.get("applied-at") if type(obj) is dict else None
+    return at if type(at) is int else Invalid("'applied-at' should be an integer")
+
+
+def decode_offsets_progress(value: bytes) -> OffsetsProgress | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("progress value is not a JSON object")
+    request_id, step = obj.get("id"), obj.get("step")
+    if type(request_id) is not str or not request_id or type(step) is not str:
+        return Invalid(f"invalid offsets progress {obj!r}")
+    if step not in OFFSETS_STEPS:
+        return Invalid(f"invalid offsets progress {obj!r}")
+    return OffsetsProgress(request_id, step)  # type: ignore[arg-type]  # checked just above
+
+
+def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("snapshot value is not a JSON object")
+    offsets, taken_at = obj.get("offsets"), obj.get("taken-at")
+    if type(offsets) is not list or not all(type(e) is dict for e in offsets):
+        return Invalid("'offsets' should be a list of objects")
+    if type(taken_at) is not int:
+        return Invalid("'taken-at' should be an integer")
+    return OffsetsSnapshot(offsets, taken_at)
