@@ -25,6 +25,7 @@ import logging
 import re
 import time
 import traceback
+from operator import itemgetter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -350,21 +351,25 @@ class RangeReader:
 
 
 def to_arrow(topic: str, partition: int, messages: Sequence[Any]) -> pa.RecordBatch:
-    """An Arrow batch (`sink_schema()`) from confluent-kafka Messages, column by column."""
+    """An Arrow batch (`sink_schema()`) from confluent-kafka Messages, column by column.
+
+    `map` over the unbound methods keeps the per-message loop in C: measurably cheaper than
+    list comprehensions at a million messages per batch run."""
     import pyarrow as pa
+    from confluent_kafka import Message
 
     n = len(messages)
-    timestamps = [m.timestamp()[1] for m in messages]
+    timestamps = list(map(itemgetter(1), map(Message.timestamp, messages)))
     if min(timestamps) < 0:  # TIMESTAMP_NOT_AVAILABLE is -1
         timestamps = [t if t >= 0 else None for t in timestamps]
     return pa.RecordBatch.from_arrays(
         [
             pa.repeat(topic, n),
             pa.repeat(pa.scalar(partition, pa.int32()), n),
-            pa.array([m.offset() for m in messages], pa.int64()),
+            pa.array(list(map(Message.offset, messages)), pa.int64()),
             pa.array(timestamps, pa.int64()),
-            pa.array([m.key() for m in messages], pa.binary()),
-            pa.array([m.value() for m in messages], pa.binary()),
+            pa.array(list(map(Message.key, messages)), pa.binary()),
+            pa.array(list(map(Message.value, messages)), pa.binary()),
         ],
         schema=sink_schema(),
     )
