@@ -208,7 +208,7 @@ class SparkExecutor:
             limit = self.source_batch_records or source_job.DEFAULT_BATCH_RECORDS
             return source_job.run_source(
                 session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit,
-                serial=bool(self._serial),
+                serialise=bool(self._serial),
             )
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)

@@ -19,13 +19,13 @@ still commits them. Records are produced straight from the worker, never through
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import traceback
 from collections import deque
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-import dataclasses
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import length_hint
@@ -54,7 +54,6 @@ from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsStore, source_stores
 from reconciler.offsets.source import StoreKey, read_stores
 from reconciler.runtime import failpoints, serial
-from reconciler.runtime.serial import lock_key
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:
@@ -126,10 +125,6 @@ class SourceTaskResult:
 # --- driver ---------------------------------------------------------------------------------
 
 
-def transactional_id(group_id: str, connector: str, task_id: int) -> str:
-    return task_transactional_id(group_id, connector, task_id)
-
-
 def connector_stores(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, list[OffsetsStore]]:
     """Each source connector's offsets stores, primary first (`offsets.model.source_stores`)."""
     return {w.connector: source_stores(settings, w.connector_config) for w in works}
@@ -146,7 +141,7 @@ def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> None:
     task reads its offsets.
     """
     targets = {
-        transactional_id(settings.group_id, w.connector, w.task_id): client_settings(settings, w.connector_config, PRODUCER)
+        task_transactional_id(settings.group_id, w.connector, w.task_id): client_settings(settings, w.connector_config, PRODUCER)
         for w in works
     }
     with ThreadPoolExecutor(min(8, len(targets) or 1), thread_name_prefix="fence") as pool:
@@ -239,12 +234,12 @@ def run_source(
     pool: str,
     stores: Sequence[OffsetsStore] = (),
     max_records: int = DEFAULT_BATCH_RECORDS,
-    serial: bool = False,
+    serialise: bool = False,
 ) -> list[TaskOutcome]:
     """One batch of every task in `works` (all of one source connector); one outcome per work.
 
     `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
-    tasks produce on the primary store's cluster; `serial`: one transaction at a time there."""
+    tasks produce on the primary store's cluster; `serialise`: one transaction at a time there."""
     from reconciler.runtime.executor import TaskOutcome
 
     name = works[0].connector
@@ -256,7 +251,7 @@ def run_source(
     task_settings = dataclasses.replace(
         primary.settings, topics=dataclasses.replace(primary.settings.topics, offsets=primary.topic)
     )
-    serial_key = lock_key(task_settings) if serial else None
+    serial_key = serial.lock_key(task_settings) if serialise else None
     items = [
         SourceTaskWork(
             task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records,
@@ -306,7 +301,7 @@ class TransactionalBatch:
 
     def __init__(self, item: SourceTaskWork) -> None:
         self.item = item
-        self.txn_id = transactional_id(item.settings.group_id, item.connector, item.task_id)
+        self.txn_id = task_transactional_id(item.settings.group_id, item.connector, item.task_id)
         self.errors = ErrorCollector()
         self.producer: Any = None
 
@@ -332,8 +327,8 @@ class TransactionalBatch:
     def _write_secondary(self, store: OffsetsStore, moved: Mapping[PartitionKey, SourceOffset]) -> None:
         """Connect's secondary write: after the primary commit, outside any transaction; a
         failure is logged, never the task's (the primary store is the one that counts)."""
-        keys = self.item.committed.secondary_keys
-        producer = new_producer(store.settings, self.errors)
+        keys, errors = self.item.committed.secondary_keys, ErrorCollector()
+        producer = new_producer(store.settings, errors)
         try:
             for key, offset in moved.items():
                 raw = keys.get(key) or rec.encode_offset_key(self.item.connector, partition_from_key(key))
@@ -341,7 +336,7 @@ class TransactionalBatch:
             left = producer.flush(store.settings.timeout_s)
             if left:
                 LOG.warning("task %s-%d: %d offsets record(s) not written to the secondary store %s%s",
-                            self.item.connector, self.item.task_id, left, store, self.errors.explain())
+                            self.item.connector, self.item.task_id, left, store, errors.explain())
         except Exception:
             LOG.warning("task %s-%d: offsets not written to the secondary store %s",
                         self.item.connector, self.item.task_id, store, exc_info=True)

@@ -27,7 +27,7 @@ from reconciler.kafka.partitioner import partition_for
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor, TaskWork
-from reconciler.runtime.source_job import transactional_id
+from reconciler.kafka.produce import task_transactional_id as transactional_id
 
 pytestmark = pytest.mark.spark
 

@@ -13,7 +13,7 @@ from reconciler.runtime import failpoints
 from reconciler.runtime.executor import TaskWork, assign_partitions, connector_task_count
 from reconciler.offsets.model import sink_group
 from reconciler.runtime.sink_job import consumer_overrides, sink_topics
-from reconciler.runtime.source_job import transactional_id
+from reconciler.kafka.produce import task_transactional_id as transactional_id
 from reconciler.runtime.spark import is_local, session_conf
 
 
