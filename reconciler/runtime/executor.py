@@ -114,7 +114,8 @@ class SparkExecutor:
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self._serial: bool | None = None  # unknown until the first source batch
+        # Per cluster a source produces to: is it Tansu (one transaction at a time there)?
+        self._serial: dict[frozenset[str], bool] = {}
 
     @property
     def started(self) -> bool:
@@ -154,7 +155,6 @@ class SparkExecutor:
         ]
         sources = [w for w in works if w.kind == "source"]
         if sources:
-            self._check_serial()
             replay, replay_error = self._source_offsets(sources)
             futures += [
                 threads.submit(self._run_connector, session, group, replay, replay_error)
@@ -164,15 +164,23 @@ class SparkExecutor:
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
         return [outcomes[(w.connector, w.task_id)] for w in works]
 
-    def _check_serial(self) -> None:
-        """Once per executor: does this broker need one source transaction at a time?
-        (Judged on the worker's cluster; a connector's own cluster is taken to be alike.)"""
+    def _serialise(self, cluster: KafkaSettings) -> bool:
+        """Whether source transactions on `cluster` must run one at a time (Tansu, see
+        reconciler.runtime.serial); asked once per cluster and executor."""
         from reconciler.kafka.admin import is_tansu
+        from reconciler.kafka.overrides import cluster_key
 
-        if self._serial is None:
-            self._serial = is_tansu(self.settings)
-            if self._serial:
-                LOG.info("the broker is Tansu: source tasks commit one transaction at a time (reconciler.runtime.serial)")
+        key = cluster_key(cluster)
+        with self._lock:
+            known = self._serial.get(key)
+        if known is None:
+            known = is_tansu(cluster)
+            if known:
+                LOG.info("the broker at %s is Tansu: source tasks there commit one transaction at a time "
+                         "(reconciler.runtime.serial)", cluster.bootstrap_servers)
+            with self._lock:
+                self._serial[key] = known
+        return known
 
     def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | None, str | None]:
         """The committed source offsets, or why the source tasks cannot run in this batch."""
@@ -208,7 +216,7 @@ class SparkExecutor:
             limit = self.source_batch_records or source_job.DEFAULT_BATCH_RECORDS
             return source_job.run_source(
                 session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit,
-                serialise=bool(self._serial),
+                serialise=self._serialise(stores[0].settings),
             )
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)
