@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from reconciler.kafka import records as rec
-from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
+from reconciler.offsets.source import read_offsets_topics
 from reconciler.offsets.state import current_body, read_offsets_state
-from test_offsets_run import COUNT, files, sink_alter, stripes
+from test_offsets_run import COUNT, drain, files, sink_alter, stripes
 from test_offsets_support import create_topic
 from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
 
@@ -57,14 +56,6 @@ def declare(pipeline: Pipeline, out: Path, there: KafkaSettings, **source_extra:
     pipeline.connector("src", "datagen", source_config(topic, there, **source_extra))
     pipeline.connector(sink, "parquet-sink", sink_config(topic, out, there))
     return topic, sink
-
-
-def drain(pipeline: Pipeline, out: Path, max_ticks: int = 8) -> None:
-    for _ in range(max_ticks):
-        if sum(parquet_keys(out).values()) >= COUNT:
-            break
-        pipeline.tick()
-    assert parquet_keys(out) == ids(COUNT)
 
 
 def test_sink_on_another_cluster_alters_and_resets_its_group_there(
@@ -104,19 +95,9 @@ def test_sink_on_another_cluster_alters_and_resets_its_group_there(
 
 
 def stored_positions(settings: KafkaSettings, topic: str) -> dict[int, int]:
-    """datagen's offsets as one offsets topic holds them (last record per key wins)."""
-    latest: dict[bytes, bytes | None] = {}
-    for message in read_to_end(settings, topic):
-        if message.key is not None:
-            latest[message.key] = message.value
-    found = {}
-    for key, value in latest.items():
-        decoded = rec.decode_offset_key(key)
-        offset = None if value is None else rec.decode_offset_value(value)
-        if isinstance(decoded, rec.Invalid) or decoded[0] != "src" or not isinstance(offset, dict):
-            continue
-        found[decoded[1]["shard"]] = offset["position"]
-    return found
+    """datagen's offsets as one offsets topic holds them, read as the runtime reads them."""
+    replay = read_offsets_topics(settings, [topic])[topic]
+    return {partition["shard"]: offset["position"] for partition, offset, _raw in replay.offsets_for("src")}
 
 
 @pytest.mark.parametrize("own_topic", [False, True], ids=["worker-topic-name", "offsets.storage.topic"])
