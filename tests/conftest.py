@@ -74,6 +74,14 @@ class KafkaUnderTest:
 _SESSION_BROKER: list[KafkaUnderTest] = []
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _manifest_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests (and the CLI processes they start) keep their manifest cache out of the user's home."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RECONCILER_CACHE_DIR", str(tmp_path_factory.mktemp("manifest-cache")))
+        yield
+
+
 @pytest.fixture(scope="session")
 def kafka() -> Iterator[KafkaUnderTest]:
     external = os.environ.get(ENV_BOOTSTRAP)

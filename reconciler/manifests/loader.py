@@ -4,26 +4,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-
-from yaml.nodes import Node
+from typing import TypeVar
 
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.errors import InvalidManifests
-from reconciler.manifests.documents import Document, Problem, position, read_documents
-from reconciler.manifests.findings import format_path
-from reconciler.manifests.validate import connector_name, name_node, validate_document
+from reconciler.manifests import forked, reading
+from reconciler.manifests.cache import ManifestCache
+from reconciler.manifests.reading import FileResult, Where
+
+_T = TypeVar("_T")
 
 MANIFEST_SUFFIXES = (".yaml", ".yml")
-
-# Where a name was first declared: (file, node). Not the whole Document: that would keep every
-# document's node tree alive until the end (memory, and a long final GC pass).
-_Where = tuple[str, Node]
+# Below this much YAML a load takes milliseconds: not worth a file in the user's cache directory.
+CACHE_MIN_BYTES = 256 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,20 +43,38 @@ class LoadResult:
         return not self.errors
 
 
-def load_manifests(paths: Sequence[str | Path], env: Mapping[str, str] | None = None) -> LoadResult:
+def load_manifests(
+    paths: Sequence[str | Path],
+    env: Mapping[str, str] | None = None,
+    *,
+    workers: int | None = None,
+    cache: bool = True,
+) -> LoadResult:
     """Read manifest files and directories (recursively: `*.yaml`, `*.yml`; hidden entries skipped).
 
     `${env:NAME}` placeholders in `spec.config` are resolved from `env` (default: os.environ).
+    Files are parsed on every CPU (`workers`: at most this many processes; 1 = this one), and
+    files unchanged since the last load of the same paths are not parsed at all (`cache`).
     """
     environment = os.environ if env is None else env
-    found: list[Diagnostic] = []
-    connectors: list[DesiredConnector] = []
-    first_seen: dict[str, _Where] = {}
-    files, path_problems = manifest_files(paths)
-    found.extend(path_problems)
+    files, found = manifest_files(paths)
     with _gc_paused():
-        for file in files:
-            found.extend(_load_file(file, environment, connectors, first_seen))
+        store = ManifestCache.open(paths) if cache else ManifestCache()
+        results, size = _read_files(files, environment, store, workers)
+        if size >= CACHE_MIN_BYTES:
+            store.save({r.digest: documents for r in results if (documents := r.documents) is not None})
+    connectors: list[DesiredConnector] = []
+    first_seen: dict[str, Where] = {}
+    for result in results:  # in file order: "first declared" means the same however files were read
+        found.extend(result.diagnostics)
+        for name, where, connector in result.declared:
+            first = first_seen.get(name)
+            if first is not None:
+                found.append(_duplicate(name, where, first))
+                continue
+            first_seen[name] = where
+            if connector is not None:
+                connectors.append(connector)
     connectors.sort(key=lambda c: c.name)
     found.sort(key=_position)
     return LoadResult(connectors=connectors, diagnostics=found, files=files)
@@ -111,89 +129,82 @@ def _walk(directory: str, visited: set[str]) -> Iterator[str]:
             yield entry.path
 
 
-def _load_file(
-    file: str, env: Mapping[str, str], connectors: list[DesiredConnector], first_seen: dict[str, _Where]
-) -> list[Diagnostic]:
-    text, problem = _read(file)
-    if problem is not None:
-        return [problem]
-    found: list[Diagnostic] = []
-    empty = True
-    for item in read_documents(text, file):
-        empty = False
-        if isinstance(item, Problem):
-            found.append(_reading_problem(file, item))
-        else:
-            found.extend(_load_document(item, env, connectors, first_seen))
-    if empty:
-        start = SourceRef(file=file, line=1, column=1)
-        hint = "add a Connector manifest or delete the file"
-        found.append(diagnostics.error("empty file: no manifest in it", source=start, hint=hint))
-    return found
+def _read_files(
+    files: list[str], env: Mapping[str, str], store: ManifestCache, workers: int | None
+) -> tuple[list[FileResult], int]:
+    """A result per file, in order (from the cache when it knows the bytes, else parsed); bytes read."""
+    results: list[FileResult | None] = []
+    to_parse: list[tuple[int, str, bytes]] = []
+    size = 0
+    for file in files:
+        raw, problem = reading.read_raw(file)
+        if problem is not None:
+            results.append(FileResult([problem], []))
+            continue
+        size += len(raw)
+        digest = reading.digest(raw)
+        known = store.get(digest)
+        result = None if known is None else reading.from_documents(file, digest, known, env)
+        if result is None:
+            to_parse.append((len(results), file, raw))
+        results.append(result)
+    for (index, _, _), parsed in zip(to_parse, _parse(to_parse, env, workers), strict=True):
+        results[index] = parsed
+    return [result for result in results if result is not None], size
 
 
-def _load_document(
-    document: Document, env: Mapping[str, str], connectors: list[DesiredConnector], first_seen: dict[str, _Where]
-) -> list[Diagnostic]:
-    connector, found = validate_document(document, env)
-    name = connector_name(document)
-    duplicate = _duplicate(name, document, first_seen) if name is not None else None
-    if duplicate is not None:
-        found.append(duplicate)
-    elif connector is not None and not document.flawed:
-        connectors.append(connector)
-    return found
+def _parse(files: list[tuple[int, str, bytes]], env: Mapping[str, str], workers: int | None) -> list[FileResult]:
+    """The files parsed in contiguous shares: the first here, the others in forked workers.
+
+    A worker whose result does not arrive (it failed, or was killed) has its share parsed here.
+    """
+    shares = _split(files, forked.worker_count(len(files), workers))
+    children = [forked.start(functools.partial(_parse_encoded, share, env)) for share in shares[1:]]
+    try:
+        results = _parse_share(shares[0], env)
+        for index, (share, child) in enumerate(zip(shares[1:], children, strict=True)):
+            payload = None if child is None else forked.collect(child)
+            children[index] = None
+            decoded = None if payload is None else reading.decode(payload, env)
+            results.extend(_parse_share(share, env) if decoded is None else decoded)
+    finally:
+        for child in children:
+            if child is not None:
+                forked.abandon(child)
+    return results
 
 
-def _reading_problem(file: str, problem: Problem) -> Diagnostic:
+def _parse_share(files: list[tuple[int, str, bytes]], env: Mapping[str, str]) -> list[FileResult]:
+    return [reading.parse_file(file, raw, env) for _, file, raw in files]
+
+
+def _parse_encoded(files: list[tuple[int, str, bytes]], env: Mapping[str, str]) -> bytes:
+    return reading.encode(_parse_share(files, env))
+
+
+def _split(items: list[_T], count: int) -> list[list[_T]]:
+    """`count` contiguous parts of (nearly) equal length; one part when `items` is empty."""
+    size, extra = divmod(len(items), max(count, 1))
+    parts, start = [], 0
+    for index in range(max(count, 1)):
+        end = start + size + (1 if index < extra else 0)
+        parts.append(items[start:end])
+        start = end
+    return parts
+
+
+def _duplicate(name: str, here: Where, first: Where) -> Diagnostic:
     return diagnostics.error(
-        problem.message,
-        source=SourceRef(file=file, line=problem.line, column=problem.column),
-        field_path=format_path(problem.path),
-        hint=problem.hint,
-    )
-
-
-def _duplicate(name: str, document: Document, first_seen: dict[str, _Where]) -> Diagnostic | None:
-    here = (document.file, name_node(document))
-    first = first_seen.setdefault(name, here)
-    if first is here:
-        return None
-    return diagnostics.error(
-        f"duplicate connector name `{name}`: also declared at {position(*first)}",
-        source=position(*here),
+        f"duplicate connector name `{name}`: also declared at {_source(first)}",
+        source=_source(here),
         field_path="metadata.name",
         connector=name,
         hint="connector names must be unique across all manifest files",
     )
 
 
-def _read(file: str) -> tuple[str, Diagnostic | None]:
-    try:
-        raw = _read_bytes(file)
-    except OSError as exc:
-        return "", diagnostics.error(f"{file}: cannot read: {exc.strerror}")
-    try:
-        return raw.decode("utf-8-sig"), None
-    except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        column = len(before) - (before.rfind(b"\n") + 1) + 1
-        return "", diagnostics.error(
-            "not UTF-8 text", source=SourceRef(file=file, line=line, column=column), hint="save the file as UTF-8"
-        )
-
-
-def _read_bytes(file: str) -> bytes:
-    # os.read skips the buffered-file machinery: half the cost when reading 10,000 small files.
-    fd = os.open(file, os.O_RDONLY)
-    try:
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
+def _source(where: Where) -> SourceRef:
+    return SourceRef(file=where[0], line=where[1], column=where[2])
 
 
 def _position(diagnostic: Diagnostic) -> tuple[str, int, int]:

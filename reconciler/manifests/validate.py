@@ -19,7 +19,7 @@ from yaml.nodes import Node
 
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
-from reconciler.core.models import ConnectorManifest, DesiredConnector
+from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
@@ -41,6 +41,24 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     if placeholder_findings or rule_findings:
         return None, _diagnostics(document, merge([placeholder_findings, rule_findings]))
     return DesiredConnector(manifest=manifest, source=document.source), []
+
+
+def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> DesiredConnector | None:
+    """The connector when a document's data passes every check `validate_document` makes; else None.
+
+    For data whose nodes are gone (read from the cache, or sent by a worker process): without
+    them a problem has no position, so the caller parses the file again to report it.
+    """
+    if not isinstance(data, dict):
+        return None
+    resolved, placeholder_findings = _resolve_placeholders(data, env)
+    if placeholder_findings or document_findings(resolved):
+        return None
+    try:
+        manifest = ConnectorManifest.model_validate(resolved)
+    except ValidationError:
+        return None
+    return DesiredConnector(manifest=manifest, source=source)
 
 
 def connector_name(document: Document) -> str | None:
