@@ -9,7 +9,10 @@ the same run, times:
   replay them through Connect's state machines into the live-state model), in process;
 - ours, CLI: `reconciler snapshot` as a fresh process (includes interpreter start, imports and
   writing the JSON snapshot to /dev/null);
-- kcat: `kcat -C -e` consuming the config and status topics to the end into /dev/null.
+- kcat: `kcat -C -e` consuming the config and status topics to the end into /dev/null;
+- the floor under ours: the same topics consumed to the end with confluent-kafka, as our
+  reader does (`batches_to_end`), doing nothing with the records. Every Python reader built
+  on confluent-kafka pays this: one Python `Message` object per record.
 
 Each is the best of N runs (`--repeat`); the machine's other load shows up as noise in all
 three, so compare figures from one run, and prefer a quiet machine.
@@ -34,6 +37,7 @@ from reconciler.devtools.broker import start_broker
 from reconciler.kafka import records as rec
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.client import new_producer
+from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.reader import read_live_state
 from reconciler.kafka.settings import KafkaSettings, Topics
 
@@ -93,6 +97,17 @@ def time_ours(settings: KafkaSettings, repeat: int) -> tuple[float, int]:
     return best, size
 
 
+def time_floor(settings: KafkaSettings, repeat: int) -> float:
+    topics = [settings.topics.configs, settings.topics.status, settings.topics.reconciler]
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _batch in batches_to_end(settings, topics):
+            pass
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def time_cli(settings: KafkaSettings, repeat: int) -> float:
     cmd = [sys.executable, "-m", "reconciler.cli.main", "snapshot", "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
     best = float("inf")
@@ -137,6 +152,7 @@ def main() -> int:
         produce(settings, settings.topics.status, statuses)
         total = len(configs) + len(statuses)
         ours, connectors = time_ours(settings, args.repeat)
+        floor = time_floor(settings, args.repeat)
         cli = time_cli(settings, args.repeat)
         kcat_s, kcat_lines = time_kcat(kcat, settings, args.repeat)
     print(f"state_read: {len(configs):,} config + {len(statuses):,} status records, {connectors:,} connectors (best of {args.repeat})")
@@ -144,6 +160,7 @@ def main() -> int:
     print(f"{'kcat -C -e (both topics, /dev/null)':<34} {kcat_s:>8.2f} {kcat_lines / kcat_s:>11,.0f} {1.0:>7.2f}x")
     print(f"{'ours: read_live_state (in process)':<34} {ours:>8.2f} {total / ours:>11,.0f} {ours / kcat_s:>7.2f}x")
     print(f"{'ours: reconciler snapshot (process)':<34} {cli:>8.2f} {total / cli:>11,.0f} {cli / kcat_s:>7.2f}x")
+    print(f"{'floor: confluent-kafka consume only':<34} {floor:>8.2f} {total / floor:>11,.0f} {floor / kcat_s:>7.2f}x")
     print(f"goal: in-process reader within 1.5x of kcat: {'OK' if ours / kcat_s <= 1.5 else 'NOT MET'}")
     return 0
 

@@ -6,6 +6,9 @@ Starts its own Tansu broker on loopback, then:
   (b) `datagen` source → topic, one batch on Spark, vs `kcat -P` producing the same key/value
       bytes from a file into a topic with as many partitions;
   (a) that same topic → `parquet-sink`, one batch on Spark, vs `kcat -C` reading it to /dev/null.
+Then, for scale, the floor every Python task built on confluent-kafka stands on: the same
+records produced (`produce()` per record, no transaction) and consumed (to the end, records
+left untouched) by one process with confluent-kafka, no Spark.
 Prints records/s, MB/s (key + value bytes) and the ratio to kcat for both, the Spark session
 start (with the workers' warm-up) separately, and the peak memory of the run: this process
 (the driver), the JVM and the Spark Python workers, sampled every 200 ms with psutil (the
@@ -314,11 +317,58 @@ def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path,
                     "    kcat -C to /dev/null", args.records, payload,
                 )
         results.append((sink, kcat_c))
+
+        spark_peak = (sampler.peak_total, dict(sampler.peak_parts))  # the floor's records would count
+        with phase("floor: confluent-kafka in one process, no Spark"):
+            floors = [
+                (client_produce_floor(settings, config, args, payload, meter), kcat_p),
+                (client_consume_floor(settings, args.records, payload, meter), kcat_c),
+            ]
     finally:
         executor.close()
         session.stop()
-    report(args, session_s, warm_s, results, sampler)
+    report(args, session_s, warm_s, results, spark_peak, floors)
     return 0
+
+
+def client_produce_floor(
+    settings: KafkaSettings, config: dict[str, str | None], args: argparse.Namespace, payload: int, meter: CpuMeter
+) -> Measure:
+    from collections import deque
+    from itertools import repeat
+
+    from reconciler.kafka.client import new_producer
+    from reconciler.runtime.source_job import PRODUCER_TUNING
+
+    topic = "bench-floor"
+    create_topic(settings, topic, args.partitions)
+    task = DatagenTask({**{k: v for k, v in config.items() if v is not None}, "shards": "1", "batch.size": str(10**9)})
+    batch = task.poll_batch({}, 10**9)
+    keys, values = list(batch.keys), list(batch.values)
+    producer = new_producer(settings, **PRODUCER_TUNING)
+    measure = Measure("    confluent-kafka produce()", 0.0, len(values), payload)
+    with meter.tree(measure.cpu):
+        started = time.perf_counter()
+        for start in range(0, len(values), 100_000):  # the local queue holds 500,000
+            end = start + 100_000
+            deque(map(producer.produce, repeat(topic, end - start), values[start:end], keys[start:end]), maxlen=0)
+            producer.poll(0)
+        if producer.flush(60):
+            raise SystemExit("floor: records not delivered")
+        measure.seconds = time.perf_counter() - started
+    return measure
+
+
+def client_consume_floor(settings: KafkaSettings, records: int, payload: int, meter: CpuMeter) -> Measure:
+    from reconciler.kafka.consume import batches_to_end
+
+    measure = Measure("    confluent-kafka consume", 0.0, 0, payload)
+    with meter.tree(measure.cpu):
+        started = time.perf_counter()
+        measure.records = sum(map(len, batches_to_end(settings, [SOURCE_TOPIC])))
+        measure.seconds = time.perf_counter() - started
+    assert measure.records == records, measure.records
+    return measure
 
 
 KcatRun = tuple[float, dict[str, float]]
@@ -348,7 +398,12 @@ def kcat_consume_run(settings: KafkaSettings, env: dict[str, str], meter: CpuMet
 
 
 def report(
-    args: argparse.Namespace, session_s: float, warm_s: float, results: list[tuple[Measure, Measure | None]], sampler: MemorySampler
+    args: argparse.Namespace,
+    session_s: float,
+    warm_s: float,
+    results: list[tuple[Measure, Measure | None]],
+    peak: tuple[int, dict[str, int]],
+    floors: list[tuple[Measure, Measure | None]],
 ) -> None:
     cores, load = os.cpu_count(), ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
@@ -363,8 +418,11 @@ def report(
         print(row(ours, ratio))
         if kcat is not None:
             print(row(kcat, ""))
-    parts = ", ".join(f"{name} {rss / 2**20:,.0f} MB" for name, rss in sampler.peak_parts.items())
-    print(f"\npeak memory (driver + JVM + Python workers): {sampler.peak_total / 2**20:,.0f} MB ({parts})")
+    print("floor: one process, confluent-kafka, no Spark (what any Python task pays per record)")
+    for floor, kcat in floors:
+        print(row(floor, f"{floor.rate / kcat.rate:.2f}" if kcat is not None else "n/a"))
+    parts = ", ".join(f"{name} {rss / 2**20:,.0f} MB" for name, rss in peak[1].items())
+    print(f"\npeak memory of the Spark runs (driver + JVM + Python workers): {peak[0] / 2**20:,.0f} MB ({parts})")
     print("CPU s: our processes (driver, JVM, Python workers) or kcat; broker CPU s: Tansu's, in the same phase")
 
 

@@ -93,10 +93,10 @@ def cache_dir() -> Path | None:
 @functools.cache
 def reader_stamp() -> str:
     """Changes whenever the code that turns YAML into documents' data could read differently."""
-    from reconciler.manifests import documents, reading
+    from reconciler.manifests import documents, reading, validate
 
     digest = hashlib.blake2b(digest_size=12)
-    for module in (documents, reading):
+    for module in (documents, reading, validate):  # YAML → data; what is kept; names' positions
         with contextlib.suppress(OSError, TypeError):
             digest.update(Path(module.__file__ or "").read_bytes())
     digest.update(f"{_FORMAT}:{yaml.__version__}:{hasattr(yaml, 'CSafeLoader')}".encode())

@@ -148,3 +148,28 @@ def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSetting
     finally:
         consumer.close()
     assert sink_group_offsets(kafka_settings, group) == {("orders", 0): 1200, ("orders", 2): 7}
+
+
+@pytest.mark.parametrize("deleted", [0, 3])
+def test_a_never_committed_sink_range_starts_at_the_log_start(
+    kafka: KafkaUnderTest, kafka_settings: KafkaSettings, deleted: int
+) -> None:
+    """The sink reader asks for offset 0 and lets `auto.offset.reset=earliest` find the log
+    start when retention (here DeleteRecords) removed the first records."""
+    from confluent_kafka import TopicPartition
+
+    from reconciler.runtime.sink_job import RangeReader, SinkPartitionWork
+
+    if deleted and kafka.tansu:
+        pytest.skip("Tansu 0.6 does not implement DeleteRecords (it closes the connection)")
+    create_topic(kafka_settings, "retained", 1)
+    produce_plain(kafka_settings, "retained", [(b"k%d" % i, b"v%d" % i, 0) for i in range(8)])
+    if deleted:
+        admin = new_admin(kafka_settings)
+        [future] = admin.delete_records([TopicPartition("retained", 0, deleted)]).values()
+        future.result(timeout=kafka_settings.timeout_s)
+    work = SinkPartitionWork(kafka_settings, "sink", "parquet-sink", 0, {}, "retained", 0, committed=None, end=8)
+    reader = RangeReader(work, None)
+    values = [v.as_py() for batch in reader.batches() for v in batch.column("value")]
+    assert values == [b"v%d" % i for i in range(deleted, 8)]
+    assert (reader.position, reader.done) == (8, True)

@@ -196,3 +196,23 @@ def test_only_the_newest_cache_files_are_kept(tmp_path: Path, cache_dir: Path, m
             if written.stat().st_mtime > 2_000_000:
                 os.utime(written, (stamp, stamp))
     assert len(list(cache_dir.glob("manifests-*.json"))) == 2
+
+
+def test_cached_values_come_back_with_their_types(tmp_path: Path, cache_dir: Path, parsed: list[str]) -> None:
+    root = tmp_path / "typed"
+    root.mkdir()
+    values = "    big: 123456789012345678901234567890\n    inf: .inf\n    nan: .nan\n    neg: -0.0\n"
+    values += "    one: 1.0\n    date: 2026-11-22\n    yes: true\n    nothing: null\n    text: \"é😀\"\n"
+    values += "    quoted: \"1.5\"\n    octal: 0o17\n"
+    (root / "typed.yaml").write_text(manifest("typed", "  config:\n" + values), encoding="utf-8")
+    result = load(root)
+    assert result.diagnostics == []
+    first = result.connectors[0].spec.config
+    parsed.clear()
+    second = load(root).connectors[0].spec.config
+    assert parsed == []
+    assert first.keys() == second.keys()
+    for key, value in first.items():
+        again = second[key]
+        assert type(again) is type(value), key
+        assert repr(again) == repr(value), key  # nan == nan is False; -0.0 == 0.0 is True
