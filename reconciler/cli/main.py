@@ -10,6 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from reconciler import heap
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -28,6 +29,8 @@ COMMANDS: dict[str, str] = {
     "run": "reconciler.cli.run_cmd",
     "watch": "reconciler.cli.watch_cmd",
 }
+# Commands that keep running; the others exit when done (reconciler.heap: what they build is frozen).
+LONG_RUNNING = {"run", "watch"}
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
@@ -58,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        code: int = args.handler(args)
+        with heap.one_shot(args.command not in LONG_RUNNING):
+            code: int = args.handler(args)
     except ReconcilerError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR

@@ -8,7 +8,6 @@ it is empty (everything would be created). Kafka client code is imported only in
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 from pathlib import Path
@@ -48,11 +47,10 @@ def run(args: argparse.Namespace) -> int:
     from reconciler.render import render, render_json
 
     desired = load_or_raise(args.paths)
-    # One-shot command: what was loaded lives until exit, so the cyclic GC need not scan it
-    # again in each later collection and at exit (measured: ~0.15 s for 10,000 connectors).
-    gc.freeze()
     live = read_live_state(args)
-    plan = build_plan(desired, live, prune=args.prune, manifest_paths=[str(p) for p in args.paths])
+    saved = args.out is not None or args.format == "json"  # only a saved plan is checked against its digests
+    paths = [str(p) for p in args.paths]
+    plan = build_plan(desired, live, prune=args.prune, manifest_paths=paths, fingerprints=saved)
     if args.live_state is None and (args.bootstrap_servers or os.environ.get("RECONCILER_BOOTSTRAP_SERVERS")):
         from reconciler.offsets.preview import with_current_offsets  # offsets requests show from → to
 

@@ -7,7 +7,6 @@ Diagnostics go to stderr as `file:line:col: field.path: message (hint: …)`; wi
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import sys
 from typing import Any
@@ -35,9 +34,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     result = load_manifests(args.paths)
-    # One-shot command: what was loaded lives until exit, so the cyclic GC need not scan it
-    # again in each later collection and at exit (measured: ~0.15 s for 10,000 connectors).
-    gc.freeze()
     if args.format == "json":
         print(json.dumps([diagnostic_json(d) for d in result.diagnostics], indent=2))
     else:

@@ -11,14 +11,12 @@ upsert, so the next apply sees what is really there and converges.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
-from collections.abc import Iterator
 from itertools import groupby
 from operator import methodcaller
 from typing import Any
 
+from reconciler import heap
 from reconciler.core.live import LiveState
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.client import check_reachable, new_admin, translate
@@ -50,7 +48,7 @@ def read_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveSta
     topics = settings.topics
     config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
     replays: dict[str, Any] = {topics.configs: config, topics.status: status, topics.reconciler: ours}
-    with _gc_paused():
+    with heap.building():
         # One consumer reads the three topics together; per-partition order is all replays need.
         # A batch holds runs of one partition's records: the replay is looked up once per run.
         for batch in batches_to_end(settings, list(replays)):
@@ -61,25 +59,6 @@ def read_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveSta
         if replay.skipped:
             LOG.info("%s: %d record(s) ignored, as a Connect worker would ignore them", name, replay.skipped)
     return live
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the state is built.
-
-    Reading allocates 100,000s of objects that all stay alive (messages, property maps, the
-    model), none of them garbage, yet every 700 allocations trigger a collection and the older
-    generations' ones walk the whole growing heap: ~10% of the read. Reference counting still
-    frees everything as usual; cycles are collected after.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
 
 
 def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, int], int]:

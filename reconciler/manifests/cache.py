@@ -65,6 +65,10 @@ class ManifestCache:
         path = directory / f"manifests-{name}.json"
         return cls(path, _read(path))
 
+    @property
+    def empty(self) -> bool:
+        return not self._entries
+
     def get(self, digest: str) -> Sequence[CachedDocument] | None:
         return self._entries.get(digest)
 

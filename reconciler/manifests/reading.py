@@ -35,6 +35,7 @@ class FileResult:
     # Every document with a name, in file order: (name, where the name is, the connector if valid).
     declared: list[tuple[str, Where, DesiredConnector | None]]
     digest: str = ""  # of the file's bytes; "" when it could not be read
+    size: int = 0  # bytes read
     # The valid documents' data and positions, in order (for the cache, and for a worker to send).
     valid: list[CachedDocument] = dataclasses.field(default_factory=list)
 
@@ -65,9 +66,13 @@ def digest(raw: bytes) -> str:
     return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
-def parse_file(file: str, raw: bytes, env: Mapping[str, str]) -> FileResult:
-    """Decode, parse and validate every document of one file."""
-    result = FileResult([], [], digest(raw))
+def parse_file(file: str, raw: bytes | None, env: Mapping[str, str]) -> FileResult:
+    """Decode, parse and validate every document of one file (`raw`: its bytes, if read already)."""
+    if raw is None:
+        raw, problem = read_raw(file)
+        if problem is not None:
+            return FileResult([problem], [])
+    result = FileResult([], [], digest(raw), len(raw))
     text, problem = _decode(file, raw)
     if problem is not None:
         result.diagnostics.append(problem)
@@ -95,13 +100,15 @@ def parse_file(file: str, raw: bytes, env: Mapping[str, str]) -> FileResult:
     return result
 
 
-def from_documents(file: str, digest_: str, documents: Sequence[CachedDocument], env: Mapping[str, str]) -> FileResult | None:
+def from_documents(
+    file: str, digest_: str, documents: Sequence[CachedDocument], env: Mapping[str, str], size: int
+) -> FileResult | None:
     """A file known to have had no problems, rebuilt from its documents' data (no YAML parsing).
 
     Every check runs again (the environment may have changed); None if any fails: the caller
     parses the file, for problems with their positions.
     """
-    result = FileResult([], [], digest_, list(documents))
+    result = FileResult([], [], digest_, size, list(documents))
     for data, line, column, name_line, name_column in documents:
         connector = clean_connector(data, SourceRef(file=file, line=line, column=column), env)
         if connector is None:
@@ -120,15 +127,15 @@ def encode(results: list[FileResult]) -> bytes:
     for result in results:
         valid = iter(result.valid)
         declared = [(name, where, None if c is None else next(valid)) for name, where, c in result.declared]
-        wire.append((result.diagnostics, declared, result.digest))
+        wire.append((result.diagnostics, declared, result.digest, result.size))
     return pickle.dumps(wire, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def decode(payload: bytes, env: Mapping[str, str]) -> list[FileResult] | None:
     """What `encode` sent; None if the data does not validate again here (never expected)."""
     results = []
-    for found, declared, digest_ in pickle.loads(payload):  # noqa: S301 - our own worker's output
-        result = FileResult(found, [], digest_)
+    for found, declared, digest_, size in pickle.loads(payload):  # noqa: S301 - our own worker's output
+        result = FileResult(found, [], digest_, size)
         for name, where, document in declared:
             connector = None
             if document is not None:

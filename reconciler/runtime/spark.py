@@ -21,7 +21,6 @@ and each later job ~0.2–0.45 s against ~0.12–0.3 s.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from reconciler import heap
 from reconciler.errors import ReconcilerError
 from reconciler.runtime import failpoints
 
@@ -227,13 +227,9 @@ def _partition_main(
     (measured: 1.0–1.3 s instead of 1.3–1.6 s per 500,000 records).
     """
     for index in indexes:
-        collecting = gc.isenabled()
-        gc.disable()
         try:
-            result: Any = function(items[index])
+            with heap.building():
+                result: Any = function(items[index])
         except Exception:
             result = PartitionFailed(traceback.format_exc())
-        finally:
-            if collecting:
-                gc.enable()
         yield index, result

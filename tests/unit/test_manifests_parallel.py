@@ -106,14 +106,22 @@ def test_a_killed_worker_has_its_share_read_by_the_parent(
     serial = load(tree, workers=1)
     parse_encoded = loader._parse_encoded
 
-    def killed(files: list[tuple[int, str, bytes]], env: dict[str, str]) -> bytes:
-        if any(file.endswith("i-last.yaml") for _, file, _ in files):
+    def killed(files: list[tuple[str, bytes | None]], env: dict[str, str]) -> bytes:
+        if any(file.endswith("i-last.yaml") for file, _ in files):
             os.kill(os.getpid(), signal.SIGKILL)
         return parse_encoded(files, env)
 
+    collect, payloads = forked.collect, []
+
+    def recording(child: forked.Child) -> bytes | None:
+        payloads.append(collect(child))
+        return payloads[-1]
+
     monkeypatch.setattr(loader, "_parse_encoded", killed)
+    monkeypatch.setattr(forked, "collect", recording)
     assert_same(load(tree, workers=3), serial)
     assert len(forks) == 2
+    assert [payload is None for payload in payloads] == [False, True]  # the last share's worker died
     for pid in forks:  # every worker was reaped
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)

@@ -327,6 +327,17 @@ def test_plan_metadata_and_fingerprints() -> None:
     assert desired_fingerprint([connector("a", config={"db.password": "one"}, state="paused")]) != other
 
 
+def test_a_plan_only_shown_skips_the_fingerprints_and_nothing_else() -> None:
+    desired = [connector("a", config={"x": 1}), connector("b", state="paused")]
+    live = LiveState(group_id="prod", connectors={"a": LiveConnector(name="a", config={"x": "2"})})
+    full = build_plan(desired, live)
+    shown = build_plan(desired, live, fingerprints=False)
+    assert (shown.desired_fingerprint, shown.live_fingerprint) == ("", "")
+    assert full.desired_fingerprint and full.live_fingerprint
+    assert shown.model_copy(update={"desired_fingerprint": full.desired_fingerprint,
+                                    "live_fingerprint": full.live_fingerprint}) == full
+
+
 # --- scale ----------------------------------------------------------------------------------------
 
 
