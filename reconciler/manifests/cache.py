@@ -53,6 +53,7 @@ class ManifestCache:
     def __init__(self, path: Path | None = None, entries: Entries | None = None) -> None:
         self.path = path
         self._entries = entries or {}
+        self._rejected = False
 
     @classmethod
     def open(cls, paths: Sequence[str | os.PathLike[str]]) -> ManifestCache:
@@ -72,9 +73,13 @@ class ManifestCache:
     def get(self, digest: str) -> Sequence[CachedDocument] | None:
         return self._entries.get(digest)
 
+    def reject(self) -> None:
+        """What `get` gave for a file could not be used (see `reading.from_documents`): rewrite."""
+        self._rejected = True
+
     def save(self, entries: Entries) -> None:
         """Keep exactly these files' documents; nothing is written when they are what was read."""
-        if self.path is None or entries.keys() == self._entries.keys():
+        if self.path is None or (entries.keys() == self._entries.keys() and not self._rejected):
             return
         document = {"format": _FORMAT, "reader": reader_stamp(), "files": entries}
         try:

@@ -151,6 +151,8 @@ def _read_files(
         known = store.get(digest)
         result = None if known is None else reading.from_documents(file, digest, known, env, len(raw))
         if result is None:
+            if known is not None:
+                store.reject()
             to_parse.append((len(results), file, raw))
         results.append(result)
     parsed = _parse([(file, raw) for _, file, raw in to_parse], env, workers)

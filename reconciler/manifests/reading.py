@@ -108,12 +108,17 @@ def from_documents(
     Every check runs again (the environment may have changed); None if any fails: the caller
     parses the file, for problems with their positions.
     """
+    if not documents:  # a file without problems has at least one document
+        return None
     result = FileResult([], [], digest_, size, list(documents))
-    for data, line, column, name_line, name_column in documents:
-        connector = clean_connector(data, SourceRef(file=file, line=line, column=column), env)
-        if connector is None:
-            return None
-        result.declared.append((connector.name, (file, name_line, name_column), connector))
+    try:
+        for data, line, column, name_line, name_column in documents:
+            connector = clean_connector(data, SourceRef(file=file, line=line, column=column), env)
+            if connector is None:
+                return None
+            result.declared.append((connector.name, (file, int(name_line), int(name_column)), connector))
+    except (TypeError, ValueError):  # a damaged cache entry (SourceRef rejects odd positions too)
+        return None
     return result
 
 

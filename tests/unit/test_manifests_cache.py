@@ -132,6 +132,7 @@ def test_duplicate_names_are_found_among_cached_files(tree: Path, cache_dir: Pat
         pytest.param(lambda path: path.write_text("{not json"), id="corrupt"),
         pytest.param(lambda path: path.write_text(json.dumps({"format": 0, "files": {}})), id="old-format"),
         pytest.param(lambda path: path.write_text(json.dumps({"format": 1, "reader": "x", "files": {}})), id="other-reader"),
+        pytest.param(lambda path: _damage_entries(path), id="damaged-entries"),
     ],
 )
 def test_an_unusable_cache_is_ignored_and_replaced(
@@ -146,6 +147,15 @@ def test_an_unusable_cache_is_ignored_and_replaced(
     parsed.clear()
     load(tree)
     assert parsed == ["c.yaml"]  # replaced by a usable one
+
+
+def _damage_entries(path: Path) -> None:
+    """Valid JSON of the right format whose entries are not what the loader wrote."""
+    document = json.loads(path.read_text())
+    damage = [[], [[1, 2]], [["x", "y", "z", 1, 2]], {"a": 1}]
+    for digest, entry in zip(sorted(document["files"]), damage, strict=False):
+        document["files"][digest] = entry
+    path.write_text(json.dumps(document))
 
 
 def test_a_cache_directory_others_can_write_is_not_trusted(tree: Path, cache_dir: Path, parsed: list[str]) -> None:
