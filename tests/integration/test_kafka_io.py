@@ -150,25 +150,31 @@ def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSetting
     assert sink_group_offsets(kafka_settings, group) == {("orders", 0): 1200, ("orders", 2): 7}
 
 
-@pytest.mark.parametrize("deleted", [0, 3])
+@pytest.mark.parametrize(
+    ("deleted", "reset"),
+    [(0, None), (3, None), (0, "latest"), (3, "latest")],
+)
 def test_a_never_committed_sink_range_starts_at_the_log_start(
-    kafka: KafkaUnderTest, kafka_settings: KafkaSettings, deleted: int
+    kafka: KafkaUnderTest, kafka_settings: KafkaSettings, deleted: int, reset: str | None
 ) -> None:
     """The sink reader asks for offset 0 and lets `auto.offset.reset=earliest` find the log
-    start when retention (here DeleteRecords) removed the first records."""
+    start when retention (here DeleteRecords) removed the first records; with another reset
+    policy (`consumer.override.auto.offset.reset`) it asks for the log start itself."""
     from confluent_kafka import TopicPartition
 
     from reconciler.runtime.sink_job import RangeReader, SinkPartitionWork
 
     if deleted and kafka.tansu:
         pytest.skip("Tansu 0.6 does not implement DeleteRecords (it closes the connection)")
-    create_topic(kafka_settings, "retained", 1)
-    produce_plain(kafka_settings, "retained", [(b"k%d" % i, b"v%d" % i, 0) for i in range(8)])
+    topic = f"retained-{kafka_settings.group_id}"  # one per parameter set
+    create_topic(kafka_settings, topic, 1)
+    produce_plain(kafka_settings, topic, [(b"k%d" % i, b"v%d" % i, 0) for i in range(8)])
     if deleted:
         admin = new_admin(kafka_settings)
-        [future] = admin.delete_records([TopicPartition("retained", 0, deleted)]).values()
+        [future] = admin.delete_records([TopicPartition(topic, 0, deleted)]).values()
         future.result(timeout=kafka_settings.timeout_s)
-    work = SinkPartitionWork(kafka_settings, "sink", "parquet-sink", 0, {}, "retained", 0, committed=None, end=8)
+    overrides = {} if reset is None else {"auto.offset.reset": reset}
+    work = SinkPartitionWork(kafka_settings, "sink", "parquet-sink", 0, {}, topic, 0, None, 8, overrides)
     reader = RangeReader(work, None)
     values = [v.as_py() for batch in reader.batches() for v in batch.column("value")]
     assert values == [b"v%d" % i for i in range(deleted, 8)]

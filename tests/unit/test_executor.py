@@ -147,3 +147,19 @@ def test_to_arrow_keeps_every_message_offset_and_field(offsets: list[int]) -> No
     assert batch.column("key").to_pylist() == [b"k%d" % o for o in offsets]
     assert batch.column("value").to_pylist() == [None if o == 8 else b"v%d" % o for o in offsets]
     assert set(batch.column("partition").to_pylist()) == {3}
+
+
+@pytest.mark.parametrize(
+    ("reset", "expected"),
+    [("earliest", 0), ("smallest", 0), ("BEGINNING", 0), ("latest", "OFFSET_BEGINNING"), (None, "OFFSET_BEGINNING")],
+)
+def test_a_never_committed_range_starts_at_0_only_when_the_reset_policy_is_earliest(
+    reset: str | None, expected: object
+) -> None:
+    import confluent_kafka
+
+    from reconciler.runtime.sink_job import _earliest
+
+    config = {} if reset is None else {"auto.offset.reset": reset}
+    wanted = getattr(confluent_kafka, expected) if isinstance(expected, str) else expected
+    assert _earliest(config) == wanted
