@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, Literal, NamedTuple, get_args
 
 from reconciler.kafka.records import Invalid, Record, dumps, loads, text_key
 
@@ -23,7 +23,7 @@ APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
 OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
 OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 RECONCILER_OWNER: Final = "connect-reconciler"
-OFFSETS_STEPS: Final = frozenset({"stop", "snapshot", "alter", "reset", "return"})
+OFFSETS_STEPS: Final = frozenset(get_args(OffsetsStepName))
 
 
 @dataclass(frozen=True, slots=True)

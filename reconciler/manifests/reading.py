@@ -112,8 +112,9 @@ def from_documents(
         return None
     result = FileResult([], [], digest_, size, list(documents))
     try:
-        for data, line, column, name_line, name_column in documents:
-            connector = clean_connector(data, SourceRef(file=file, line=line, column=column), env)
+        for document in documents:
+            _, _, _, name_line, name_column = document
+            connector = _connector(file, document, env)
             if connector is None:
                 return None
             result.declared.append((connector.name, (file, int(name_line), int(name_column)), connector))
@@ -144,14 +145,18 @@ def decode(payload: bytes, env: Mapping[str, str]) -> list[FileResult] | None:
         for name, where, document in declared:
             connector = None
             if document is not None:
-                source = SourceRef(file=where[0], line=document[1], column=document[2])
-                connector = clean_connector(document[0], source, env)
+                connector = _connector(where[0], document, env)
                 if connector is None:
                     return None
                 result.valid.append(document)
             result.declared.append((name, where, connector))
         results.append(result)
     return results
+
+
+def _connector(file: str, document: CachedDocument, env: Mapping[str, str]) -> DesiredConnector | None:
+    """The connector a problem-free document's data gives (None if a check fails now)."""
+    return clean_connector(document[0], SourceRef(file=file, line=document[1], column=document[2]), env)
 
 
 def _decode(file: str, raw: bytes) -> tuple[str, Diagnostic | None]:
