@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job (README): start a local Kafka-protocol broker, run examples/quickstart —
+# The main job (README): start a local Apache Kafka broker, run examples/quickstart —
 # `datagen` → topic `quickstart-orders` → `parquet-sink` — and show the plan, the statuses and
 # the rows that landed, then stop the broker (also when a step fails).
 #
@@ -13,12 +13,12 @@ cd "$ROOT"
 
 OUT=.quickstart
 GROUP=quickstart
-# The broker keeps its data in memory: a new broker means new topics, so old Parquet files
-# (which the sink trusts as already written) must go too.
+# The broker keeps its data in a temp directory it removes when it stops: a new broker means
+# new topics, so old Parquet files (which the sink trusts as already written) must go too.
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
-echo "==> starting a local broker (Tansu; log under $OUT/broker)"
+echo "==> starting a local broker (Apache Kafka, one KRaft node; log under $OUT/broker)"
 python -m reconciler.devtools.broker --log-dir "$OUT/broker" >"$OUT/broker.address" 2>"$OUT/broker.err" &
 BROKER_PID=$!
 stop_broker() {
@@ -26,7 +26,7 @@ stop_broker() {
   wait "$BROKER_PID" 2>/dev/null || true
 }
 trap stop_broker EXIT
-for _ in $(seq 1 150); do
+for _ in $(seq 1 1200); do  # the first run resolves Kafka's jars through Maven
   [ -s "$OUT/broker.address" ] && break
   if ! kill -0 "$BROKER_PID" 2>/dev/null; then cat "$OUT/broker.err" >&2; exit 1; fi
   sleep 0.1

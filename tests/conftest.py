@@ -1,14 +1,14 @@
-"""Shared fixtures: one real broker per test session, a unique Connect group per test.
+"""Shared fixtures: one real Apache Kafka per test session, a unique Connect group per test.
 
 - `kafka`: the broker under test. With RECONCILER_TEST_BOOTSTRAP=host:port the tests run
-  against that (real) Kafka; otherwise a Tansu broker is started once for the session on a
-  free loopback port and stopped by PID at the end. Its log is kept under .test-logs/ and
-  named in the report of every failed test that used it.
+  against that cluster; otherwise Apache Kafka (one KRaft node, `reconciler.devtools.broker`)
+  is started once for the session on free loopback ports and stopped by PID at the end. Its
+  log is kept under .test-logs/ and named in the report of every failed test that used it.
+- `other_kafka`: a second cluster, for connectors pointed elsewhere by client overrides.
+- `connect_worker`: one Java Kafka Connect worker (distributed mode) for the session, on its own
+  group; compatibility tests give their connectors unique names on it.
 - `group_id` / `kafka_settings`: a fresh group (hence fresh internal topics) per test, so
   tests share one broker without seeing each other's records.
-- Markers `needs_abort_filtering` / `needs_nonempty_group_refusal`: the test needs a
-  capability Tansu lacks (design.md); it is skipped with that reason on Tansu, and fails on a
-  broker that claims to be Kafka but lacks it.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from reconciler.devtools.broker import RunningBroker, start_broker
-from reconciler.devtools.probe import ABORT_FILTERING, NONEMPTY_GROUP_REFUSAL, BrokerCapabilities, is_tansu
+from reconciler.devtools.connect import RunningConnect, start_connect
 from reconciler.kafka.settings import KafkaSettings, Topics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,21 +33,11 @@ ENV_OTHER_BOOTSTRAP = "RECONCILER_TEST_OTHER_BOOTSTRAP"  # a second cluster, wit
 # Generous for a loaded CI machine, short enough that a hung broker fails the test quickly.
 TEST_TIMEOUT_S = 20.0
 
-CAPABILITY_MARKERS = {
-    "needs_abort_filtering": ABORT_FILTERING,
-    "needs_nonempty_group_refusal": NONEMPTY_GROUP_REFUSAL,
-}
-
 
 @dataclass
 class KafkaUnderTest:
     bootstrap: str
-    tansu: bool
     broker: RunningBroker | None = None  # None when RECONCILER_TEST_BOOTSTRAP is used
-    capabilities: BrokerCapabilities = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.capabilities = BrokerCapabilities(self.bootstrap)
 
     @property
     def log_path(self) -> Path | None:
@@ -61,14 +51,6 @@ class KafkaUnderTest:
             timeout_s=TEST_TIMEOUT_S,
         )
         return KafkaSettings(**{**base.__dict__, **changes})  # type: ignore[arg-type]
-
-    def require(self, capability: str) -> None:
-        if self.capabilities.has(capability):
-            return
-        if self.tansu:
-            pytest.skip(f"broker lacks capability: {capability} (Tansu deviation, design.md); "
-                        f"set {ENV_BOOTSTRAP} to run this against Apache Kafka")
-        pytest.fail(f"broker at {self.bootstrap} lacks a capability Apache Kafka has: {capability}")
 
 
 _SESSION_BROKER: list[KafkaUnderTest] = []
@@ -86,36 +68,54 @@ def _manifest_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
 def kafka() -> Iterator[KafkaUnderTest]:
     external = os.environ.get(ENV_BOOTSTRAP)
     if external:
-        target = KafkaUnderTest(bootstrap=external, tansu=is_tansu(external))
+        target = KafkaUnderTest(bootstrap=external)
         _SESSION_BROKER.append(target)
         yield target
         return
     broker = start_broker(TEST_LOGS)
-    target = KafkaUnderTest(bootstrap=broker.bootstrap, tansu=True, broker=broker)
+    target = KafkaUnderTest(bootstrap=broker.bootstrap, broker=broker)
     _SESSION_BROKER.append(target)
     try:
         yield target
     finally:
-        # Tansu waits ~5 s for clients still connected (e.g. a fenced producer) before exiting on
-        # SIGTERM; its storage is memory, so there is nothing to lose by killing it sooner.
-        broker.stop(timeout_s=1.0)
+        broker.stop()
 
 
 @pytest.fixture(scope="session")
 def other_kafka(kafka: KafkaUnderTest) -> Iterator[KafkaUnderTest]:
     """A second cluster, for connectors whose clients are pointed elsewhere by overrides
-    (KIP-875's "different Kafka cluster" cases): another Tansu process, or ENV_OTHER_BOOTSTRAP."""
+    (KIP-875's "different Kafka cluster" cases): another Kafka process, or ENV_OTHER_BOOTSTRAP."""
     external = os.environ.get(ENV_OTHER_BOOTSTRAP)
     if external:
-        yield KafkaUnderTest(bootstrap=external, tansu=is_tansu(external))
+        yield KafkaUnderTest(bootstrap=external)
         return
-    if kafka.broker is None:
-        pytest.skip(f"{ENV_BOOTSTRAP} names an external broker: set {ENV_OTHER_BOOTSTRAP} to a second cluster too")
     broker = start_broker(TEST_LOGS)
     try:
-        yield KafkaUnderTest(bootstrap=broker.bootstrap, tansu=True, broker=broker)
+        yield KafkaUnderTest(bootstrap=broker.bootstrap, broker=broker)
     finally:
-        broker.stop(timeout_s=1.0)
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def connect_worker(kafka: KafkaUnderTest) -> Iterator[RunningConnect]:
+    """One Java Kafka Connect worker for the session, on its own group's internal topics.
+    Tests use it through `java_connect`, and give their connectors unique names."""
+    group = f"java-connect-{uuid.uuid4().hex[:8]}"
+    worker = start_connect(kafka.bootstrap, group, TEST_LOGS)
+    try:
+        yield worker
+    finally:
+        worker.stop()
+
+
+@pytest.fixture
+def java_connect(connect_worker: RunningConnect) -> Iterator[RunningConnect]:
+    """The session's Java worker; a test that made it log an ERROR fails in teardown: Java must
+    never meet a record of ours it cannot parse (docs/compatibility.md)."""
+    before = len(connect_worker.log_errors())
+    yield connect_worker
+    logged = connect_worker.log_errors()[before:]
+    assert not logged, f"the Java Connect worker logged {len(logged)} error(s):\n" + "\n".join(logged[:20])
 
 
 @pytest.fixture
@@ -128,19 +128,6 @@ def group_id(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def kafka_settings(kafka: KafkaUnderTest, group_id: str) -> KafkaSettings:
     return kafka.settings(group_id)
-
-
-@pytest.fixture(autouse=True)
-def _capability_markers(request: pytest.FixtureRequest) -> None:
-    for marker, capability in CAPABILITY_MARKERS.items():
-        if request.node.get_closest_marker(marker) is not None:
-            target: KafkaUnderTest = request.getfixturevalue("kafka")
-            target.require(capability)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    for marker, capability in CAPABILITY_MARKERS.items():
-        config.addinivalue_line("markers", f"{marker}: needs a broker where {capability} (skipped on Tansu)")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -156,5 +143,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()  # type: ignore[attr-defined]
     if report.failed and "kafka" in getattr(item, "fixturenames", ()) and _SESSION_BROKER:
         target = _SESSION_BROKER[0]
-        where = f"log: {target.log_path}" if target.log_path else f"external broker {target.bootstrap}"
-        report.sections.append(("test broker", f"{target.bootstrap} ({'tansu' if target.tansu else 'kafka'}), {where}"))
+        where = f"log: {target.log_path}" if target.log_path else "external cluster"
+        report.sections.append(("test broker", f"Apache Kafka at {target.bootstrap}, {where}"))

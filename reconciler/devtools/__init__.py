@@ -1,1 +1,1 @@
-"""Developer tools: the loopback test broker and its capability probe (not used by the CLI)."""
+"""Developer tools: Apache Kafka and a Java Connect worker on loopback, for tests, benchmarks and the quickstart (never used by the CLI)."""

@@ -2,8 +2,9 @@
 
 Connect's rules (connect-internals.md §0): every internal topic is `cleanup.policy=compact`
 (an existing one is checked to be compact-only), and the config topic has exactly one
-partition — the config log's order is its meaning. Brokers like Tansu accept bad topic
-configs silently, so the check reads the config back instead of trusting the create call.
+partition — the config log's order is its meaning. The check reads the config back instead of
+trusting the create call: another client may have created the topic first, with other settings
+(a create racing ours answers TOPIC_ALREADY_EXISTS and leaves its settings in place).
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ from reconciler.kafka.client import describe, kafka_error, new_admin, translate
 from reconciler.kafka.settings import KafkaSettings
 
 COMPACT = "compact"
-# Tansu's default cluster id: how the code recognises the test broker where it must work around
-# a Tansu bug (reconciler.runtime.serial). Apache Kafka generates a random id per cluster.
-TANSU_CLUSTER_ID = "tansu_cluster"
 
 
 @dataclass(frozen=True)
@@ -48,22 +46,6 @@ def topic_partitions(settings: KafkaSettings, admin: Any | None = None) -> dict[
     except KafkaException as exc:
         raise translate(exc, settings, "listing topics") from exc
     return {name: len(meta.partitions) for name, meta in metadata.topics.items() if meta.error is None}
-
-
-def cluster_id(settings: KafkaSettings) -> str | None:
-    """The id the cluster reports in Metadata (one request, no topic listed)."""
-    from confluent_kafka import KafkaException
-
-    try:
-        metadata = new_admin(settings).list_topics(topic=settings.topics.configs, timeout=settings.timeout_s)
-    except KafkaException as exc:
-        raise translate(exc, settings, "reading the cluster id") from exc
-    cid: str | None = metadata.cluster_id
-    return cid
-
-
-def is_tansu(settings: KafkaSettings) -> bool:
-    return cluster_id(settings) == TANSU_CLUSTER_ID
 
 
 def ensure_topics(settings: KafkaSettings) -> None:

@@ -4,8 +4,8 @@ Every Kafka client the reconciler creates gets its config from here, so the sett
 matter for correctness live in one place:
 - producers place keys with `murmur2_random`, Java's partitioner (connect-internals.md §0),
   so a record written here lands where a Connect worker would put (and look for) it;
-- consumers use a short `fetch.queue.backoff.ms`: Tansu ignores fetch size limits, the
-  local queue fills and librdkafka otherwise backs off a whole second (design.md); and a short
+- consumers use a short `fetch.queue.backoff.ms`: when a fast read fills the local queue,
+  librdkafka otherwise waits a whole second before its next fetch; and a short
   `fetch.wait.max.ms`, so the end of a partition is reported in milliseconds;
 - librdkafka's own log lines (one per failed connection attempt, every 50 ms) go to a debug
   logger instead of stderr, so a user sees one clear error instead of a wall of `%3|FAIL|…`.

@@ -1,9 +1,10 @@
-"""Read a topic from the beginning to its end, correctly on Tansu and on Apache Kafka.
+"""Read a topic from the beginning to its end, and find where a topic ends.
 
-"The end" is where the broker says a fetch ran out of records: `enable.partition.eof` makes
-librdkafka report `_PARTITION_EOF` per partition, empty partitions included. ListOffsets is
-not used for it, because Tansu under-reports the end of a partition (design.md, broker notes).
-Consumers here only `assign()`: no group join, no commits, nothing left behind in the cluster.
+"The end" of a read is where the broker says a fetch ran out of records: `enable.partition.eof`
+makes librdkafka report `_PARTITION_EOF` per partition, empty partitions included, so reading
+to the end needs no ListOffsets round trip first. Under read_committed that end is the last
+stable offset: an open transaction's records are not read past. Consumers here only
+`assign()`: no group join, no commits, nothing left behind in the cluster.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_consumer, translate
+from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, translate
 from reconciler.kafka.settings import KafkaSettings
 
 BATCH_SIZE = 1000
@@ -142,38 +143,29 @@ def _names(pending: set[tuple[str, int]]) -> str:
 
 
 def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, int]:
-    """partition → end offset (the offset the next record will get; the LSO under read_committed).
+    """partition → end offset: the offset the next record will get (read_uncommitted), or the
+    last stable offset, before which no transaction is open (read_committed). One ListOffsets
+    request per broker, as Java's `KafkaConsumer.endOffsets` does."""
+    from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+    from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
-    Recipe from design.md: ListOffsets' high watermark can under-report on Tansu (it gives the
-    last batch's base offset + 1), so position one before it and let the fetch find the real end.
-    """
-    from confluent_kafka import KafkaError, KafkaException, TopicPartition
-
-    errors = ErrorCollector()
-    consumer = new_consumer(settings, errors, **reader_overrides(isolation_level))
+    admin = new_admin(settings)  # keep a reference until the futures complete
     try:
-        partitions = partitions_of(consumer, settings, topic)
-        starts: list[Any] = []
-        for p in partitions:
-            try:
-                low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=settings.timeout_s)
-            except KafkaException as exc:
-                raise translate(exc, settings, f"listing offsets of {topic} [{p}]") from exc
-            starts.append(TopicPartition(topic, p, max(low, high - 1)))
-        consumer.assign(starts)
-        ends: dict[int, int] = {}
-        deadline = time.monotonic() + settings.timeout_s
-        while len(ends) < len(partitions):
-            if time.monotonic() > deadline:
-                missing = sorted(set(partitions) - set(ends))
-                raise ReconcilerError(
-                    f"finding the end of topic {topic} timed out after {settings.timeout_s:g}s "
-                    f"for partitions {missing}{errors.explain()}"
-                )
-            for msg in consumer.consume(num_messages=BATCH_SIZE, timeout=POLL_S):
-                error = msg.error()
-                if error is not None and error.code() == KafkaError._PARTITION_EOF:
-                    ends[msg.partition()] = msg.offset()
-        return ends
-    finally:
-        consumer.close()
+        metadata = admin.list_topics(topic, timeout=settings.timeout_s)
+    except KafkaException as exc:
+        raise translate(exc, settings, f"fetching metadata of topic {topic}") from exc
+    meta = metadata.topics.get(topic)
+    if meta is None or meta.error is not None or not meta.partitions:
+        detail = meta.error.str() if meta is not None and meta.error is not None else "no partitions"
+        raise ReconcilerError(f"topic {topic} is not readable: {detail}")
+    level = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
+    latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+    request = {TopicPartition(topic, p): latest for p in sorted(meta.partitions)}
+    futures = admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
+    ends: dict[int, int] = {}
+    for tp, future in futures.items():
+        try:
+            ends[tp.partition] = future.result(timeout=settings.timeout_s).offset
+        except KafkaException as exc:
+            raise translate(exc, settings, f"listing offsets of {topic} [{tp.partition}]") from exc
+    return ends

@@ -3,10 +3,10 @@
 `read_live_state` is what `plan`, `apply`, `status` and `snapshot` call. The decoding and the
 state machines are pure (`reconciler.kafka.replay`); this module only moves bytes into them.
 
-On Tansu, read_committed still returns records of aborted transactions (design.md), so a
-crashed apply can leave records visible there that Kafka would hide. The reader does not try
-to filter them (it cannot, cheaply); apply is idempotent instead: every record is a keyed
-upsert, so the next apply sees what is really there and converges.
+The reader is read_committed: records of an aborted or still open apply are not seen. A Java
+worker without exactly-once support reads the config topic read_uncommitted and may act on
+them; apply orders its records so that every prefix is safe, and the next apply converges
+(docs/compatibility.md).
 """
 
 from __future__ import annotations

@@ -327,7 +327,6 @@ class _Execution:
         from reconciler.offsets import sink
 
         action, cluster = self.request.action, self.group_cluster
-        sink.refuse_if_members(cluster, self.name, self.group, action)
         if action is OffsetsAction.RESET:
             sink.delete_group(cluster, self.name, self.group, action)
             return

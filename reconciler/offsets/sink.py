@@ -1,9 +1,9 @@
 """Sink connector offsets: the committed offsets of its consumer group (connect-internals.md §3.2).
 
 The group is `connect-<name>` unless `consumer.override.group.id` names another. Altering and
-resetting use the admin API as Connect's `Worker` does. Connect relies on the broker to refuse
-an alter or a group deletion while zombie sink tasks are still members; not every broker does
-(the test broker deletes a non-empty group), so members are checked here first as well.
+resetting use the admin API as Connect's `Worker` does, and rely on the broker, as Connect
+does, to refuse either while zombie sink tasks are still members of the group: Kafka answers
+UNKNOWN_MEMBER_ID to the commit and NON_EMPTY_GROUP to the deletion.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from reconciler.core.models import OffsetsAction
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka.client import ErrorCollector, kafka_error, new_admin, new_consumer, translate
+from reconciler.kafka.client import kafka_error, new_admin, translate
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, TopicPartition, zombie_sink_message
@@ -26,56 +26,25 @@ def group_offsets(settings: KafkaSettings, group: str) -> SinkOffsets:
     return sink_group_offsets(settings, group)
 
 
-def active_members(settings: KafkaSettings, group: str) -> list[str]:
-    """Member ids of the group (empty for an unknown or empty group)."""
-    from confluent_kafka import KafkaError, KafkaException
-
-    admin = new_admin(settings)  # keep a reference until the future completes
-    future = admin.describe_consumer_groups([group], request_timeout=settings.timeout_s)[group]
-    try:
-        description = future.result(timeout=settings.timeout_s)
-    except KafkaException as exc:
-        error = kafka_error(exc)
-        if error is not None and error.code() == KafkaError.GROUP_ID_NOT_FOUND:
-            return []
-        raise translate(exc, settings, f"describing consumer group {group}") from exc
-    return [_member_name(member) for member in description.members or []]
-
-
-def _member_name(member: Any) -> str:
-    client = getattr(member, "client_id", "") or ""
-    host = getattr(member, "host", "") or ""
-    return f"{member.member_id} ({client}@{host})" if client or host else str(member.member_id)
-
-
-def refuse_if_members(settings: KafkaSettings, connector: str, group: str, action: OffsetsAction) -> None:
-    members = active_members(settings, group)
-    if members:
-        raise RetryableError(zombie_sink_message(connector, action, members), hint=ZOMBIE_HINT)
-
-
 def commit_offsets(
     settings: KafkaSettings, connector: str, group: str, offsets: Mapping[TopicPartition, int], action: OffsetsAction
 ) -> None:
-    """Commit offsets for the group as a consumer that never joins it (generation -1), which is
-    what Kafka accepts for an empty group and refuses while members hold it.
-
-    A consumer commit rather than the admin alter: the test broker refuses an admin commit to a
-    group it has deleted (it drops the connection) until a consumer commit re-creates it.
-    """
-    from confluent_kafka import KafkaException, TopicPartition as KafkaTP
+    """Commit offsets for the group through the admin API (`alterConsumerGroupOffsets`, as
+    Connect's `Worker.alterSinkConnectorOffsets`): accepted for an empty or unknown group,
+    refused while members hold it."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition as KafkaTP
 
     if not offsets:
         return
-    errors = ErrorCollector()
-    consumer = new_consumer(settings, errors, **{"group.id": group})
+    admin = new_admin(settings)  # keep a reference until the future completes
+    partitions = [KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())]
+    request = [ConsumerGroupTopicPartitions(group, partitions)]
+    future = admin.alter_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
     try:
-        result = consumer.commit(offsets=[KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())], asynchronous=False)
+        result = future.result(timeout=settings.timeout_s)
     except KafkaException as exc:
         raise _group_error(exc, settings, connector, group, action) from exc
-    finally:
-        consumer.close()
-    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result or [] if tp.error]
+    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result.topic_partitions or [] if tp.error]
     if failed:
         raise ReconcilerError(f"altering offsets of consumer group {group} failed for " + ", ".join(failed))
 

@@ -114,8 +114,6 @@ class SparkExecutor:
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        # Per cluster a source produces to: is it Tansu (one transaction at a time there)?
-        self._serial: dict[frozenset[str], bool] = {}
 
     @property
     def started(self) -> bool:
@@ -164,24 +162,6 @@ class SparkExecutor:
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
         return [outcomes[(w.connector, w.task_id)] for w in works]
 
-    def _serialise(self, cluster: KafkaSettings) -> bool:
-        """Whether source transactions on `cluster` must run one at a time (Tansu, see
-        reconciler.runtime.serial); asked once per cluster and executor."""
-        from reconciler.kafka.admin import is_tansu
-        from reconciler.kafka.overrides import cluster_key
-
-        key = cluster_key(cluster)
-        with self._lock:
-            known = self._serial.get(key)
-        if known is None:
-            known = is_tansu(cluster)
-            if known:
-                LOG.info("the broker at %s is Tansu: source tasks there commit one transaction at a time "
-                         "(reconciler.runtime.serial)", cluster.bootstrap_servers)
-            with self._lock:
-                self._serial[key] = known
-        return known
-
     def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | None, str | None]:
         """The committed source offsets, or why the source tasks cannot run in this batch."""
         from reconciler.runtime.source_job import OpenTransaction, source_offsets
@@ -215,8 +195,7 @@ class SparkExecutor:
             committed = source_job.committed_offsets(replay, name, stores)
             limit = self.source_batch_records or source_job.DEFAULT_BATCH_RECORDS
             return source_job.run_source(
-                session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit,
-                serialise=self._serialise(stores[0].settings),
+                session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit
             )
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)

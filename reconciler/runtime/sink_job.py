@@ -277,8 +277,8 @@ def _earliest(consumer_config: Mapping[str, Any]) -> int:
 
     Offset 0 when `auto.offset.reset` is earliest (ours, unless `consumer.override.*` says
     otherwise): the reset moves it up to the log start if retention removed it, and it saves
-    the ListOffsets round trip OFFSET_BEGINNING costs first (~0.4 s before the first fetch on
-    Tansu, measured). With another reset policy only OFFSET_BEGINNING means the log start.
+    the ListOffsets round trip OFFSET_BEGINNING costs before the first fetch. With another
+    reset policy only OFFSET_BEGINNING means the log start.
     """
     from confluent_kafka import OFFSET_BEGINNING
 

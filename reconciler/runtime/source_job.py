@@ -53,7 +53,7 @@ from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsStore, source_stores
 from reconciler.offsets.source import StoreKey, read_stores
-from reconciler.runtime import failpoints, serial
+from reconciler.runtime import failpoints
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:
@@ -106,9 +106,6 @@ class SourceTaskWork:
     task_config: dict[str, str]
     committed: CommittedOffsets
     max_records: int = DEFAULT_BATCH_RECORDS
-    # Set on brokers that lose overlapping commits (Tansu): the lock this task's transaction
-    # holds, so only one source transaction is open at a time (reconciler.runtime.serial).
-    serial_key: str | None = None
     # The worker's offsets topic when the connector has its own store (`settings` then reach
     # the primary one): written after each commit, best effort, as Connect does (KIP-618).
     secondary: OffsetsStore | None = None
@@ -234,12 +231,11 @@ def run_source(
     pool: str,
     stores: Sequence[OffsetsStore] = (),
     max_records: int = DEFAULT_BATCH_RECORDS,
-    serialise: bool = False,
 ) -> list[TaskOutcome]:
     """One batch of every task in `works` (all of one source connector); one outcome per work.
 
     `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
-    tasks produce on the primary store's cluster; `serialise`: one transaction at a time there."""
+    tasks produce on the primary store's cluster."""
     from reconciler.runtime.executor import TaskOutcome
 
     name = works[0].connector
@@ -251,11 +247,9 @@ def run_source(
     task_settings = dataclasses.replace(
         primary.settings, topics=dataclasses.replace(primary.settings.topics, offsets=primary.topic)
     )
-    serial_key = serial.lock_key(task_settings) if serialise else None
     items = [
         SourceTaskWork(
-            task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records,
-            serial_key, secondary,
+            task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records, secondary,
         )
         for w in works
     ]
@@ -316,9 +310,7 @@ class TransactionalBatch:
             self.producer.init_transactions(settings.timeout_s)
         except KafkaException as exc:
             raise self._failed(exc) from exc
-        # The lock (Tansu only) spans the whole transaction, its abort included.
-        with serial.one_at_a_time(self.item.serial_key):
-            records, moved = self._transaction(task)
+        records, moved = self._transaction(task)
         failpoints.hit(failpoints.SOURCE_AFTER_COMMIT)
         if moved and self.item.secondary is not None:
             self._write_secondary(self.item.secondary, moved)

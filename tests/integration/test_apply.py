@@ -303,7 +303,6 @@ def test_sigkill_between_produce_and_commit_then_apply_converges(
     assert cli(capsys, kafka_settings, "plan", str(path))[1].strip() == "No changes. Live state matches the manifests."
 
 
-@pytest.mark.needs_abort_filtering
 def test_sigkill_mid_apply_leaves_nothing_partial_visible(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", manifest("k1", state="paused", topic="t"), manifest("k2", topic="t"))
     read_live_state(kafka_settings)

@@ -136,7 +136,6 @@ def test_source_killed_after_commit_loses_and_duplicates_nothing(big_batches: Pi
     assert parquet_keys(out) == ids(1500)
 
 
-@pytest.mark.needs_abort_filtering
 def test_source_killed_before_commit_loses_and_duplicates_nothing(big_batches: Pipeline) -> None:
     """The killed run's open transaction is aborted when the task's transactional id is
     initialised again; readers (read_committed) never see its records."""

@@ -164,8 +164,6 @@ def test_a_never_committed_sink_range_starts_at_the_log_start(
 
     from reconciler.runtime.sink_job import RangeReader, SinkPartitionWork
 
-    if deleted and kafka.tansu:
-        pytest.skip("Tansu 0.6 does not implement DeleteRecords (it closes the connection)")
     topic = f"retained-{kafka_settings.group_id}"  # one per parameter set
     create_topic(kafka_settings, topic, 1)
     produce_plain(kafka_settings, topic, [(b"k%d" % i, b"v%d" % i, 0) for i in range(8)])

@@ -88,7 +88,6 @@ def test_a_failed_write_is_aborted_and_the_writer_stays_usable(kafka_settings: K
     assert b"connector-after" in keys and b"connector-big" not in keys
 
 
-@pytest.mark.needs_abort_filtering
 def test_a_failed_write_leaves_nothing_visible(kafka_settings: KafkaSettings) -> None:
     ensure_topics(kafka_settings)
     with TransactionalWriter(kafka_settings) as writer:
@@ -157,7 +156,6 @@ def test_after_sigkill_mid_transaction_the_next_writer_converges(kafka_settings:
     assert latest == {f"connector-c{i}".encode(): b"full" for i in range(20)}
 
 
-@pytest.mark.needs_abort_filtering
 def test_after_sigkill_nothing_partial_is_ever_visible(kafka_settings: KafkaSettings) -> None:
     ensure_topics(kafka_settings)
     topic = kafka_settings.topics.configs

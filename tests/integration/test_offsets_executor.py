@@ -197,7 +197,6 @@ def test_without_proof_that_tasks_stopped_only_the_stop_step_runs(
     assert group_of(settings, sname) == {}
 
 
-@pytest.mark.needs_nonempty_group_refusal
 def test_sink_request_refused_while_a_zombie_holds_the_group(
     kafka_settings: KafkaSettings, tmp_path: Path, sink_topic: str, sname: str
 ) -> None:

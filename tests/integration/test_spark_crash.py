@@ -22,7 +22,6 @@ from typing import Any
 import psutil
 import pytest
 
-from reconciler.devtools.probe import ABORT_FILTERING
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.reader import sink_group_offsets
@@ -106,11 +105,6 @@ def test_source_killed_before_its_commit_produces_each_record_once(
 
     assert [o.error for o in outcomes] == [None]
     assert topic_ids(kafka_settings, "events") == Counter(range(3000))
-    if kafka.capabilities.has(ABORT_FILTERING):
-        # Kafka: the new producer's init_transactions aborted the killed run's transaction,
-        # records and offsets alike, so the retry produced everything again — once.
-        assert outcomes[0].records == 3000
-    else:
-        # Tansu (design.md): aborted records stay visible to read_committed readers, the killed
-        # run's offsets included, so the retry resumes after them and produces nothing new.
-        assert outcomes[0].records == 0
+    # The new producer's init_transactions aborted the killed run's transaction, records and
+    # offsets alike, so the retry produced everything again — once.
+    assert outcomes[0].records == 3000

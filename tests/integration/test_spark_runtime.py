@@ -19,7 +19,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from reconciler.connectors.datagen import DatagenConnector
-from reconciler.devtools.probe import ABORT_FILTERING
 from reconciler.connectors.parquet_sink import held_ranges, partition_dir
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.consume import end_offsets, read_to_end
@@ -153,7 +152,7 @@ def test_source_task_fences_a_zombie_with_its_transactional_id(
     kafka: Any, kafka_settings: KafkaSettings, spark_executor: SparkExecutor
 ) -> None:
     """A leftover producer of task gen-0 with an open transaction cannot commit after the task ran."""
-    from confluent_kafka import KafkaError, KafkaException, Producer
+    from confluent_kafka import KafkaException, Producer
 
     ensure_topics(kafka_settings)
     create_topic(kafka_settings, n("fence-data"))
@@ -174,11 +173,9 @@ def test_source_task_fences_a_zombie_with_its_transactional_id(
     with pytest.raises(KafkaException) as raised:
         zombie.commit_transaction(5)
     error = raised.value.args[0]
-    # Kafka answers PRODUCER_FENCED (fatal); Tansu drops the zombie's connection instead.
-    fenced = error.fatal() or "fenced" in error.str().lower()
-    assert fenced or (kafka.tansu and error.code() == KafkaError._TIMED_OUT), error.str()
-    if kafka.capabilities.has(ABORT_FILTERING):
-        assert -1 not in topic_ids(kafka_settings, n("fence-data"))  # the zombie's record was aborted
+    # Kafka answers PRODUCER_FENCED, a fatal error for the zombie.
+    assert error.fatal() or "fenced" in error.str().lower(), error.str()
+    assert -1 not in topic_ids(kafka_settings, n("fence-data"))  # the zombie's record was aborted
 
 
 # --- sinks ----------------------------------------------------------------------------------
