@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, translate
+from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, retry_transient, translate
 from reconciler.kafka.settings import KafkaSettings
 
 BATCH_SIZE = 1000
@@ -145,11 +145,21 @@ def _names(pending: set[tuple[str, int]]) -> str:
 def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, int]:
     """partition → end offset: the offset the next record will get (read_uncommitted), or the
     last stable offset, before which no transaction is open (read_committed). One ListOffsets
-    request per broker, as Java's `KafkaConsumer.endOffsets` does."""
+    request per broker, as Java's `KafkaConsumer.endOffsets` does, retried while the answer is
+    retriable (a partition whose leader is moving or just being elected), as Java's is."""
+    from confluent_kafka import KafkaException
+
+    admin = new_admin(settings)  # keep a reference until the futures complete
+    try:
+        return retry_transient(settings, lambda: _list_end_offsets(admin, settings, topic, isolation_level))
+    except KafkaException as exc:
+        raise translate(exc, settings, f"listing the end offsets of {topic}") from exc
+
+
+def _list_end_offsets(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, int]:
     from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
     from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
-    admin = new_admin(settings)  # keep a reference until the futures complete
     try:
         metadata = admin.list_topics(topic, timeout=settings.timeout_s)
     except KafkaException as exc:
@@ -162,10 +172,30 @@ def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "
     latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
     request = {TopicPartition(topic, p): latest for p in sorted(meta.partitions)}
     futures = admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
-    ends: dict[int, int] = {}
-    for tp, future in futures.items():
-        try:
-            ends[tp.partition] = future.result(timeout=settings.timeout_s).offset
-        except KafkaException as exc:
-            raise translate(exc, settings, f"listing offsets of {topic} [{tp.partition}]") from exc
-    return ends
+    return {tp.partition: future.result(timeout=settings.timeout_s).offset for tp, future in futures.items()}
+
+
+def wait_until_stable(settings: KafkaSettings, topics: Sequence[str], wait_s: float) -> list[str]:
+    """Wait until each topic's last stable offset reaches the end it has now; the topics that
+    did not within `wait_s` (an unrelated transaction still open there, typically).
+
+    A producer's commit_transaction returns once the coordinator has logged the decision; the
+    commit markers reach the partitions a moment later, and until they do, read_committed
+    readers stop before the transaction's records. Waiting for that after a commit gives the
+    next reader (`reconciler offsets`, the next tick's sinks) what was just committed.
+    """
+    deadline = time.monotonic() + min(wait_s, settings.timeout_s)
+    ends = {topic: end_offsets(settings, topic, isolation_level="read_uncommitted") for topic in topics}
+    pending = list(topics)
+    delay = 0.005
+    while pending:
+        pending = [topic for topic in pending if _lags(end_offsets(settings, topic), ends[topic])]
+        if not pending or time.monotonic() + delay > deadline:
+            return pending
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+    return pending
+
+
+def _lags(stable: dict[int, int], ends: dict[int, int]) -> bool:
+    return any(stable.get(partition, end) < end for partition, end in ends.items())

@@ -19,7 +19,7 @@ from typing import Any
 from reconciler import heap
 from reconciler.core.live import LiveState
 from reconciler.kafka.admin import ensure_topics
-from reconciler.kafka.client import check_reachable, new_admin, translate
+from reconciler.kafka.client import check_reachable, new_admin, retry_transient, translate
 from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.kafka.settings import KafkaSettings
@@ -70,9 +70,13 @@ def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, i
 
     admin = new_admin(settings)  # keep a reference until the future completes
     request = [ConsumerGroupTopicPartitions(group)]
-    future = admin.list_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+
+    def listed() -> Any:
+        future = admin.list_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+        return future.result(timeout=settings.timeout_s)
+
     try:
-        result = future.result(timeout=settings.timeout_s)
+        result = retry_transient(settings, listed)
     except KafkaException as exc:
         raise translate(exc, settings, f"listing offsets of consumer group {group}") from exc
     offsets: dict[tuple[str, int], int] = {}

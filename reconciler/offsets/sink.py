@@ -13,7 +13,7 @@ from typing import Any
 
 from reconciler.core.models import OffsetsAction
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka.client import kafka_error, new_admin, translate
+from reconciler.kafka.client import kafka_error, new_admin, retry_transient, translate
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, TopicPartition, zombie_sink_message
@@ -39,9 +39,13 @@ def commit_offsets(
     admin = new_admin(settings)  # keep a reference until the future completes
     partitions = [KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())]
     request = [ConsumerGroupTopicPartitions(group, partitions)]
-    future = admin.alter_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+
+    def altered() -> Any:
+        future = admin.alter_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+        return future.result(timeout=settings.timeout_s)
+
     try:
-        result = future.result(timeout=settings.timeout_s)
+        result = retry_transient(settings, altered)
     except KafkaException as exc:
         raise _group_error(exc, settings, connector, group, action) from exc
     failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result.topic_partitions or [] if tp.error]
@@ -54,9 +58,12 @@ def delete_group(settings: KafkaSettings, connector: str, group: str, action: Of
     from confluent_kafka import KafkaError, KafkaException
 
     admin = new_admin(settings)
-    future = admin.delete_consumer_groups([group], request_timeout=settings.timeout_s)[group]
+
+    def deleted() -> None:
+        admin.delete_consumer_groups([group], request_timeout=settings.timeout_s)[group].result(timeout=settings.timeout_s)
+
     try:
-        future.result(timeout=settings.timeout_s)
+        retry_transient(settings, deleted)
     except KafkaException as exc:
         error = kafka_error(exc)
         if error is not None and error.code() == KafkaError.GROUP_ID_NOT_FOUND:

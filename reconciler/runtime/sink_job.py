@@ -32,11 +32,10 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.connectors.api import ConnectorError, SinkConnector, SinkTask, TopicPartition, sink_schema
 from reconciler.connectors.registry import load_connector
-from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, translate
+from reconciler.kafka.client import ErrorCollector, new_consumer
 from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.overrides import CONSUMER, client_settings, overrides
-from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.groups import commit_offsets, committed_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import sink_group
 from reconciler.runtime import failpoints
@@ -158,7 +157,7 @@ def run_sink(
     tps = [(topic, p) for topic in topics for p in range(existing[topic])]
     partitions = assign_partitions(tps, task_count)
     group = sink_group(name, config)
-    committed = sink_group_offsets(settings, group)
+    committed = committed_offsets(settings, group, tps)
     items = plan_sink(settings, works, partitions, committed)
     planned = time.monotonic()
     results = run_partitions(
@@ -171,7 +170,7 @@ def run_sink(
         for s in summaries
         if s.offset is not None and s.offset != committed.get((s.topic, s.partition))
     }
-    commit_group_offsets(settings, group, to_commit)
+    commit_offsets(settings, group, to_commit)
     LOG.debug(
         "sink %s: %d range(s) planned in %.3fs, job %.3fs (partitions %s s), %d offset(s) committed in %.3fs",
         name, len(items), planned - started, ran - planned, ", ".join(f"{s.seconds:.2f}" for s in summaries),
@@ -203,24 +202,6 @@ def _outcomes(works: Sequence[TaskWork], summaries: Sequence[SinkPartitionResult
             TaskOutcome(work.connector, work.task_id, sum(s.records for s in mine), "\n".join(errors) or None)
         )
     return outcomes
-
-
-def commit_group_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-    """Commit sink offsets to the connector's consumer group (no member joins the group)."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition as KafkaTP
-
-    if not offsets:
-        return
-    admin = new_admin(settings)
-    request = ConsumerGroupTopicPartitions(group, [KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())])
-    future = admin.alter_consumer_group_offsets([request], request_timeout=settings.timeout_s)[group]
-    try:
-        result = future.result(timeout=settings.timeout_s)
-    except KafkaException as exc:
-        raise translate(exc, settings, f"committing offsets of consumer group {group}") from exc
-    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result.topic_partitions or [] if tp.error]
-    if failed:
-        raise ReconcilerError(f"committing offsets of consumer group {group} failed for " + ", ".join(failed))
 
 
 # --- Spark partition ------------------------------------------------------------------------

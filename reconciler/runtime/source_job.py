@@ -46,7 +46,7 @@ from reconciler.errors import RetryableError
 from reconciler.kafka import records as rec
 from reconciler.kafka.admin import ensure_offsets_topic
 from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer
-from reconciler.kafka.consume import end_offsets
+from reconciler.kafka.consume import end_offsets, wait_until_stable
 from reconciler.kafka.overrides import PRODUCER, client_settings
 from reconciler.kafka.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
@@ -298,6 +298,7 @@ class TransactionalBatch:
         self.txn_id = task_transactional_id(item.settings.group_id, item.connector, item.task_id)
         self.errors = ErrorCollector()
         self.producer: Any = None
+        self.topics: set[str] = set()  # every data topic this batch produced to
 
     def run(self, task: SourceTask) -> int:
         from confluent_kafka import KafkaException
@@ -347,6 +348,7 @@ class TransactionalBatch:
             self.producer.flush(timeout_s)
             failpoints.hit(failpoints.SOURCE_BEFORE_COMMIT)
             self.producer.commit_transaction(timeout_s)
+            self._wait_until_readable()
             return records, moved
         except KafkaException as exc:
             raise self._failed(exc) from exc
@@ -355,6 +357,15 @@ class TransactionalBatch:
             # source connector's offsets back (the stable-offsets gate) until it times out.
             self._abort_quietly()
             raise
+
+    def _wait_until_readable(self) -> None:
+        """Return only once read_committed readers see this commit (see `wait_until_stable`), so
+        that what `run --once` reports as written is what the next command reads."""
+        topics = sorted({*self.topics, self.item.settings.topics.offsets})
+        late = wait_until_stable(self.item.settings, topics, STABLE_WAIT_S)
+        if late:
+            LOG.info("task %s-%d: committed, but %s still hold(s) an open transaction of another producer",
+                     self.item.connector, self.item.task_id, ", ".join(late))
 
     def _abort_quietly(self) -> None:
         try:
@@ -383,6 +394,7 @@ class TransactionalBatch:
         topics = batch.topics
         if not topics:
             return
+        self.topics.update(set(topics))
         if topics[0] == topics[-1] and len(set(topics)) == 1:
             self._produce_all(topics[0], list(batch.keys), list(batch.values))
             return

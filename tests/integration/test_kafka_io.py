@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reconciler.kafka import admin
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.admin import ensure_topics, internal_topics, topic_partitions
 from reconciler.kafka.client import check_reachable, new_admin, new_producer
@@ -19,11 +20,7 @@ if TYPE_CHECKING:
 
 
 def create_topic(settings: KafkaSettings, name: str, partitions: int, **config: str) -> None:
-    from confluent_kafka.admin import NewTopic
-
-    admin = new_admin(settings)
-    future = admin.create_topics([NewTopic(name, num_partitions=partitions, config=config)])[name]
-    future.result(timeout=settings.timeout_s)
+    admin.create_topic(settings, name, partitions, config)
 
 
 def cleanup_policy(settings: KafkaSettings, name: str) -> str:

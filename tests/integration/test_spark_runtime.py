@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
+from reconciler.kafka import admin
 from reconciler.connectors.datagen import DatagenConnector
 from reconciler.connectors.parquet_sink import held_ranges, partition_dir
 from reconciler.kafka.admin import ensure_topics
@@ -43,10 +44,7 @@ def n(name: str) -> str:
 
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int = 2) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, partitions)])[topic].result(timeout=settings.timeout_s)
+    admin.create_topic(settings, topic, partitions)
 
 
 def produce_ids(settings: KafkaSettings, topic: str, ids: range) -> None:

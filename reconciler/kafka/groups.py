@@ -1,0 +1,65 @@
+"""A sink connector's consumer group, as its tasks use it: committed offsets, read and written.
+
+Connect has two paths to a sink's group, and so do we. Tasks read and commit through a consumer
+(`WorkerSinkTask`: `consumer.committed`, `consumer.commitSync`); offsets requests go through the
+admin API (`Worker.alterSinkConnectorOffsets`, `reconciler.offsets.sink`). The consumer here
+never joins the group (no subscribe): it finds the group's coordinator, retries while the
+coordinator is loading, and commits as a simple consumer (generation -1), which Kafka accepts
+for an empty group and refuses while members hold it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.client import ErrorCollector, new_consumer, translate
+from reconciler.kafka.settings import KafkaSettings
+
+TopicPartition = tuple[str, int]
+
+
+def committed_offsets(settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """The group's committed offset of each of `partitions` that has one."""
+    from confluent_kafka import KafkaException, TopicPartition as KafkaTP
+
+    wanted = [KafkaTP(topic, partition) for topic, partition in sorted(set(partitions))]
+    if not wanted:
+        return {}
+    with _group_consumer(settings, group) as consumer:
+        try:
+            found = consumer.committed(wanted, timeout=settings.timeout_s)
+        except KafkaException as exc:
+            raise translate(exc, settings, f"reading committed offsets of consumer group {group}") from exc
+    return {(tp.topic, tp.partition): tp.offset for tp in found if tp.error is None and tp.offset >= 0}
+
+
+def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int]) -> None:
+    """Commit `offsets` (the next offset to read, per partition) for the group, synchronously."""
+    from confluent_kafka import KafkaException, TopicPartition as KafkaTP
+
+    if not offsets:
+        return
+    with _group_consumer(settings, group) as consumer:
+        try:
+            result = consumer.commit(offsets=[KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())],
+                                     asynchronous=False)
+        except KafkaException as exc:
+            raise translate(exc, settings, f"committing offsets of consumer group {group}") from exc
+    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result or [] if tp.error]
+    if failed:
+        raise ReconcilerError(f"committing offsets of consumer group {group} failed for " + ", ".join(failed))
+
+
+class _group_consumer:
+    """A consumer of `group` that is closed on leaving the block (closing never joins it)."""
+
+    def __init__(self, settings: KafkaSettings, group: str) -> None:
+        self.consumer = new_consumer(settings, ErrorCollector(), **{"group.id": group})
+
+    def __enter__(self) -> Any:
+        return self.consumer
+
+    def __exit__(self, *exc: object) -> None:
+        self.consumer.close()
