@@ -1,9 +1,10 @@
 """Running Debian's `kcat` as the reference client against the test broker.
 
-Debian's kcat links the system librdkafka (2.0), which cannot talk to Tansu (design.md). The
-librdkafka bundled in the confluent-kafka wheel can, but auditwheel renamed it
-(`librdkafka-<hash>.so.1`), so LD_LIBRARY_PATH alone does not find it: we point it at a
-directory holding a `librdkafka.so.1` symlink to the bundled file.
+Debian's kcat links the system librdkafka (2.0), older than the one our clients use
+(docs/real-components.md#kcat). kcat is run on the librdkafka bundled in the confluent-kafka
+wheel instead, but auditwheel renamed it (`librdkafka-<hash>.so.1`), so LD_LIBRARY_PATH alone
+does not find it: we point it at a directory holding a `librdkafka.so.1` symlink to the bundled
+file.
 """
 
 from __future__ import annotations

@@ -15,9 +15,9 @@ start (with the workers' warm-up) separately, and the peak memory of the run: th
 broker and kcat are not counted). kcat runs twice per direction, with its defaults and with
 the settings that suit Tansu; the faster run is the reference.
 
-Needs `kcat` (Debian: apt-get install kcat). Debian's kcat bundles a librdkafka too old for
-Tansu, so it is run with LD_LIBRARY_PATH pointing at confluent-kafka's bundled librdkafka
-(design.md, broker notes).
+Needs `kcat` (Debian: apt-get install kcat). Debian's kcat links an older system librdkafka,
+so it is run with LD_LIBRARY_PATH pointing at confluent-kafka's bundled librdkafka, the one our
+clients use (docs/real-components.md#kcat).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """`reconciler status [NAME] [--format table|json]`: connector and task statuses from Kafka.
 
-JSON follows Connect's REST shapes (connect-internals.md §5), so scripts written against a
+JSON follows Connect's REST shapes (docs/compatibility.md#rest-shapes), so scripts written against a
 Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; without, the
 `GET /connectors?expand=status` object `{name: {"status": …}}`. As in Connect, a connector
 without any status record (e.g. applied but never run) has no status: `status NAME --format

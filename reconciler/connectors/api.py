@@ -308,7 +308,8 @@ class Connector(ABC):
         """Called once when the worker stops running the connector: it was RUNNING and is now
         paused, stopped or deleted (Connect's `Connector.stop()`). Release what the connector
         holds outside this process for `config`. Raising is logged and changes nothing: the
-        connector still reaches its target state and can be resumed (KIP-875, §6 A 10)."""
+        connector still reaches its target state and can be resumed (KIP-875, acceptance case A10
+        in docs/state-machine.md#acceptance-cases)."""
 
 
 class SourceConnector(Connector):

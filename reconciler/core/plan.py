@@ -30,7 +30,7 @@ class ActionKind(str, enum.Enum):
     DELETE = "delete"
 
 
-# Deterministic execution order (style.md): creates first, stop before offsets, restarts after
+# Deterministic execution order (docs/product-rules.md#plan-order): creates first, stop before offsets, restarts after
 # the state they restart into is recorded, deletes last. Within a phase: by connector name.
 PHASE: dict[ActionKind, int] = {
     ActionKind.CREATE: 0,

@@ -19,7 +19,7 @@ _NOT_SECRET_PREFIXES = ("key.converter", "key.ignore", "key.serializer", "key.de
 
 
 def is_secret_key(key: str, sensitive: Collection[str] = ()) -> bool:
-    """True when `key` looks secret (design.md) or is listed in `spec.sensitive`."""
+    """True when `key` looks secret (docs/product-rules.md#secrets) or is listed in `spec.sensitive`."""
     if key in sensitive:
         return True
     lowered = key.lower()

@@ -1,6 +1,6 @@
 """Make sure the internal topics exist with Connect's layout, or say exactly what is wrong.
 
-Connect's rules (connect-internals.md §0): every internal topic is `cleanup.policy=compact`
+Connect's rules (docs/record-formats.md#topics-and-their-layout): every internal topic is `cleanup.policy=compact`
 (an existing one is checked to be compact-only), and the config topic has exactly one
 partition — the config log's order is its meaning. The check reads the config back instead of
 trusting the create call: another client may have created the topic first, with other settings

@@ -1,7 +1,8 @@
 """The writer's pure half: a plan becomes the records Connect itself would write for it.
 
-Each action maps to what a Connect leader writes for the matching REST call (connect-internals.md
-§1.2–§1.6, §4.2), plus our bookkeeping in `<group>-reconciler`:
+Each action maps to what a Connect leader writes for the matching REST call
+(docs/state-machine.md#config-topic-state-machine; differences: docs/compatibility.md), plus our
+bookkeeping in `<group>-reconciler`:
 
 | action  | config topic                                                    | reconciler topic        |
 |---------|-----------------------------------------------------------------|-------------------------|

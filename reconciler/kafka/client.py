@@ -2,7 +2,7 @@
 
 Every Kafka client the reconciler creates gets its config from here, so the settings that
 matter for correctness live in one place:
-- producers place keys with `murmur2_random`, Java's partitioner (connect-internals.md §0),
+- producers place keys with `murmur2_random`, Java's partitioner (docs/record-formats.md#partitioning),
   so a record written here lands where a Connect worker would put (and look for) it;
 - consumers use a short `fetch.queue.backoff.ms`: when a fast read fills the local queue,
   librdkafka otherwise waits a whole second before its next fetch; and a short

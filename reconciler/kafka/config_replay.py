@@ -1,4 +1,5 @@
-"""The config topic's state machine (connect-internals.md §1, Java's `KafkaConfigBackingStore`)."""
+"""The config topic's state machine (docs/state-machine.md#config-topic-state-machine, Java's
+`KafkaConfigBackingStore`)."""
 
 from __future__ import annotations
 
@@ -39,12 +40,13 @@ class RestartRequestRecord(NamedTuple):
 
 
 def restart_impact(include_tasks: bool, only_failed: bool) -> int:
-    """§1.6 ranking: onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
+    """Java's ranking (docs/state-machine.md#restart-requests):
+    onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
     return (0 if only_failed else 2) + (1 if include_tasks else 0)
 
 
 class ConfigReplay(Replay):
-    """The config topic (§1): configs, target states, committed task configs, restart requests.
+    """The config topic: configs, target states, committed task configs, restart requests.
 
     `restart_after`: restart records at or below this offset were already handled by the caller
     (Java ignores every restart record read before the worker started; a reader that keeps its

@@ -1,6 +1,6 @@
 """Connect's internal-topic record formats, byte for byte (our own topic's: `own_records`).
 
-Spec: shared/docs/connect-internals.md §0–§3. Pure: keys and values in, bytes out (and back).
+Spec: docs/record-formats.md. Pure: keys and values in, bytes out (and back).
 No Kafka client is imported here; the I/O layer produces the `Record`s built here and feeds the
 bytes it consumes to `reconciler.kafka.replay`.
 
@@ -244,7 +244,8 @@ def properties_from_json(obj: object) -> dict[str, Any] | Invalid:
 
 
 def target_state_from_json(obj: object) -> ConnectTargetState | Invalid:
-    """§1.2 read rule: `state.v2` if it is a string, else `state`; an unknown name skips it all."""
+    """Java's read rule (docs/state-machine.md#target-states): `state.v2` if it is a string, else
+    `state`; an unknown name skips it all."""
     if type(obj) is not dict:
         return Invalid("target state is not a JSON object")
     chosen = obj.get("state.v2")
@@ -308,7 +309,7 @@ def encode_properties(props: Mapping[str, str | None]) -> bytes:
 
 
 def encode_target_state(state: ConnectTargetState) -> bytes:
-    """Both fields (§1.2 write rule): STOPPED reads as PAUSED to a pre-3.5 worker."""
+    """Both fields (docs/record-formats.md#config-keys): STOPPED reads as PAUSED to a pre-3.5 worker."""
     legacy = ConnectTargetState.PAUSED if state is ConnectTargetState.STOPPED else state
     return dumps({"state": legacy.value, "state.v2": state.value})
 
@@ -416,7 +417,8 @@ def decode_status(value: bytes) -> InstanceStatus | Invalid:
 
 
 def encode_offset_key(connector: str, partition: Mapping[str, object]) -> bytes:
-    """`["<name>",{…}]` — only for partitions never seen; reuse the bytes read otherwise (§3.1)."""
+    """`["<name>",{…}]` — only for partitions never seen; reuse the bytes read otherwise
+    (docs/record-formats.md#byte-exact-keys)."""
     return _jackson_text(f"[{_ENCODER.encode(connector)},{_primitive_map_json(partition)}]")
 
 

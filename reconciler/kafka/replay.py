@@ -2,7 +2,7 @@
 
 One class per topic, each with `apply(key, value, offset)`, fed by the I/O layer in the order
 it consumes records (per partition order is all that matters: every key lives in one partition).
-They follow connect-internals.md §1–§3, i.e. Java's `KafkaConfigBackingStore`,
+They follow docs/state-machine.md, i.e. Java's `KafkaConfigBackingStore`,
 `KafkaStatusBackingStore` and `KafkaOffsetBackingStore`, including their quirks, so that we see
 exactly what a Connect worker reading the same topics would see.
 
@@ -31,7 +31,8 @@ from reconciler.kafka.status_replay import StatusReplay
 
 
 class OffsetsReplay(Replay):
-    """Source offsets (§3.1): latest value per raw key; raw key bytes kept per logical partition.
+    """Source offsets (docs/record-formats.md#byte-exact-keys): latest value per raw key; raw key
+    bytes kept per logical partition.
 
     Java keys its offsets by raw key bytes, so two encodings of one partition are two keys. We
     keep every raw key ever seen for each (connector, partition) so that writers reuse Java's

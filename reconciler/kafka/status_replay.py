@@ -1,4 +1,5 @@
-"""The status topic's state machine (connect-internals.md §2, Java's `KafkaStatusBackingStore`)."""
+"""The status topic's state machine (docs/state-machine.md#status-semantics, Java's
+`KafkaStatusBackingStore`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ _TASK, _CONNECTOR = range(2)
 
 
 class StatusReplay(Replay):
-    """The status topic (§2): latest status per connector and per task."""
+    """The status topic: latest status per connector and per task."""
 
     def __init__(self) -> None:
         super().__init__()

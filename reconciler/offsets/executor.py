@@ -216,7 +216,8 @@ class _Execution:
     # --- stop ------------------------------------------------------------------------------------
 
     def _stop(self, connector: LiveConnector) -> None:
-        """Zero-task commit, then STOPPED (§1.5): a crash in between never leaves stopped-with-tasks."""
+        """Zero-task commit, then STOPPED (docs/state-machine.md#stopping-a-connector): a crash in
+        between never leaves stopped-with-tasks."""
         records: list[Record] = []
         if not offsets_modifiable(connector):
             records += [rec.commit_record(self.name, 0), rec.target_state_record(self.name, ConnectTargetState.STOPPED)]

@@ -8,7 +8,7 @@ manifest. Nothing is written to Kafka: like every other offsets request it shows
 `reconciler plan` (stop → snapshot → alter → return) and runs once on `apply`/`run` — the
 Strimzi way (`KafkaConnector.spec.alterOffsets`), reviewed in git, not a hidden side channel.
 
-Byte-exact keys (connect-internals.md §3.1): each partition map is written in the key order
+Byte-exact keys (docs/record-formats.md#byte-exact-keys): each partition map is written in the key order
 and number format Java used, and the import checks that the reconciler will re-encode it to
 exactly the key bytes Java wrote (a difference is reported). When the old topic *is* the
 cluster's offsets topic (a take-over), the executor finds and reuses Java's bytes directly.

@@ -1,4 +1,4 @@
-"""Sink connector offsets: the committed offsets of its consumer group (connect-internals.md §3.2).
+"""Sink connector offsets: the committed offsets of its consumer group (docs/record-formats.md#sink-offsets).
 
 The group is `connect-<name>` unless `consumer.override.group.id` names another. Altering and
 resetting use the admin API as Connect's `Worker` does, and rely on the broker, as Connect

@@ -1,5 +1,5 @@
 """Source connector offsets in the offsets topic(s): read as Connect reads them, written back
-under the exact key bytes already there (connect-internals.md §3.1).
+under the exact key bytes already there (docs/record-formats.md#byte-exact-keys).
 
 Java keys its offsets by raw key bytes, so a partition first written by a Java worker must be
 altered or tombstoned under *those* bytes, never under a re-encoding that differs in key order
@@ -121,7 +121,7 @@ def read_offsets_topics(settings: KafkaSettings, topics: Sequence[str]) -> dict[
 
 
 def fence_source_tasks(settings: KafkaSettings, connector: str, task_count: int) -> list[str]:
-    """Fence the transactional producers of tasks 0..task_count-1 (zombie fencing, §4.3), on
+    """Fence the transactional producers of tasks 0..task_count-1 (docs/state-machine.md#zombie-fencing), on
     the cluster `settings` reach (the connector's producer cluster). Returns the ids."""
     fenced = [task_transactional_id(settings.group_id, connector, task) for task in range(task_count)]
     for txn_id in fenced:

@@ -80,7 +80,7 @@ def field_line(change: FieldChange) -> str:
     if change.op == "remove":
         return f"- {change.key}: {value(change.old, change.sensitive)}"
     if change.sensitive and change.old is not None and change.new is not None:
-        return f"~ {change.key}: (sensitive value changed)"  # design.md: shown as changed, never its value
+        return f"~ {change.key}: (sensitive value changed)"  # docs/product-rules.md#secrets: changed, never its value
     return f"~ {change.key}: {value(change.old, change.sensitive)} -> {value(change.new, change.sensitive)}"
 
 

@@ -1,7 +1,7 @@
 """KIP-745 restarts in a batch worker: which restart records are pending, and what they restart.
 
 A Connect worker consumes `restart-connector-<name>` records as they arrive and ignores those
-it reads during its start-up catch-up (connect-internals.md §1.6). A batch worker starts on
+it reads during its start-up catch-up (docs/state-machine.md#restart-requests). A batch worker starts on
 every tick, so it cannot tell "new" from "old" by when it read a record. Instead it keeps, per
 connector, the config-topic offset of the newest restart record it has executed, in our own
 topic under `restart-processed/<name>` = `{"offset":N,"processed-at":ms}`. A record above
@@ -20,6 +20,7 @@ Several pending records for one connector merge as Connect merges them: the high
 request is kept (`restart_impact`), and the merged request covers every record up to the
 newest offset. The plan itself is Connect's rule, `core.transitions.restart_targets`, applied
 to the statuses read at the start of the tick. Pure: records in, plans and records out.
+(docs/runtime.md#restarts; the mark's format: docs/record-formats.md#reconciler-topic.)
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One batch of a source connector: each task polls and produces from its own Spark partition.
 
-Exactly-once as KIP-618 does it (connect-internals.md §4.3): a task produces its records and
+Exactly-once as KIP-618 does it (docs/runtime.md#source-tasks): a task produces its records and
 its source offsets (Connect's offsets-topic key `["<name>",{partition}]`, murmur2-placed) in
 ONE Kafka transaction with `transactional.id = ${group}-${connector}-${task}`. Initialising
 that id fences any older producer with it — a zombie task from a crashed or slow run — and
@@ -69,7 +69,8 @@ PRODUCE_CHUNK = 10_000
 # A task stops polling after this long, well inside the transaction timeout below, so a slow
 # source commits what it has instead of having its transaction aborted by the broker.
 MAX_POLLING_S = 30.0
-# Large batches, no compression, a short linger: throughput with few round trips (design.md).
+# Large batches, no compression, a short linger: throughput with few round trips
+# (docs/runtime.md#producer-settings).
 PRODUCER_TUNING: dict[str, Any] = {
     "linger.ms": 20,
     "batch.num.messages": 100_000,

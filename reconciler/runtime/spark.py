@@ -1,6 +1,6 @@
 """The SparkSession and the one way jobs run on it: a Python function per work item.
 
-Session defaults (design.md, PySpark pitfalls):
+Session defaults (docs/runtime.md#spark-session):
 - `local[*]` unless `--spark-master` says otherwise; `--spark-conf` entries override defaults;
 - the web UI is off (it opens ports and costs start time), logs at WARN, FAIR scheduling so
   the jobs of different connectors share the cores instead of queueing behind each other;

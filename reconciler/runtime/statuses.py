@@ -1,7 +1,7 @@
 """What each connector and task should report after a tick, and the status records for it.
 
-Connect's lifecycle rules (connect-internals.md §1.2–§1.5, §2.3, §4.2, §4.4) as pure functions
-over one connector's live state. The worker does the I/O around them: it starts the Connector
+Connect's lifecycle rules (docs/state-machine.md#status-semantics) as pure functions over one
+connector's live state. The worker does the I/O around them: it starts the Connector
 (plugin load, validate, task configs) only when `should_start` says so, asks `decide` what to
 write and what to run, and writes the records `StatusBook` returns.
 
@@ -11,16 +11,20 @@ write and what to run, and writes the records `StatusBook` returns.
 |         | committed when they differ)        | FAILED with no work until restarted or given |
 |         |                                    | new task configs (Connect restarts tasks on  |
 |         |                                    | a new task generation)                       |
-| PAUSED  | PAUSED (not started: task configs  | PAUSED, no work; FAILED stays FAILED (§4.4)  |
-|         | are kept as committed, §4.4)       |                                              |
-| STOPPED | STOPPED, zero-task commit ensured  | none: statuses tombstoned (§4.2)             |
+| PAUSED  | PAUSED (not started: task configs  | PAUSED, no work; FAILED stays FAILED         |
+|         | are kept as committed)             |                                              |
+| STOPPED | STOPPED, zero-task commit ensured  | none: statuses tombstoned                    |
 
 - A FAILED connector stays FAILED until restarted (or its config is updated: Connect restarts
-  a connector on reconfiguration); STOPPED still applies to it (§2.3). While it is FAILED and
+  a connector on reconfiguration); STOPPED still applies to it. While it is FAILED and
   the target is STARTED its tasks run nothing and report UNASSIGNED (Connect's "not running
   here"); a FAILED task keeps its FAILED status and trace.
 - Task ids at or above the committed count lose their statuses, and a deleted connector loses
-  all of them: the leader's cleanup (§2.4).
+  all of them: the leader's cleanup.
+
+The rules, with Java's reasons, are in docs/state-machine.md#pause-and-resume,
+docs/state-machine.md#failed-instances and docs/state-machine.md#cleanup-of-statuses; what a tick
+writes is in docs/runtime.md#statuses-a-tick-writes.
 """
 
 from __future__ import annotations
@@ -154,7 +158,7 @@ def _deleted(connector: LiveConnector) -> Decision:
 
 def _stopped(connector: LiveConnector) -> Decision:
     decision = Decision(STOPPED_REPORT, {task: None for task in connector.task_statuses})
-    if connector.task_count != 0:  # §1.5: a stopped connector has an empty committed task set
+    if connector.task_count != 0:  # stopped = no committed tasks (docs/state-machine.md#stopping-a-connector)
         decision.commit_count = 0
     return decision
 
@@ -209,8 +213,8 @@ class StatusBook:
 
     A status is rewritten when its state or trace changes, not when only the worker id or
     generation would: repeated ticks of an unchanged pipeline write nothing. FAILED and
-    UNASSIGNED use Connect's safe put (§2.4): not written over a newer generation of another
-    worker.
+    UNASSIGNED use Connect's safe put (docs/state-machine.md#generations-and-safe-writes): not
+    written over a newer generation of another worker.
     """
 
     def __init__(self, live: LiveState, worker_id: str, generation: int) -> None:

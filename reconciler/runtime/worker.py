@@ -14,7 +14,7 @@ brought to its target state:
    before anything starts again);
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
-   transaction: the order of §1.3, all or nothing), and the statuses before the batch;
+   transaction: Connect's order, all or nothing), and the statuses before the batch;
 5. one `run_batch` for every runnable task of every connector (the executor isolates them);
 6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, in
    one transaction: a restart counts as executed only once its statuses are committed.
@@ -22,6 +22,8 @@ brought to its target state:
 Failpoints (crash tests, `reconciler.runtime.failpoints`): `worker.after_restarting`,
 `worker.after_task_commit` (task configs committed, batch not run) and `worker.before_status`
 (batch done, statuses and restart marks not written).
+
+Semantics and reasons: docs/runtime.md#one-tick.
 """
 
 from __future__ import annotations
@@ -141,7 +143,8 @@ def start_connector(connector: LiveConnector) -> StartResult:
 
 def stop_connector(connector: LiveConnector) -> None:
     """The plugin's `stop()` for a connector leaving RUNNING. Never raises: Connect logs a
-    failing stop() and the connector reaches its target state all the same (§6 A 10)."""
+    failing stop() and the connector reaches its target state all the same (acceptance case
+    A10, docs/state-machine.md#acceptance-cases; pausing differs, docs/compatibility.md)."""
     from reconciler.connectors.registry import load_connector
 
     props = connector.config or {}
@@ -367,7 +370,8 @@ def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list
 
 
 def _config_records(name: str, decision: Decision) -> list[Record]:
-    """§1.3: task configs first, then the commit that makes them visible."""
+    """Task configs first, then the commit that makes them visible
+    (docs/state-machine.md#task-configs-and-commits)."""
     records = [
         rec.task_config_record(name, task, dict(sorted(config.items())))
         for task, config in enumerate(decision.new_task_configs or [])

@@ -1,5 +1,6 @@
 """Connectors pointed at another Kafka cluster by client overrides (KIP-458), and their offsets
-(KIP-875, connect-internals.md §6 B cases 14, 15, 18, 21, 23 and 24, "different Kafka cluster").
+(KIP-875, acceptance cases B14, B15, B18, B21, B23 and B24, "different Kafka cluster", in
+docs/state-machine.md#acceptance-cases).
 
 The worker's internal topics live on the session broker; the data topic and the connectors'
 clients on a second broker (`other_kafka`, another Tansu process): the source produces there

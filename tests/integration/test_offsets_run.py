@@ -1,4 +1,4 @@
-"""Offsets requests end to end (connect-internals.md §6 B 17–24, §6 A 12): manifest edits + run
+"""Offsets requests end to end (acceptance cases B17–B24 and A12, docs/state-machine.md#acceptance-cases): manifest edits + run
 ticks (what `reconciler run --once` does) on the real broker and the shared SparkSession, with a
 `datagen` source → topic → `parquet-sink` pipeline; the data is checked, not just the records.
 

@@ -1,4 +1,4 @@
-"""KIP-745 restarts (connect-internals.md §6 C, 26–28) on the real broker and SparkSession.
+"""KIP-745 restarts (acceptance cases C26–C28, docs/state-machine.md#acceptance-cases) on the real broker and SparkSession.
 
 A `FaultySource` (datagen that fails while a marker file exists) is made to fail on purpose —
 the Connector itself, or one task of two — and restart requests are declared in the manifest
@@ -139,7 +139,8 @@ def test_restarts_with_one_failed_task_of_two(flaky: Restarts) -> None:
 
 
 def test_restarted_failed_task_of_a_paused_connector_reports_paused(flaky: Restarts) -> None:
-    """§4.4: a FAILED task does not become PAUSED with its connector; restarted, it comes back
+    """A FAILED task does not become PAUSED with its connector (docs/state-machine.md#pause-and-resume);
+    restarted, it comes back
     in the current target state (PAUSED), and runs again once the connector is resumed."""
     flaky.tasks_marker.touch()
     flaky.declare()

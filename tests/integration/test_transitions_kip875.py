@@ -1,4 +1,4 @@
-"""KIP-875 target-state transitions (connect-internals.md §6 A, 1–12) as manifest edits + ticks,
+"""KIP-875 target-state transitions (acceptance cases A1–A12, docs/state-machine.md#acceptance-cases) as manifest edits + ticks,
 on the real broker and the shared SparkSession.
 
 Each test drives a `datagen` source → topic → `parquet-sink` pipeline and checks the status

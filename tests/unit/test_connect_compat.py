@@ -1,7 +1,7 @@
 """Connect compatibility: topics exactly as a Connect 3.x worker writes them → the live state it sees.
 
 The fixtures (tests/fixtures/connect/*.records, format in its README) are hand-written byte for
-byte from connect-internals.md: V0 target states, an inconsistent task set, deleted and
+byte from docs/record-formats.md: V0 target states, an inconsistent task set, deleted and
 compacted-away connectors, traces with `\\n\\t`, a session key, Java-written offsets keys.
 """
 

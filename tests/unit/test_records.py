@@ -1,4 +1,4 @@
-"""Connect record formats: byte-exact encoders and Java-tolerant decoders (connect-internals.md §0–§3)."""
+"""Connect record formats: byte-exact encoders and Java-tolerant decoders (docs/record-formats.md)."""
 
 from __future__ import annotations
 

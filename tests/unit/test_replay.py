@@ -1,4 +1,4 @@
-"""The reader state machines (connect-internals.md §1–§3), case by case."""
+"""The reader state machines (docs/state-machine.md), case by case."""
 
 from __future__ import annotations
 

@@ -69,7 +69,7 @@ TASK1_FAILED = {0: status(RUNNING), 1: status(FAILED)}
 @pytest.mark.parametrize(
     ("include_tasks", "only_failed", "connector", "tasks", "expected"),
     [
-        # §6 C 26: running connector
+        # acceptance case C26 (docs/state-machine.md#acceptance-cases): running connector
         (False, False, RUNNING, TASKS_OK, (True, ())),
         (True, False, RUNNING, TASKS_OK, (True, (0, 1))),
         (False, True, RUNNING, TASKS_OK, (False, ())),
