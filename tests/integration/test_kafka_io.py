@@ -50,7 +50,7 @@ def test_read_to_end_of_empty_multi_partition_topic(kafka_settings: KafkaSetting
 
 def test_read_to_end_returns_every_record_in_partition_order(kafka_settings: KafkaSettings) -> None:
     create_topic(kafka_settings, "data", 3)
-    # partition 2 stays empty; partitions 0/1 get multi-record batches (Tansu's ListOffsets case).
+    # partition 2 stays empty; partitions 0/1 get multi-record batches.
     records = [(f"k{i}".encode(), f"v{i}".encode(), i % 2) for i in range(2500)]
     records.append((b"gone", None, 0))  # a tombstone stays a None value
     produce_plain(kafka_settings, "data", records)

@@ -3,7 +3,7 @@
 docs/state-machine.md#acceptance-cases).
 
 The worker's internal topics live on the session broker; the data topic and the connectors'
-clients on a second broker (`other_kafka`, another Tansu process): the source produces there
+clients on a second broker (`other_kafka`, another Kafka process): the source produces there
 (`producer.override.bootstrap.servers`), so its offsets go to a connector-specific store there
 with the worker's topic as secondary (KIP-618); the sink consumes and commits its group there
 (`consumer.override.*`), and offsets management finds that group through `admin.override.*`,
