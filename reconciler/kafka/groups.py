@@ -18,6 +18,9 @@ from reconciler.kafka.client import ErrorCollector, new_consumer, translate
 from reconciler.kafka.settings import KafkaSettings
 
 TopicPartition = tuple[str, int]
+# Any partition serves to ask a coordinator; Kafka's own offsets topic always exists once a
+# coordinator does, and no group commits offsets for it.
+COORDINATOR_PROBE = "__consumer_offsets"
 
 
 def committed_offsets(settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
@@ -35,6 +38,20 @@ def committed_offsets(settings: KafkaSettings, group: str, partitions: Iterable[
     return {(tp.topic, tp.partition): tp.offset for tp in found if tp.error is None and tp.offset >= 0}
 
 
+def wait_for_coordinator(settings: KafkaSettings, group: str) -> None:
+    """Return once the group's coordinator answers (an OffsetFetch of one partition nobody
+    consumes), so that admin calls on the group do not meet a coordinator still loading."""
+    committed_offsets(settings, group, [(COORDINATOR_PROBE, 0)])
+
+
+class CommitFailed(ReconcilerError):
+    """The broker refused a commit; `exc` is its KafkaException (UNKNOWN_MEMBER_ID: members hold the group)."""
+
+    def __init__(self, message: str, exc: Any) -> None:
+        super().__init__(message)
+        self.exc = exc
+
+
 def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int]) -> None:
     """Commit `offsets` (the next offset to read, per partition) for the group, synchronously."""
     from confluent_kafka import KafkaException, TopicPartition as KafkaTP
@@ -46,10 +63,13 @@ def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPa
             result = consumer.commit(offsets=[KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())],
                                      asynchronous=False)
         except KafkaException as exc:
-            raise translate(exc, settings, f"committing offsets of consumer group {group}") from exc
-    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result or [] if tp.error]
+            raise CommitFailed(translate(exc, settings, f"committing offsets of consumer group {group}").message,
+                               exc) from exc
+    failed = [tp for tp in result or [] if tp.error]
     if failed:
-        raise ReconcilerError(f"committing offsets of consumer group {group} failed for " + ", ".join(failed))
+        names = ", ".join(f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in failed)
+        raise CommitFailed(f"committing offsets of consumer group {group} failed for {names}",
+                           KafkaException(failed[0].error))
 
 
 class _group_consumer:

@@ -18,6 +18,7 @@ from typing import Any
 
 from reconciler import heap
 from reconciler.core.live import LiveState
+from reconciler.kafka import groups
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.client import check_reachable, new_admin, retry_transient, translate
 from reconciler.kafka.consume import batches_to_end
@@ -68,6 +69,11 @@ def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, i
     """
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
+    # confluent-kafka 2.16 crashes the process (SIGSEGV) parsing the admin OffsetFetch answer
+    # COORDINATOR_LOAD_IN_PROGRESS, which a group's coordinator gives while __consumer_offsets is
+    # loading (a fresh cluster; measured 2 of 2 runs). Its consumer handles that answer: it waits
+    # for the coordinator first, so the admin call below meets a loaded one.
+    groups.wait_for_coordinator(settings, group)
     admin = new_admin(settings)  # keep a reference until the future completes
     request = [ConsumerGroupTopicPartitions(group)]
 
