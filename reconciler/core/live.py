@@ -60,6 +60,10 @@ class LiveConnector(BaseModel):
     # Committed task configs, index = task id; empty when inconsistent.
     task_configs: list[dict[str, str | None]] = Field(default_factory=list)
     inconsistent: bool = False
+    # Whether the committed task configs were generated from the current connector config:
+    # Connect's `AppliedConnectorConfig`, the config as it was at the last complete commit.
+    # A config written since (even with the same generated task configs) forces a rewrite.
+    config_applied: bool = True
     connector_status: InstanceStatus | None = None
     task_statuses: dict[int, InstanceStatus] = Field(default_factory=dict)
 

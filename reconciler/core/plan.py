@@ -32,12 +32,17 @@ class ActionKind(str, enum.Enum):
 
 # Deterministic execution order (style.md): creates first, stop before offsets, restarts after
 # the state they restart into is recorded, deletes last. Within a phase: by connector name.
+# A Connect worker without exactly-once support acts on each record as it is written, before
+# the transaction commits (docs/compatibility.md), so every prefix must be safe: a connector
+# is paused or stopped before its new config is written and resumed after it, so it never runs
+# a config in a state it was not declared for (as KIP-980 writes a target state before a new
+# connector's config).
 PHASE: dict[ActionKind, int] = {
     ActionKind.CREATE: 0,
-    ActionKind.UPDATE_CONFIG: 1,
-    ActionKind.STOP: 2,
+    ActionKind.STOP: 1,
+    ActionKind.PAUSE: 1,
+    ActionKind.UPDATE_CONFIG: 2,
     ActionKind.OFFSETS: 3,
-    ActionKind.PAUSE: 4,
     ActionKind.RESUME: 4,
     ActionKind.RESTART: 5,
     ActionKind.DELETE: 6,

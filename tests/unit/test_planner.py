@@ -264,6 +264,7 @@ def test_delete_lists_removed_fields_masked() -> None:
 
 
 def test_actions_are_ordered_by_phase_then_name() -> None:
+    """Suspending before a config update, resuming after it: every prefix of the records is safe."""
     desired = [
         connector("z-new"),
         connector("a-new"),
@@ -288,10 +289,10 @@ def test_actions_are_ordered_by_phase_then_name() -> None:
     assert [(a.kind, a.connector) for a in plan.actions] == [
         (K.CREATE, "a-new"),
         (K.CREATE, "z-new"),
-        (K.UPDATE_CONFIG, "m-update"),
         (K.STOP, "b-stop"),
-        (K.OFFSETS, "c-offsets"),
         (K.PAUSE, "d-pause"),
+        (K.UPDATE_CONFIG, "m-update"),
+        (K.OFFSETS, "c-offsets"),
         (K.RESUME, "e-resume"),
         (K.RESTART, "f-restart"),
         (K.DELETE, "y-orphan"),

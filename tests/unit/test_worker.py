@@ -13,7 +13,8 @@ from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnecto
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.restarts import RestartPlan
 from reconciler.runtime.statuses import StartFailed, Started
-from reconciler.runtime.worker import ConnectorReport, TaskReport, TickReport, start_connector
+from reconciler.runtime.plugins import start_connector
+from reconciler.runtime.worker import ConnectorReport, TaskReport, TickReport
 
 FAULTY_SOURCE = "reconciler.connectors.faulty:FaultySource"
 FAULTY_SINK = "reconciler.connectors.faulty:FaultySink"
