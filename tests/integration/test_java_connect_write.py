@@ -11,6 +11,7 @@ whose records made Java log any ERROR.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -257,3 +258,50 @@ def assert_same_offsets(java: JavaGroup, ours: str, twin: str, since: dict[int, 
     assert [(k.replace(ours.encode(), twin.encode()), v) for _, k, v in mine] == [(k, v) for _, k, v in theirs]
     partitions = java.settings.topics.offsets_partitions
     assert all(p == partition_for(k, partitions) for p, k, _ in mine + theirs)  # where Java looks
+
+
+def test_run_leaves_java_connectors_to_the_connect_worker(java: JavaGroup, tmp_path: Path) -> None:
+    """`reconciler run` applies the manifests but never starts, reports on or restarts a connector
+    of a Java class: the group's Connect worker does, and the two never write over each other."""
+    from reconciler.cli.main import main
+
+    name, ours = unique("runj"), "reconciler-test:1"
+    config = {"file": str(tmp_path / "in.txt"), "topic": unique("runj-lines")}
+    java.declare(name, FILE_SOURCE, config, restart={"id": "r1", "includeTasks": True})
+    settings = java.settings
+    run = ["run", str(java.dir), "--once", "--worker-id", ours,
+           "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
+
+    assert main(run) == 0
+    java.wait_states(name, "RUNNING", {0: "RUNNING"})
+    java.declare(name, FILE_SOURCE, config, state="paused")
+    assert main(run) == 0
+    java.wait_states(name, "PAUSED", {0: "PAUSED"})
+    assert main(run) == 0
+
+    statuses = java.status_values(f"status-connector-{name}") + java.status_values(f"status-task-{name}-0")
+    assert statuses and all(s["worker_id"] == java.worker.url.removeprefix("http://") for s in statuses)
+    tasks = [json.loads(v or b"{}") for k, v in java.config_records(name, 0) if k.startswith(b"task-")]
+    assert tasks and all(t["properties"]["task.class"].endswith("FileStreamSourceTask") for t in tasks)
+    assert not [k for k, _ in java.config_records(name, 0) if k.startswith(b"tasks-fencing-")]
+    java.agree(name)
+
+
+def test_apply_never_fences_the_config_producer_of_a_java_leader(java: JavaGroup, tmp_path: Path) -> None:
+    """A Java leader with exactly-once support (`preparing` or `enabled`) writes the config topic
+    under transactional id `connect-cluster-<group>` (`DistributedConfig.transactionalProducerId`).
+    The session's worker runs without it, so a producer holding that id stands in for such a
+    leader, with a transaction open while we apply: our apply claims its own id and leaves
+    that transaction to commit (docs/compatibility.md, "Write side: deliberate differences")."""
+    from confluent_kafka import Producer
+
+    settings = java.settings
+    leader = Producer({"bootstrap.servers": settings.bootstrap_servers,
+                       "transactional.id": f"connect-cluster-{settings.group_id}"})
+    leader.init_transactions(settings.timeout_s)
+    leader.begin_transaction()
+    leader.produce(unique("leader-scratch"), b"in flight")
+    java.declare(unique("fence"), FILE_SOURCE, {"file": str(tmp_path / "in.txt"), "topic": unique("fence-lines")})
+    java.apply()
+    leader.commit_transaction(settings.timeout_s)  # raises when fenced
+    assert settings.transactional_id != f"connect-cluster-{settings.group_id}"
