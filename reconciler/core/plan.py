@@ -20,6 +20,7 @@ PLAN_FORMAT_VERSION = "1"
 
 
 class ActionKind(str, enum.Enum):
+    RESTORE = "restore"
     CREATE = "create"
     UPDATE_CONFIG = "update-config"
     STOP = "stop"
@@ -37,7 +38,10 @@ class ActionKind(str, enum.Enum):
 # is paused or stopped before its new config is written and resumed after it, so it never runs
 # a config in a state it was not declared for (as KIP-980 writes a target state before a new
 # connector's config).
+# A restore goes first: it undoes, for a Connect worker reading uncommitted records, what an
+# interrupted write left it holding (core.restore), before anything else is written.
 PHASE: dict[ActionKind, int] = {
+    ActionKind.RESTORE: -1,
     ActionKind.CREATE: 0,
     ActionKind.STOP: 1,
     ActionKind.PAUSE: 1,
@@ -49,6 +53,7 @@ PHASE: dict[ActionKind, int] = {
 }
 
 SYMBOL: dict[ActionKind, str] = {
+    ActionKind.RESTORE: "~",
     ActionKind.CREATE: "+",
     ActionKind.UPDATE_CONFIG: "~",
     ActionKind.STOP: "~",
@@ -118,6 +123,8 @@ class Action(BaseModel):
     # offsets: the partitions' current offsets when the live state knows them (shown from → to).
     # The planner leaves it empty today: current offsets are read at apply time (SNAPSHOT step).
     current_offsets: list[OffsetEntry] = Field(default_factory=list)
+    # restore: the records written back with their committed values (core.restore).
+    restore: list[Literal["target-state", "config"]] = Field(default_factory=list)
 
     @property
     def symbol(self) -> str:
@@ -182,6 +189,7 @@ class Plan(BaseModel):
     def summary(self) -> Summary:
         counts = {"create": 0, "update": 0, "delete": 0, "state": 0, "restart": 0, "offsets": 0}
         bucket = {
+            ActionKind.RESTORE: "update",
             ActionKind.CREATE: "create",
             ActionKind.UPDATE_CONFIG: "update",
             ActionKind.DELETE: "delete",

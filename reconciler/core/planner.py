@@ -26,6 +26,7 @@ from reconciler.core.models import (
 )
 from reconciler.core.normalize import Properties, config_value, connector_properties
 from reconciler.core.plan import Action, ActionKind, OffsetsStep, OffsetsStepKind, PendingRequest, Plan
+from reconciler.core.restore import restore_actions
 from reconciler.core.transitions import DECLARED_FOR, offsets_modifiable, plan_state, restart_targets
 
 
@@ -63,6 +64,9 @@ def build_plan(
     for _, connector, props in ordered:
         _plan_connector(connector, props, live, out)
     orphans, unmanaged = _plan_orphans(by_name.keys(), live, prune, out)
+    if live.uncommitted:
+        sensitive = {name: connector.spec.sensitive for name, connector in by_name.items()}
+        out.actions.extend(restore_actions(out.actions, live, sensitive))
     out.actions.sort(key=Action.sort_key)
     return Plan(
         group_id=live.group_id,

@@ -57,7 +57,7 @@ def apply_manifests(
     prepare(settings)
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
-        live = read_state(settings)
+        live = read_state(settings, uncommitted=True)
         plan = build_plan(desired, live, prune=prune, manifest_paths=list(manifest_paths))
         if saved is not None:
             refuse_stale(saved, plan, settings.group_id)

@@ -114,7 +114,16 @@ class JavaGroup:
 
     def wait_states(self, name: str, connector: str, tasks: dict[int, str]) -> None:
         wanted = (connector, tasks)
-        wait_for(f"{name} to be {wanted} in Java's REST", lambda: self.states(name) == wanted or None)
+        seen: list[object] = []
+
+        def reached() -> bool | None:
+            seen[:] = [self.states(name)]
+            return seen[0] == wanted or None
+
+        try:
+            wait_for(f"{name} to be {wanted} in Java's REST", reached)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; Java's REST says {seen[0] if seen else 'nothing'}") from None
 
     def wait_gone(self, name: str) -> None:
         wait_for(f"{name} to be deleted in Java's REST", lambda: self.states(name) is None or None)
@@ -159,6 +168,34 @@ class JavaGroup:
 
     def topic_values(self, topic: str) -> list[str]:
         return [(m.value or b"").decode() for m in read_to_end(self.settings, topic)]
+
+
+# Java's own races, logged at ERROR though the connector recovers by itself: a connector's
+# config record (which restarts it) and a target-state change or a rebalance starting it reach
+# the herder together (`WorkerConnector.doTransitionTo` / `doShutdown`). They happen whenever
+# one apply changes both a connector's state and its config, or creates several connectors.
+# Also a REST read of a connector's config during a rebalance, which Java answers 500 and logs.
+JAVA_RACES = (
+    "has pre-empted this one",
+    "as the connector has been scheduled for shutdown",
+    "Request cannot be completed because a rebalance is expected",
+)
+
+
+def unexpected_errors(worker: RunningConnect, after_line: int) -> list[str]:
+    """ERROR entries the worker logged after line `after_line`, except Java's own races."""
+    text = worker.log_path.read_text(errors="replace").splitlines()[after_line:]
+    entries: list[list[str]] = []
+    for line in text:
+        if "] ERROR " in line:
+            entries.append([line])
+        elif entries and not line.startswith("["):  # the stack trace of the entry above
+            entries[-1].append(line)
+    return [e[0] for e in entries if not any(race in line for line in e for race in JAVA_RACES)]
+
+
+def log_length(worker: RunningConnect) -> int:
+    return len(worker.log_path.read_text(errors="replace").splitlines())
 
 
 def renamed(records: list[Record], old: str, new: str) -> list[Record]:
