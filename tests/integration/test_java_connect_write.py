@@ -169,9 +169,10 @@ def test_restart_block_restarts_what_kip745_says_once(java: JavaGroup, tmp_path:
         if include_tasks:  # (without tasks Java's REST restarts in place and writes no record)
             query = f"includeTasks={str(include_tasks).lower()}&onlyFailed={str(only_failed).lower()}"
             java.rest("POST", f"/connectors/{twin}/restart?{query}")
-            wait_for(f"Java to write {twin}'s restart record", lambda: java.config_records(twin, since) or None)
+            wait_for(f"Java to write {twin}'s restart record", lambda s=since: java.config_records(twin, s) or None)
             assert renamed(java.config_records(name, since), name, twin) == java.config_records(twin, since)
-        wait_for(f"{request_id} to restart {expected} (connector, task) times in all", lambda: restarting(java, name) == expected or None)
+        wait_for(f"{request_id} to restart {expected} (connector, task) times in all",
+                 lambda e=expected: restarting(java, name) == e or None)
         java.wait_states(name, "RUNNING", {0: "RUNNING"})
 
     # r3 restarted nothing: a pause applied after it is handled after it (Java handles restart
