@@ -151,6 +151,8 @@ class TickReport:
     works: int = 0  # tasks that ran a batch
     applied: ApplyOutcome | None = None
     offsets: list[OffsetsOutcome] = field(default_factory=list)
+    # Connectors of classes our runtime does not run, left to the group's Connect workers.
+    left_to_connect: list[str] = field(default_factory=list)
 
     def connector(self, name: str) -> ConnectorReport | None:
         return next((c for c in self.connectors if c.name == name), None)
@@ -278,6 +280,7 @@ class Worker:
         report.records_written += writer.write(final)
         report.works = len(tick.works)
         report.connectors = _connector_reports(view.live, book, tick, outcomes, plans)
+        report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 
     def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:

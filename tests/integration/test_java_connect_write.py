@@ -261,7 +261,9 @@ def assert_same_offsets(java: JavaGroup, ours: str, twin: str, since: dict[int, 
     assert all(p == partition_for(k, partitions) for p, k, _ in mine + theirs)  # where Java looks
 
 
-def test_run_leaves_java_connectors_to_the_connect_worker(java: JavaGroup, tmp_path: Path) -> None:
+def test_run_leaves_java_connectors_to_the_connect_worker(
+    java: JavaGroup, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`reconciler run` applies the manifests but never starts, reports on or restarts a connector
     of a Java class: the group's Connect worker does, and the two never write over each other."""
     from reconciler.cli.main import main
@@ -274,6 +276,7 @@ def test_run_leaves_java_connectors_to_the_connect_worker(java: JavaGroup, tmp_p
            "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
 
     assert main(run) == 0
+    assert f"left to the group's Kafka Connect workers (not Python connectors): {name}" in capsys.readouterr().out
     java.wait_states(name, "RUNNING", {0: "RUNNING"})
     java.declare(name, FILE_SOURCE, config, state="paused")
     assert main(run) == 0
