@@ -9,6 +9,10 @@ The steps and their records are described in `reconciler.offsets.model`. Where i
   the middle of a batch. It runs the whole request only for a connector the same apply created
   (created STOPPED, it never had a task); otherwise it performs the stop step and leaves the
   rest to the next `run` tick (outcome status `waiting`).
+* A connector of a class a Kafka Connect worker runs (a Java class, `core.kinds`) has no task
+  in our ticks at all: either path runs its whole request once the worker reports it STOPPED
+  with no task left (what Java itself requires, `DistributedHerder.modifyConnectorOffsetsChecks`),
+  waiting up to the timeout; else the outcome is `waiting` and the next apply goes on.
 
 Every request runs under the connector's own transactional id (`offsets.writer`), claimed
 before reading the topics: two executors of one request fence each other instead of racing.
@@ -56,9 +60,9 @@ from reconciler.offsets.model import (
     source_hook_offsets,
     source_targets,
     success_message,
-    tasks_gone,
 )
 from reconciler.offsets.state import OffsetsState, read_offsets_state
+from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE, connect_worker_stopped
 from reconciler.offsets.writer import OffsetsWriter, Placed
 
 if TYPE_CHECKING:
@@ -70,30 +74,6 @@ WAITING_MESSAGE = (
     "the connector is stopped; its offsets change runs at the start of the next `reconciler run` tick, "
     "when none of its tasks can be running"
 )
-
-
-CONNECT_WAITING_MESSAGE = (
-    "the connector is stopped; the Kafka Connect worker running it has not reported it STOPPED with "
-    "no tasks yet, so its offsets are not changed: run `reconciler apply` again once it has"
-)
-WORKER_POLL_S = 0.25
-
-
-def _connect_worker_stopped(settings: KafkaSettings, name: str) -> bool:
-    """Whether a Connect worker reports `name` STOPPED with no task status left, within the
-    timeout. That is what Java writes once the zero-task commit and the STOPPED target state
-    took effect (`DistributedHerder.modifyConnectorOffsetsChecks` asks the same of its own
-    state: STOPPED, zero tasks, no rebalance pending)."""
-    from reconciler.kafka.reader import read_state
-
-    deadline = time.monotonic() + settings.timeout_s
-    while True:
-        connector = read_state(settings, task_configs=False).connector(name)
-        if connector is not None and tasks_gone(connector):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(WORKER_POLL_S)
 
 
 class _Stop(Exception):
@@ -167,7 +147,7 @@ def execute_offsets_request(
         # Its tasks run on a Kafka Connect worker, not in our ticks: only a connector created
         # STOPPED by this apply is known to have none; otherwise the worker must report it stopped.
         tasks_stopped = live is not None and created_fresh(live.connector(desired.name))
-        waiting: Callable[[], bool] | None = lambda: _connect_worker_stopped(settings, desired.name)
+        waiting: Callable[[], bool] | None = lambda: connect_worker_stopped(settings, desired.name)
     else:
         waiting = None
     try:

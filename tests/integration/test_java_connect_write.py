@@ -309,3 +309,28 @@ def test_apply_never_fences_the_config_producer_of_a_java_leader(java: JavaGroup
     java.apply()
     leader.commit_transaction(settings.timeout_s)  # raises when fenced
     assert settings.transactional_id != f"connect-cluster-{settings.group_id}"
+
+
+def test_offsets_of_a_java_connector_wait_for_a_worker_to_report_it_stopped(
+    kafka: KafkaUnderTest, group_id: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No Connect worker runs this group: nobody reports the connector stopped, so apply stops
+    it and leaves its offsets alone (`waiting`) instead of racing tasks it cannot see."""
+    from reconciler.cli.main import main
+    from reconciler.kafka.reader import read_live_state
+
+    group = JavaGroup(None, kafka.settings(group_id), tmp_path)  # type: ignore[arg-type]
+    config = {"file": str(tmp_path / "in.txt"), "topic": "lines"}
+    group.declare("src", FILE_SOURCE, config)
+    args = ["apply", str(tmp_path), "--bootstrap-servers", kafka.bootstrap, "--group-id", group_id]
+    assert main(args) == 0
+    args += ["--timeout", "5"]  # how long the offsets request waits for a worker's STOPPED
+    offsets = {"id": "o1", "action": "alter",
+               "offsets": [{"partition": {"filename": config["file"]}, "offset": {"position": 1}}]}
+    group.declare("src", FILE_SOURCE, config, offsets=offsets)
+    assert main(args) == 0
+    assert "has not reported it STOPPED with no tasks yet" in capsys.readouterr().out
+    live = read_live_state(group.settings)
+    connector = live.connector("src")
+    assert connector is not None and connector.target_state.value == "STOPPED" and connector.task_count == 0
+    assert not live.is_applied("src", "offsets", "o1")
