@@ -52,18 +52,22 @@ def read_state(settings: KafkaSettings, *, task_configs: bool = True, uncommitte
     config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
     replays: dict[str, Any] = {topics.configs: config, topics.status: status, topics.reconciler: ours}
     ends: dict[tuple[str, int], int] = {}
+    config_records = 0
     with heap.building():
         # One consumer reads the three topics together; per-partition order is all replays need.
         # A batch holds runs of one partition's records: the replay is looked up once per run.
         for batch in batches_to_end(settings, list(replays), ends=ends):
             for topic, run in groupby(batch, _TOPIC_OF):
-                replays[topic].feed(run)
+                records = list(run)  # (the replays make a list of it anyway)
+                if topic == topics.configs:
+                    config_records += len(records)
+                replays[topic].feed(records)
         live = build_live_state(config, status, ours, settings.group_id, task_configs=task_configs)
         if uncommitted:
             from reconciler.kafka.uncommitted import read_uncommitted_views
 
             end = max(ends.get((topics.configs, 0), 0), config.offset + 1)
-            views = read_uncommitted_views(settings, config, end)
+            views = read_uncommitted_views(settings, config, config_records, end)
             if views:
                 live = live.model_copy(update={"uncommitted": views})
     for name, replay in replays.items():
