@@ -158,6 +158,8 @@ def report_lines(report: TickReport) -> list[str]:
         "config/status record(s) written"
     ]
     lines += [_connector_line(c) for c in report.connectors]
+    if report.left_to_connect:
+        lines.append(f"  left to the group's Kafka Connect workers (not Python connectors): {', '.join(report.left_to_connect)}")
     return lines
 
 

@@ -61,10 +61,13 @@ def listed(live: LiveState) -> list[LiveConnector]:
 
 
 def connector_type(connector: LiveConnector) -> str:
-    """`sink` iff the config subscribes to topics (what every sink must set), else `source`."""
-    if connector.config is None:
+    """`source` or `sink` by the connector's class, as Connect's REST says (`core.kinds`)."""
+    from reconciler.connectors.registry import connector_kind
+
+    config = connector.config
+    if config is None:
         return "unknown"
-    return "sink" if "topics" in connector.config or "topics.regex" in connector.config else "source"
+    return connector_kind(config.get("connector.class") or "", config)
 
 
 def _state_doc(status: InstanceStatus, task_id: int | None = None) -> dict[str, Any]:

@@ -7,10 +7,13 @@ packaged). Anything else is an error that lists the registered names.
 
 from __future__ import annotations
 
+import functools
 import importlib
+from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 
 from reconciler.connectors.api import Connector
+from reconciler.core.kinds import Kind, class_kind, is_python_reference, runs_on_connect
 from reconciler.errors import ReconcilerError
 
 ENTRY_POINT_GROUP = "reconciler.connectors"
@@ -43,6 +46,33 @@ def load_connector(class_name: str) -> type[Connector]:
         + (", ".join(sorted(registered)) or "none registered")
         + ") or a 'module:Class' path",
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _registered_names() -> frozenset[str]:
+    return frozenset(_entry_points())
+
+
+def runs_on_connect_worker(class_name: str) -> bool:
+    """A class our runtime leaves to the Kafka Connect workers of the group (`core.kinds`)."""
+    return runs_on_connect(class_name, _registered_names())
+
+
+@functools.lru_cache(maxsize=1024)
+def plugin_kind(class_name: str) -> Kind | None:
+    """The type a Python connector declares; None when `class_name` is not one we can load."""
+    if not is_python_reference(class_name, _registered_names()):
+        return None
+    try:
+        return load_connector(class_name).kind
+    except Exception:  # unloadable or broken here: the caller falls back on the class name rule
+        return None
+
+
+def connector_kind(class_name: str, config: Mapping[str, object]) -> Kind:
+    """Source or sink by the class, as Connect decides; `core.kinds.class_kind` when it cannot
+    be loaded here (a Java class run by a Connect worker)."""
+    return plugin_kind(class_name) or class_kind(class_name, config)
 
 
 def _load_entry_point(entry_point: EntryPoint) -> object:

@@ -60,6 +60,10 @@ class LiveConnector(BaseModel):
     # Committed task configs, index = task id; empty when inconsistent.
     task_configs: list[dict[str, str | None]] = Field(default_factory=list)
     inconsistent: bool = False
+    # Whether the committed task configs were generated from the current connector config:
+    # Connect's `AppliedConnectorConfig`, the config as it was at the last complete commit.
+    # A config written since (even with the same generated task configs) forces a rewrite.
+    config_applied: bool = True
     connector_status: InstanceStatus | None = None
     task_statuses: dict[int, InstanceStatus] = Field(default_factory=dict)
 
@@ -71,6 +75,29 @@ class LiveConnector(BaseModel):
     def failed(self) -> bool:
         status = self.connector_status
         return status is not None and status.state is InstanceState.FAILED
+
+
+class UncommittedView(BaseModel):
+    """A connector as a Connect worker without exactly-once support holds it, where that differs
+    from the committed records (docs/compatibility.md).
+
+    Such a worker reads the config topic uncommitted, so it acted on the records of transactions
+    that were then aborted: an apply killed half-way, a fenced writer. The next apply puts back
+    the committed config and target state where its own records do not overwrite them.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    # What the worker holds: the config (None: deleted or never created) and the target-state
+    # record (None: none).
+    config: dict[str, str | None] | None = None
+    target_state: ConnectTargetState | None = None
+    # Its committed task count (None: no commit): an aborted zero-task commit leaves a running
+    # connector without tasks, and a Connect worker generates none until it restarts it.
+    task_count: int | None = None
+    # The committed target-state record (None: none); the committed config and task count are
+    # the connector's.
+    committed_target_state: ConnectTargetState | None = None
 
 
 class AppliedRequests(BaseModel):
@@ -95,6 +122,8 @@ class LiveState(BaseModel):
     applied: dict[str, AppliedRequests] = Field(default_factory=dict)
     # Offsets requests that were started but not finished (crash between steps): name → id.
     offsets_in_progress: dict[str, str] = Field(default_factory=dict)
+    # Connectors whose uncommitted records say otherwise than the committed ones (see the model).
+    uncommitted: dict[str, UncommittedView] = Field(default_factory=dict)
 
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)
@@ -112,7 +141,7 @@ class LiveState(BaseModel):
         saved plan should only go stale when configs, target states, ownership or applied
         requests moved.
         """
-        doc = {
+        doc: dict[str, object] = {
             "connectors": {
                 name: [c.config, c.target_state.value, c.task_count]
                 for name, c in sorted(self.connectors.items())
@@ -121,6 +150,8 @@ class LiveState(BaseModel):
             "applied": {k: v.model_dump() for k, v in sorted(self.applied.items())},
             "offsets_in_progress": dict(sorted(self.offsets_in_progress.items())),
         }
+        if self.uncommitted:  # (absent otherwise: fingerprints of saved plans stay as they were)
+            doc["uncommitted"] = {k: v.model_dump(mode="json") for k, v in sorted(self.uncommitted.items())}
         raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
         return hashlib.sha256(raw).hexdigest()
 

@@ -61,6 +61,8 @@ class ConfigReplay(Replay):
         self.task_configs: dict[str, dict[int, Properties]] = {}  # committed, by task id
         self.deferred: dict[str, dict[int, Properties]] = {}  # read, waiting for `commit-`
         self.inconsistent: set[str] = set()
+        # The connector config at its last complete commit (Java's `appliedConnectorConfigs`).
+        self.applied_configs: dict[str, Properties] = {}
         self.pending_fencing: set[str] = set()
         self.task_count_records: dict[str, int] = {}  # `tasks-fencing-` (KIP-618)
         self.task_config_generations: dict[str, int] = {}
@@ -248,6 +250,7 @@ class ConfigReplay(Replay):
         self.task_counts.pop(name, None)
         self.task_configs.pop(name, None)
         self.deferred.pop(name, None)
+        self.applied_configs.pop(name, None)
 
     def _commit(self, name: str, obj: object, key: str) -> None:
         if name not in self.configs:
@@ -270,6 +273,7 @@ class ConfigReplay(Replay):
                 generation = self.task_config_generations.get(name)
                 self.task_config_generations[name] = 0 if generation is None else generation + 1
             self.inconsistent.discard(name)
+            self.applied_configs[name] = self.configs[name]
         else:  # compaction (or a crashed leader) left an incomplete set: zero tasks until fixed
             self.inconsistent.add(name)
         if deferred is not None:

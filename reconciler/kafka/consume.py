@@ -71,14 +71,20 @@ def raw_to_end(
 
 
 def batches_to_end(
-    settings: KafkaSettings, topics: Sequence[str], *, isolation_level: str = "read_committed"
+    settings: KafkaSettings,
+    topics: Sequence[str],
+    *,
+    isolation_level: str = "read_committed",
+    ends: dict[tuple[str, int], int] | None = None,
 ) -> Iterator[list[Any]]:
     """Lists of confluent-kafka Messages (no error events) of several topics, read to the end.
 
     One consumer for all: the live-state reader pays for one connection and one set of fetch
     round trips instead of three. Order is kept within each partition, which is all Connect's
     readers rely on (every key lives in exactly one partition). Batches, not single messages,
-    because this is the hot loop of reading 100,000s of records.
+    because this is the hot loop of reading 100,000s of records. `ends`, when given, receives
+    where each (topic, partition) ended: the offset after the last one read (under
+    read_committed, the last stable offset).
     """
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
@@ -92,13 +98,17 @@ def batches_to_end(
         ]
         consumer.assign(assignment)
         pending = {(tp.topic, tp.partition) for tp in assignment}
-        yield from _drain(consumer, settings, pending, errors)
+        yield from _drain(consumer, settings, pending, errors, {} if ends is None else ends)
     finally:
         consumer.close()
 
 
 def _drain(
-    consumer: Any, settings: KafkaSettings, pending: set[tuple[str, int]], errors: ErrorCollector
+    consumer: Any,
+    settings: KafkaSettings,
+    pending: set[tuple[str, int]],
+    errors: ErrorCollector,
+    ends: dict[tuple[str, int], int],
 ) -> Iterator[list[Any]]:
     """Consume in batches until every (topic, partition) in `pending` reported EOF."""
     from confluent_kafka import Message
@@ -119,13 +129,13 @@ def _drain(
             if batch:
                 yield batch
             continue
-        _handle_events(batch, pending)
+        _handle_events(batch, pending, ends)
         records = [msg for msg in batch if msg.error() is None]
         if records:
             yield records
 
 
-def _handle_events(batch: list[Any], pending: set[tuple[str, int]]) -> None:
+def _handle_events(batch: list[Any], pending: set[tuple[str, int]], ends: dict[tuple[str, int], int]) -> None:
     from confluent_kafka import KafkaError
 
     for msg in batch:
@@ -134,6 +144,7 @@ def _handle_events(batch: list[Any], pending: set[tuple[str, int]]) -> None:
             continue
         if error.code() == KafkaError._PARTITION_EOF:
             pending.discard((msg.topic(), msg.partition()))
+            ends[(msg.topic(), msg.partition())] = msg.offset()
         elif error.fatal() or not error.retriable():
             raise ReconcilerError(f"reading topic {msg.topic()} failed: {error.str()} ({error.name()})")
 

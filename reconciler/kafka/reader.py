@@ -5,8 +5,9 @@ state machines are pure (`reconciler.kafka.replay`); this module only moves byte
 
 The reader is read_committed: records of an aborted or still open apply are not seen. A Java
 worker without exactly-once support reads the config topic read_uncommitted and may act on
-them; apply orders its records so that every prefix is safe, and the next apply converges
-(docs/compatibility.md).
+them; apply orders its records so that every prefix is safe, and, reading what such a worker
+holds too (`uncommitted=True`, `reconciler.kafka.uncommitted`), the next apply converges
+whatever it is asked (docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -35,27 +36,41 @@ def prepare(settings: KafkaSettings) -> None:
     ensure_topics(settings)
 
 
-def read_live_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveState:
+def read_live_state(settings: KafkaSettings, *, task_configs: bool = True, uncommitted: bool = False) -> LiveState:
     """Check the broker and topics, then read the config, status and reconciler topics.
 
     `task_configs=False`: every connector's `task_configs` is left empty (see build_live_state).
+    `uncommitted=True`: also what a Connect worker reading uncommitted records holds, where it
+    differs (`reconciler.kafka.uncommitted`; planning needs it, showing statuses does not).
     """
     prepare(settings)
-    return read_state(settings, task_configs=task_configs)
+    return read_state(settings, task_configs=task_configs, uncommitted=uncommitted)
 
 
-def read_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveState:
+def read_state(settings: KafkaSettings, *, task_configs: bool = True, uncommitted: bool = False) -> LiveState:
     """The topics read to the end, assuming `prepare` ran (apply claims its id in between)."""
     topics = settings.topics
     config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
     replays: dict[str, Any] = {topics.configs: config, topics.status: status, topics.reconciler: ours}
+    ends: dict[tuple[str, int], int] = {}
+    config_records = 0
     with heap.building():
         # One consumer reads the three topics together; per-partition order is all replays need.
         # A batch holds runs of one partition's records: the replay is looked up once per run.
-        for batch in batches_to_end(settings, list(replays)):
+        for batch in batches_to_end(settings, list(replays), ends=ends):
             for topic, run in groupby(batch, _TOPIC_OF):
-                replays[topic].feed(run)
+                records = list(run)  # (the replays make a list of it anyway)
+                if topic == topics.configs:
+                    config_records += len(records)
+                replays[topic].feed(records)
         live = build_live_state(config, status, ours, settings.group_id, task_configs=task_configs)
+        if uncommitted:
+            from reconciler.kafka.uncommitted import read_uncommitted_views
+
+            end = max(ends.get((topics.configs, 0), 0), config.offset + 1)
+            views = read_uncommitted_views(settings, config, config_records, end)
+            if views:
+                live = live.model_copy(update={"uncommitted": views})
     for name, replay in replays.items():
         if replay.skipped:
             LOG.info("%s: %d record(s) ignored, as a Connect worker would ignore them", name, replay.skipped)

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 from yaml.nodes import Node
 
+from reconciler.connectors.registry import plugin_kind
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
@@ -40,7 +41,7 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
         return None, _diagnostics(document, merge(stages))
     if placeholder_findings or rule_findings:
         return None, _diagnostics(document, merge([placeholder_findings, rule_findings]))
-    return DesiredConnector(manifest=manifest, source=document.source), []
+    return _desired(manifest, document.source), []
 
 
 def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> DesiredConnector | None:
@@ -58,7 +59,12 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
         manifest = ConnectorManifest.model_validate(resolved)
     except ValidationError:
         return None
-    return DesiredConnector(manifest=manifest, source=source)
+    return _desired(manifest, source)
+
+
+def _desired(manifest: ConnectorManifest, source: SourceRef | None) -> DesiredConnector:
+    """The connector, with the type its Python plugin declares when it can be loaded here."""
+    return DesiredConnector(manifest=manifest, source=source, kind=plugin_kind(manifest.spec.connector_class))
 
 
 def connector_name(document: Document) -> str | None:

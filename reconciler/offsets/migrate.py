@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.core.models import DesiredConnector, SourceRef, is_sink
+from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.core.normalize import connector_properties
 from reconciler.kafka import records as rec
 from reconciler.errors import ReconcilerError
@@ -51,7 +51,7 @@ def source_imports(
     replays: Mapping[str, OffsetsReplay], desired: Sequence[DesiredConnector], result: ImportResult
 ) -> None:
     """Declared source connectors with offsets in the old topic(s) (the first topic wins)."""
-    declared = {c.name: c for c in desired if not is_sink(c.spec)}
+    declared = {c.name: c for c in desired if not c.is_sink}
     found: set[str] = set()
     for replay in replays.values():
         found.update(replay.connectors())
@@ -97,7 +97,7 @@ def _key_note(name: str, partition: Mapping[str, Any], raw: bytes) -> list[str]:
 
 def sink_group_names(desired: Sequence[DesiredConnector]) -> dict[str, str]:
     """Declared sink connector → the consumer group holding its offsets."""
-    return {c.name: sink_group(c.name, connector_properties(c)) for c in desired if is_sink(c.spec)}
+    return {c.name: sink_group(c.name, connector_properties(c)) for c in desired if c.is_sink}
 
 
 def sink_imports(

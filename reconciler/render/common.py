@@ -57,6 +57,8 @@ def headline(actions: list[Action]) -> tuple[str, str]:
         return "~", "config will be updated"
     if STATE_KINDS & kinds.keys():
         return "~", "state will change"
+    if ActionKind.RESTORE in kinds:
+        return "~", "will get its committed " + " and ".join(kinds[ActionKind.RESTORE].restore) + " back"
     if ActionKind.OFFSETS in kinds:
         offsets = kinds[ActionKind.OFFSETS]
         verb = "reset" if offsets.offsets_action and offsets.offsets_action.value == "reset" else "altered"
@@ -88,6 +90,13 @@ def state_line(action: Action) -> str:
     old = action.from_state.value if action.from_state else "?"
     new = action.to_state.value if action.to_state else "?"
     return f"~ state: {old} -> {new}"
+
+
+def restore_line(action: Action) -> str:
+    """`~ state (held by a worker reading uncommitted records): paused -> running`."""
+    old = action.from_state.value if action.from_state else "none"
+    new = action.to_state.value if action.to_state else "none"
+    return f"~ state (held uncommitted): {old} -> {new}"
 
 
 def restart_line(action: Action) -> str:

@@ -175,8 +175,14 @@ def _idle(connector: LiveConnector, state: Health, report: Report, committed: in
 
 def _running(connector: LiveConnector, state: Health, start: Started) -> Decision:
     configs = start.task_configs
+    # Connect's `AbstractHerder.taskConfigsChanged`: a new count, a task config that differs, or
+    # a connector config written since the last commit (the tasks must restart with it even when
+    # the task configs they get are the same).
     changed = (
-        connector.inconsistent or connector.task_count != len(configs) or connector.task_configs != configs
+        connector.inconsistent
+        or connector.task_count != len(configs)
+        or connector.task_configs != configs
+        or not connector.config_applied
     )
     decision = Decision(RUNNING_REPORT, _retired(connector, len(configs)))
     if changed:

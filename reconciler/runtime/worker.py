@@ -14,7 +14,11 @@ brought to its target state:
    before anything starts again);
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
-   transaction: Connect's order, all or nothing), and the statuses before the batch;
+   transaction: the order of §1.3, all or nothing), for a source of a new task generation
+   fence the previous one and write `tasks-fencing-<name>` (KIP-618, `runtime.fencing`), and
+   the statuses before the batch. Connectors of a class our runtime does not run (a Java
+   class, `runtime.plugins.left_to_connect`) are left to the group's Connect workers: no task
+   configs, statuses or restarts are written for them;
 5. one `run_batch` for every runnable task of every connector (the executor isolates them);
 6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, in
    one transaction: a restart counts as executed only once its statuses are committed.
@@ -22,8 +26,6 @@ brought to its target state:
 Failpoints (crash tests, `reconciler.runtime.failpoints`): `worker.after_restarting`,
 `worker.after_task_commit` (task configs committed, batch not run) and `worker.before_status`
 (batch done, statuses and restart marks not written).
-
-Semantics and reasons: docs/runtime.md#one-tick.
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ import logging
 import os
 import socket
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -43,14 +44,13 @@ from reconciler.errors import ReconcilerError
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
 from reconciler.runtime.restarts import PendingRestart, RestartLog, RestartPlan, plan_restart, processed_record
 from reconciler.runtime.statuses import (
     Decision,
     Report,
     RESTARTING_REPORT,
-    StartFailed,
     Started,
-    StartResult,
     StatusBook,
     decide,
     generation,
@@ -87,6 +87,10 @@ class TickView:
     generation: int
     pending_restarts: dict[str, PendingRestart]
     config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
+    # KIP-618: connectors whose latest commit came after their latest `tasks-fencing-` record,
+    # and the task count of that record (`runtime.fencing`).
+    pending_fencing: frozenset[str] = frozenset()
+    task_count_records: dict[str, int] = field(default_factory=dict)
 
 
 def read_view(settings: KafkaSettings) -> TickView:
@@ -111,58 +115,10 @@ def read_view(settings: KafkaSettings) -> TickView:
             ours.apply(key, value, offset)
             restarts.on_reconciler(key, value)
     live = build_live_state(config, status, ours, settings.group_id)
-    return TickView(live, generation(config.offset + 1), restarts.pending(), config_offsets)
-
-
-# --- starting a Connector (plugin code) ------------------------------------------------------
-
-
-def start_connector(connector: LiveConnector) -> StartResult:
-    """Load the class, validate the config, ask for task configs: what Connect's
-    `WorkerConnector` start and `Herder.validateConnectorConfig` do. Never raises."""
-    from reconciler.connectors.registry import load_connector
-
-    props = connector.config or {}
-    try:
-        cls = load_connector(props.get("connector.class") or "")
-        tasks_max = _tasks_max(props.get("tasks.max"))
-        plugin = cls()
-        problems = plugin.validate(props)
-        if problems:
-            lines = "\n".join(f"  {problem.render()}" for problem in problems)
-            return StartFailed(f"the connector configuration is invalid:\n{lines}")
-        configs = plugin.task_configs(props, tasks_max)
-    except ReconcilerError as exc:
-        return StartFailed(exc.render().removeprefix("error: "))
-    except Exception:  # a plugin bug must fail this connector, not the worker
-        return StartFailed(traceback.format_exc())
-    if len(configs) > tasks_max:
-        return StartFailed(f"the connector produced {len(configs)} task configs, more than tasks.max={tasks_max}")
-    return Started(cls.kind, [dict(c) for c in configs])
-
-
-def stop_connector(connector: LiveConnector) -> None:
-    """The plugin's `stop()` for a connector leaving RUNNING. Never raises: Connect logs a
-    failing stop() and the connector reaches its target state all the same (acceptance case
-    A10, docs/state-machine.md#acceptance-cases; pausing differs, docs/compatibility.md)."""
-    from reconciler.connectors.registry import load_connector
-
-    props = connector.config or {}
-    try:
-        load_connector(props.get("connector.class") or "")().stop(props)
-    except Exception:
-        LOG.warning("connector %s: stop() failed (it is paused, stopped or deleted all the same)",
-                    connector.name, exc_info=True)
-
-
-def _tasks_max(text: str | None) -> int:
-    try:
-        value = int((text or "1").strip())
-    except ValueError:
-        raise ReconcilerError(f"tasks.max must be an integer; got {text!r}") from None
-    if value < 1:
-        raise ReconcilerError(f"tasks.max must be at least 1; got {value}")
-    return value
+    return TickView(
+        live, generation(config.offset + 1), restarts.pending(), config_offsets,
+        frozenset(config.pending_fencing), dict(config.task_count_records),
+    )
 
 
 # --- reports ----------------------------------------------------------------------------------
@@ -195,6 +151,8 @@ class TickReport:
     works: int = 0  # tasks that ran a batch
     applied: ApplyOutcome | None = None
     offsets: list[OffsetsOutcome] = field(default_factory=list)
+    # Connectors of classes our runtime does not run, left to the group's Connect workers.
+    left_to_connect: list[str] = field(default_factory=list)
 
     def connector(self, name: str) -> ConnectorReport | None:
         return next((c for c in self.connectors if c.name == name), None)
@@ -322,12 +280,15 @@ class Worker:
         report.records_written += writer.write(final)
         report.works = len(tick.works)
         report.connectors = _connector_reports(view.live, book, tick, outcomes, plans)
+        report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 
     def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:
         plans: dict[str, RestartPlan] = {}
         for name, request in sorted(view.pending_restarts.items()):
             connector = view.live.connector(name)
+            if connector is not None and left_to_connect(connector):
+                continue  # a Connect worker executes its restart records itself
             status = None if connector is None or not connector.exists else connector.connector_status
             tasks = {} if connector is None else connector.task_statuses
             plans[name] = plan_restart(request, status, tasks)
@@ -337,6 +298,8 @@ class Worker:
     def _decide(self, view: TickView, plans: dict[str, RestartPlan], book: StatusBook) -> _Plan:
         tick = _Plan()
         for name, connector in sorted(view.live.connectors.items()):
+            if left_to_connect(connector):
+                continue
             plan = plans.get(name)
             state = health(
                 connector,
@@ -349,10 +312,23 @@ class Worker:
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
             tick.records += _config_records(name, decision)
-            tick.records += book.decision(name, decision)
             if isinstance(start, Started):
+                tick.records += self._fencing(view, connector, start, decision)
                 tick.works += _works(connector, start, decision)
+            tick.records += book.decision(name, decision)
         return tick
+
+    def _fencing(self, view: TickView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
+        """KIP-618, before source tasks of a new generation run: fence, then the task-count record."""
+        from reconciler.runtime.fencing import fence_generation
+
+        name = connector.name
+        new_generation = decision.commit_count is not None or name in view.pending_fencing
+        if start.kind != "source" or not decision.run or not new_generation:
+            return []
+        configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
+        recorded = view.task_count_records.get(name)
+        return fence_generation(self.settings, name, connector.config or {}, len(configs), recorded)
 
     def _marks(self, view: TickView) -> list[Record]:
         now = self._now_ms()
@@ -370,8 +346,7 @@ def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list
 
 
 def _config_records(name: str, decision: Decision) -> list[Record]:
-    """Task configs first, then the commit that makes them visible
-    (docs/state-machine.md#task-configs-and-commits)."""
+    """§1.3: task configs first, then the commit that makes them visible."""
     records = [
         rec.task_config_record(name, task, dict(sorted(config.items())))
         for task, config in enumerate(decision.new_task_configs or [])
@@ -425,7 +400,7 @@ def _connector_reports(
     moved = {(o.connector, o.task_id): o.records for o in outcomes}
     reports = []
     for name, connector in sorted(live.connectors.items()):
-        if not connector.exists:
+        if not connector.exists or left_to_connect(connector):
             continue
         status = book.connectors.get(name)
         tasks = [
@@ -459,5 +434,4 @@ __all__ = [
     "Worker",
     "default_worker_id",
     "read_view",
-    "start_connector",
 ]

@@ -23,7 +23,9 @@ ALTER, RESET = OffsetsAction.ALTER, OffsetsAction.RESET
 
 
 def connector(name: str, config: dict[str, Any], offsets: dict[str, Any] | None = None) -> DesiredConnector:
-    spec: dict[str, Any] = {"class": "parquet-sink", "config": config}
+    # The type comes from the class (as in Connect): a sink's config names its topics.
+    kind = "parquet-sink" if "topics" in config or "topics.regex" in config else "datagen"
+    spec: dict[str, Any] = {"class": kind, "config": config}
     if offsets is not None:
         spec["offsets"] = offsets
     doc = {"apiVersion": "reconciler.io/v1", "kind": "Connector", "metadata": {"name": name}, "spec": spec}

@@ -78,6 +78,24 @@ def test_incomplete_task_set_marks_the_connector_inconsistent_until_a_complete_c
     assert replay.visible_task_configs("a") == [{"table": "x"}, {"table": "y"}]
 
 
+@pytest.mark.parametrize(
+    ("after", "applied"),
+    [
+        ([], True),
+        ([config("c", table="u")], False),  # a new config: the tasks must restart with it
+        ([config("c", table="t")], True),  # the same config again (Java compares contents)
+        ([config("c", table="u"), task("c", 0), commit("c", 1)], True),  # committed since
+        ([config("c", table="u"), commit("c", 2)], False),  # an incomplete commit applies nothing
+        ([config("c", table="u"), ("connector-c", None), config("c", table="t")], False),  # re-created
+    ],
+)
+def test_the_config_at_the_last_complete_commit_is_the_applied_one(after: list[Rec], applied: bool) -> None:
+    """Java's `AppliedConnectorConfig` (`KafkaConfigBackingStore.processTasksCommitRecord`)."""
+    replay = replay_config(config("c", table="t"), task("c", 0), commit("c", 1), *after)
+    live = build_live_state(replay, StatusReplay(), ReconcilerReplay(), None)
+    assert live.connectors["c"].config_applied is applied
+
+
 def test_extra_task_ids_are_tolerated_and_stay_invisible() -> None:
     # 3 tasks reduced to 1; compaction kept a stale task-a-2.
     replay = replay_config(config("a"), task("a", 2, "stale"), task("a", 0, "new"), commit("a", 1))

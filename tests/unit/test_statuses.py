@@ -128,6 +128,14 @@ def test_task_configs_are_rewritten_when_the_committed_set_differs(live: LiveCon
     assert decide(live, Health(), Started("source", list(TASKS))).commit_count == 2
 
 
+def test_a_config_written_since_the_last_commit_rewrites_identical_task_configs() -> None:
+    """Java's `AppliedConnectorConfig`: the tasks restart with the new connector config even
+    when the task configs generated from it are the same."""
+    live = connector(STARTED, task_configs=list(TASKS)).model_copy(update={"config_applied": False})
+    decision = decide(live, Health(), Started("source", list(TASKS)))
+    assert (decision.new_task_configs, decision.commit_count, decision.run) == (list(TASKS), 2, [0, 1])
+
+
 def test_zero_task_configs_are_committed_once() -> None:
     assert decide(connector(STARTED), Health(), Started("source", [])).commit_count == 0
     assert decide(connector(STARTED, task_count=0), Health(), Started("source", [])).commit_count is None
