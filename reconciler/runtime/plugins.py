@@ -79,7 +79,8 @@ def framework_task_config(
 
 def stop_connector(connector: LiveConnector) -> None:
     """The plugin's `stop()` for a connector leaving RUNNING. Never raises: Connect logs a
-    failing stop() and the connector reaches its target state all the same (§6 A 10)."""
+    failing stop() and the connector reaches its target state all the same (acceptance case
+    A10, docs/state-machine.md#acceptance-cases; pausing differs, docs/compatibility.md)."""
     from reconciler.connectors.registry import load_connector
 
     props = connector.config or {}

@@ -14,7 +14,7 @@ brought to its target state:
    before anything starts again);
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
-   transaction: the order of §1.3, all or nothing), for a source of a new task generation
+   transaction: Connect's order, docs/state-machine.md#task-configs-and-commits; all or nothing), for a source of a new task generation
    fence the previous one and write `tasks-fencing-<name>` (KIP-618, `runtime.fencing`), and
    the statuses before the batch. Connectors of a class our runtime does not run (a Java
    class, `runtime.plugins.left_to_connect`) are left to the group's Connect workers: no task
@@ -346,7 +346,7 @@ def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list
 
 
 def _config_records(name: str, decision: Decision) -> list[Record]:
-    """§1.3: task configs first, then the commit that makes them visible."""
+    """Task configs first, then the commit that makes them visible (docs/state-machine.md#task-configs-and-commits)."""
     records = [
         rec.task_config_record(name, task, dict(sorted(config.items())))
         for task, config in enumerate(decision.new_task_configs or [])
