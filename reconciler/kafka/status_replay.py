@@ -113,7 +113,7 @@ class StatusReplay(Replay):
 
     def _parse_status(self, key: str, value: bytes) -> rec.StatusValue | None:
         try:  # fast path: the exact shape Connect writes
-            obj = from_json(value)
+            obj = from_json(value, allow_inf_nan=False)
             if type(obj) is dict:
                 state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
                 generation = obj.get("generation")

@@ -87,17 +87,24 @@ def test_properties_keep_caller_order_and_null_values() -> None:
         ("\x01\x1b\x1f\x00", b'"\\u0001\\u001B\\u001F\\u0000"'),  # Jackson: upper-case hex
         ("\x7f", b'"\x7f"'),
         ("text \\u001b stays", b'"text \\\\u001b stays"'),  # an escaped backslash is not a \u escape
+        # Outside the BMP: Jackson writes the two UTF-16 surrogates as escapes, never 4 UTF-8 bytes.
+        ("a😀b", b'"a\\uD83D\\uDE00b"'),
+        ("𝄞 ü", b'"\\uD834\\uDD1E \xc3\xbc"'),
+        ("\ud800x\udfff", b'"\\uD800x\\uDFFF"'),  # a lone surrogate (a Java string may hold one)
     ],
 )
 def test_strings_are_escaped_like_jackson(text: str, expected: bytes) -> None:
     assert rec.dumps(text) == expected
 
 
-def test_non_finite_numbers_and_lone_surrogates_are_refused() -> None:
+def test_non_finite_numbers_are_refused() -> None:
     with pytest.raises(ValueError):
         rec.dumps({"x": float("nan")})
-    with pytest.raises(ValueError):
-        rec.dumps("\ud800")
+
+
+def test_escapes_read_back_to_the_same_text() -> None:
+    for text in ["a😀b", "\ud800", "𝄞\x01"]:
+        assert rec.loads(rec.dumps(text)) == text
 
 
 # --- config topic: decoders -----------------------------------------------------------------------

@@ -310,21 +310,61 @@ def test_offsets_last_value_per_raw_key_and_tombstones() -> None:
     replay.apply(b'["src",{"table":"gone"}]', None)
     replay.apply(b'["other",{"table":"orders"}]', b'{"id":3}')
     assert replay.offsets_for("src") == [({"table": "orders"}, {"id": 2}, b'["src",{"table":"orders"}]')]
+    assert replay.reported("src") == [({"table": "orders"}, {"id": 2})]
     assert replay.connectors() == ["other", "src"]
-    # A tombstoned partition's bytes are still reused when it is written again.
-    assert replay.key_for("src", {"table": "gone"}) == b'["src",{"table":"gone"}]'
-    assert replay.key_for("src", {"table": "new"}) == b'["src",{"table":"new"}]'
+    assert replay.keys_for("src", {"table": "gone"}) == [b'["src",{"table":"gone"}]']
+    assert replay.keys_for("src", {"table": "new"}) == [b'["src",{"table":"new"}]']
 
 
 def test_two_encodings_of_one_partition_are_two_keys() -> None:
+    """Java's set holds the map first read; its GET looks the offset up under Java's bytes for
+    it (HashMap order, compact), which neither encoding here is: it reports null. The runtime
+    resumes from the newest value, and writes under Java's bytes and both encodings."""
     replay = OffsetsReplay()
     replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":1}')
     replay.apply(b'["src", {"a":"x","b":2}]', b'{"pos":2}')
+    assert replay.reported("src") == [({"b": 2, "a": "x"}, None)]
     [(partition, offset, raw)] = replay.offsets_for("src")
     assert partition == {"a": "x", "b": 2} and offset == {"pos": 2}
     assert raw == b'["src", {"a":"x","b":2}]'  # the most recently written
     assert replay.live_raw_keys("src") == [b'["src",{"b":2,"a":"x"}]', b'["src", {"a":"x","b":2}]']
-    assert replay.key_for("src", {"b": 2, "a": "x"}) == raw
+    assert replay.keys_for("src", {"b": 2, "a": "x"}) == [
+        b'["src",{"a":"x","b":2}]',
+        b'["src", {"a":"x","b":2}]',
+        b'["src",{"b":2,"a":"x"}]',
+    ]
+    replay.apply(b'["src",{"a":"x","b":2}]', b'{"pos":3}')  # what Java's PATCH writes
+    assert replay.reported("src") == [({"b": 2, "a": "x"}, {"pos": 3})]
+
+
+def test_a_tombstone_under_one_encoding_drops_the_partition() -> None:
+    """`OffsetUtils.processPartitionKey`: the partition set is updated by every encoding."""
+    replay = OffsetsReplay()
+    replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":1}')
+    replay.apply(b'["src",{"a":"x","b":2}]', b'{"pos":2}')
+    replay.apply(b'["src",{"a":"x","b":2}]', None)  # Java's DELETE tombstones its own bytes
+    assert replay.reported("src") == []
+    assert replay.offsets_for("src") == []  # the runtime starts it over, as Java's tasks would
+    assert replay.live_raw_keys("src") == [b'["src",{"b":2,"a":"x"}]']  # a reset still clears it
+    replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":5}')  # a value under any encoding: back
+    assert replay.offsets_for("src") == [({"b": 2, "a": "x"}, {"pos": 5}, b'["src",{"b":2,"a":"x"}]')]
+
+
+@pytest.mark.parametrize("value", [b"", b"  ", b"null"])
+def test_an_empty_or_null_offset_is_a_partition_with_a_null_offset(value: bytes) -> None:
+    replay = OffsetsReplay()
+    replay.apply(b'["src",{"p":1}]', value)
+    assert replay.reported("src") == [({"p": 1}, None)]
+    assert replay.offsets_for("src") == []
+    assert replay.live_raw_keys("src") == [b'["src",{"p":1}]']
+
+
+def test_an_unreadable_offset_leaves_the_partition_out() -> None:
+    """OffsetStorageReaderImpl logs and skips a value it cannot convert or validate."""
+    replay = OffsetsReplay()
+    replay.apply(b'["src",{"p":1}]', b'{"o":{"nested":1}}')
+    replay.apply(b'["src",{"p":2}]', b'{"o":2}xyz')  # trailing tokens: Jackson reads {"o":2}
+    assert replay.reported("src") == [({"p": 2}, {"o": 2})]
 
 
 def test_partition_values_compare_with_java_types() -> None:
