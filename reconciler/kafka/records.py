@@ -49,7 +49,6 @@ STATUS_TASK_PREFIX: Final = "status-task-"
 STATUS_TOPIC_PREFIX: Final = "status-topic-"
 STATUS_TOPIC_SEPARATOR: Final = ":connector-"
 
-# `DESTROYED` is a Java state too, but it is never serialised (it is written as a tombstone).
 STATUS_STATES: Final = {s.value: s for s in InstanceState}
 TARGET_STATES: Final = {s.value: s for s in ConnectTargetState}
 
@@ -205,28 +204,29 @@ def int_field_from_json(obj: object, field: str) -> int | Invalid:
     return Invalid(f"'{field}' should be an integer") if number is None else number
 
 
-StatusValue = tuple[str, str | None, str | None, int]  # state, trace, worker_id, generation
+StatusValue = tuple[str, str | None, str | None, int, str | None]  # state, trace, worker, generation, version
 
 
 def status_from_json(obj: object) -> StatusValue | Invalid:
-    """A status value as `KafkaStatusBackingStore.parse*Status` accepts it."""
+    """A status value as `KafkaStatusBackingStore.parse*Status` accepts it: a known state name
+    (DESTROYED too), an integer generation, and strings or nulls for the rest."""
     if type(obj) is not dict:
         return Invalid("status is not a JSON object")
-    state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
+    state, trace, worker, version = obj.get("state"), obj.get("trace"), obj.get("worker_id"), obj.get("version")
     generation = java_int(obj.get("generation"))
     if type(state) is not str or state not in STATUS_STATES:
         return Invalid(f"invalid status state {state!r}")
     if generation is None:
         return Invalid("'generation' should be an integer")
-    if not (trace is None or type(trace) is str) or not (worker is None or type(worker) is str):
-        return Invalid("'trace' and 'worker_id' should be strings")
-    return state, trace, worker, generation
+    if any(not (field is None or type(field) is str) for field in (trace, worker, version)):
+        return Invalid("'trace', 'worker_id' and 'version' should be strings")
+    return state, trace, worker, generation, version
 
 
 def to_instance_status(value: StatusValue) -> InstanceStatus:
-    state, trace, worker, generation = value
+    state, trace, worker, generation, version = value
     return InstanceStatus.model_construct(
-        state=STATUS_STATES[state], trace=trace, worker_id=worker or "", generation=generation
+        state=STATUS_STATES[state], trace=trace, worker_id=worker, generation=generation, version=version
     )
 
 
@@ -311,12 +311,15 @@ def decode_restart(value: bytes) -> RestartFlags | Invalid:
 
 
 def encode_status(status: InstanceStatus) -> bytes:
+    """Kafka 4.x's `STATUS_SCHEMA_V0`: state, trace, worker_id, generation, version (older
+    workers ignore the last field; a null version is written as `null`, as Java does)."""
     return dumps(
         {
             "state": status.state.value,
             "trace": status.trace,
             "worker_id": status.worker_id,
             "generation": status.generation,
+            "version": status.version,
         }
     )
 

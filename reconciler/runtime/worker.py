@@ -41,7 +41,15 @@ from reconciler.errors import ReconcilerError
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.restarts import PendingRestart, RestartLog, RestartPlan, plan_restart, processed_record
+from reconciler.runtime.failures import FailureLog, FailureMark, failure_mark_record, failure_mark_tombstone
+from reconciler.runtime.restarts import (
+    PendingRestart,
+    RestartLog,
+    RestartPlan,
+    plan_restart,
+    processed_record,
+    started_record,
+)
 from reconciler.runtime.statuses import (
     Decision,
     Report,
@@ -51,7 +59,6 @@ from reconciler.runtime.statuses import (
     StartResult,
     StatusBook,
     decide,
-    generation,
     health,
     should_start,
     suspending,
@@ -82,9 +89,11 @@ class TickView:
     """The topics as one tick read them."""
 
     live: LiveState
-    generation: int
+    config_end: int  # the config topic's end offset this tick read
     pending_restarts: dict[str, PendingRestart]
     config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
+    failures: dict[str, FailureMark] = field(default_factory=dict)  # our marks of FAILED connectors
+    first_tick: bool = False  # no tick ran on this group before (no `runtime-started` mark)
 
 
 def read_view(settings: KafkaSettings) -> TickView:
@@ -94,6 +103,7 @@ def read_view(settings: KafkaSettings) -> TickView:
 
     topics = settings.topics
     config, status, ours, restarts = ConfigReplay(), StatusReplay(), ReconcilerReplay(), RestartLog()
+    failures = FailureLog()
     config_offsets: dict[str, int] = {}
     connector_prefix = rec.CONNECTOR_PREFIX.encode()
     for msg in raw_to_end(settings, [topics.configs, topics.status, topics.reconciler]):
@@ -108,8 +118,12 @@ def read_view(settings: KafkaSettings) -> TickView:
         else:
             ours.apply(key, value, offset)
             restarts.on_reconciler(key, value)
+            failures.on_reconciler(key, value)
     live = build_live_state(config, status, ours, settings.group_id)
-    return TickView(live, generation(config.offset + 1), restarts.pending(), config_offsets)
+    config_end = config.offset + 1
+    applied = [name for name, requests in live.applied.items() if requests.restart]
+    pending = restarts.pending(config_end, applied)
+    return TickView(live, config_end, pending, config_offsets, failures.marks, restarts.started is None)
 
 
 # --- starting a Connector (plugin code) ------------------------------------------------------
@@ -186,7 +200,7 @@ class ConnectorReport:
 
 @dataclass
 class TickReport:
-    generation: int
+    config_end: int  # the config topic's end offset the tick read
     connectors: list[ConnectorReport] = field(default_factory=list)
     records_written: int = 0  # config and status records this tick wrote
     works: int = 0  # tasks that ran a batch
@@ -302,10 +316,12 @@ class Worker:
             self._prepared = True
 
     def _work(self, view: TickView, writer: TransactionalWriter, closing: bool) -> TickReport:
-        book = StatusBook(view.live, self.worker_id, view.generation)
-        report = TickReport(view.generation)
+        book = StatusBook(view.live, self.worker_id)
+        report = TickReport(view.config_end)
         plans = self._restart_plans(view)
-        restarting = _restarting_records(book, plans)
+        # The first tick on a group marks where it started: older restart records are history.
+        started = [started_record(view.config_end)] if view.first_tick else []
+        restarting = started + _restarting_records(book, plans)
         report.records_written += writer.write(restarting)
         if restarting:
             _failpoint("worker.after_restarting")
@@ -340,13 +356,15 @@ class Worker:
                 restarted_connector=plan is not None and plan.connector,
                 restarted_tasks=plan.tasks if plan is not None else (),
                 config_offset=view.config_offsets.get(name),
+                failure=view.failures.get(name),
             )
             if suspending(connector):
                 stop_connector(connector)
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
             tick.records += _config_records(name, decision)
-            tick.records += book.decision(name, decision)
+            statuses = book.decision(name, decision)
+            tick.records += statuses + _failure_marks(view, name, decision, statuses)
             if isinstance(start, Started):
                 tick.works += _works(connector, start, decision)
         return tick
@@ -354,6 +372,18 @@ class Worker:
     def _marks(self, view: TickView) -> list[Record]:
         now = self._now_ms()
         return [processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
+
+
+def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:
+    """Mark when a FAILED connector status this tick writes was written (see `failures`); drop
+    the mark when the connector reports anything else."""
+    key = rec.STATUS_CONNECTOR_PREFIX.encode() + name.encode()
+    if not any(record.key == key for record in statuses):
+        return []
+    report = decision.connector
+    if report is not None and report.state is InstanceState.FAILED:
+        return [failure_mark_record(name, view.config_end, report.trace)]
+    return [failure_mark_tombstone(name)] if name in view.failures else []
 
 
 def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list[Record]:

@@ -240,7 +240,8 @@ def test_status_values_reencode_byte_for_byte() -> None:
             continue
         decoded = rec.decode_status(value)
         if not isinstance(decoded, Invalid):
-            assert rec.encode_status(decoded) == value, key
+            # The fixtures are Connect 3.x's four fields; Kafka 4.x appends `"version":null`.
+            assert rec.encode_status(decoded) == value[:-1] + b',"version":null}', key
             compared += 1
     assert compared == 16  # every status but the truncated one
     [(key, value)] = [(k, v) for k, v in load("status-topic.records") if k.startswith(b"status-topic-")]
