@@ -12,6 +12,7 @@ them; apply orders its records so that every prefix is safe, and the next apply 
 from __future__ import annotations
 
 import logging
+import time
 from itertools import groupby
 from operator import methodcaller
 from typing import Any
@@ -19,7 +20,7 @@ from typing import Any
 from reconciler import heap
 from reconciler.core.live import LiveState
 from reconciler.kafka.admin import ensure_topics
-from reconciler.kafka.client import check_reachable, new_admin, translate
+from reconciler.kafka.client import check_reachable, kafka_error, new_admin, translate
 from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.kafka.settings import KafkaSettings
@@ -66,17 +67,55 @@ def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, i
 
     (topic, partition) → offset; partitions without a committed offset are left out.
     """
+    return {tp: offset for tp, (offset, _metadata) in sink_group_commits(settings, group).items()}
+
+
+def sink_group_commits(settings: KafkaSettings, group: str) -> dict[tuple[str, int], tuple[int, str]]:
+    """Committed (offset, metadata) of a consumer group, per (topic, partition)."""
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
     admin = new_admin(settings)  # keep a reference until the future completes
+    wait_for_group_coordinator(settings, admin, group)
     request = [ConsumerGroupTopicPartitions(group)]
     future = admin.list_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
     try:
         result = future.result(timeout=settings.timeout_s)
     except KafkaException as exc:
         raise translate(exc, settings, f"listing offsets of consumer group {group}") from exc
-    offsets: dict[tuple[str, int], int] = {}
+    commits: dict[tuple[str, int], tuple[int, str]] = {}
     for tp in result.topic_partitions or []:
         if tp.error is None and tp.offset >= 0:
-            offsets[(tp.topic, tp.partition)] = tp.offset
-    return offsets
+            commits[(tp.topic, tp.partition)] = (tp.offset, tp.metadata or "")
+    return commits
+
+
+# While the group coordinator loads its partition (a broker that just started), Kafka answers
+# OffsetFetch with a coordinator error, and librdkafka's ListConsumerGroupOffsets handler then
+# dereferences a null consumer group and crashes the process (librdkafka issue #5040, open in
+# 2.16). DescribeConsumerGroups answers the same errors safely: ask it until the coordinator is
+# ready, before asking for offsets.
+_COORDINATOR_ERRORS = frozenset(
+    {"COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR", "_TIMED_OUT"}
+)
+_ASK_S = 2.0  # one DescribeConsumerGroups; a coordinator that just started answers within seconds
+
+
+def wait_for_group_coordinator(settings: KafkaSettings, admin: Any, group: str) -> None:
+    """Return once `group`'s coordinator answers (a missing group is an answer too)."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + settings.timeout_s
+    delay = 0.05
+    while True:
+        ask = min(_ASK_S, max(0.1, deadline - time.monotonic()))
+        future = admin.describe_consumer_groups([group], request_timeout=ask)[group]
+        try:
+            future.result(timeout=ask + 1.0)
+            return
+        except KafkaException as exc:
+            error = kafka_error(exc)
+            waiting = error is not None and (error.name() in _COORDINATOR_ERRORS or error.retriable())
+            if not waiting or time.monotonic() + delay > deadline:
+                raise translate(exc, settings, f"finding the coordinator of consumer group {group}") from exc
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
