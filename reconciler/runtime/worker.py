@@ -36,20 +36,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector, LiveState
+from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.failures import FailureLog, FailureMark, failure_mark_record, failure_mark_tombstone
-from reconciler.runtime.restarts import (
-    PendingRestart,
-    RestartLog,
-    RestartPlan,
-    plan_restart,
-    processed_record,
-    started_record,
-)
+from reconciler.runtime.failures import failure_mark_record, failure_mark_tombstone
+from reconciler.runtime.reports import ConnectorReport, TaskReport, TickReport, connector_reports
+from reconciler.runtime.restarts import RestartPlan, plan_restart, processed_record, started_record
+from reconciler.runtime.tick_view import TickView, read_view
 from reconciler.runtime.statuses import (
     Decision,
     Report,
@@ -79,51 +74,6 @@ WORKER_TRANSACTION_SUFFIX = "-worker"
 def default_worker_id() -> str:
     """Connect uses the REST listener's `host:port`; a batch worker has no port: `host:pid`."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-# --- reading ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TickView:
-    """The topics as one tick read them."""
-
-    live: LiveState
-    config_end: int  # the config topic's end offset this tick read
-    pending_restarts: dict[str, PendingRestart]
-    config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
-    failures: dict[str, FailureMark] = field(default_factory=dict)  # our marks of FAILED connectors
-    first_tick: bool = False  # no tick ran on this group before (no `runtime-started` mark)
-
-
-def read_view(settings: KafkaSettings) -> TickView:
-    """Config, status and reconciler topics read to the end through Connect's state machines."""
-    from reconciler.kafka.consume import raw_to_end
-    from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
-
-    topics = settings.topics
-    config, status, ours, restarts = ConfigReplay(), StatusReplay(), ReconcilerReplay(), RestartLog()
-    failures = FailureLog()
-    config_offsets: dict[str, int] = {}
-    connector_prefix = rec.CONNECTOR_PREFIX.encode()
-    for msg in raw_to_end(settings, [topics.configs, topics.status, topics.reconciler]):
-        topic, key, value, offset = msg.topic(), msg.key(), msg.value(), msg.offset()
-        if topic == topics.configs:
-            config.apply(key, value, offset)
-            restarts.on_config(key, value, offset)
-            if key is not None and key.startswith(connector_prefix):
-                config_offsets[key[len(connector_prefix) :].decode("utf-8", "replace")] = offset
-        elif topic == topics.status:
-            status.apply(key, value, offset)
-        else:
-            ours.apply(key, value, offset)
-            restarts.on_reconciler(key, value)
-            failures.on_reconciler(key, value)
-    live = build_live_state(config, status, ours, settings.group_id)
-    config_end = config.offset + 1
-    applied = [name for name, requests in live.applied.items() if requests.restart]
-    pending = restarts.pending(config_end, applied)
-    return TickView(live, config_end, pending, config_offsets, failures.marks, restarts.started is None)
 
 
 # --- starting a Connector (plugin code) ------------------------------------------------------
@@ -174,41 +124,6 @@ def _tasks_max(text: str | None) -> int:
     if value < 1:
         raise ReconcilerError(f"tasks.max must be at least 1; got {value}")
     return value
-
-
-# --- reports ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TaskReport:
-    task: int
-    state: InstanceState | None
-    records: int = 0
-    ran: bool = False
-    trace: str | None = None
-
-
-@dataclass(frozen=True)
-class ConnectorReport:
-    name: str
-    target: ConnectTargetState
-    state: InstanceState | None
-    trace: str | None
-    tasks: list[TaskReport]
-    restarted: RestartPlan | None = None
-
-
-@dataclass
-class TickReport:
-    config_end: int  # the config topic's end offset the tick read
-    connectors: list[ConnectorReport] = field(default_factory=list)
-    records_written: int = 0  # config and status records this tick wrote
-    works: int = 0  # tasks that ran a batch
-    applied: ApplyOutcome | None = None
-    offsets: list[OffsetsOutcome] = field(default_factory=list)
-
-    def connector(self, name: str) -> ConnectorReport | None:
-        return next((c for c in self.connectors if c.name == name), None)
 
 
 # --- the tick ---------------------------------------------------------------------------------
@@ -334,7 +249,7 @@ class Worker:
         final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
         report.records_written += writer.write(final)
         report.works = len(tick.works)
-        report.connectors = _connector_reports(view.live, book, tick, outcomes, plans)
+        report.connectors = connector_reports(view.live, book, outcomes, plans)
         return report
 
     def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:
@@ -439,36 +354,6 @@ def _outcome_records(book: StatusBook, works: Sequence[TaskWork], outcomes: Sequ
             continue  # RUNNING was written before the batch
         records += book.task(work.connector, work.task_id, report)
     return records
-
-
-def _connector_reports(
-    live: LiveState,
-    book: StatusBook,
-    tick: _Plan,
-    outcomes: Sequence[TaskOutcome],
-    plans: dict[str, RestartPlan],
-) -> list[ConnectorReport]:
-    moved = {(o.connector, o.task_id): o.records for o in outcomes}
-    reports = []
-    for name, connector in sorted(live.connectors.items()):
-        if not connector.exists:
-            continue
-        status = book.connectors.get(name)
-        tasks = [
-            TaskReport(task, s.state, moved.get((name, task), 0), (name, task) in moved, s.trace)
-            for task, s in sorted(book.tasks.get(name, {}).items())
-        ]
-        reports.append(
-            ConnectorReport(
-                name,
-                connector.target_state,
-                None if status is None else status.state,
-                None if status is None else status.trace,
-                tasks,
-                plans.get(name),
-            )
-        )
-    return reports
 
 
 def _failpoint(name: str) -> None:
