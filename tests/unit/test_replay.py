@@ -157,6 +157,35 @@ def test_invalid_records_are_skipped_and_counted() -> None:
     assert len(replay.problems) == 5
 
 
+def test_a_commit_java_cannot_count_is_skipped_alone() -> None:
+    """Java's `intValue` throws inside its poll loop for `{"tasks":2.0}` and loses the records
+    polled with it (docs/compatibility.md); we skip that record only."""
+    replay = replay_config(config("a"), task("a", 0), ("commit-a", '{"tasks":2.0}'), config("b"), task("a", 0), commit("a", 1))
+    assert replay.visible_task_configs("a") == [{"table": "t"}] and "b" in replay.configs
+    assert replay.skipped == 1
+
+
+@pytest.mark.parametrize("value", ["", "  \n"])
+def test_an_empty_connector_value_deletes_it_as_java_reads_it(value: str) -> None:
+    """`JsonDeserializer` reads no content as a MissingNode: the converter's null, a delete."""
+    replay = replay_config(config("a"), task("a", 0), commit("a", 1), ("connector-a", value))
+    assert "a" not in replay.configs and replay.visible_task_configs("a") == []
+    assert replay.skipped == 0
+    assert replay_config(config("a"), target("a", value)).target_states["a"] is ConnectTargetState.STARTED
+
+
+def test_leading_zeros_and_trailing_tokens_are_read_as_java_reads_them() -> None:
+    replay = replay_config(
+        ("connector-a", '{"properties":{"name":"a"}} trailing'),  # FAIL_ON_TRAILING_TOKENS is off
+        task("a", 0),
+        ("task-a-01", '{"properties":{"table":"one"}}'),  # Integer.parseInt("01") is 1
+        ("commit-a", '{"tasks":002}}'),  # ALLOW_LEADING_ZEROS_FOR_NUMBERS
+    )
+    assert replay.configs["a"] == {"name": "a"}
+    assert replay.visible_task_configs("a") == [{"table": "t"}, {"table": "one"}]
+    assert replay.skipped == 0
+
+
 def test_restart_requests_keep_the_higher_impact_one_and_the_newest_offset() -> None:
     replay = replay_config(
         config("a"),
