@@ -14,7 +14,7 @@ from typing import Any
 from reconciler.core.models import OffsetsAction
 from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.kafka.client import kafka_error, new_admin, translate
-from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.reader import sink_group_offsets, wait_for_group_coordinator
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, TopicPartition, zombie_sink_message
 
@@ -37,6 +37,7 @@ def commit_offsets(
     if not offsets:
         return
     admin = new_admin(settings)  # keep a reference until the future completes
+    wait_for_group_coordinator(settings, admin, group)
     partitions = [KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())]
     request = [ConsumerGroupTopicPartitions(group, partitions)]
     future = admin.alter_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
@@ -54,6 +55,7 @@ def delete_group(settings: KafkaSettings, connector: str, group: str, action: Of
     from confluent_kafka import KafkaError, KafkaException
 
     admin = new_admin(settings)
+    wait_for_group_coordinator(settings, admin, group)
     future = admin.delete_consumer_groups([group], request_timeout=settings.timeout_s)[group]
     try:
         future.result(timeout=settings.timeout_s)

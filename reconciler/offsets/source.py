@@ -20,7 +20,6 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.admin import topic_partitions
 from reconciler.kafka.produce import take_over, task_transactional_id
 from reconciler.kafka.consume import batches_to_end
-from reconciler.kafka.javamap import map_in_java_order
 from reconciler.kafka.replay import OffsetsReplay, partition_identity
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsStore, SourcePair, source_body, source_stores
@@ -66,6 +65,15 @@ class SourceOffsets:
         """The `offsets` array of `GET /connectors/{name}/offsets`."""
         return source_body(self.pairs())
 
+    def resume_body(self) -> list[dict[str, Any]]:
+        """The same shape, with the offsets the runtime resumes from: each partition's newest
+        value under any spelling, the primary store first (what a rollback must restore)."""
+        seen: dict[Any, SourcePair] = {}
+        for store in self.stores:
+            for partition, offset, _raw in self.replay(store).offsets_for(self.connector):
+                seen.setdefault(partition_identity(partition), (partition, offset))
+        return source_body(seen.values())
+
     def alter_records(self, pairs: Sequence[SourcePair]) -> list[Write]:
         """Offsets writes for an alter, in Connect's order: a set goes to every store (primary
         first) under that store's bytes for the partition; a null tombstones every live key of the
@@ -76,8 +84,8 @@ class SourceOffsets:
                 for store in reversed(self.stores):
                     live = self.replay(store).live_keys_of(self.connector, partition)
                     writes += [(store, (store.topic, key, None)) for key in live]
-            else:  # the value as Java's PATCH writes it: the request's map as a HashMap
-                value = rec.encode_offset_value(map_in_java_order(offset))
+            else:  # the value in the request's order (only keys are looked up by their bytes)
+                value = rec.encode_offset_value(offset)
                 for store in self.stores:
                     keys = self.replay(store).keys_for(self.connector, partition)
                     writes += [(store, (store.topic, key, value)) for key in keys]

@@ -40,7 +40,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.kafka.client import new_admin, translate
 from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.overrides import CONSUMER, client_settings, overrides
-from reconciler.kafka.reader import sink_group_commits
+from reconciler.kafka.reader import sink_group_commits, wait_for_group_coordinator
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import sink_group
 from reconciler.runtime import failpoints
@@ -239,6 +239,7 @@ def commit_group_offsets(
     if not offsets:
         return
     admin = new_admin(settings)
+    wait_for_group_coordinator(settings, admin, group)
     partitions = []
     for (topic, partition), commit in sorted(offsets.items()):
         offset, metadata = commit if isinstance(commit, tuple) else (commit, "")

@@ -2,8 +2,12 @@
 
 `JavaSide` drives the session's Java Connect worker through its REST API and polls it with
 short sleeps and a deadline. `OurSide` runs our CLI in-process (`status`, `offsets`,
-`snapshot`, `plan`) against the same group and parses what it prints. `Records` writes raw
+`snapshot`, `plan`) against the same group and parses what it prints. `produce_raw` writes raw
 records to the worker's internal topics, as another client might have.
+
+Wait for a state on the status endpoints: Java serves them from its status store. Requests that
+go through its herder (`GET /connectors/{name}`, `…/tasks`, restarts, offsets changes) fail
+while a rebalance is expected, and Java logs that as an ERROR, which fails the test.
 """
 
 from __future__ import annotations
