@@ -194,10 +194,13 @@ def manifest(directory: Path, name: str, cls: str, config: dict[str, str], state
 
 
 def produce_raw(settings: KafkaSettings, topic: str, records: list[tuple[bytes, bytes | None]]) -> None:
-    """Records as any client could write them (Java's partitioner, murmur2, for the keys)."""
+    """Records as any client could write them (Java's partitioner, murmur2, for the keys), in
+    order within each partition (idempotence: a retry never reorders them)."""
     from confluent_kafka import Producer
 
-    producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "partitioner": "murmur2_random"})
+    producer = Producer(
+        {"bootstrap.servers": settings.bootstrap_servers, "partitioner": "murmur2_random", "enable.idempotence": True}
+    )
     for key, value in records:
         producer.produce(topic, value, key)
     assert producer.flush(settings.timeout_s) == 0
