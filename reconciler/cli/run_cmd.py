@@ -153,7 +153,7 @@ def print_report(report: TickReport) -> None:
 def report_lines(report: TickReport) -> list[str]:
     moved = sum(t.records for c in report.connectors for t in c.tasks)
     lines = [
-        f"tick (generation {report.generation}): {len(report.connectors)} connector(s), "
+        f"tick (config offset {report.config_end}): {len(report.connectors)} connector(s), "
         f"{report.works} task batch(es), {moved} record(s) moved, {report.records_written} "
         "config/status record(s) written"
     ]

@@ -70,12 +70,19 @@ def connector_type(connector: LiveConnector) -> str:
     return connector_kind(config.get("connector.class") or "", config)
 
 
+UNDEFINED_VERSION = "undefined"  # Connect's `PluginDesc.UNDEFINED_VERSION`, left out of its REST bodies
+
+
 def _state_doc(status: InstanceStatus, task_id: int | None = None) -> dict[str, Any]:
+    """Connect's `ConnectorStateInfo` state: `trace` only when non-empty, `version` (null when the
+    record had none) unless it is "undefined" (`PluginInfo.NoVersionFilter`)."""
     doc: dict[str, Any] = {} if task_id is None else {"id": task_id}
     doc["state"] = status.state.value
     doc["worker_id"] = status.worker_id
     if status.trace:  # Connect omits a null or empty trace
         doc["trace"] = status.trace
+    if status.version != UNDEFINED_VERSION:
+        doc["version"] = status.version
     return doc
 
 

@@ -24,25 +24,31 @@ class ConnectTargetState(str, enum.Enum):
 
 
 class InstanceState(str, enum.Enum):
-    """Connect's `AbstractStatus.State` as written to the status topic."""
+    """Connect's `AbstractStatus.State`. Java writes a DESTROYED status as a tombstone, but reads
+    the value back like any other state (its REST API then shows it), and so do we."""
 
     UNASSIGNED = "UNASSIGNED"
     RUNNING = "RUNNING"
     PAUSED = "PAUSED"
     FAILED = "FAILED"
+    DESTROYED = "DESTROYED"
     RESTARTING = "RESTARTING"
     STOPPED = "STOPPED"
 
 
 class InstanceStatus(BaseModel):
-    """The value of a `status-connector-…` / `status-task-…` record."""
+    """The value of a `status-connector-…` / `status-task-…` record.
+
+    `version`: the plugin's version (Kafka 4.x writes it; None when absent or null).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     state: InstanceState
     trace: str | None = None
-    worker_id: str = ""
+    worker_id: str | None = ""
     generation: int = 0
+    version: str | None = None
 
 
 class LiveConnector(BaseModel):

@@ -97,7 +97,7 @@ class ConfigReplay(Replay):
                 kind, name = route[0], route[1]
                 if kind <= _CONNECTOR:  # _TASK or _CONNECTOR: a properties map
                     try:
-                        obj = from_json(value)
+                        obj = from_json(value, allow_inf_nan=False)
                     except ValueError:
                         obj = None
                     props = obj.get("properties") if type(obj) is dict else None
@@ -191,7 +191,7 @@ class ConfigReplay(Replay):
         obj: object = None
         if value is not None:
             try:
-                obj = from_json(value)
+                obj = from_json(value, allow_inf_nan=False)
             except ValueError:
                 obj = rec.loads(value)
                 if isinstance(obj, Invalid):  # Java drops records its converter cannot read

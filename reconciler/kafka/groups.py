@@ -25,6 +25,13 @@ COORDINATOR_PROBE = "__consumer_offsets"
 
 def committed_offsets(settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
     """The group's committed offset of each of `partitions` that has one."""
+    return {tp: offset for tp, (offset, _metadata) in committed(settings, group, partitions).items()}
+
+
+def committed(
+    settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]
+) -> dict[TopicPartition, tuple[int, str]]:
+    """The group's committed (offset, metadata) of each of `partitions` that has one."""
     from confluent_kafka import KafkaException, TopicPartition as KafkaTP
 
     wanted = [KafkaTP(topic, partition) for topic, partition in sorted(set(partitions))]
@@ -35,7 +42,11 @@ def committed_offsets(settings: KafkaSettings, group: str, partitions: Iterable[
             found = consumer.committed(wanted, timeout=settings.timeout_s)
         except KafkaException as exc:
             raise translate(exc, settings, f"reading committed offsets of consumer group {group}") from exc
-    return {(tp.topic, tp.partition): tp.offset for tp in found if tp.error is None and tp.offset >= 0}
+    return {
+        (tp.topic, tp.partition): (tp.offset, tp.metadata or "")
+        for tp in found
+        if tp.error is None and tp.offset >= 0
+    }
 
 
 def wait_for_coordinator(settings: KafkaSettings, group: str) -> None:
@@ -52,16 +63,20 @@ class CommitFailed(ReconcilerError):
         self.exc = exc
 
 
-def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-    """Commit `offsets` (the next offset to read, per partition) for the group, synchronously."""
+def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int | tuple[int, str]]) -> None:
+    """Commit `offsets` (the next offset to read, per partition, with commit metadata where a
+    tuple gives it) for the group, synchronously."""
     from confluent_kafka import KafkaException, TopicPartition as KafkaTP
 
     if not offsets:
         return
+    partitions = []
+    for (topic, partition), commit in sorted(offsets.items()):
+        offset, metadata = commit if isinstance(commit, tuple) else (commit, "")
+        partitions.append(KafkaTP(topic, partition, offset, metadata=metadata))
     with _group_consumer(settings, group) as consumer:
         try:
-            result = consumer.commit(offsets=[KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())],
-                                     asynchronous=False)
+            result = consumer.commit(offsets=partitions, asynchronous=False)
         except KafkaException as exc:
             raise CommitFailed(translate(exc, settings, f"committing offsets of consumer group {group}").message,
                                exc) from exc

@@ -82,6 +82,11 @@ def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, i
 
     (topic, partition) → offset; partitions without a committed offset are left out.
     """
+    return {tp: offset for tp, (offset, _metadata) in sink_group_commits(settings, group).items()}
+
+
+def sink_group_commits(settings: KafkaSettings, group: str) -> dict[tuple[str, int], tuple[int, str]]:
+    """Committed (offset, metadata) of a consumer group, per (topic, partition)."""
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
     # confluent-kafka 2.16 crashes the process (SIGSEGV) parsing the admin OffsetFetch answer
@@ -100,8 +105,8 @@ def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, i
         result = retry_transient(settings, listed)
     except KafkaException as exc:
         raise translate(exc, settings, f"listing offsets of consumer group {group}") from exc
-    offsets: dict[tuple[str, int], int] = {}
+    commits: dict[tuple[str, int], tuple[int, str]] = {}
     for tp in result.topic_partitions or []:
         if tp.error is None and tp.offset >= 0:
-            offsets[(tp.topic, tp.partition)] = tp.offset
-    return offsets
+            commits[(tp.topic, tp.partition)] = (tp.offset, tp.metadata or "")
+    return commits

@@ -263,7 +263,9 @@ class _Execution:
         kept = self.state.snapshot(self.name, self.request.id)
         if self.done >= SNAPSHOT and kept is not None:
             return kept
-        body = source.body() if source is not None else self._sink_body()
+        # What the runtime would resume from (not Java's GET view, which reads an offset under
+        # another spelling as null): a rollback must restore what the tasks used.
+        body = source.resume_body() if source is not None else self._sink_body()
         self.writer.write_records(
             [
                 own.offsets_snapshot_record(self.name, self.request.id, body, self.now_ms()),

@@ -81,8 +81,8 @@ def _source_entries(name: str, replays: Mapping[str, OffsetsReplay]) -> tuple[li
 
 
 def _key_note(name: str, partition: Mapping[str, Any], raw: bytes) -> list[str]:
-    """The reconciler mints keys for partitions its own topic has never seen: say if those bytes
-    would differ from Java's (they never should for keys a Java worker wrote)."""
+    """Say when Java's own writer used other bytes than the ones its REST API (and the
+    reconciler) serialise the partition to: e.g. a task's map in another field order."""
     try:
         minted = rec.encode_offset_key(name, partition)
     except ValueError as exc:
@@ -90,8 +90,9 @@ def _key_note(name: str, partition: Mapping[str, Any], raw: bytes) -> list[str]:
     if minted == raw:
         return []
     return [
-        f"Java wrote the key {raw.decode('utf-8', 'replace')}; the reconciler would write "
-        f"{minted.decode('utf-8', 'replace')} (a different key to Java and to compaction)"
+        f"Java wrote the key {raw.decode('utf-8', 'replace')}; the reconciler writes "
+        f"{minted.decode('utf-8', 'replace')}, the bytes Java's REST API reads this partition by "
+        "(a Java task that reads its own field order would not find them)"
     ]
 
 

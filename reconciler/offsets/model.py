@@ -277,7 +277,7 @@ def sink_body(offsets: Mapping[TopicPartition, int]) -> list[dict[str, Any]]:
     ]
 
 
-def source_body(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+def source_body(pairs: Iterable[SourcePair]) -> list[dict[str, Any]]:
     return [{"partition": partition, "offset": offset} for partition, offset in pairs]
 
 

@@ -90,12 +90,14 @@ class OpenTransaction(RetryableError):
 
 @dataclass(frozen=True)
 class CommittedOffsets:
-    """A connector's committed source offsets, and the exact key bytes each is stored under in
-    its primary store (and in the secondary one, the worker's topic, when it has its own)."""
+    """A connector's committed source offsets, and the key bytes a new offset of each known
+    partition goes under in its primary store (and in the secondary one, the worker's topic,
+    when it has its own): Java's bytes for it, then its other live encodings
+    (`OffsetsReplay.keys_for`). A partition not listed gets Java's bytes only."""
 
     offsets: dict[PartitionKey, SourceOffset]
-    raw_keys: dict[PartitionKey, bytes]
-    secondary_keys: dict[PartitionKey, bytes] = field(default_factory=dict)
+    raw_keys: dict[PartitionKey, tuple[bytes, ...]]
+    secondary_keys: dict[PartitionKey, tuple[bytes, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -212,13 +214,14 @@ def committed_offsets(
 ) -> CommittedOffsets:
     """The connector's offsets, the primary store winning; the key bytes of each store."""
     offsets: dict[PartitionKey, SourceOffset] = {}
-    keys: list[dict[PartitionKey, bytes]] = []
+    keys: list[dict[PartitionKey, tuple[bytes, ...]]] = []
     for store in stores:
-        raw_keys: dict[PartitionKey, bytes] = {}
-        for partition, offset, raw in replays[store.key].offsets_for(connector):
+        replay = replays[store.key]
+        raw_keys: dict[PartitionKey, tuple[bytes, ...]] = {}
+        for partition, offset, _raw in replay.offsets_for(connector):
             key = partition_key(partition)
-            offsets.setdefault(key, offset)
-            raw_keys[key] = raw
+            offsets.setdefault(key, offset)  # the primary wins; the secondary fills gaps
+            raw_keys[key] = tuple(replay.keys_for(connector, partition))
         keys.append(raw_keys)
     return CommittedOffsets(offsets, keys[0], keys[1] if len(keys) > 1 else {})
 
@@ -325,8 +328,9 @@ class TransactionalBatch:
         producer = new_producer(store.settings, errors)
         try:
             for key, offset in moved.items():
-                raw = keys.get(key) or rec.encode_offset_key(self.item.connector, partition_from_key(key))
-                self._produce_on(producer, store.topic, raw, rec.encode_offset_value(offset))
+                value = rec.encode_offset_value(offset)
+                for raw in self._keys(keys, key):
+                    self._produce_on(producer, store.topic, raw, value)
             left = producer.flush(store.settings.timeout_s)
             if left:
                 LOG.warning("task %s-%d: %d offsets record(s) not written to the secondary store %s%s",
@@ -429,13 +433,16 @@ class TransactionalBatch:
                 producer.poll(0.05)
 
     def _produce_offsets(self, moved: Mapping[PartitionKey, SourceOffset]) -> None:
-        committed = self.item.committed
+        keys = self.item.committed.raw_keys
         topic = self.item.settings.topics.offsets
         for key, offset in moved.items():
-            raw = committed.raw_keys.get(key)
-            if raw is None:  # a partition never seen: mint Connect's key bytes
-                raw = rec.encode_offset_key(self.item.connector, partition_from_key(key))
-            self._produce_retry(topic, raw, rec.encode_offset_value(offset))
+            value = rec.encode_offset_value(offset)
+            for raw in self._keys(keys, key):
+                self._produce_retry(topic, raw, value)
+
+    def _keys(self, known: Mapping[PartitionKey, tuple[bytes, ...]], key: PartitionKey) -> tuple[bytes, ...]:
+        """Where a partition's new offset goes; a partition never seen: Java's bytes for it."""
+        return known.get(key) or (rec.encode_offset_key(self.item.connector, partition_from_key(key)),)
 
     def _failed(self, exc: KafkaException) -> ConnectorError:
         error = kafka_error(exc)

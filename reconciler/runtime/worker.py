@@ -14,11 +14,7 @@ brought to its target state:
    before anything starts again);
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
-   transaction: Connect's order, docs/state-machine.md#task-configs-and-commits; all or nothing), for a source of a new task generation
-   fence the previous one and write `tasks-fencing-<name>` (KIP-618, `runtime.fencing`), and
-   the statuses before the batch. Connectors of a class our runtime does not run (a Java
-   class, `runtime.plugins.left_to_connect`) are left to the group's Connect workers: no task
-   configs, statuses or restarts are written for them;
+   transaction: Connect's order, docs/state-machine.md#task-configs-and-commits; all or nothing), and the statuses before the batch;
 5. one `run_batch` for every runnable task of every connector (the executor isolates them);
 6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, in
    one transaction: a restart counts as executed only once its statuses are committed.
@@ -39,13 +35,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector, LiveState
+from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
-from reconciler.runtime.restarts import PendingRestart, RestartLog, RestartPlan, plan_restart, processed_record
+from reconciler.runtime.failures import failure_mark_record, failure_mark_tombstone
+from reconciler.runtime.reports import ConnectorReport, TaskReport, TickReport, connector_reports
+from reconciler.runtime.restarts import RestartPlan, plan_restart, processed_record, started_record
+from reconciler.runtime.tick_view import TickView, read_view
 from reconciler.runtime.statuses import (
     Decision,
     Report,
@@ -53,7 +52,6 @@ from reconciler.runtime.statuses import (
     Started,
     StatusBook,
     decide,
-    generation,
     health,
     should_start,
     suspending,
@@ -74,88 +72,6 @@ WORKER_TRANSACTION_SUFFIX = "-worker"
 def default_worker_id() -> str:
     """Connect uses the REST listener's `host:port`; a batch worker has no port: `host:pid`."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-# --- reading ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TickView:
-    """The topics as one tick read them."""
-
-    live: LiveState
-    generation: int
-    pending_restarts: dict[str, PendingRestart]
-    config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
-    # KIP-618: connectors whose latest commit came after their latest `tasks-fencing-` record,
-    # and the task count of that record (`runtime.fencing`).
-    pending_fencing: frozenset[str] = frozenset()
-    task_count_records: dict[str, int] = field(default_factory=dict)
-
-
-def read_view(settings: KafkaSettings) -> TickView:
-    """Config, status and reconciler topics read to the end through Connect's state machines."""
-    from reconciler.kafka.consume import raw_to_end
-    from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
-
-    topics = settings.topics
-    config, status, ours, restarts = ConfigReplay(), StatusReplay(), ReconcilerReplay(), RestartLog()
-    config_offsets: dict[str, int] = {}
-    connector_prefix = rec.CONNECTOR_PREFIX.encode()
-    for msg in raw_to_end(settings, [topics.configs, topics.status, topics.reconciler]):
-        topic, key, value, offset = msg.topic(), msg.key(), msg.value(), msg.offset()
-        if topic == topics.configs:
-            config.apply(key, value, offset)
-            restarts.on_config(key, value, offset)
-            if key is not None and key.startswith(connector_prefix):
-                config_offsets[key[len(connector_prefix) :].decode("utf-8", "replace")] = offset
-        elif topic == topics.status:
-            status.apply(key, value, offset)
-        else:
-            ours.apply(key, value, offset)
-            restarts.on_reconciler(key, value)
-    live = build_live_state(config, status, ours, settings.group_id)
-    return TickView(
-        live, generation(config.offset + 1), restarts.pending(), config_offsets,
-        frozenset(config.pending_fencing), dict(config.task_count_records),
-    )
-
-
-# --- reports ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TaskReport:
-    task: int
-    state: InstanceState | None
-    records: int = 0
-    ran: bool = False
-    trace: str | None = None
-
-
-@dataclass(frozen=True)
-class ConnectorReport:
-    name: str
-    target: ConnectTargetState
-    state: InstanceState | None
-    trace: str | None
-    tasks: list[TaskReport]
-    restarted: RestartPlan | None = None
-
-
-@dataclass
-class TickReport:
-    generation: int
-    connectors: list[ConnectorReport] = field(default_factory=list)
-    records_written: int = 0  # config and status records this tick wrote
-    works: int = 0  # tasks that ran a batch
-    applied: ApplyOutcome | None = None
-    offsets: list[OffsetsOutcome] = field(default_factory=list)
-    # Connectors of classes our runtime does not run, left to the group's Connect workers.
-    left_to_connect: list[str] = field(default_factory=list)
-
-    def connector(self, name: str) -> ConnectorReport | None:
-        return next((c for c in self.connectors if c.name == name), None)
 
 
 # --- the tick ---------------------------------------------------------------------------------
@@ -263,10 +179,12 @@ class Worker:
             self._prepared = True
 
     def _work(self, view: TickView, writer: TransactionalWriter, closing: bool) -> TickReport:
-        book = StatusBook(view.live, self.worker_id, view.generation)
-        report = TickReport(view.generation)
+        book = StatusBook(view.live, self.worker_id)
+        report = TickReport(view.config_end)
         plans = self._restart_plans(view)
-        restarting = _restarting_records(book, plans)
+        # The first tick on a group marks where it started: older restart records are history.
+        started = [started_record(view.config_end)] if view.first_tick else []
+        restarting = started + _restarting_records(book, plans)
         report.records_written += writer.write(restarting)
         if restarting:
             _failpoint("worker.after_restarting")
@@ -279,7 +197,7 @@ class Worker:
         final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
         report.records_written += writer.write(final)
         report.works = len(tick.works)
-        report.connectors = _connector_reports(view.live, book, tick, outcomes, plans)
+        report.connectors = connector_reports(view.live, book, outcomes, plans)
         report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 
@@ -306,16 +224,18 @@ class Worker:
                 restarted_connector=plan is not None and plan.connector,
                 restarted_tasks=plan.tasks if plan is not None else (),
                 config_offset=view.config_offsets.get(name),
+                failure=view.failures.get(name),
             )
             if suspending(connector):
                 stop_connector(connector)
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
             tick.records += _config_records(name, decision)
+            statuses = book.decision(name, decision)
+            tick.records += statuses + _failure_marks(view, name, decision, statuses)
             if isinstance(start, Started):
                 tick.records += self._fencing(view, connector, start, decision)
                 tick.works += _works(connector, start, decision)
-            tick.records += book.decision(name, decision)
         return tick
 
     def _fencing(self, view: TickView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
@@ -333,6 +253,18 @@ class Worker:
     def _marks(self, view: TickView) -> list[Record]:
         now = self._now_ms()
         return [processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
+
+
+def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:
+    """Mark when a FAILED connector status this tick writes was written (see `failures`); drop
+    the mark when the connector reports anything else."""
+    key = rec.STATUS_CONNECTOR_PREFIX.encode() + name.encode()
+    if not any(record.key == key for record in statuses):
+        return []
+    report = decision.connector
+    if report is not None and report.state is InstanceState.FAILED:
+        return [failure_mark_record(name, view.config_end, report.trace)]
+    return [failure_mark_tombstone(name)] if name in view.failures else []
 
 
 def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list[Record]:
@@ -388,36 +320,6 @@ def _outcome_records(book: StatusBook, works: Sequence[TaskWork], outcomes: Sequ
             continue  # RUNNING was written before the batch
         records += book.task(work.connector, work.task_id, report)
     return records
-
-
-def _connector_reports(
-    live: LiveState,
-    book: StatusBook,
-    tick: _Plan,
-    outcomes: Sequence[TaskOutcome],
-    plans: dict[str, RestartPlan],
-) -> list[ConnectorReport]:
-    moved = {(o.connector, o.task_id): o.records for o in outcomes}
-    reports = []
-    for name, connector in sorted(live.connectors.items()):
-        if not connector.exists or left_to_connect(connector):
-            continue
-        status = book.connectors.get(name)
-        tasks = [
-            TaskReport(task, s.state, moved.get((name, task), 0), (name, task) in moved, s.trace)
-            for task, s in sorted(book.tasks.get(name, {}).items())
-        ]
-        reports.append(
-            ConnectorReport(
-                name,
-                connector.target_state,
-                None if status is None else status.state,
-                None if status is None else status.trace,
-                tasks,
-                plans.get(name),
-            )
-        )
-    return reports
 
 
 def _failpoint(name: str) -> None:

@@ -46,12 +46,13 @@ def seed(settings: KafkaSettings) -> None:
         writer.write(records)
 
 
+# Kafka 4.x's REST shows each status's plugin `version`, null when the record has none.
 SINK_A = {
     "name": "sink-a",
-    "connector": {"state": "RUNNING", "worker_id": "10.0.0.5:8083"},
+    "connector": {"state": "RUNNING", "worker_id": "10.0.0.5:8083", "version": None},
     "tasks": [
-        {"id": 0, "state": "RUNNING", "worker_id": "10.0.0.5:8083"},
-        {"id": 1, "state": "FAILED", "worker_id": "10.0.0.6:8083", "trace": TRACE},
+        {"id": 0, "state": "RUNNING", "worker_id": "10.0.0.5:8083", "version": None},
+        {"id": 1, "state": "FAILED", "worker_id": "10.0.0.6:8083", "trace": TRACE, "version": None},
     ],
     "type": "sink",
 }
@@ -78,7 +79,7 @@ def test_status_of_all_connectors_is_the_expand_status_shape(
         "src-b": {
             "status": {
                 "name": "src-b",
-                "connector": {"state": "PAUSED", "worker_id": "10.0.0.5:8083"},
+                "connector": {"state": "PAUSED", "worker_id": "10.0.0.5:8083", "version": None},
                 "tasks": [],
                 "type": "source",
             }

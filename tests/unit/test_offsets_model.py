@@ -244,7 +244,12 @@ def test_import_reports_undeclared_connectors_and_keeps_java_order() -> None:
     migrate.source_imports({"connect-offsets": replay}, [source], result)
     assert result.notes == ["other: has source offsets in the old cluster but is not declared in the manifests; skipped"]
     (request,) = result.requests
-    assert request.notes == []
+    # The task wrote table before schema; Java's REST API (a HashMap) reads schema first.
+    assert request.notes == [
+        'Java wrote the key ["jdbc-src",{"table":"orders","schema":"public"}]; the reconciler writes '
+        '["jdbc-src",{"schema":"public","table":"orders"}], the bytes Java\'s REST API reads this '
+        "partition by (a Java task that reads its own field order would not find them)"
+    ]
     text = migrate.render_snippets(result, "migrate-1")
     block = yaml.safe_load("\n".join(line for line in text.splitlines() if not line.startswith("#")))
     assert block == {
@@ -268,6 +273,7 @@ def test_import_notes_a_java_key_the_reconciler_would_not_reproduce() -> None:
     migrate.source_imports({"t": replay}, [connector("src", {})], result)
     (request,) = result.requests
     assert request.notes == [
-        'Java wrote the key ["src", {"a":1}]; the reconciler would write ["src",{"a":1}] '
-        "(a different key to Java and to compaction)"
+        'Java wrote the key ["src", {"a":1}]; the reconciler writes ["src",{"a":1}], the bytes '
+        "Java's REST API reads this partition by (a Java task that reads its own field order "
+        "would not find them)"
     ]

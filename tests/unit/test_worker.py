@@ -101,7 +101,7 @@ def test_parse_spark_conf() -> None:
 
 def test_report_lines_name_states_records_and_failures() -> None:
     report = TickReport(
-        generation=12,
+        config_end=12,
         connectors=[
             ConnectorReport(
                 "src",
@@ -120,7 +120,7 @@ def test_report_lines_name_states_records_and_failures() -> None:
         works=2,
     )
     assert report_lines(report) == [
-        "tick (generation 12): 2 connector(s), 2 task batch(es), 10 record(s) moved, 3 config/status record(s) written",
+        "tick (config offset 12): 2 connector(s), 2 task batch(es), 10 record(s) moved, 3 config/status record(s) written",
         "  src: RUNNING (restarted task 1); task 0 RUNNING (10 records), task 1 FAILED (0 records)\n"
         "    task 1: ValueError: bad line",
         "  sink: PAUSED; task 0 PAUSED",
