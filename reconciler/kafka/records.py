@@ -177,7 +177,7 @@ def properties_from_json(obj: object) -> dict[str, Any] | Invalid:
 
 
 def target_state_from_json(obj: object) -> ConnectTargetState | Invalid:
-    """§1.2 read rule: `state.v2` if it is a string, else `state`; an unknown name skips it all."""
+    """Read rule (docs/state-machine.md#target-states): `state.v2` if it is a string, else `state`; an unknown name skips it all."""
     if type(obj) is not dict:
         return Invalid("target state is not a JSON object")
     chosen = obj.get("state.v2")
@@ -242,7 +242,7 @@ def encode_properties(props: Mapping[str, str | None]) -> bytes:
 
 
 def encode_target_state(state: ConnectTargetState) -> bytes:
-    """Both fields (§1.2 write rule): STOPPED reads as PAUSED to a pre-3.5 worker."""
+    """Both fields (write rule, docs/state-machine.md#target-states): STOPPED reads as PAUSED to a pre-3.5 worker."""
     legacy = ConnectTargetState.PAUSED if state is ConnectTargetState.STOPPED else state
     return dumps({"state": legacy.value, "state.v2": state.value})
 

@@ -133,7 +133,7 @@ def read_offsets_topics(settings: KafkaSettings, topics: Sequence[str]) -> dict[
 
 
 def fence_source_tasks(settings: KafkaSettings, connector: str, task_count: int) -> list[str]:
-    """Fence the transactional producers of tasks 0..task_count-1 (zombie fencing, §4.3), on
+    """Fence the transactional producers of tasks 0..task_count-1 (zombie fencing, docs/state-machine.md#task-count-records), on
     the cluster `settings` reach (the connector's producer cluster). Returns the ids."""
     fenced = [task_transactional_id(settings.group_id, connector, task) for task in range(task_count)]
     for txn_id in fenced:

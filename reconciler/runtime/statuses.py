@@ -1,7 +1,7 @@
 """What each connector and task should report after a tick, and the status records for it.
 
-Connect's lifecycle rules (connect-internals.md §1.2–§1.5, §2.3, §4.2, §4.4) as pure functions
-over one connector's live state. The worker does the I/O around them: it starts the Connector
+Connect's lifecycle rules (docs/state-machine.md#status-semantics) as pure functions over one
+connector's live state. The worker does the I/O around them: it starts the Connector
 (plugin load, validate, task configs) only when `should_start` says so, asks `decide` what to
 write and what to run, and writes the records `StatusBook` returns.
 
@@ -11,16 +11,20 @@ write and what to run, and writes the records `StatusBook` returns.
 |         | committed when they differ)        | FAILED with no work until restarted or given |
 |         |                                    | new task configs (Connect restarts tasks on  |
 |         |                                    | a new task generation)                       |
-| PAUSED  | PAUSED (not started: task configs  | PAUSED, no work; FAILED stays FAILED (§4.4)  |
-|         | are kept as committed, §4.4)       |                                              |
-| STOPPED | STOPPED, zero-task commit ensured  | none: statuses tombstoned (§4.2)             |
+| PAUSED  | PAUSED (not started: task configs  | PAUSED, no work; FAILED stays FAILED         |
+|         | are kept as committed)             |                                              |
+| STOPPED | STOPPED, zero-task commit ensured  | none: statuses tombstoned                    |
 
 - A FAILED connector stays FAILED until restarted (or its config is updated: Connect restarts
-  a connector on reconfiguration); STOPPED still applies to it (§2.3). While it is FAILED and
+  a connector on reconfiguration); STOPPED still applies to it. While it is FAILED and
   the target is STARTED its tasks run nothing and report UNASSIGNED (Connect's "not running
   here"); a FAILED task keeps its FAILED status and trace.
 - Task ids at or above the committed count lose their statuses, and a deleted connector loses
-  all of them: the leader's cleanup (§2.4).
+  all of them: the leader's cleanup.
+
+The rules, with Java's reasons, are in docs/state-machine.md#pause-and-resume,
+docs/state-machine.md#failed-instances and docs/state-machine.md#cleanup-of-statuses; what a tick
+writes is in docs/runtime.md#statuses-a-tick-writes.
 
 Status `generation` (docs/compatibility.md, "Read side: deliberate differences"): Java writes
 its worker group's rebalance generation (1 and up) and compares generations across workers: it
@@ -173,7 +177,7 @@ def _deleted(connector: LiveConnector) -> Decision:
 
 def _stopped(connector: LiveConnector) -> Decision:
     decision = Decision(STOPPED_REPORT, {task: None for task in connector.task_statuses})
-    if connector.task_count != 0:  # §1.5: a stopped connector has an empty committed task set
+    if connector.task_count != 0:  # A stopped connector has an empty committed task set (docs/state-machine.md#stopping-a-connector)
         decision.commit_count = 0
     return decision
 
@@ -190,8 +194,14 @@ def _idle(connector: LiveConnector, state: Health, report: Report, committed: in
 
 def _running(connector: LiveConnector, state: Health, start: Started) -> Decision:
     configs = start.task_configs
+    # Connect's `AbstractHerder.taskConfigsChanged`: a new count, a task config that differs, or
+    # a connector config written since the last commit (the tasks must restart with it even when
+    # the task configs they get are the same).
     changed = (
-        connector.inconsistent or connector.task_count != len(configs) or connector.task_configs != configs
+        connector.inconsistent
+        or connector.task_count != len(configs)
+        or connector.task_configs != configs
+        or not connector.config_applied
     )
     decision = Decision(RUNNING_REPORT, _retired(connector, len(configs)))
     if changed:
@@ -216,7 +226,7 @@ class StatusBook:
 
     A status is rewritten when its state or trace changes, not when only the worker id or
     generation would: repeated ticks of an unchanged pipeline write nothing. Java's safe put
-    (§2.4) is not applied: it keeps a worker that lost an assignment in a rebalance from
+    (docs/state-machine.md#generations-and-safe-writes) is not applied: it keeps a worker that lost an assignment in a rebalance from
     overwriting the new owner's status, and a batch worker, in no rebalance, reports only what
     it decided this tick (two of them never commit at once: the tick's transactional id fences
     the other).

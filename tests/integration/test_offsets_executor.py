@@ -220,7 +220,7 @@ def test_sink_request_refused_while_a_zombie_holds_the_group(
 
 # --- source ----------------------------------------------------------------------------------------
 
-# Keys as a Java worker wrote them (HashMap order, Double.toString), per connect-internals.md §3.1.
+# Keys as a Java worker wrote them (HashMap order, Double.toString), per docs/record-formats.md#byte-exact-keys.
 # Keys as Java writes them: the partition's fields in its HashMap's order (schema, then table).
 JAVA_RECORDS: list[tuple[bytes, bytes | None]] = [
     (b'["jdbc-src",{"schema":"public","table":"orders"}]', b'{"incrementing":1300}'),

@@ -127,7 +127,7 @@ def test_report_lines_name_states_records_and_failures() -> None:
     ]
     assert report.connector("sink") is report.connectors[1]
     assert report.connector("nope") is None
-    java = TickReport(generation=3, left_to_connect=["jdbc-in", "s3-out"])
+    java = TickReport(config_end=3, left_to_connect=["jdbc-in", "s3-out"])
     assert report_lines(java)[1:] == ["  left to the group's Kafka Connect workers (not Python connectors): jdbc-in, s3-out"]
 
 
