@@ -1,5 +1,6 @@
 """Connector plugins: the plugin API (`api`), lookup by name (`registry`) and the built-ins
-`datagen`, `file-source` and `parquet-sink`. No Kafka or Spark here: the runtime drives these.
+`datagen`, `file-source`, `file-sink` and `parquet-sink`. No Kafka or Spark here: the runtime
+drives these.
 """
 
 from reconciler.connectors.api import (
