@@ -31,7 +31,7 @@ MANIFESTS = textwrap.dedent(
       config:
         topic: orders
         count: 1000
-        db.password: ${env:PLAN_TEST_SECRET}
+        producer.override.sasl.password: ${env:PLAN_TEST_SECRET}
     ---
     apiVersion: reconciler.io/v1
     kind: Connector
@@ -56,7 +56,7 @@ MATCHING = LiveState(
         "orders-gen": LiveConnector(
             name="orders-gen",
             config={"connector.class": "datagen", "tasks.max": "2", "name": "orders-gen", "topic": "orders",
-                    "count": "1000", "db.password": SECRET},
+                    "count": "1000", "producer.override.sasl.password": SECRET},
         ),
         "orders-archive": LiveConnector(
             name="orders-archive",
