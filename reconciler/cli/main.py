@@ -21,6 +21,7 @@ EXIT_CHANGES = 2
 # `run(args) -> int`. Modules are imported lazily so `validate` never pays for Kafka or Spark.
 COMMANDS: dict[str, str] = {
     "validate": "reconciler.cli.validate_cmd",
+    "plugins": "reconciler.cli.plugins_cmd",
     "plan": "reconciler.cli.plan_cmd",
     "apply": "reconciler.cli.apply_cmd",
     "status": "reconciler.cli.status_cmd",

@@ -162,6 +162,8 @@ def report_lines(report: TickReport) -> list[str]:
 
 
 def _connector_line(connector: ConnectorReport) -> str:
+    from reconciler.render.common import trace_summary
+
     state = connector.state.value if connector.state is not None else "no status"
     line = f"  {connector.name}: {state}"
     if connector.restarted is not None and connector.restarted.restarts_anything:
@@ -174,16 +176,11 @@ def _connector_line(connector: ConnectorReport) -> str:
     if tasks:
         line += "; " + ", ".join(tasks)
     if connector.state is InstanceState.FAILED and connector.trace:
-        line += f"\n    connector: {_last_line(connector.trace)}"
+        line += f"\n    connector: {trace_summary(connector.trace)}"
     for task in connector.tasks:
         if task.state is InstanceState.FAILED and task.trace:
-            line += f"\n    task {task.task}: {_last_line(task.trace)}"
+            line += f"\n    task {task.task}: {trace_summary(task.trace)}"
     return line
-
-
-def _last_line(trace: str) -> str:
-    lines = [line for line in trace.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
 
 
 def print_error(exc: ReconcilerError) -> None:

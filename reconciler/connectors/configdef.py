@@ -56,6 +56,10 @@ _INTEGER_BOUNDS: Final = {
     Type.LONG: (-(2**63), 2**63 - 1),
 }
 _LIST_SEPARATOR = re.compile(r"\s*,\s*")
+# What Java's Integer.parseInt / Double.parseDouble take (Python's int() and float() also take
+# `1_000` and non-ASCII digits, which a Java worker would refuse).
+INTEGER_TEXT = re.compile(r"[-+]?[0-9]+")
+NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:Infinity|NaN)")
 _NOUN: Final = {
     Type.SHORT: "an integer",
     Type.INT: "an integer",
@@ -261,18 +265,16 @@ def _parse(type_: Type, text: str) -> tuple[Value, str | None]:
     """Java's `ConfigDef.parseType` on a trimmed, non-blank value: (value, None) or (None, noun)."""
     if type_ in _INTEGER_BOUNDS:
         low, high = _INTEGER_BOUNDS[type_]
-        try:
-            number = int(text)
-        except ValueError:
+        if not INTEGER_TEXT.fullmatch(text):
             return None, "an integer"
+        number = int(text)
         if not low <= number <= high:
             return None, f"an integer from {low} to {high}"
         return number, None
     if type_ is Type.DOUBLE:
-        try:
-            return float(text), None
-        except ValueError:
+        if not NUMBER_TEXT.fullmatch(text):
             return None, "a number"
+        return float(text.replace("Infinity", "inf")), None
     if type_ is Type.BOOLEAN:
         lowered = text.lower()
         if lowered in ("true", "false"):

@@ -29,6 +29,17 @@ def summary_line(plan: Plan) -> str:
     )
 
 
+def trace_summary(trace: str) -> str:
+    """A status trace on one line: a Python traceback's last line (the exception), or a message
+    with its continuation lines (e.g. a hint) joined, so the actual error is never cut off."""
+    lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].startswith("Traceback"):
+        return lines[-1]
+    return "; ".join(lines)
+
+
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
