@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -145,9 +146,17 @@ def print_report(report: TickReport) -> None:
         sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     for outcome in report.offsets:
         print(outcome.render())
-    for line in report_lines(report):
+    header, *rest = report_lines(report)
+    print(f"{stamp()} {header}")  # one timestamp a tick: the lines below belong to it
+    for line in rest:
         print(line)
     sys.stdout.flush()
+
+
+def stamp() -> str:
+    """UTC time to the millisecond, as log lines show it."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
 def report_lines(report: TickReport) -> list[str]:
@@ -184,4 +193,4 @@ def _connector_line(connector: ConnectorReport) -> str:
 
 
 def print_error(exc: ReconcilerError) -> None:
-    print(exc.render(), file=sys.stderr, flush=True)
+    print(f"{stamp()} {exc.render()}", file=sys.stderr, flush=True)
