@@ -120,7 +120,8 @@ class ConfigKey:
             return None, f"must be {problem}; got {text.strip()!r}"
         if self.choices and not self._allowed(value):
             return None, f"must be one of {', '.join(self.choices)}; got {value!r}"
-        return value, self._range_problem(value)
+        out_of_range = self._range_problem(value)
+        return (None, out_of_range) if out_of_range is not None else (value, None)
 
     def _allowed(self, value: Value) -> bool:
         if self.ignore_case and isinstance(value, str):

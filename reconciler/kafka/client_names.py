@@ -66,7 +66,9 @@ def _bytes_to_kbytes(target: str) -> Convert:
 
 # --- sasl.jaas.config -----------------------------------------------------------------------
 
-_JAAS = re.compile(r"\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)\s+(?P<options>.*?)\s*;\s*")
+_JAAS = re.compile(
+    r"\s*(?P<module>[\w.$]+)\s+(?P<flag>required|requisite|sufficient|optional)(?:\s+(?P<options>.*?))?\s*;\s*"
+)
 _JAAS_OPTION = re.compile(r"\s*(?P<key>[\w.-]+)\s*=\s*(?:\"(?P<quoted>(?:[^\"\\]|\\.)*)\"|(?P<bare>[^\s\";]+))")
 _PASSWORD_MODULES = ("PlainLoginModule", "ScramLoginModule")
 _OTHER_MODULES = {
@@ -85,7 +87,7 @@ def parse_jaas(value: str) -> dict[str, str]:
     if module not in _PASSWORD_MODULES:
         instead = _OTHER_MODULES.get(module, "the librdkafka sasl.* settings of your mechanism")
         raise ValueError(f"{module} is not supported (only PLAIN and SCRAM are translated); use {instead}")
-    options = _jaas_options(match["options"])
+    options = _jaas_options(match["options"] or "")
     missing = [key for key in ("username", "password") if key not in options]
     if missing:
         raise ValueError(f"{module} entry has no {' or '.join(missing)}")
