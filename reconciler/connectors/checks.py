@@ -45,6 +45,8 @@ def _framework_problems(cls: type[Connector], config: ConnectorConfig) -> list[C
     problems = [p for p in framework_def(cls.kind).validate(config) if p.key not in own_keys]
     if cls.kind == "sink":
         problems += _sink_topics(config)
+    else:
+        problems += _topic_creation(config)
     return problems + _override_problems(config)
 
 
@@ -62,6 +64,24 @@ def _sink_topics(config: ConnectorConfig) -> list[ConfigProblem]:
         except re.error as exc:
             return [ConfigProblem("topics.regex", f"is not a valid regular expression: {exc}")]
     return []
+
+
+def _topic_creation(config: ConnectorConfig) -> list[ConfigProblem]:
+    """KIP-158 as the runtime supports it (`reconciler.kafka.topic_creation`): the default group,
+    with both of its required keys; neither 0 partitions nor a replication factor of 0."""
+    partitions, replication = (f"topic.creation.default.{k}" for k in ("partitions", "replication.factor"))
+    problems = [
+        ConfigProblem(key, "must be a positive number, or -1 for the broker's default")
+        for key in (partitions, replication)
+        if (config.get(key) or "").strip() == "0"
+    ]
+    if (config.get(partitions) is None) != (config.get(replication) is None):
+        missing = partitions if config.get(partitions) is None else replication
+        problems.append(ConfigProblem(missing, "is required with the other topic.creation.default setting"))
+    if (config.get("topic.creation.groups") or "").strip():
+        problems.append(ConfigProblem("topic.creation.groups", "is not supported: only the `default` group is",
+                                      "set topic.creation.default.* for every topic the connector writes"))
+    return problems
 
 
 def _override_problems(config: ConnectorConfig) -> list[ConfigProblem]:

@@ -66,6 +66,12 @@ SINK_ONLY = (
 SOURCE_ONLY = (
     ConfigDef()
     .define("topic.creation.groups", Type.LIST, "Groups of settings for topics the connector creates.", default=[])
+    .define("topic.creation.default.partitions", Type.INT,
+            "Partitions of each topic the connector writes to and that does not exist (-1: the broker's default).",
+            default=None, minimum=-1)
+    .define("topic.creation.default.replication.factor", Type.SHORT,
+            "Replication factor of each topic the connector creates (-1: the broker's default).",
+            default=None, minimum=-1)
     .define("exactly.once.support", Type.STRING, "requested or required (a preflight check).",
             default="requested", choices=("requested", "required"), ignore_case=True)
     .define("transaction.boundary", Type.STRING, "poll, interval or connector: where transactions end.",
