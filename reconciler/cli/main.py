@@ -42,11 +42,6 @@ COMMANDS: dict[str, str] = {
 }
 # Commands that keep running; the others exit when done (reconciler.heap: what they build is frozen).
 LONG_RUNNING = {"run", "watch"}
-# Options that take a value, among those people put before the command (`--group-id g status`).
-_VALUE_OPTIONS = frozenset(
-    {"--bootstrap-servers", "--group-id", "--config-topic", "--status-topic", "--offsets-topic",
-     "--reconciler-topic", "-X", "--kafka-config", "--timeout"}
-)
 _TOP_LEVEL = frozenset({"-h", "--help", "--version"})
 
 
@@ -82,9 +77,11 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
 
 def hoist_options(argv: Sequence[str]) -> list[str]:
     """Options written before the command, moved after it (where the command's parser reads them)."""
-    args = list(argv)
+    from reconciler.cli.options import kafka_value_options
+
+    args, takes_value = list(argv), kafka_value_options()
     for index, token in enumerate(args):
-        if token in COMMANDS and (index == 0 or args[index - 1] not in _VALUE_OPTIONS):
+        if token in COMMANDS and (index == 0 or args[index - 1] not in takes_value):
             leading = args[:index]
             if not leading or _TOP_LEVEL & set(leading):
                 return args

@@ -42,6 +42,14 @@ def add_kafka_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def kafka_value_options() -> frozenset[str]:
+    """The Kafka options that take a value (`--group-id g`): how `main` tells a value from a
+    command when options come before the command."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_kafka_options(parser)
+    return frozenset(o for a in parser._actions if a.nargs != 0 for o in a.option_strings)
+
+
 def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
     client = gather(args.kafka_config, os.environ, args.client_settings)
     topics = Topics.for_group(args.group_id)

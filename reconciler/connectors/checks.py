@@ -23,6 +23,7 @@ from reconciler.kafka.client_names import OVERRIDE_PREFIXES, client_name_problem
 
 # Where a problem about the connector as a whole is reported (the plugin's validate raised).
 WHOLE_CONNECTOR = "connector.class"
+BOOKKEEPING = frozenset({"name", "connector.class", "tasks.max"})
 
 
 def check_config(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
@@ -42,7 +43,9 @@ def _plugin_problems(cls: type[Connector], config: ConnectorConfig) -> list[Conf
 
 def _framework_problems(cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
     own_keys = cls.config_def.keys if cls.config_def is not None else {}
-    problems = [p for p in framework_def(cls.kind).validate(config) if p.key not in own_keys]
+    # Connect's bookkeeping keys come from fields the manifest models have checked already.
+    given = {key: value for key, value in config.items() if key not in BOOKKEEPING}
+    problems = [p for p in framework_def(cls.kind).validate(given) if p.key not in own_keys]
     if cls.kind == "sink":
         problems += _sink_topics(config)
     else:
@@ -87,9 +90,9 @@ def _topic_creation(config: ConnectorConfig) -> list[ConfigProblem]:
 def _override_problems(config: ConnectorConfig) -> list[ConfigProblem]:
     problems = []
     for key in config:
-        prefix = next((p for p in OVERRIDE_PREFIXES if key.startswith(p)), None)
-        if prefix is None:
+        if not key.startswith(OVERRIDE_PREFIXES):
             continue
+        prefix = next(p for p in OVERRIDE_PREFIXES if key.startswith(p))
         problem = client_name_problem(key[len(prefix) :], config.get(key))
         if problem is not None:
             problems.append(ConfigProblem(key, problem.message, problem.hint, unknown=problem.unknown_name))

@@ -26,6 +26,7 @@ always treated it. Pure: no I/O, no plugin loading.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -60,6 +61,7 @@ _LIST_SEPARATOR = re.compile(r"\s*,\s*")
 # `1_000` and non-ASCII digits, which a Java worker would refuse).
 INTEGER_TEXT = re.compile(r"[-+]?[0-9]+")
 NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:Infinity|NaN)")
+_TEXT_TYPES: Final = frozenset({Type.STRING, Type.PASSWORD, Type.CLASS})
 _NOUN: Final = {
     Type.SHORT: "an integer",
     Type.INT: "an integer",
@@ -111,10 +113,12 @@ class ConfigKey:
 
     @property
     def required(self) -> bool:
-        return isinstance(self.default, _Required)
+        return self.default is REQUIRED
 
     def parse(self, text: str) -> tuple[Value, str | None]:
         """The typed value of a non-blank `text`, or (None, why it is not valid)."""
+        if self.type in _TEXT_TYPES and not self.choices:
+            return text.strip(), None  # the common case, kept short: it runs for every manifest
         value, problem = _parse(self.type, text.strip())
         if problem is not None:
             return None, f"must be {problem}; got {text.strip()!r}"
@@ -204,8 +208,7 @@ class ConfigDef:
             text = config.get(key.name)
             if text is None or not text.strip():
                 if key.required:
-                    noun = _NOUN.get(key.type)
-                    problems.append(ConfigProblem(key.name, "is required" + (f" ({noun})" if noun else "")))
+                    problems.append(_missing(key))
                 values[key.name] = None if key.required else key.default  # type: ignore[assignment]
                 continue
             value, problem = key.parse(text)
@@ -216,8 +219,28 @@ class ConfigDef:
         return ParsedConfig(values, problems)
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
-        """Problems with the declared keys' values (missing, wrong type, out of range)."""
-        return self.parse(config).problems
+        """Problems with the declared keys' values (missing, wrong type, out of range): those of
+        `parse`, in the same order, found looking only at the keys `config` sets and the required
+        ones (`validate` runs for every manifest, against Connect's 30-odd keys)."""
+        keys, position = self.keys, self._positions
+        names = sorted({name for name in config if name in keys}.union(self._required), key=position.__getitem__)
+        problems = []
+        for name in names:
+            key, text = keys[name], config.get(name)
+            if text is None or not text.strip():
+                if key.required:
+                    problems.append(_missing(key))
+            elif (problem := key.parse(text)[1]) is not None:
+                problems.append(ConfigProblem(name, problem))
+        return problems
+
+    @functools.cached_property
+    def _required(self) -> frozenset[str]:
+        return frozenset(name for name, key in self.keys.items() if key.required)
+
+    @functools.cached_property
+    def _positions(self) -> dict[str, int]:
+        return {name: index for index, name in enumerate(self.keys)}
 
     def unknown(self, config: Iterable[str]) -> list[str]:
         """Keys of `config` this definition neither declares nor accepts by prefix."""
@@ -260,6 +283,11 @@ class ParsedConfig:
     def strings(self, name: str) -> list[str]:
         value = self.values[name]
         return list(value) if isinstance(value, list) else []
+
+
+def _missing(key: ConfigKey) -> ConfigProblem:
+    noun = _NOUN.get(key.type)
+    return ConfigProblem(key.name, "is required" + (f" ({noun})" if noun else ""))
 
 
 def _parse(type_: Type, text: str) -> tuple[Value, str | None]:

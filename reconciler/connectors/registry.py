@@ -48,6 +48,13 @@ def available_connectors() -> list[str]:
     return sorted(_entry_points())
 
 
+def built_in_connectors() -> dict[str, type[Connector]]:
+    """The plugins this package registers itself (its own entry points), by name: what the
+    checked-in JSON Schema describes, whatever else happens to be installed."""
+    own = [ep for ep in _entry_points().values() if ep.value.startswith("reconciler.")]
+    return {ep.name: load_connector(ep.name) for ep in sorted(own, key=lambda ep: ep.name)}
+
+
 def is_java_class_name(class_name: str) -> bool:
     """A dotted, fully-qualified Java class name that is not a registered plugin's name: a
     connector for a Java Connect worker sharing the topics, which no Python plugin implements."""

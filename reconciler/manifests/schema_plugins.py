@@ -7,8 +7,10 @@ check `spec.config` as they type. The schema stays laxer than the loader where i
 know (a `${…}` placeholder, a number written as a string, client override names): what the
 loader accepts, the schema accepts (a test checks it).
 
-Only the built-ins: the schema file is checked in, so it must not depend on which plugins
-happen to be installed where it is generated.
+Only the built-ins (this package's own entry points: a new built-in registered in
+`pyproject.toml` appears here once the package is reinstalled and the schema regenerated):
+the schema file is checked in, so it must not depend on which other plugins happen to be
+installed where it is generated.
 """
 
 from __future__ import annotations
@@ -18,16 +20,8 @@ from typing import Any
 
 from reconciler.connectors.api import Connector
 from reconciler.connectors.configdef import REQUIRED, ConfigDef, ConfigKey, Type
-from reconciler.connectors.datagen import DatagenConnector
-from reconciler.connectors.file_source import FileSourceConnector
 from reconciler.connectors.framework import ANY, framework_def
-from reconciler.connectors.parquet_sink import ParquetSinkConnector
-
-BUILT_INS: dict[str, type[Connector]] = {
-    "datagen": DatagenConnector,
-    "file-source": FileSourceConnector,
-    "parquet-sink": ParquetSinkConnector,
-}
+from reconciler.connectors.registry import built_in_connectors
 
 _SCALAR = ["string", "number", "boolean", "null"]
 _PLACEHOLDER = {"type": "string", "pattern": r"\$\{"}  # resolved at load or by a Connect worker
@@ -38,7 +32,7 @@ _BOOLEAN_TEXT = {"type": "string", "pattern": r"^\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][L
 
 def plugin_clauses() -> list[dict[str, Any]]:
     """One `if`/`then` clause per built-in connector class."""
-    return [_clause(name, cls) for name, cls in BUILT_INS.items()]
+    return [_clause(name, cls) for name, cls in built_in_connectors().items()]
 
 
 def connect_key_defs() -> dict[str, Any]:
