@@ -208,7 +208,7 @@ def run_partitions(
     # Relative paths in connector configs (a sink's `path`) mean "where `reconciler run` runs".
     # A local master's workers share this machine: run each partition there, whatever
     # directory the session was started from (a session can outlive a change of directory).
-    directory = os.getcwd() if is_local(context.master) else None
+    directory = os.getcwd() if is_local(context.master or "") else None
     # Per-thread properties (PySpark pins Python threads to JVM threads): this job's FAIR pool.
     context.setLocalProperty("spark.scheduler.pool", pool)
     context.setJobDescription(description)
