@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import re
 from importlib.metadata import EntryPoint, entry_points
 
@@ -60,6 +61,22 @@ def is_java_class_name(class_name: str) -> bool:
     connector for a Java Connect worker sharing the topics, which no Python plugin implements."""
     name = class_name.strip()
     return bool(_JAVA_CLASS_NAME.fullmatch(name)) and _registered(name) is None
+
+
+@functools.lru_cache(maxsize=1024)
+def python_spelling(class_name: str) -> str | None:
+    """`pkg.module:Class` when a dotted name (taken for a Java class) is in fact an importable
+    Python connector class: written with a dot where `module:Class` wants a colon."""
+    name = class_name.strip()
+    module_name, _, attribute = name.rpartition(".")
+    if not module_name or importlib.util.find_spec(module_name.split(".")[0]) is None:
+        return None  # no Python package of that name (org, com, io…): a Java class
+    try:
+        target = getattr(importlib.import_module(module_name), attribute, None)
+    except Exception:  # not importable after all: leave it to a Java worker
+        return None
+    is_connector = isinstance(target, type) and issubclass(target, Connector)
+    return f"{module_name}:{attribute}" if is_connector else None
 
 
 def load_connector(class_name: str) -> type[Connector]:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from reconciler.connectors.checks import WHOLE_CONNECTOR, check_config
 from reconciler.connectors.configdef import ConfigProblem
-from reconciler.connectors.registry import UnknownConnector, is_java_class_name, load_connector
+from reconciler.connectors.registry import UnknownConnector, is_java_class_name, load_connector, python_spelling
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector
@@ -38,7 +38,11 @@ def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
     """What the connector's plugin (and Connect's own keys) find wrong with the manifest's config."""
     class_name = manifest.spec.connector_class.strip()
     if is_java_class_name(class_name):
-        return []
+        python = python_spelling(class_name)
+        if python is None:
+            return []
+        return [Finding(("spec", "class"), f"{class_name!r} is a Python class written with a dot",
+                        f"write `{python}`: a dotted name is taken for a Java class")]
     try:
         plugin = load_connector(class_name)
     except UnknownConnector as exc:

@@ -87,6 +87,9 @@ EXPECTED = [
     '22-java-client-setting.yaml:12:5: spec.config["consumer.override.ssl.truststore.location"]:'
     " `ssl.truststore.location` is a Java client setting librdkafka has no equivalent for (hint: use"
     " ssl.ca.location (a PEM file of CA certificates; export a JKS truststore with `keytool -exportcert -rfc`))",
+    "23-python-class-with-a-dot.yaml:6:10: spec.class: 'reconciler.connectors.datagen.DatagenConnector' is a Python"
+    " class written with a dot (hint: write `reconciler.connectors.datagen:DatagenConnector`: a dotted name is taken"
+    " for a Java class)",
 ]
 
 
@@ -125,7 +128,7 @@ def test_validate_lists_every_problem_with_its_position() -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert lines[:-1] == [f"{BROKEN}/{line}" for line in EXPECTED]
-    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 22 file(s)"
+    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 23 file(s)"
     # Includes interpreter start-up; measured ~0.45 s on the 2-core dev machine.
     assert elapsed < 2.0, f"reconciler validate took {elapsed:.2f} s"
 
