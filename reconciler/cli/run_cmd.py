@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -145,9 +146,17 @@ def print_report(report: TickReport) -> None:
         sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     for outcome in report.offsets:
         print(outcome.render())
-    for line in report_lines(report):
+    header, *rest = report_lines(report)
+    print(f"{stamp()} {header}")  # one timestamp a tick: the lines below belong to it
+    for line in rest:
         print(line)
     sys.stdout.flush()
+
+
+def stamp() -> str:
+    """UTC time to the millisecond, as log lines show it."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
 def report_lines(report: TickReport) -> list[str]:
@@ -164,6 +173,8 @@ def report_lines(report: TickReport) -> list[str]:
 
 
 def _connector_line(connector: ConnectorReport) -> str:
+    from reconciler.render.common import trace_summary
+
     state = connector.state.value if connector.state is not None else "no status"
     line = f"  {connector.name}: {state}"
     if connector.restarted is not None and connector.restarted.restarts_anything:
@@ -176,17 +187,12 @@ def _connector_line(connector: ConnectorReport) -> str:
     if tasks:
         line += "; " + ", ".join(tasks)
     if connector.state is InstanceState.FAILED and connector.trace:
-        line += f"\n    connector: {_last_line(connector.trace)}"
+        line += f"\n    connector: {trace_summary(connector.trace)}"
     for task in connector.tasks:
         if task.state is InstanceState.FAILED and task.trace:
-            line += f"\n    task {task.task}: {_last_line(task.trace)}"
+            line += f"\n    task {task.task}: {trace_summary(task.trace)}"
     return line
 
 
-def _last_line(trace: str) -> str:
-    lines = [line for line in trace.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
-
-
 def print_error(exc: ReconcilerError) -> None:
-    print(exc.render(), file=sys.stderr, flush=True)
+    print(f"{stamp()} {exc.render()}", file=sys.stderr, flush=True)

@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING
 from reconciler.connectors import range_files
 from reconciler.connectors.api import (
     ConfigProblem,
-    ConfigReader,
     ConnectorConfig,
     ConnectorError,
     OffsetsRefused,
@@ -49,6 +48,7 @@ from reconciler.connectors.api import (
     valid_or_raise,
 )
 from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
+from reconciler.connectors.configdef import ConfigDef, Type
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -57,6 +57,16 @@ DEFAULT_FLUSH_RECORDS = 500_000
 COMPRESSIONS = ("snappy", "zstd", "gzip", "lz4", "brotli", "none")
 SUFFIX = ".parquet"
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+CONFIG_DEF = (
+    ConfigDef()
+    # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
+    .define("topics", Type.LIST, "Topics to archive, comma-separated.")
+    .define("path", Type.STRING, "Dataset directory (created if missing).")
+    .define("flush.records", Type.INT, "Write a file once a partition has buffered this many rows.",
+            default=DEFAULT_FLUSH_RECORDS, minimum=1)
+    .define("compression", Type.STRING, "Parquet compression codec.", default="snappy", choices=COMPRESSIONS)
+)
 
 
 @dataclass(frozen=True)
@@ -68,20 +78,21 @@ class ParquetSinkSettings:
 
     @classmethod
     def read(cls, config: ConnectorConfig) -> tuple[ParquetSinkSettings, list[ConfigProblem]]:
-        reader = ConfigReader(config)
-        topics = tuple(t.strip() for t in reader.string("topics").split(",") if t.strip())
+        parsed = CONFIG_DEF.parse(config)
+        topics = tuple(parsed.strings("topics"))
         settings = cls(
             topics=topics,
-            path=reader.string("path"),
-            flush_records=reader.integer("flush.records", DEFAULT_FLUSH_RECORDS, minimum=1),
-            compression=reader.string("compression", "snappy", choices=COMPRESSIONS),
+            path=parsed.string("path"),
+            flush_records=parsed.integer("flush.records"),
+            compression=parsed.string("compression"),
         )
+        problems = list(parsed.problems)
         bad = [t for t in topics if not _TOPIC_NAME.match(t)]
         if bad:
-            reader.problems.append(ConfigProblem("topics", f"invalid topic name(s): {', '.join(bad)}"))
-        elif not topics and not any(p.key == "topics" for p in reader.problems):
-            reader.problems.append(ConfigProblem("topics", "names no topic"))
-        return settings, reader.problems
+            problems.append(ConfigProblem("topics", f"invalid topic name(s): {', '.join(bad)}"))
+        elif not topics and not any(p.key == "topics" for p in problems):
+            problems.append(ConfigProblem("topics", "names no topic"))
+        return settings, problems
 
     @classmethod
     def parse(cls, config: ConnectorConfig) -> ParquetSinkSettings:
@@ -154,6 +165,7 @@ class ParquetSinkTask(RangeFileSinkTask["pa.RecordBatch"]):
 
 
 class ParquetSinkConnector(SinkConnector):
+    config_def = CONFIG_DEF
     task_class = ParquetSinkTask
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:

@@ -1,7 +1,8 @@
 """One YAML document → a validated `DesiredConnector`, or diagnostics pointing into the file.
 
 Order of checks, most specific first (`findings.merge` keeps one finding per problem):
-placeholders, Connect's rules (`rules`), the JSON Schema, then pydantic.
+placeholders, Connect's rules (`rules`), the JSON Schema, then pydantic; a document that
+passes them all is checked against its connector plugin last (`plugins`).
 
 Speed: pydantic (compiled) validates a small manifest in ~5 µs, jsonschema in ~200 µs. The
 models are at least as strict as the schema (strict ints and booleans; a test checks they agree
@@ -24,6 +25,7 @@ from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRe
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
+from reconciler.manifests.plugins import plugin_findings
 from reconciler.manifests.rules import document_findings
 from reconciler.manifests.schema_errors import pydantic_findings, schema_findings
 
@@ -41,6 +43,11 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
         return None, _diagnostics(document, merge(stages))
     if placeholder_findings or rule_findings:
         return None, _diagnostics(document, merge([placeholder_findings, rule_findings]))
+    # A flawed document (e.g. a duplicate key) is never a connector: which value its plugin
+    # would see is a guess, so the reading problem is reported alone.
+    found = [] if document.flawed else plugin_findings(manifest)
+    if found:
+        return None, _diagnostics(document, merge([found]))
     return _desired(manifest, document.source), []
 
 
@@ -58,6 +65,8 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
     try:
         manifest = ConnectorManifest.model_validate(resolved)
     except ValidationError:
+        return None
+    if plugin_findings(manifest):
         return None
     return _desired(manifest, source)
 

@@ -14,19 +14,33 @@ from reconciler.core.plan import Action, ActionKind, FieldChange, Plan, Summary
 from reconciler.core.redact import MASK
 
 NO_CHANGES = "No changes. Live state matches the manifests."
+NO_CHANGES_TO_APPLY = "No changes to apply."
 STATE_KINDS = frozenset({ActionKind.PAUSE, ActionKind.RESUME, ActionKind.STOP})
 
 
 def summary_line(plan: Plan) -> str:
-    """`Plan: 1 to create, 2 to update, …` or the no-changes sentence."""
+    """`Plan: 1 to create, 2 to update, …` or the no-changes sentence; orphans kept are counted
+    (live state does not match the manifests while one exists)."""
+    kept = f" {_count(len(plan.orphans), 'orphaned connector')} kept (--prune deletes)." if plan.orphans else ""
     if not plan.has_changes:
-        return NO_CHANGES
+        return NO_CHANGES_TO_APPLY + kept if kept else NO_CHANGES
     s: Summary = plan.summary()
     return (
         f"Plan: {s.create} to create, {s.update} to update, {s.delete} to delete, "
         f"{_count(s.state, 'state change')}, {_count(s.restart, 'restart')}, "
-        f"{_count(s.offsets, 'offsets request')}."
+        f"{_count(s.offsets, 'offsets request')}." + kept
     )
+
+
+def trace_summary(trace: str) -> str:
+    """A status trace on one line: a Python traceback's last line (the exception), or a message
+    with its continuation lines (e.g. a hint) joined, so the actual error is never cut off."""
+    lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].startswith("Traceback"):
+        return lines[-1]
+    return "; ".join(lines)
 
 
 def _count(n: int, noun: str) -> str:

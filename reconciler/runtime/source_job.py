@@ -51,6 +51,7 @@ from reconciler.kafka.overrides import PRODUCER, client_settings
 from reconciler.kafka.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.topic_creation import ensure_topics, from_config
 from reconciler.offsets.model import OffsetsStore, source_stores
 from reconciler.offsets.source import StoreKey, read_stores
 from reconciler.runtime import failpoints
@@ -303,6 +304,9 @@ class TransactionalBatch:
         self.errors = ErrorCollector()
         self.producer: Any = None
         self.topics: set[str] = set()  # every data topic this batch produced to
+        # KIP-158: topics this source writes to are created first, when its config asks for it.
+        self.topic_creation = from_config(item.task_config)
+        self.topics_checked: set[str] = set()
 
     def run(self, task: SourceTask) -> int:
         from confluent_kafka import KafkaException
@@ -400,11 +404,21 @@ class TransactionalBatch:
         if not topics:
             return
         self.topics.update(set(topics))
+        if self.topic_creation is not None:
+            self._create_topics(topics)
         if topics[0] == topics[-1] and len(set(topics)) == 1:
             self._produce_all(topics[0], list(batch.keys), list(batch.values))
             return
         for topic, key, value in zip(topics, batch.keys, batch.values, strict=True):
             self._produce_retry(topic, key, value)
+
+    def _create_topics(self, topics: Sequence[str]) -> None:
+        new = set(topics) - self.topics_checked
+        if new and self.topic_creation is not None:
+            created = ensure_topics(self.item.settings, new, self.topic_creation)
+            if created:
+                LOG.info("task %s-%d created topic(s) %s", self.item.connector, self.item.task_id, ", ".join(created))
+            self.topics_checked |= new
 
     def _produce_all(self, topic: str, keys: list[bytes | None], values: list[bytes | None]) -> None:
         """produce() for every record, iterated in C (`map`), about a third less overhead than a
