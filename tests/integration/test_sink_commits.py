@@ -19,7 +19,8 @@ from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.reader import sink_group_commits, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor, TaskWork
-from reconciler.runtime.sink_job import SCANNED_PREFIX, commit_group_offsets
+from reconciler.kafka.groups import commit_offsets as commit_group_offsets
+from reconciler.runtime.sink_job import SCANNED_PREFIX
 
 TRANSACTIONS, PER_TRANSACTION = 3, 10  # offsets 0-9, marker 10, 11-20, marker 21, 22-31, marker 32
 
