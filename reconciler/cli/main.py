@@ -8,9 +8,10 @@ import argparse
 import importlib
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
-from reconciler import heap
+from reconciler import heap, masking
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -60,6 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    masking.mask_log_handlers()
+    with masking.masked_output():  # no secret value in anything a command prints (docs/secrets.md)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         with heap.one_shot(args.command not in LONG_RUNNING):
             code: int = args.handler(args)
@@ -69,6 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception:  # a bug: its traceback is shown, through the masked stream like the rest
+        traceback.print_exc()
+        return EXIT_ERROR
     return code
 
 

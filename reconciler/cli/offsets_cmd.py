@@ -78,13 +78,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace, name: str) -> int:
-    from reconciler.kafka.reader import prepare
+    from reconciler.kafka.reader import prepare_read
     from reconciler.offsets.model import not_found_message
     from reconciler.offsets.state import current_body, read_offsets_state
 
     settings = kafka_settings(args)
-    prepare(settings)
-    state = read_offsets_state(settings)
+    ours = prepare_read(settings)  # read-only: a group without its topics is an error
+    state = read_offsets_state(settings, with_reconciler=ours)
     connector = state.live.connector(name)
     if connector is None or connector.config is None:
         raise ReconcilerError(not_found_message(name))

@@ -1,4 +1,4 @@
-"""Options shared by the commands that talk to Kafka."""
+"""Options shared by several commands: the Kafka connection, and pruning."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from reconciler import masking
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import (
     DEFAULT_GROUP,
@@ -40,6 +41,16 @@ def add_kafka_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_prune_options(parser: argparse._ActionsContainer) -> None:
+    parser.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="let --prune delete every connector this reconciler created when no manifest declares any "
+        "(refused otherwise: an empty or unmounted manifest directory looks the same)",
+    )
+
+
 def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
     client: dict[str, str] = {}
     if args.kafka_config is not None:
@@ -52,6 +63,7 @@ def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
         if not sep or not key:
             raise ReconcilerError(f"-X expects KEY=VALUE, got {item!r}")
         client[key.strip()] = value
+    masking.remember_config(client)  # sasl.password & co. never show in a client's error message
     topics = Topics.for_group(args.group_id)
     topics = dataclasses.replace(
         topics,

@@ -7,10 +7,12 @@ Built by `reconciler.kafka.reader` from the topics, or loaded from a JSON snapsh
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
+import secrets
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from reconciler.core.redact import seal_config, slow_digest
 
 SNAPSHOT_VERSION = 1
 
@@ -95,6 +97,12 @@ class LiveState(BaseModel):
     applied: dict[str, AppliedRequests] = Field(default_factory=dict)
     # Offsets requests that were started but not finished (crash between steps): name → id.
     offsets_in_progress: dict[str, str] = Field(default_factory=dict)
+    # Per connector, the config keys its manifest made sensitive (`spec.sensitive` and values
+    # from placeholders), recorded at apply: commands without manifests mask them too.
+    sensitive: dict[str, list[str]] = Field(default_factory=dict)
+    # Set in a snapshot file: the fingerprint of the live state it was made from, whose secrets
+    # the file holds only sealed (see `sealed_snapshot`).
+    source_fingerprint: str = ""
 
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)
@@ -110,8 +118,10 @@ class LiveState(BaseModel):
 
         Statuses are left out on purpose: tasks report RUNNING/PAUSED continuously, and a
         saved plan should only go stale when configs, target states, ownership or applied
-        requests moved.
+        requests moved. The digest is a slow one: it covers secrets, and a plan file is shared.
         """
+        if self.source_fingerprint:
+            return self.source_fingerprint
         doc = {
             "connectors": {
                 name: [c.config, c.target_state.value, c.task_count]
@@ -120,9 +130,25 @@ class LiveState(BaseModel):
             "owned": sorted(self.owned),
             "applied": {k: v.model_dump() for k, v in sorted(self.applied.items())},
             "offsets_in_progress": dict(sorted(self.offsets_in_progress.items())),
+            "sensitive": dict(sorted(self.sensitive.items())),
         }
-        raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
-        return hashlib.sha256(raw).hexdigest()
+        raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        return slow_digest(raw, b"connect-reconciler live state")
+
+
+def sealed_snapshot(state: LiveState) -> LiveState:
+    """The state as a snapshot file holds it: every sensitive value of every connector and task
+    config sealed (core.redact), the fingerprint of the unsealed state kept for saved plans."""
+    salt = secrets.token_bytes(16)  # one per snapshot: equal values cost one digest
+    connectors = {}
+    for name, connector in state.connectors.items():
+        keys = state.sensitive.get(name, ())
+        update = {
+            "config": None if connector.config is None else seal_config(connector.config, keys, salt),
+            "task_configs": [seal_config(task, keys, salt) for task in connector.task_configs],
+        }
+        connectors[name] = connector.model_copy(update=update)
+    return state.model_copy(update={"connectors": connectors, "source_fingerprint": state.fingerprint()})
 
 
 def load_snapshot(text: str) -> LiveState:
@@ -140,6 +166,8 @@ def load_snapshot(text: str) -> LiveState:
 
 
 def dump_snapshot(state: LiveState) -> str:
+    """The snapshot file's text: secrets sealed (`sealed_snapshot`)."""
+    state = sealed_snapshot(state)
     try:
         return state.model_dump_json(indent=2) + "\n"
     except ValueError:

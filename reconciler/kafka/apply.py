@@ -47,6 +47,7 @@ def apply_manifests(
     desired: Sequence[DesiredConnector],
     *,
     prune: bool = False,
+    allow_empty: bool = False,
     manifest_paths: Sequence[str] = (),
     saved: Plan | None = None,
     show_plan: Callable[[Plan], None] = lambda plan: None,
@@ -57,7 +58,7 @@ def apply_manifests(
     with TransactionalWriter(settings) as writer:
         writer.claim()
         live = read_state(settings)
-        plan = build_plan(desired, live, prune=prune, manifest_paths=list(manifest_paths))
+        plan = build_plan(desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=list(manifest_paths))
         if saved is not None:
             refuse_stale(saved, plan, settings.group_id)
         refuse_errors(plan)

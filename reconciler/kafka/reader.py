@@ -1,7 +1,9 @@
 """Live state from Kafka: the internal topics read to the end through Connect's state machines.
 
-`read_live_state` is what `plan`, `apply`, `status` and `snapshot` call. The decoding and the
-state machines are pure (`reconciler.kafka.replay`); this module only moves bytes into them.
+`read_live_state` is what `plan`, `status` and `snapshot` call: it creates nothing (a missing
+group is an error); `prepare` + `read_state` is what the writers (`apply`, `run`, `watch`)
+call, creating the internal topics of a new group. The decoding and the state machines are
+pure (`reconciler.kafka.replay`); this module only moves bytes into them.
 
 The reader is read_committed: records of an aborted or still open apply are not seen. A Java
 worker without exactly-once support reads the config topic read_uncommitted and may act on
@@ -18,7 +20,7 @@ from typing import Any
 
 from reconciler import heap
 from reconciler.core.live import LiveState
-from reconciler.kafka.admin import ensure_topics
+from reconciler.kafka.admin import check_for_reading, ensure_topics
 from reconciler.kafka.client import check_reachable, new_admin, translate
 from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
@@ -29,25 +31,38 @@ _TOPIC_OF = methodcaller("topic")  # a C-level key function for groupby: no Pyth
 
 
 def prepare(settings: KafkaSettings) -> None:
-    """Fail fast when the broker is unreachable; create or validate the internal topics."""
+    """For writers: fail fast when the broker is unreachable; create or validate the internal topics."""
     check_reachable(settings)
     ensure_topics(settings)
+
+
+def prepare_read(settings: KafkaSettings) -> bool:
+    """For readers: fail fast when the broker is unreachable or the group has no internal topics
+    (nothing is created). Returns whether our own topic exists (see `check_for_reading`)."""
+    check_reachable(settings)
+    return check_for_reading(settings)
 
 
 def read_live_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveState:
     """Check the broker and topics, then read the config, status and reconciler topics.
 
+    Read-only: a group without its internal topics is an error, not created.
     `task_configs=False`: every connector's `task_configs` is left empty (see build_live_state).
     """
-    prepare(settings)
-    return read_state(settings, task_configs=task_configs)
+    ours = prepare_read(settings)
+    return read_state(settings, task_configs=task_configs, with_reconciler=ours)
 
 
-def read_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveState:
-    """The topics read to the end, assuming `prepare` ran (apply claims its id in between)."""
+def read_state(settings: KafkaSettings, *, task_configs: bool = True, with_reconciler: bool = True) -> LiveState:
+    """The topics read to the end, assuming `prepare` ran (apply claims its id in between).
+
+    `with_reconciler=False`: our own topic does not exist (a group only Connect has used): read as empty.
+    """
     topics = settings.topics
     config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
-    replays: dict[str, Any] = {topics.configs: config, topics.status: status, topics.reconciler: ours}
+    replays: dict[str, Any] = {topics.configs: config, topics.status: status}
+    if with_reconciler:
+        replays[topics.reconciler] = ours
     with heap.building():
         # One consumer reads the three topics together; per-partition order is all replays need.
         # A batch holds runs of one partition's records: the replay is looked up once per run.

@@ -20,6 +20,7 @@ from yaml.nodes import Node
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
+from reconciler.core.redact import has_placeholder, scrub, secret_values
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
@@ -31,16 +32,16 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     data = document.data
     if not isinstance(data, dict):
         return None, [_not_a_mapping(document)]
-    data, placeholder_findings = _resolve_placeholders(data, env)
+    data, placeholder_findings, interpolated = _resolve_placeholders(data, env)
     rule_findings = document_findings(data)
     try:
         manifest = ConnectorManifest.model_validate(data)
     except ValidationError as exc:
         stages = [placeholder_findings, rule_findings, schema_findings(data), pydantic_findings(exc.errors(), data)]
-        return None, _diagnostics(document, merge(stages))
+        return None, _scrubbed(_diagnostics(document, merge(stages)), data, interpolated)
     if placeholder_findings or rule_findings:
-        return None, _diagnostics(document, merge([placeholder_findings, rule_findings]))
-    return DesiredConnector(manifest=manifest, source=document.source), []
+        return None, _scrubbed(_diagnostics(document, merge([placeholder_findings, rule_findings])), data, interpolated)
+    return DesiredConnector(manifest=manifest, source=document.source, interpolated=interpolated), []
 
 
 def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> DesiredConnector | None:
@@ -51,14 +52,14 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
     """
     if not isinstance(data, dict):
         return None
-    resolved, placeholder_findings = _resolve_placeholders(data, env)
+    resolved, placeholder_findings, interpolated = _resolve_placeholders(data, env)
     if placeholder_findings or document_findings(resolved):
         return None
     try:
         manifest = ConnectorManifest.model_validate(resolved)
     except ValidationError:
         return None
-    return DesiredConnector(manifest=manifest, source=source)
+    return DesiredConnector(manifest=manifest, source=source, interpolated=interpolated)
 
 
 def connector_name(document: Document) -> str | None:
@@ -75,16 +76,37 @@ def name_node(document: Document) -> Node:
     return node
 
 
-def _resolve_placeholders(data: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[str, Any], list[Finding]]:
+_NONE: frozenset[str] = frozenset()
+
+
+def _resolve_placeholders(
+    data: dict[str, Any], env: Mapping[str, str]
+) -> tuple[dict[str, Any], list[Finding], frozenset[str]]:
+    """(data with `${env:…}` resolved, what failed, the config keys that held a placeholder)."""
     spec = data.get("spec")
     config = spec.get("config") if isinstance(spec, dict) else None
     if not isinstance(config, dict):
-        return data, []
-    if not any(isinstance(value, str) and "${" in value for value in config.values()):
-        return data, []
+        return data, [], _NONE
+    interpolated = frozenset(key for key, value in config.items() if isinstance(value, str) and has_placeholder(value))
+    if not interpolated:
+        return data, [], _NONE
     resolved, unresolved = resolve_config(config, env)
     findings = [Finding(("spec", "config", u.config_key), u.message, u.hint) for u in unresolved]
-    return {**data, "spec": {**spec, "config": resolved}}, findings  # type: ignore[dict-item]
+    return {**data, "spec": {**spec, "config": resolved}}, findings, interpolated  # type: ignore[dict-item]
+
+
+def _scrubbed(found: list[Diagnostic], data: dict[str, Any], interpolated: frozenset[str]) -> list[Diagnostic]:
+    """Diagnostics that cannot repeat a value a placeholder gave (a message may quote a value).
+    An unresolved placeholder is left alone: its text is no secret, and the message is about it."""
+    config = data["spec"]["config"] if interpolated else {}
+    resolved = {key: str(config[key]) for key in interpolated if not has_placeholder(str(config[key]))}
+    if not resolved:
+        return found
+    values = secret_values(resolved, resolved.keys())
+    return [
+        d.model_copy(update={"summary": scrub(d.summary, values), "hint": None if d.hint is None else scrub(d.hint, values)})
+        for d in found
+    ]
 
 
 def _diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:

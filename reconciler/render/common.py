@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from reconciler.core.diagnostics import Severity
 from reconciler.core.models import OffsetEntry
 from reconciler.core.plan import Action, ActionKind, FieldChange, Plan, Summary
 from reconciler.core.redact import MASK
@@ -18,7 +19,10 @@ STATE_KINDS = frozenset({ActionKind.PAUSE, ActionKind.RESUME, ActionKind.STOP})
 
 
 def summary_line(plan: Plan) -> str:
-    """`Plan: 1 to create, 2 to update, …` or the no-changes sentence."""
+    """`Plan: 1 to create, 2 to update, …`, the no-changes sentence, or that apply refuses it."""
+    errors = sum(1 for d in plan.diagnostics if d.severity is Severity.ERROR)
+    if errors:
+        return f"Plan refused: {_count(errors, 'error')} (see Diagnostics); `apply` would write nothing."
     if not plan.has_changes:
         return NO_CHANGES
     s: Summary = plan.summary()
