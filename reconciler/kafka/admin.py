@@ -101,7 +101,8 @@ def _missing_for_reading(
     return ReconcilerError(
         message,
         hint=f"check --group-id (a typo?) and --bootstrap-servers; {known}. Only `reconciler apply`, `run` and "
-        "`watch` create a group's topics",
+        "`watch` create a group's topics (for a new group, `plan` without --bootstrap-servers plans against "
+        "an empty state)",
     )
 
 

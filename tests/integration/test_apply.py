@@ -20,7 +20,7 @@ from reconciler.errors import Fenced
 from reconciler.kafka.apply import apply_manifests
 from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.reader import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 
@@ -189,6 +189,7 @@ def test_saved_plan_is_applied_while_current_and_refused_once_stale(
 ) -> None:
     path = write(tmp_path / "c.yaml", manifest("saved", topic="t"))
     plan_file = tmp_path / "plan.json"
+    prepare(kafka_settings)  # `plan` reads only: the group's topics must exist
     assert cli(capsys, kafka_settings, "plan", str(path), "--out", str(plan_file))[0] == 0
     code, out, _ = cli(capsys, kafka_settings, "apply", str(plan_file))
     assert code == 0 and "Apply complete" in out
@@ -245,7 +246,7 @@ HALF_AN_APPLY = textwrap.dedent(
     from reconciler.kafka.changes import plan_to_records
     from reconciler.kafka.client import new_producer
     from reconciler.kafka.produce import topic_for
-    from reconciler.kafka.reader import read_live_state
+    from reconciler.kafka.reader import prepare, read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
     bootstrap, group, path = sys.argv[1:4]
@@ -287,7 +288,7 @@ def test_sigkill_between_produce_and_commit_then_apply_converges(
         manifest("k2", state="stopped", topic="t"),
         manifest("k3", topic="t"),
     )
-    read_live_state(kafka_settings)  # create the topics
+    prepare(kafka_settings)  # create the topics
     kill_half_an_apply(kafka_settings, path)
 
     code, out, _ = cli(capsys, kafka_settings, "apply", str(path))
@@ -305,7 +306,7 @@ def test_sigkill_between_produce_and_commit_then_apply_converges(
 
 def test_sigkill_mid_apply_leaves_nothing_partial_visible(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", manifest("k1", state="paused", topic="t"), manifest("k2", topic="t"))
-    read_live_state(kafka_settings)
+    prepare(kafka_settings)
     kill_half_an_apply(kafka_settings, path)
     assert read_live_state(kafka_settings) == LiveState(group_id=kafka_settings.group_id)
     with TransactionalWriter(kafka_settings) as writer:
