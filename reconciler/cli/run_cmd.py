@@ -167,7 +167,7 @@ def print_report(report: TickReport) -> None:
         sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
     for name in applied.plan.orphans if applied is not None else ():
         LOG.warning(
-            "orphan: connector %s is in no manifest and keeps running; it was created by this reconciler: "
+            "orphan: connector %s is in no manifest and is left as it is (this reconciler created it): "
             "declare it again, or delete it with --prune", name,
         )
     for outcome in report.offsets:

@@ -212,6 +212,48 @@ def test_saved_plan_is_applied_while_current_and_refused_once_stale(
     assert code == 1 and "the manifests changed since the plan was made" in err
 
 
+def test_a_saved_plan_finds_its_manifests_from_any_directory(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paths given relative to where `plan` ran; `apply` runs elsewhere, even after the checkout
+    (manifests and plan file together) moved: paths are kept relative to the plan file."""
+    repo = tmp_path / "checkout"
+    (repo / "manifests").mkdir(parents=True)
+    (repo / "plans").mkdir()
+    write(repo / "manifests" / "c.yaml", manifest("from-anywhere", topic="t"))
+    prepare(kafka_settings)
+    monkeypatch.chdir(repo)
+    assert cli(capsys, kafka_settings, "plan", "manifests", "--out", "plans/plan.json")[0] == 0
+    saved = json.loads((repo / "plans" / "plan.json").read_text())
+    assert saved["manifest_paths"] == [os.path.join("..", "manifests")]
+
+    moved = tmp_path / "ci-workspace-2"
+    shutil.move(repo, moved)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # neither the old nor the new checkout
+    code, out, err = cli(capsys, kafka_settings, "apply", str(moved / "plans" / "plan.json"))
+    assert code == 0, err
+    assert "Apply complete" in out
+    assert read_live_state(kafka_settings).connectors["from-anywhere"].exists
+
+
+def test_a_plan_printed_as_json_keeps_absolute_paths(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "c.yaml", manifest("json-plan", topic="t"))
+    prepare(kafka_settings)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli(capsys, kafka_settings, "plan", "c.yaml", "--format", "json")
+    assert code == 0 and json.loads(out)["manifest_paths"] == [str(tmp_path / "c.yaml")]
+    elsewhere = tmp_path / "sub" / "dir"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "plan.json").write_text(out)  # `plan --format json > …/plan.json`
+    monkeypatch.chdir(elsewhere)
+    assert cli(capsys, kafka_settings, "apply", "plan.json")[0] == 0
+    assert read_live_state(kafka_settings).connectors["json-plan"].exists
+
+
 def test_no_create_topics_refuses_and_writes_nothing(
     capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path
 ) -> None:
