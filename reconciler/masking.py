@@ -47,16 +47,20 @@ def remember_config(config: Mapping[str, str | None], sensitive: Iterable[str] =
 def remember_connectors(connectors: Sequence[DesiredConnector]) -> None:
     from reconciler.core.normalize import connector_properties
 
+    found: set[str] = set()
     for connector in connectors:
-        remember_config(connector_properties(connector), connector.sensitive_keys)
+        found |= secret_values(connector_properties(connector), connector.sensitive_keys)
+    remember(found)
 
 
 def remember_live(live: LiveState) -> None:
     """Every connector's and task's secret values (with the sensitive keys recorded at apply)."""
+    found: set[str] = set()
     for name, connector in live.connectors.items():
         keys = live.sensitive.get(name, ())
         for config in (connector.config or {}, *connector.task_configs):
-            remember_config(config, keys)
+            found |= secret_values(config, keys)
+    remember(found)
 
 
 def known() -> frozenset[str]:

@@ -140,14 +140,13 @@ def sealed_snapshot(state: LiveState) -> LiveState:
     """The state as a snapshot file holds it: every sensitive value of every connector and task
     config sealed (core.redact), the fingerprint of the unsealed state kept for saved plans."""
     salt = secrets.token_bytes(16)  # one per snapshot: equal values cost one digest
-    connectors = {}
+    connectors = dict(state.connectors)
     for name, connector in state.connectors.items():
         keys = state.sensitive.get(name, ())
-        update = {
-            "config": None if connector.config is None else seal_config(connector.config, keys, salt),
-            "task_configs": [seal_config(task, keys, salt) for task in connector.task_configs],
-        }
-        connectors[name] = connector.model_copy(update=update)
+        config = None if connector.config is None else seal_config(connector.config, keys, salt)
+        tasks = [seal_config(task, keys, salt) for task in connector.task_configs]
+        if config is not connector.config or any(a is not b for a, b in zip(tasks, connector.task_configs, strict=True)):
+            connectors[name] = connector.model_copy(update={"config": config, "task_configs": tasks})
     return state.model_copy(update={"connectors": connectors, "source_fingerprint": state.fingerprint()})
 
 

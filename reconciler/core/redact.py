@@ -14,9 +14,12 @@ Free text (error messages, traces, logs) cannot be masked by key: `scrub` replac
 secret value in it (`secret_values` of the configs involved) and masks URL credentials.
 
 Snapshots are meant to be stored, yet `plan --live-state` must still tell a changed secret
-from an unchanged one: there a sensitive value becomes a `seal`, a salted PBKDF2 digest that
-`seal_matches` a candidate value and cannot be read back. Terraform and gitops-engine mask
-before rendering; so do we. A changed secret is shown as changed, never its old or new value.
+from an unchanged one: there a sensitive value becomes a `seal`, an HMAC-SHA256 of it under a
+random per-snapshot salt, which `seal_matches` a candidate value and cannot be read back. A
+seal is fast on purpose (10,000 secrets are compared in milliseconds), so a guess can be
+checked against it as fast: a weak password is not safe in a leaked snapshot (docs/secrets.md).
+Terraform and gitops-engine mask before rendering; so do we. A changed secret is shown as
+changed, never its old or new value.
 """
 
 from __future__ import annotations
@@ -60,10 +63,10 @@ _VALUE_SECRETS = (
 # Connect's ConfigTransformer.DEFAULT_PATTERN: `${provider:[path:]key}`.
 PLACEHOLDER = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
 
-# Seals: PBKDF2-HMAC-SHA256, slow on purpose (a stolen snapshot must not be cheap to guess
-# against); 20,000 rounds take ~10 ms, paid once per distinct value and salt.
-SEAL_PREFIX = "(sensitive pbkdf2-sha256$"
-SEAL_ROUNDS = 20_000
+SEAL_PREFIX = "(sensitive hmac-sha256$"
+# Digests of whole documents that may hold secrets (a saved plan's fingerprints) are slow on
+# purpose: one per plan, and guessing a secret against them costs as much per guess.
+SLOW_DIGEST_ROUNDS = 20_000
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -130,31 +133,109 @@ def mask_config(config: Mapping[str, str | None], sensitive: Collection[str] = (
 def secret_values(config: Mapping[str, str | None], sensitive: Collection[str] = ()) -> set[str]:
     """The values to hunt for in free text: whole values of credential keys, of the sensitive
     set and of placeholders, and the credentials written inside any other value."""
+    _, strong = _rules_for(tuple(config))
+    listed = [key for key in sensitive if key in config] if sensitive else []
+    if not strong and not listed and not _suspect(config):
+        return set()  # the common case, decided without a look at each value
     found: set[str] = set()
     for key, value in config.items():
         if not value:
             continue
-        if key in sensitive or _key_rule(key)[1] or has_placeholder(value):
+        if key in strong or key in listed or has_placeholder(value):
             found.add(value)
             found.add(value.strip())
         if _may_hold_credentials(value):
             found.update(match.group(2) for pattern in _VALUE_SECRETS for match in pattern.finditer(value))
-    return {value for value in found if len(value) >= MIN_SCRUB_LENGTH and value != MASK}
+    return {value for value in found if len(value) >= MIN_SCRUB_LENGTH and value != MASK and not is_seal(value)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _rules_for(keys: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """(masked keys, strong keys) among a config's keys. Configs at scale share their key sets
+    (10,000 connectors of a few kinds), so this is one lookup per config, not one per key."""
+    rules = {key: _key_rule(key) for key in keys}
+    return frozenset(k for k, (masked, _) in rules.items() if masked), frozenset(k for k, (_, strong) in rules.items() if strong)
+
+
+def _suspect(config: Mapping[str, str | None]) -> bool:
+    """Whether any value may hold a placeholder, a seal or a credential (one scan of them all)."""
+    blob = "\n".join([value for value in config.values() if value])
+    return "${" in blob or "@" in blob or "=" in blob or SEAL_PREFIX in blob
 
 
 def scrub(text: str, values: Iterable[str]) -> str:
-    """`text` with every value in `values` replaced by the mask and URL credentials masked."""
-    pattern = scrub_pattern(frozenset(values))
-    if pattern is not None:
-        text = pattern.sub(MASK, text)
+    """`text` with every value in `values` replaced by the mask and URL credentials masked.
+
+    A secret that contains another is masked whole, and overlapping ones under one mask.
+    """
+    index = _scrub_index(frozenset(values))
+    if index and len(text) >= MIN_SCRUB_LENGTH:
+        text = _mask_spans(text, _spans(text, index))
     return mask_credentials(text, parameters=False)
 
 
+_Trie = dict[str, "_Trie"]
+_END = ""  # a trie key: a value ends here
+_HEADS = re.compile(f"(?=(.{{{MIN_SCRUB_LENGTH}}}))", re.DOTALL)  # every substring of that length
+
+
 @functools.lru_cache(maxsize=256)
-def scrub_pattern(values: frozenset[str]) -> re.Pattern[str] | None:
-    """One alternation, longest first (a secret containing another is masked whole)."""
-    usable = sorted((v for v in values if len(v) >= MIN_SCRUB_LENGTH), key=lambda v: (-len(v), v))
-    return re.compile("|".join(map(re.escape, usable))) if usable else None
+def _scrub_index(values: frozenset[str]) -> dict[str, _Trie]:
+    """A trie of the values to hunt for, per first MIN_SCRUB_LENGTH characters (their head)."""
+    index: dict[str, _Trie] = {}
+    for value in values:
+        if len(value) >= MIN_SCRUB_LENGTH:
+            node = index.setdefault(value[:MIN_SCRUB_LENGTH], {})
+            for char in value[MIN_SCRUB_LENGTH:]:
+                node = node.setdefault(char, {})
+            node[_END] = {}
+    return index
+
+
+def _spans(text: str, index: dict[str, _Trie]) -> list[tuple[int, int]]:
+    """(start, end) of the longest value starting at each place a head occurs.
+
+    The heads present are found in one C-level pass, however many values there are (one
+    password per connector: thousands); only where one occurs is its trie walked.
+    """
+    spans = []
+    # A C-level search per head is cheaper than listing the text's every substring, up to a few
+    # hundred heads (measured: 2 MB of text, 10,000 values with 1 or 10,000 heads).
+    heads = index.keys() if len(index) <= 256 else set(_HEADS.findall(text)) & index.keys()
+    for head in heads:
+        trie, at = index[head], text.find(head)
+        while at >= 0:
+            end = _longest(trie, text, at + MIN_SCRUB_LENGTH)
+            if end >= 0:
+                spans.append((at, end))
+            at = text.find(head, at + 1)
+    return spans
+
+
+def _longest(node: _Trie, text: str, at: int) -> int:
+    end = at if _END in node else -1
+    while at < len(text):
+        child = node.get(text[at])
+        if child is None:
+            break
+        node, at = child, at + 1
+        if _END in node:
+            end = at
+    return end
+
+
+def _mask_spans(text: str, spans: list[tuple[int, int]]) -> str:
+    if not spans:
+        return text
+    parts, done = [], 0
+    for start, end in sorted(spans):
+        if start < done:  # overlaps the value masked last: one mask covers both
+            done = max(done, end)
+            continue
+        parts += [text[done:start], MASK]
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 # --- seals (snapshots) ----------------------------------------------------------------------------
@@ -165,25 +246,36 @@ def is_seal(value: str | None) -> bool:
 
 
 def seal(value: str, salt: bytes) -> str:
-    """`(sensitive pbkdf2-sha256$<rounds>$<salt>$<digest>)`: comparable, not reversible."""
-    digest = _pbkdf2(value.strip(), salt, SEAL_ROUNDS)
-    return f"{SEAL_PREFIX}{SEAL_ROUNDS}${_b64(salt)}${_b64(digest)})"
+    """`(sensitive hmac-sha256$<salt>$<digest>)`: comparable, not reversible (see module doc)."""
+    return f"{SEAL_PREFIX}{_b64(salt)}${_b64(_hmac(salt, value))})"
 
 
 def seal_matches(sealed: str, candidate: str) -> bool:
     """Whether `candidate` is the value `sealed` was made from (False for a malformed seal)."""
+    salt_text, _, digest_text = sealed[len(SEAL_PREFIX) : -1].partition("$")
     try:
-        rounds_text, salt_text, digest_text = sealed[len(SEAL_PREFIX) : -1].split("$")
-        rounds, salt, digest = int(rounds_text), _unb64(salt_text), _unb64(digest_text)
+        salt, digest = _salt(salt_text), _unb64(digest_text)
     except ValueError:
         return False
-    if not 1 <= rounds <= 10 * SEAL_ROUNDS:
-        return False  # a hand-edited file must not make a plan spin for minutes
-    return hmac.compare_digest(_pbkdf2(candidate.strip(), salt, rounds), digest)
+    return hmac.compare_digest(_hmac(salt, candidate), digest)
+
+
+@functools.lru_cache(maxsize=64)
+def _salt(text: str) -> bytes:
+    return _unb64(text)  # one per snapshot: decoded once, not once per value
+
+
+def _hmac(salt: bytes, value: str) -> bytes:
+    # Connect trims values before parsing them: " x" and "x" are one value (normalize.same_value).
+    return hmac.new(salt, value.strip().encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
 
 
 def seal_config(config: Mapping[str, str | None], sensitive: Collection[str], salt: bytes) -> dict[str, str | None]:
-    """The config as a snapshot stores it: every value `mask_value` would change, sealed."""
+    """The config as a snapshot stores it: every value `mask_value` would change, sealed.
+    A config with nothing to seal is returned as it is (the same object)."""
+    masked, _ = _rules_for(tuple(config))
+    if not masked and not any(key in config for key in sensitive) and not _suspect(config):
+        return config if isinstance(config, dict) else dict(config)
     sealed: dict[str, str | None] = {}
     for key, value in config.items():
         if value is not None and not is_seal(value) and mask_value(key, value, sensitive) != value:
@@ -193,17 +285,9 @@ def seal_config(config: Mapping[str, str | None], sensitive: Collection[str], sa
 
 
 def slow_digest(raw: bytes, label: bytes) -> str:
-    """A hex digest of `raw` (which may hold secrets) that costs a guesser as much as a seal."""
-    return _pbkdf2_bytes(hashlib.sha256(raw).digest(), label, SEAL_ROUNDS).hex()
-
-
-@functools.lru_cache(maxsize=4096)
-def _pbkdf2(value: str, salt: bytes, rounds: int) -> bytes:
-    return _pbkdf2_bytes(value.encode("utf-8", "surrogatepass"), salt, rounds)
-
-
-def _pbkdf2_bytes(secret: bytes, salt: bytes, rounds: int) -> bytes:
-    return hashlib.pbkdf2_hmac("sha256", secret, salt, rounds)
+    """A hex digest of `raw`, which may hold secrets: PBKDF2 over its SHA-256, so that checking a
+    guess against it costs SLOW_DIGEST_ROUNDS rounds (a saved plan is shared)."""
+    return hashlib.pbkdf2_hmac("sha256", hashlib.sha256(raw).digest(), label, SLOW_DIGEST_ROUNDS).hex()
 
 
 def _b64(raw: bytes) -> str:

@@ -95,14 +95,24 @@ def test_scrub_replaces_values_and_masks_urls_in_free_text() -> None:
     assert scrub("export DB_PASSWORD=… first", set()) == "export DB_PASSWORD=… first"
 
 
+def test_scrub_finds_any_of_thousands_of_secrets() -> None:
+    """One password per connector: the pattern is a trie, longest match first."""
+    secrets = {f"pw-{i:05d}" for i in range(5000)} | {"pw-00042-longer"}
+    text = "a: pw-00042-longer; b: pw-04999; c: pw-5000 (not one)"
+    assert scrub(text, secrets) == f"a: {MASK}; b: {MASK}; c: pw-5000 (not one)"
+    # Overlapping secrets leave no piece of either.
+    assert scrub("x abcdefghi y", {"abcdef", "defghi"}) == f"x {MASK} y"
+
+
 def test_seals_match_only_their_value_and_do_not_hold_it() -> None:
     salt = b"0123456789abcdef"
     sealed = seal("hunter2-pw", salt)
-    assert "hunter2" not in sealed and sealed.startswith("(sensitive pbkdf2-sha256$")
+    assert "hunter2" not in sealed and sealed.startswith("(sensitive hmac-sha256$")
     assert seal_matches(sealed, "hunter2-pw") and seal_matches(sealed, " hunter2-pw ")  # Connect trims
     assert not seal_matches(sealed, "hunter3-pw")
-    assert not seal_matches("(sensitive pbkdf2-sha256$x$y$z)", "hunter2-pw")  # malformed: no match
-    assert not seal_matches("(sensitive pbkdf2-sha256$999999999$AA$AA)", "x")  # absurd rounds: refused
+    assert not seal_matches("(sensitive hmac-sha256$x$y$z)", "hunter2-pw")  # malformed: no match
+    assert not seal_matches("(sensitive hmac-sha256$!!$AA)", "hunter2-pw")
+    assert seal("hunter2-pw", b"another-salt-123") != sealed  # salted: equal values differ across snapshots
 
 
 def test_seal_config_seals_exactly_what_would_be_masked() -> None:
