@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reconciler import masking
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError
 
@@ -195,6 +196,7 @@ def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings
         if not sep or not key:
             raise ReconcilerError(f"--from-client-setting expects KEY=VALUE, got {item!r}")
         client[key.strip()] = value
+    masking.remember_config(client)  # its sasl.password never shows in an error message
     return dataclasses.replace(
         ours, bootstrap_servers=args.from_bootstrap_servers or ours.bootstrap_servers, client_config=client
     )

@@ -195,12 +195,13 @@ def _scrub_index(values: frozenset[str]) -> dict[str, _Trie]:
 def _spans(text: str, index: dict[str, _Trie]) -> list[tuple[int, int]]:
     """(start, end) of the longest value starting at each place a head occurs.
 
-    The heads present are found in one C-level pass, however many values there are (one
-    password per connector: thousands); only where one occurs is its trie walked.
+    Heads are found by C-level searches, and only where one occurs is its trie walked: no
+    Python step per character of the text, however many values there are (one password per
+    connector: thousands). With many heads, the text's every substring of a head's length is
+    listed once (one regex pass) and intersected with them, rather than searched per head
+    (measured on 2 MB of text with 10,000 values under 1 or 10,000 heads).
     """
     spans = []
-    # A C-level search per head is cheaper than listing the text's every substring, up to a few
-    # hundred heads (measured: 2 MB of text, 10,000 values with 1 or 10,000 heads).
     heads = index.keys() if len(index) <= 256 else set(_HEADS.findall(text)) & index.keys()
     for head in heads:
         trie, at = index[head], text.find(head)

@@ -167,3 +167,30 @@ def test_no_planted_secret_in_any_command_output(
     for action in online["actions"]:
         for change in action["changes"]:
             assert f"{change['key']}:" in offline  # the sealed snapshot sees the same changes
+
+
+def test_a_value_moved_into_the_environment_is_masked_by_commands_without_manifests(
+    kafka: KafkaUnderTest, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The value does not change, so neither does the config: apply still records that the key is
+    now sensitive, and `snapshot` (which reads no manifest) seals it from then on."""
+    settings_ = kafka.settings(f"t-moved-{uuid.uuid4().hex[:10]}")
+    cli = Cli(capsys, settings_)
+    path = tmp_path / "c.yaml"
+    doc = Planted("moved", config={"endpoint": "tenant-42.example.com", "topic": "t", "count": "1"}).manifest(CLASS, state="paused")
+    path.write_text(yaml.safe_dump(doc))
+    assert cli("apply 1", "apply", str(path)) == 0
+    assert cli("snapshot 1", "snapshot") == 0
+    assert '"endpoint": "tenant-42.example.com"' in cli.outputs["snapshot 1 stdout"]
+
+    doc["spec"]["config"]["endpoint"] = "${env:RECONCILER_TEST_ENDPOINT}"
+    path.write_text(yaml.safe_dump(doc))
+    with environment({"RECONCILER_TEST_ENDPOINT": "tenant-42.example.com"}):
+        assert cli("plan", "plan", str(path)) == 0
+        assert cli("apply 2", "apply", str(path)) == 0
+    assert "No changes." in cli.outputs["plan stdout"]
+    assert cli.outputs["apply 2 stdout"].rstrip().endswith("Recorded which config keys are sensitive (1 record written)")
+    assert cli("snapshot 2", "snapshot") == 0
+    assert cli("status", "status") == 0
+    assert "tenant-42" not in cli.outputs["snapshot 2 stdout"]
+    assert '"sensitive": {\n    "moved": [\n      "endpoint"' in cli.outputs["snapshot 2 stdout"]
