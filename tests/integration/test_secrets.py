@@ -156,7 +156,7 @@ def test_no_planted_secret_in_any_command_output(
 
     statuses = [m.value.decode() for m in read_to_end(settings_, settings_.topics.status) if m.value]
     # datagen's message quotes the value; the runtime wrote it masked.
-    assert any("must be an integer; got '(sensitive)'" in json.loads(s).get("trace", "") for s in statuses), statuses
+    assert any("must be an integer; got '(sensitive)'" in (json.loads(s).get("trace") or "") for s in statuses), statuses
     found = leaks({**cli.outputs, **files, "status topic": "\n".join(statuses), "log": caplog.text}, secrets)
     assert found == []
     # Nothing was hidden by hiding everything: plain values show, and the rotation shows as changes.
