@@ -1,40 +1,42 @@
-"""Running Debian's `kcat` as the reference client against the test broker.
+"""Debian's `kcat` (`apt-get install -y kcat`), the reference client of the benchmarks.
 
-Debian's kcat links the system librdkafka (2.0), which cannot talk to Tansu (design.md). The
-librdkafka bundled in the confluent-kafka wheel can, but auditwheel renamed it
-(`librdkafka-<hash>.so.1`), so LD_LIBRARY_PATH alone does not find it: we point it at a
-directory holding a `librdkafka.so.1` symlink to the bundled file.
+It is run as Debian ships it, on the system librdkafka (2.0), against Apache Kafka: the plain C
+client doing the least work a Kafka client can (docs/real-components.md#kcat).
+
+It is given the librdkafka settings our own clients use on the same path, where this
+librdkafka knows them, so that both sides pay the same waits and batch alike; neither side is
+tuned for the benchmark:
+- consuming: `fetch.wait.max.ms` (reconciler.kafka.client.consumer_config). A read to the end
+  waits for the broker to answer an empty fetch, which it holds this long; with librdkafka's
+  default (500 ms) kcat would pay half a second per read that our readers do not;
+- producing: the batching settings of our source tasks (reconciler.runtime.source_job).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
-from pathlib import Path
 
-import confluent_kafka
+from reconciler.kafka.client import consumer_config
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.source_job import PRODUCER_TUNING
+
+CONSUMER_KEYS = ("fetch.wait.max.ms",)
+PRODUCER_KEYS = ("linger.ms", "batch.num.messages", "batch.size", "queue.buffering.max.messages",
+                 "queue.buffering.max.kbytes")
 
 
 def kcat_binary() -> str:
+    """The path of kcat (or its old name, kafkacat); exits with how to install it if missing."""
     found = shutil.which("kcat") or shutil.which("kafkacat")
     if found is None:
-        raise SystemExit("kcat not found: install it with `apt-get install kcat`")
+        raise SystemExit("kcat not found: install it with `apt-get install -y kcat` (Debian/Ubuntu)")
     return found
 
 
-def kcat_env_if_installed() -> dict[str, str] | None:
-    """kcat's environment, or None when kcat is not installed."""
-    if shutil.which("kcat") is None and shutil.which("kafkacat") is None:
-        return None
-    return kcat_env()
+def consumer_flags() -> list[str]:
+    conf = consumer_config(KafkaSettings())
+    return [flag for key in CONSUMER_KEYS for flag in ("-X", f"{key}={conf[key]}")]
 
 
-def kcat_env() -> dict[str, str]:
-    libs = Path(confluent_kafka.__file__).resolve().parents[1] / "confluent_kafka.libs"
-    bundled = sorted(libs.glob("librdkafka*.so*"))
-    if not bundled:
-        raise SystemExit(f"no bundled librdkafka in {libs}")
-    shim = Path(tempfile.mkdtemp(prefix="kcat-librdkafka-"))
-    (shim / "librdkafka.so.1").symlink_to(bundled[0])
-    return {**os.environ, "LD_LIBRARY_PATH": f"{shim}:{libs}"}
+def producer_flags() -> list[str]:
+    return [flag for key in PRODUCER_KEYS for flag in ("-X", f"{key}={PRODUCER_TUNING[key]}")]

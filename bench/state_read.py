@@ -2,35 +2,46 @@
 
 Fills a config topic with 100,000 records (10,000 connectors: configs, an update, target
 states, two generations of task configs and commits) and a status topic with 50,000 records,
-in the exact formats a Connect worker writes, on a local broker this script starts. Then, in
-the same run, times:
+in the exact formats a Connect worker writes, on Apache Kafka (one KRaft node) that this
+script starts (`reconciler.devtools.broker`). Then, in the same run, times:
 
 - ours: `read_live_state` (check the broker and topics, read the three topics to the end and
   replay them through Connect's state machines into the live-state model), in process;
 - ours, CLI: `reconciler snapshot` as a fresh process (includes interpreter start, imports and
   writing the JSON snapshot to /dev/null);
-- kcat: `kcat -C -e` consuming the config and status topics to the end into /dev/null;
+- kcat: `kcat -C -e` consuming the config and status topics to the end into a file, with the
+  fetch setting our readers use (bench/kcat.py), and once more with librdkafka's defaults (it
+  then waits 500 ms for the broker's empty answer at the end of each topic) for comparison;
 - the floor under ours: the same topics consumed to the end with confluent-kafka, as our
   reader does (`batches_to_end`), doing nothing with the records. Every Python reader built
   on confluent-kafka pays this: one Python `Message` object per record.
 
-Each is the best of N runs (`--repeat`); the machine's other load shows up as noise in all
-three, so compare figures from one run, and prefer a quiet machine.
+Each is the best of N runs (`--repeat`). Beside the time: the CPU seconds of that run (for the
+in-process readers, measured inside a fresh process that runs only them), the peak memory of
+the process (the in-process readers' process includes the interpreter and imports), and the
+broker's CPU seconds (the Kafka JVM's) per run. The machine's other load shows up as noise in
+the times, far less in the CPU seconds; the load average is printed.
 
     .venv/bin/python bench/state_read.py [--connectors 10000] [--repeat 3]
 
-Goal (issue 3): ours within 1.5x of kcat. Needs Debian's `kcat` (apt-get install kcat); it is
-pointed at confluent-kafka's bundled librdkafka, since Debian's is too old for the test broker.
+Goal (issue 3): ours within 1.5x of kcat. The reference client is Debian's `kcat`, as Debian
+ships it (`apt-get install -y kcat`; bench/kcat.py), with our readers' fetch setting.
 """
 
 from __future__ import annotations
 
 import argparse
-import subprocess
+import json
+import os
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from kcat import kcat_binary, kcat_env  # bench/kcat.py
+from kcat import consumer_flags, kcat_binary  # bench/kcat.py
+from measure import cpu_of, file_lines, load_average, run_measured  # bench/measure.py
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 from reconciler.devtools.broker import start_broker
@@ -75,7 +86,8 @@ def status_records(count: int) -> list[rec.Record]:
 
 
 def produce(settings: KafkaSettings, topic: str, records: list[rec.Record]) -> None:
-    producer = new_producer(settings, **{"linger.ms": 20, "batch.num.messages": 10000, "queue.buffering.max.messages": 1_000_000})
+    tuning: dict[str, Any] = {"linger.ms": 20, "batch.num.messages": 10000, "queue.buffering.max.messages": 1_000_000}
+    producer = new_producer(settings, **tuning)
     for record in records:
         while True:
             try:
@@ -87,82 +99,127 @@ def produce(settings: KafkaSettings, topic: str, records: list[rec.Record]) -> N
         raise SystemExit(f"could not deliver all records to {topic}")
 
 
-def time_ours(settings: KafkaSettings, repeat: int) -> tuple[float, int]:
-    best, size = float("inf"), 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        state = read_live_state(settings)
-        best = min(best, time.perf_counter() - start)
-        size = len(state.connectors)
-    return best, size
+@dataclass
+class Reading:
+    label: str
+    seconds: float = float("inf")
+    cpu_s: float = float("nan")
+    peak_rss: int = 0
+    broker_cpu_s: float = float("nan")  # per run
+    records: int = 0
 
 
-def time_floor(settings: KafkaSettings, repeat: int) -> float:
-    topics = [settings.topics.configs, settings.topics.status, settings.topics.reconciler]
-    best = float("inf")
+def best_in_process(what: str, settings: KafkaSettings, repeat: int) -> dict[str, float]:
+    """Runs in the child process: the best of `repeat` runs of `what`, and its CPU seconds."""
+    best: dict[str, float] = {"seconds": float("inf")}
     for _ in range(repeat):
-        start = time.perf_counter()
-        for _batch in batches_to_end(settings, topics):
-            pass
-        best = min(best, time.perf_counter() - start)
+        cpu, started = time.process_time(), time.perf_counter()
+        if what == "ours":
+            connectors = len(read_live_state(settings).connectors)
+        else:
+            topics = [settings.topics.configs, settings.topics.status, settings.topics.reconciler]
+            connectors = sum(map(len, batches_to_end(settings, topics)))
+        seconds = time.perf_counter() - started
+        if seconds < best["seconds"]:
+            best = {"seconds": seconds, "cpu": time.process_time() - cpu, "count": connectors}
     return best
 
 
-def time_cli(settings: KafkaSettings, repeat: int) -> float:
-    cmd = [sys.executable, "-m", "reconciler.cli.main", "snapshot", "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
-    best = float("inf")
+def time_in_process(label: str, what: str, settings: KafkaSettings, repeat: int, broker_pid: int) -> Reading:
+    """`best_in_process` in a fresh process of this script: its CPU and memory are its own."""
+    out = Path(tempfile.mkdtemp(prefix="bench-state-read-")) / "result.json"
+    command = [sys.executable, __file__, "--child", what, "--bootstrap", settings.bootstrap_servers,
+               "--repeat", str(repeat), "--child-out", str(out)]
+    broker = cpu_of(broker_pid)
+    code, usage = run_measured(command)
+    if code != 0:
+        raise SystemExit(f"{label} failed (exit {code})")
+    result = json.loads(out.read_text())
+    return Reading(label, result["seconds"], result["cpu"], usage.peak_rss, (cpu_of(broker_pid) - broker) / repeat,
+                   int(result["count"]))
+
+
+def time_process(label: str, command: list[str], repeat: int, broker_pid: int, stdout: Path | None = None) -> Reading:
+    """The best of `repeat` runs of a command, with that run's CPU seconds and peak memory."""
+    best = Reading(label)
+    broker = cpu_of(broker_pid)
     for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        best = min(best, time.perf_counter() - start)
+        with open(stdout or os.devnull, "wb") as sink:
+            code, usage = run_measured(command, stdout=sink)
+        if code != 0:
+            raise SystemExit(f"{label} failed (exit {code}): {' '.join(command)}")
+        if usage.seconds < best.seconds:
+            best = Reading(label, usage.seconds, usage.cpu_s, usage.peak_rss)
+            if stdout is not None:
+                best.records = file_lines(stdout)
+    best.broker_cpu_s = (cpu_of(broker_pid) - broker) / repeat
     return best
 
 
-def time_kcat(kcat: str, settings: KafkaSettings, repeat: int) -> tuple[float, int]:
-    env = kcat_env()
-    best, lines = float("inf"), 0
-    for _ in range(repeat):
-        start = time.perf_counter()
-        total = 0
-        for topic in (settings.topics.configs, settings.topics.status):
-            out = subprocess.run(
-                [kcat, "-C", "-b", settings.bootstrap_servers, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%k\t%s\n",
-                 "-X", "fetch.queue.backoff.ms=10", "-X", "fetch.wait.max.ms=10"],
-                env=env, capture_output=True,
-            )
-            if out.returncode != 0:
-                raise SystemExit(f"kcat failed: {out.stderr.decode(errors='replace')}")
-            total += out.stdout.count(b"\n")
-        best = min(best, time.perf_counter() - start)
-        lines = total
-    return best, lines
+def kcat_command(kcat: str, settings: KafkaSettings, flags: list[str]) -> list[str]:
+    """Both topics to the end, one `key<TAB>value` line per record, the two reads back to back
+    in one shell (kcat -C reads one topic; several need a consumer group, -G)."""
+    reads = [
+        f"{kcat} -C -b {settings.bootstrap_servers} -t {topic} -o beginning -e -q -f '%k\\t%s\\n' {' '.join(flags)}"
+        for topic in (settings.topics.configs, settings.topics.status)
+    ]
+    return ["sh", "-c", " && ".join(reads)]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--child", choices=("ours", "floor"), help=argparse.SUPPRESS)
+    parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
+    parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        args.child_out.write_text(json.dumps(best_in_process(args.child, settings_for(args.bootstrap), args.repeat)))
+        return 0
     kcat = kcat_binary()
+    print(f"load average at the start: {load_average()}", file=sys.stderr)
     with start_broker() as broker:
-        settings = KafkaSettings(bootstrap_servers=broker.bootstrap, group_id="bench", topics=Topics.for_group("bench"), timeout_s=60)
+        settings = settings_for(broker.bootstrap)
         ensure_topics(settings)
         configs, statuses = config_records(args.connectors), status_records(args.connectors)
         produce(settings, settings.topics.configs, configs)
         produce(settings, settings.topics.status, statuses)
         total = len(configs) + len(statuses)
-        ours, connectors = time_ours(settings, args.repeat)
-        floor = time_floor(settings, args.repeat)
-        cli = time_cli(settings, args.repeat)
-        kcat_s, kcat_lines = time_kcat(kcat, settings, args.repeat)
-    print(f"state_read: {len(configs):,} config + {len(statuses):,} status records, {connectors:,} connectors (best of {args.repeat})")
-    print(f"{'reader':<34} {'seconds':>8} {'records/s':>11} {'vs kcat':>8}")
-    print(f"{'kcat -C -e (both topics, /dev/null)':<34} {kcat_s:>8.2f} {kcat_lines / kcat_s:>11,.0f} {1.0:>7.2f}x")
-    print(f"{'ours: read_live_state (in process)':<34} {ours:>8.2f} {total / ours:>11,.0f} {ours / kcat_s:>7.2f}x")
-    print(f"{'ours: reconciler snapshot (process)':<34} {cli:>8.2f} {total / cli:>11,.0f} {cli / kcat_s:>7.2f}x")
-    print(f"{'floor: confluent-kafka consume only':<34} {floor:>8.2f} {total / floor:>11,.0f} {floor / kcat_s:>7.2f}x")
-    print(f"goal: in-process reader within 1.5x of kcat: {'OK' if ours / kcat_s <= 1.5 else 'NOT MET'}")
+        del configs, statuses
+        ours = time_in_process("ours: read_live_state (in process)", "ours", settings, args.repeat, broker.pid)
+        floor = time_in_process("floor: confluent-kafka consume only", "floor", settings, args.repeat, broker.pid)
+        cli_command = [sys.executable, "-m", "reconciler.cli.main", "snapshot",
+                       "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
+        cli = time_process("ours: reconciler snapshot (process)", cli_command, args.repeat, broker.pid)
+        lines = Path(tempfile.mkdtemp(prefix="bench-state-read-")) / "kcat.out"
+        reference = time_process("kcat -C -e (both topics)", kcat_command(kcat, settings, consumer_flags()),
+                                 args.repeat, broker.pid, lines)
+        defaults = time_process("kcat -C -e, librdkafka's defaults", kcat_command(kcat, settings, []),
+                                args.repeat, broker.pid, lines)
+    if reference.records != total or defaults.records != total:
+        raise SystemExit(f"kcat read {reference.records:,} and {defaults.records:,} records, not {total:,}")
+    report(args, total, ours.records, reference, [ours, cli, floor, defaults])
     return 0
+
+
+def settings_for(bootstrap: str) -> KafkaSettings:
+    return KafkaSettings(bootstrap_servers=bootstrap, group_id="bench", topics=Topics.for_group("bench"), timeout_s=60)
+
+
+def report(args: argparse.Namespace, total: int, connectors: int, reference: Reading, readings: list[Reading]) -> None:
+    print(f"state_read: {total:,} config + status records, {connectors:,} connectors (best of {args.repeat}), "
+          f"Apache Kafka (one KRaft node) on loopback, {os.cpu_count()} cores")
+    print(f"load average at the end: {load_average()} (other work on the machine slows every reader)")
+    print(f"{'reader':<37} {'seconds':>8} {'records/s':>11} {'vs kcat':>8} {'CPU s':>6} {'peak MB':>8} {'broker CPU s':>13}")
+    for reading in [reference, *readings]:
+        print(
+            f"{reading.label:<37} {reading.seconds:>8.2f} {total / reading.seconds:>11,.0f} "
+            f"{reading.seconds / reference.seconds:>7.2f}x {reading.cpu_s:>6.2f} {reading.peak_rss / 2**20:>8,.0f} "
+            f"{reading.broker_cpu_s:>13.2f}"
+        )
+    ratio = readings[0].seconds / reference.seconds
+    print(f"goal: in-process reader within 1.5x of kcat: {'met' if ratio <= 1.5 else 'NOT MET'} ({ratio:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -2,22 +2,22 @@
 
     .venv/bin/python bench/throughput.py [--records 1000000] [--record-bytes 100] [--partitions 2]
 
-Starts its own Tansu broker on loopback, then:
+Starts its own Apache Kafka (one KRaft node, `reconciler.devtools.broker`) on loopback, then:
   (b) `datagen` source → topic, one batch on Spark, vs `kcat -P` producing the same key/value
       bytes from a file into a topic with as many partitions;
   (a) that same topic → `parquet-sink`, one batch on Spark, vs `kcat -C` reading it to /dev/null.
 Then, for scale, the floor every Python task built on confluent-kafka stands on: the same
 records produced (`produce()` per record, no transaction) and consumed (to the end, records
 left untouched) by one process with confluent-kafka, no Spark.
-Prints records/s, MB/s (key + value bytes) and the ratio to kcat for both, the Spark session
-start (with the workers' warm-up) separately, and the peak memory of the run: this process
-(the driver), the JVM and the Spark Python workers, sampled every 200 ms with psutil (the
-broker and kcat are not counted). kcat runs twice per direction, with its defaults and with
-the settings that suit Tansu; the faster run is the reference.
 
-Needs `kcat` (Debian: apt-get install kcat). Debian's kcat bundles a librdkafka too old for
-Tansu, so it is run with LD_LIBRARY_PATH pointing at confluent-kafka's bundled librdkafka
-(design.md, broker notes).
+Prints records/s, MB/s (key + value bytes) and the ratio to kcat for both, the Spark session
+start (with the workers' warm-up) separately, CPU seconds of each path and of the broker (the
+Kafka JVM, in the same phase), and peak memory: of the Spark runs (this process, the driver;
+Spark's JVM; the Python workers; sampled with psutil, the broker not counted) and of kcat (its
+exact `ru_maxrss`).
+
+The reference client is Debian's `kcat`, as Debian ships it (`apt-get install -y kcat`), given
+the librdkafka settings our own clients use on the same path (bench/kcat.py says which, and why).
 """
 
 from __future__ import annotations
@@ -25,21 +25,17 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import psutil
-from kcat import kcat_env_if_installed  # bench/kcat.py
+from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
+from measure import MemorySampler, TreeMeter, cpu_of, load_average, megabytes, run_measured  # bench/measure.py
 
 from reconciler.connectors.datagen import DatagenConnector, DatagenTask
 from reconciler.devtools.broker import RunningBroker, start_broker
@@ -49,115 +45,6 @@ from reconciler.runtime.executor import SparkExecutor, TaskOutcome, TaskWork
 
 GROUP = "bench"
 SOURCE_TOPIC = "bench-datagen"
-# One sample costs ~3 ms of CPU in this process: often enough for a peak, rarely enough not
-# to slow what it measures.
-SAMPLE_S = 0.2
-
-
-# --- memory ---------------------------------------------------------------------------------
-
-
-@dataclass
-class MemorySampler:
-    """Peak RSS of this process and its descendants, minus the ones named in `excluded`."""
-
-    excluded_pids: set[int] = field(default_factory=set)
-    excluded_names: frozenset[str] = frozenset({"kcat", "tansu"})
-    peak_total: int = 0
-    peak_parts: dict[str, int] = field(default_factory=dict)
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, daemon=True, name="memory-sampler")
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _run(self) -> None:
-        me = psutil.Process()
-        while not self._stop.is_set():
-            self.sample(me)
-            self._stop.wait(SAMPLE_S)
-
-    def sample(self, me: psutil.Process) -> None:
-        parts = {"driver": 0, "jvm": 0, "python workers": 0}
-        try:
-            parts["driver"] = me.memory_info().rss
-            children = me.children(recursive=True)
-        except psutil.Error:
-            return
-        for child in children:
-            try:
-                name = child.name()
-                if child.pid in self.excluded_pids or name in self.excluded_names:
-                    continue
-                parts["jvm" if name == "java" else "python workers"] += child.memory_info().rss
-            except psutil.Error:
-                continue
-        total = sum(parts.values())
-        if total > self.peak_total:
-            self.peak_total, self.peak_parts = total, parts
-
-
-# --- CPU ------------------------------------------------------------------------------------
-
-
-@dataclass
-class CpuMeter:
-    """CPU seconds spent in a phase: by our process tree (driver, JVM, Python workers) or by
-    the children that exited in it (kcat), and by the broker. Unlike wall time, these hardly
-    change with other work on the machine, so they say what each path costs."""
-
-    broker_pid: int
-
-    def _tree(self) -> dict[int, float]:
-        me = psutil.Process()
-        times = {}
-        for process in [me, *me.children(recursive=True)]:
-            try:
-                if process.pid != self.broker_pid:
-                    cpu = process.cpu_times()
-                    times[process.pid] = cpu.user + cpu.system
-            except psutil.Error:
-                continue
-        return times
-
-    def _broker(self) -> float:
-        cpu = psutil.Process(self.broker_pid).cpu_times()
-        return float(cpu.user + cpu.system)
-
-    @contextmanager
-    def tree(self, into: dict[str, float]) -> Iterator[None]:
-        before, broker = self._tree(), self._broker()
-        yield
-        after = self._tree()
-        into["ours"] = sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
-        into["broker"] = self._broker() - broker
-
-    @contextmanager
-    def exited_children(self, into: dict[str, float]) -> Iterator[None]:
-        before, broker = resource.getrusage(resource.RUSAGE_CHILDREN), self._broker()
-        yield
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        into["ours"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        into["broker"] = self._broker() - broker
-
-
-# --- kcat -----------------------------------------------------------------------------------
-
-
-TANSU_CONSUMER = ["-X", "fetch.queue.backoff.ms=10", "-X", "fetch.wait.max.ms=10"]
-TANSU_PRODUCER = ["-X", "linger.ms=20", "-X", "batch.num.messages=100000", "-X", "batch.size=4000000"]
-
-
-def timed_kcat(env: dict[str, str], args: list[str], stdin: Any = None) -> float:
-    started = time.perf_counter()
-    subprocess.run(["kcat", *args], env=env, check=True, stdout=subprocess.DEVNULL, stdin=stdin)
-    return time.perf_counter() - started
 
 
 # --- the runs -------------------------------------------------------------------------------
@@ -170,6 +57,7 @@ class Measure:
     records: int
     payload_bytes: int
     cpu: dict[str, float] = field(default_factory=dict)  # "ours", "broker": CPU seconds
+    peak_rss: int | None = None  # bytes
 
     @property
     def rate(self) -> float:
@@ -254,23 +142,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.verbose:
         logging.basicConfig(level=logging.WARNING, format="%(relativeCreated)8.0f ms %(name)s: %(message)s")
         logging.getLogger("reconciler.runtime").setLevel(logging.DEBUG)
-    env = kcat_env_if_installed()
-    if env is None:
-        print("kcat not found (Debian: apt-get install kcat); Spark figures only", file=sys.stderr)
+    kcat = kcat_binary()
+    print(f"load average at the start: {load_average()}", file=sys.stderr)
     workdir = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
     sampler = MemorySampler()
     broker = start_broker(workdir / "broker")
     sampler.excluded_pids.add(broker.pid)
     sampler.start()
     try:
-        return measure(args, env, workdir, broker, sampler)
+        return measure(args, kcat, workdir, broker, sampler)
     finally:
         sampler.stop()
-        broker.stop(timeout_s=1.0)
+        broker.stop(timeout_s=5.0)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path, broker: RunningBroker, sampler: MemorySampler) -> int:
+def measure(args: argparse.Namespace, kcat: str, workdir: Path, broker: RunningBroker, sampler: MemorySampler) -> int:
     from reconciler.runtime.spark import start_session, warm_up
 
     settings = KafkaSettings(bootstrap_servers=broker.bootstrap, group_id=GROUP, topics=Topics.for_group(GROUP), timeout_s=60)
@@ -279,7 +166,7 @@ def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path,
     config = datagen_config(args.records, args.record_bytes, args.partitions)
     kcat_input = workdir / "records.tsv"
     payload = write_kcat_input(config, kcat_input)
-    meter = CpuMeter(broker.pid)
+    meter = TreeMeter({broker.pid}, broker.pid)
 
     with phase("starting Spark"):
         started = time.perf_counter()
@@ -288,37 +175,37 @@ def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path,
         warm_up(session)
         warm_s = time.perf_counter() - started - session_s
     executor = SparkExecutor(settings, master=args.spark_master, source_batch_records=args.records)
-    results: list[tuple[Measure, Measure | None]] = []
+    results: list[tuple[Measure, Measure]] = []
     try:
         with phase("(b) datagen source → topic on Spark"):
             source = Measure("(b) datagen → topic, Spark", 0.0, 0, payload)
+            sampler.peak_total = 0
             with meter.tree(source.cpu):
                 source.seconds, source.records = run_source(executor, config, args.partitions)
+            source.peak_rss = sampler.peak_total
+            source_peak = (sampler.peak_total, dict(sampler.peak_parts))
         assert source.records == args.records, source.records
-        kcat_p = None
-        if env is not None:
-            with phase("kcat -P from a file"):
-                kcat_p = fastest(
-                    [kcat_produce_run(settings, env, kcat_input, args, meter, extra, n) for n, extra in enumerate(([], TANSU_PRODUCER))],
-                    "    kcat -P from a file", args.records, payload,
-                )
+        with phase("kcat -P from a file"):
+            create_topic(settings, "bench-kcat", args.partitions)
+            command = [kcat, "-b", settings.bootstrap_servers, "-P", "-t", "bench-kcat", "-K", "\t", "-l", str(kcat_input),
+                       *producer_flags()]
+            kcat_p = kcat_run("    kcat -P from a file", command, broker.pid, args.records, payload)
         results.append((source, kcat_p))
 
         with phase("(a) topic → parquet-sink on Spark"):
             sink = Measure("(a) topic → parquet-sink, Spark", 0.0, 0, payload)
+            sampler.peak_total = 0
             with meter.tree(sink.cpu):
                 sink.seconds, sink.records = run_sink(executor, workdir / "parquet", args.partitions)
+            sink.peak_rss = sampler.peak_total
         assert sink.records == args.records == parquet_rows(workdir / "parquet"), sink.records
-        kcat_c = None
-        if env is not None:
-            with phase("kcat -C to /dev/null"):
-                kcat_c = fastest(
-                    [kcat_consume_run(settings, env, meter, extra) for extra in ([], TANSU_CONSUMER)],
-                    "    kcat -C to /dev/null", args.records, payload,
-                )
+        with phase("kcat -C to /dev/null"):
+            command = [kcat, "-b", settings.bootstrap_servers, "-C", "-t", SOURCE_TOPIC, "-o", "beginning", "-e", "-q",
+                       *consumer_flags()]
+            kcat_c = kcat_run("    kcat -C to /dev/null", command, broker.pid, args.records, payload)
         results.append((sink, kcat_c))
 
-        spark_peak = (sampler.peak_total, dict(sampler.peak_parts))  # the floor's records would count
+        spark_peak = max(source_peak, (sampler.peak_total, dict(sampler.peak_parts)), key=lambda peak: peak[0])
         with phase("floor: confluent-kafka in one process, no Spark"):
             floors = [
                 (client_produce_floor(settings, config, args, payload, meter), kcat_p),
@@ -331,8 +218,17 @@ def measure(args: argparse.Namespace, env: dict[str, str] | None, workdir: Path,
     return 0
 
 
+def kcat_run(label: str, command: list[str], broker_pid: int, records: int, payload: int) -> Measure:
+    broker_before = cpu_of(broker_pid)
+    code, usage = run_measured(command)
+    if code != 0:
+        raise SystemExit(f"kcat exited with {code}: {' '.join(command)}")
+    cpu = {"ours": usage.cpu_s, "broker": cpu_of(broker_pid) - broker_before}
+    return Measure(label, usage.seconds, records, payload, cpu, usage.peak_rss)
+
+
 def client_produce_floor(
-    settings: KafkaSettings, config: dict[str, str | None], args: argparse.Namespace, payload: int, meter: CpuMeter
+    settings: KafkaSettings, config: dict[str, str | None], args: argparse.Namespace, payload: int, meter: TreeMeter
 ) -> Measure:
     from collections import deque
     from itertools import repeat
@@ -359,7 +255,7 @@ def client_produce_floor(
     return measure
 
 
-def client_consume_floor(settings: KafkaSettings, records: int, payload: int, meter: CpuMeter) -> Measure:
+def client_consume_floor(settings: KafkaSettings, records: int, payload: int, meter: TreeMeter) -> Measure:
     from reconciler.kafka.consume import batches_to_end
 
     measure = Measure("    confluent-kafka consume", 0.0, 0, payload)
@@ -371,66 +267,39 @@ def client_consume_floor(settings: KafkaSettings, records: int, payload: int, me
     return measure
 
 
-KcatRun = tuple[float, dict[str, float]]
-
-
-def fastest(runs: list[KcatRun], label: str, records: int, payload: int) -> Measure:
-    seconds, cpu = min(runs, key=lambda run: run[0])
-    return Measure(label, seconds, records, payload, cpu)
-
-
-def kcat_produce_run(
-    settings: KafkaSettings, env: dict[str, str], data: Path, args: argparse.Namespace, meter: CpuMeter, extra: list[str], n: int
-) -> KcatRun:
-    topic = f"bench-kcat-{n}"
-    create_topic(settings, topic, args.partitions)
-    cpu: dict[str, float] = {}
-    with meter.exited_children(cpu):
-        seconds = timed_kcat(env, ["-b", settings.bootstrap_servers, "-P", "-t", topic, "-K", "\t", "-l", str(data), *extra])
-    return seconds, cpu
-
-
-def kcat_consume_run(settings: KafkaSettings, env: dict[str, str], meter: CpuMeter, extra: list[str]) -> KcatRun:
-    cpu: dict[str, float] = {}
-    with meter.exited_children(cpu):
-        seconds = timed_kcat(env, ["-b", settings.bootstrap_servers, "-C", "-t", SOURCE_TOPIC, "-o", "beginning", "-e", "-q", *extra])
-    return seconds, cpu
-
-
 def report(
     args: argparse.Namespace,
     session_s: float,
     warm_s: float,
-    results: list[tuple[Measure, Measure | None]],
+    results: list[tuple[Measure, Measure]],
     peak: tuple[int, dict[str, int]],
-    floors: list[tuple[Measure, Measure | None]],
+    floors: list[tuple[Measure, Measure]],
 ) -> None:
-    cores, load = os.cpu_count(), ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"\nthroughput: {args.records:,} records (~{args.record_bytes} B values), topic with {args.partitions} "
-        f"partitions, Spark {args.spark_master} on {cores} cores, Tansu on loopback"
+        f"partitions, Spark {args.spark_master} on {os.cpu_count()} cores, Apache Kafka (one KRaft node) on loopback"
     )
-    print(f"load average at the end: {load} (other work on the machine slows every path)")
+    print(f"load average at the end: {load_average()} (other work on the machine slows every path)")
     print(f"Spark session start: {session_s:.1f} s, + {warm_s:.1f} s Python worker warm-up (not counted below)\n")
-    print(f"{'path':<34} {'time':>8} {'records/s':>11} {'MB/s':>7} {'vs kcat':>8} {'CPU s':>7} {'broker CPU s':>13}")
+    print(f"{'path':<34} {'time':>8} {'records/s':>11} {'MB/s':>7} {'vs kcat':>8} {'CPU s':>7} {'broker CPU s':>13} {'peak MB':>8}")
     for ours, kcat in results:
-        ratio = f"{ours.rate / kcat.rate:.2f}" if kcat is not None else "n/a"
-        print(row(ours, ratio))
-        if kcat is not None:
-            print(row(kcat, ""))
+        print(row(ours, f"{ours.rate / kcat.rate:.2f}"))
+        print(row(kcat, ""))
     print("floor: one process, confluent-kafka, no Spark (what any Python task pays per record)")
     for floor, kcat in floors:
-        print(row(floor, f"{floor.rate / kcat.rate:.2f}" if kcat is not None else "n/a"))
-    parts = ", ".join(f"{name} {rss / 2**20:,.0f} MB" for name, rss in peak[1].items())
-    print(f"\npeak memory of the Spark runs (driver + JVM + Python workers): {peak[0] / 2**20:,.0f} MB ({parts})")
-    print("CPU s: our processes (driver, JVM, Python workers) or kcat; broker CPU s: Tansu's, in the same phase")
+        print(row(floor, f"{floor.rate / kcat.rate:.2f}"))
+    parts = ", ".join(f"{name} {megabytes(rss)}" for name, rss in peak[1].items())
+    print(f"\npeak memory of the Spark runs (driver + JVM + Python workers): {megabytes(peak[0])} ({parts})")
+    print("CPU s: our processes (driver, Spark's JVM, Python workers) or kcat's; broker CPU s: the Kafka JVM's, "
+          "in the same phase")
 
 
 def row(measure: Measure, ratio: str) -> str:
     cpu, broker = measure.cpu.get("ours", float("nan")), measure.cpu.get("broker", float("nan"))
+    peak = f"{measure.peak_rss / 2**20:,.0f}" if measure.peak_rss is not None else "-"
     return (
         f"{measure.label:<34} {measure.seconds:>6.2f} s {measure.rate:>11,.0f} {measure.mb_per_s:>7.1f} "
-        f"{ratio:>8} {cpu:>7.2f} {broker:>13.2f}"
+        f"{ratio:>8} {cpu:>7.2f} {broker:>13.2f} {peak:>8}"
     )
 
 

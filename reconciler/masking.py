@@ -60,6 +60,8 @@ def remember_live(live: LiveState) -> None:
         keys = live.sensitive.get(name, ())
         for config in (connector.config or {}, *connector.task_configs):
             found |= secret_values(config, keys)
+    for name, view in live.uncommitted.items():  # what a worker reading aborted records holds
+        found |= secret_values(view.config or {}, live.sensitive.get(name, ()))
     remember(found)
 
 

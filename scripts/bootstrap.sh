@@ -18,6 +18,6 @@ if [ ! -f "$STAMP" ]; then
   touch "$STAMP"
 fi
 export PATH="$VENV/bin:$PATH"
-# Spark workers must run the same interpreter (design.md: else they lack confluent_kafka).
+# Spark workers must run the same interpreter, else they lack confluent_kafka (docs/real-components.md#spark).
 export PYSPARK_PYTHON="$VENV/bin/python"
 export PYSPARK_DRIVER_PYTHON="$VENV/bin/python"

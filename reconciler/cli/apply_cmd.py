@@ -81,7 +81,8 @@ def _run_offsets_requests(
     settings: KafkaSettings, desired: list[DesiredConnector], outcome: ApplyOutcome
 ) -> list[OffsetsOutcome]:
     """The plan's offsets requests (reconciler.offsets.executor: in full for a connector this apply
-    created, else the stop step only — the rest runs in the next `reconciler run` tick)."""
+    created or one a Connect worker reports stopped, else the stop step only — the rest runs in
+    the next `reconciler run` tick, or the next apply for a connector a Connect worker runs)."""
     from reconciler.offsets.executor import execute_after_apply
 
     return execute_after_apply(settings, desired, outcome.live, outcome.pending_offsets)

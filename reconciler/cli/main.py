@@ -1,17 +1,27 @@
 """Entry point: parse arguments, run one command, map errors to exit codes — the only place
 that does so (0 success / no changes, 1 error, 2 changes present with --detailed-exitcode).
+
+Options may come before or after the command (`reconciler -v --group-id g status` is
+`reconciler status -v --group-id g`), and each has a `RECONCILER_*` variable (`cli.env`).
+Log lines carry a UTC timestamp; stdout is line-buffered, so a redirected log keeps the
+order in which lines were written.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import logging
+import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
+from importlib import metadata
 
-from reconciler import heap, masking
+from reconciler import __version__, heap, masking
+from reconciler.cli import env
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -22,6 +32,7 @@ EXIT_CHANGES = 2
 # `run(args) -> int`. Modules are imported lazily so `validate` never pays for Kafka or Spark.
 COMMANDS: dict[str, str] = {
     "validate": "reconciler.cli.validate_cmd",
+    "plugins": "reconciler.cli.plugins_cmd",
     "plan": "reconciler.cli.plan_cmd",
     "apply": "reconciler.cli.apply_cmd",
     "status": "reconciler.cli.status_cmd",
@@ -32,14 +43,24 @@ COMMANDS: dict[str, str] = {
 }
 # Commands that keep running; the others exit when done (reconciler.heap: what they build is frozen).
 LONG_RUNNING = {"run", "watch"}
+_TOP_LEVEL = frozenset({"-h", "--help", "--version"})
+
+
+def version() -> str:
+    try:
+        return metadata.version("connect-reconciler")
+    except metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return __version__
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reconciler",
         description="Declarative reconciler for Kafka Connect-style connectors.",
+        epilog="Options may come before or after COMMAND. Each option can also be set with a RECONCILER_* "
+        "environment variable, shown in `reconciler COMMAND --help`.",
     )
-    parser.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     # Only import the module of the command being run (plus all of them for --help).
     wanted = [a for a in argv if a in COMMANDS][:1] or list(COMMANDS)
@@ -47,20 +68,33 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
         if name in wanted:
             module = importlib.import_module(COMMANDS[name])
             module.register(subparsers)
+            command = subparsers.choices[name]
+            command.add_argument("-v", "--verbose", action="count", default=0, help="more logging (-vv: debug)")
+            env.apply(command, name)
         else:
             subparsers.add_parser(name, help=f"(see `reconciler {name} --help`)")
     return parser
 
 
+def hoist_options(argv: Sequence[str]) -> list[str]:
+    """Options written before the command, moved after it (where the command's parser reads them)."""
+    from reconciler.cli.options import kafka_value_options
+
+    args, takes_value = list(argv), kafka_value_options()
+    for index, token in enumerate(args):
+        if token in COMMANDS and (index == 0 or args[index - 1] not in takes_value):
+            leading = args[:index]
+            if not leading or _TOP_LEVEL & set(leading):
+                return args
+            return [token, *leading, *args[index + 1 :]]
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+    args_list = hoist_options(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    _set_up_output(args.verbose)
     masking.mask_log_handlers()
     with masking.masked_output():  # no secret value in anything a command prints (docs/secrets.md)
         return _run(args)
@@ -76,10 +110,23 @@ def _run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `reconciler status | head`: the reader left; not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except Exception:  # a bug: its traceback is shown, through the masked stream like the rest
         traceback.print_exc()
         return EXIT_ERROR
     return code
+
+
+def _set_up_output(verbose: int) -> None:
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(line_buffering=True)  # block-buffered when redirected otherwise
+    handler = logging.StreamHandler(sys.stderr)
+    formatter = logging.Formatter("%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S")
+    formatter.converter = time.gmtime
+    handler.setFormatter(formatter)
+    logging.basicConfig(level=logging.WARNING - 10 * min(verbose, 2), handlers=[handler])
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -190,12 +190,15 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings:
-    client = dict(ours.client_config)
+    from reconciler.kafka.client_names import translate
+
+    given: dict[str, str] = {}
     for item in args.from_client_setting:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ReconcilerError(f"--from-client-setting expects KEY=VALUE, got {item!r}")
-        client[key.strip()] = value
+        given[key.strip()] = value
+    client = {**ours.client_config, **translate(given, "--from-client-setting")}
     masking.remember_config(client)  # its sasl.password never shows in an error message
     return dataclasses.replace(
         ours, bootstrap_servers=args.from_bootstrap_servers or ours.bootstrap_servers, client_config=client

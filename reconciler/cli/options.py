@@ -4,18 +4,12 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from pathlib import Path
 
 from reconciler import masking
-from reconciler.errors import ReconcilerError
-from reconciler.kafka.settings import (
-    DEFAULT_GROUP,
-    DEFAULT_TIMEOUT_S,
-    KafkaSettings,
-    Topics,
-    bootstrap_from_env,
-    parse_properties,
-)
+from reconciler.kafka.client_config import gather
+from reconciler.kafka.settings import DEFAULT_GROUP, DEFAULT_TIMEOUT_S, KafkaSettings, Topics, bootstrap_from_env
 
 
 def add_kafka_options(parser: argparse.ArgumentParser) -> None:
@@ -23,18 +17,26 @@ def add_kafka_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--bootstrap-servers",
         default=None,
-        help="host:port[,…] (default: $RECONCILER_BOOTSTRAP_SERVERS or localhost:9092)",
+        help="host:port[,…] (default: localhost:9092)",
     )
-    group.add_argument("--group-id", default=DEFAULT_GROUP, help="Connect cluster group id; names the internal topics")
+    group.add_argument(
+        "--group-id", default=DEFAULT_GROUP,
+        help="Connect cluster group id; names the internal topics (default: %(default)s)",
+    )
     group.add_argument("--config-topic", default=None, help="default: <group>-configs")
     group.add_argument("--status-topic", default=None, help="default: <group>-status")
     group.add_argument("--offsets-topic", default=None, help="default: <group>-offsets")
     group.add_argument("--reconciler-topic", default=None, help="default: <group>-reconciler")
     group.add_argument(
         "-X", dest="client_settings", action="append", default=[], metavar="KEY=VALUE",
-        help="any librdkafka client setting (repeatable), e.g. -X security.protocol=SASL_SSL",
+        help="a client setting (repeatable), e.g. -X security.protocol=SASL_SSL; librdkafka's names, or Java's "
+        "where librdkafka has an equivalent (sasl.jaas.config for PLAIN/SCRAM…) [env: RECONCILER_KAFKA_<NAME>, "
+        "e.g. RECONCILER_KAFKA_SASL_MECHANISM=PLAIN]",
     )
-    group.add_argument("--kafka-config", type=Path, default=None, help="a .properties file of client settings")
+    group.add_argument(
+        "--kafka-config", type=Path, default=None,
+        help="a .properties file of client settings; ${env:NAME} and ${file:path:key} in it are resolved",
+    )
     group.add_argument("--no-create-topics", action="store_true", help="refuse instead of creating missing internal topics")
     group.add_argument(
         "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for the broker (default: %(default)s)"
@@ -51,18 +53,16 @@ def add_prune_options(parser: argparse._ActionsContainer) -> None:
     )
 
 
+def kafka_value_options() -> frozenset[str]:
+    """The Kafka options that take a value (`--group-id g`): how `main` tells a value from a
+    command when options come before the command."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_kafka_options(parser)
+    return frozenset(o for a in parser._actions if a.nargs != 0 for o in a.option_strings)
+
+
 def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
-    client: dict[str, str] = {}
-    if args.kafka_config is not None:
-        try:
-            client.update(parse_properties(args.kafka_config.read_text()))
-        except OSError as exc:
-            raise ReconcilerError(f"cannot read --kafka-config {args.kafka_config}: {exc.strerror}") from exc
-    for item in args.client_settings:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ReconcilerError(f"-X expects KEY=VALUE, got {item!r}")
-        client[key.strip()] = value
+    client = gather(args.kafka_config, os.environ, args.client_settings)
     masking.remember_config(client)  # sasl.password & co. never show in a client's error message
     topics = Topics.for_group(args.group_id)
     topics = dataclasses.replace(

@@ -115,7 +115,7 @@ def _read_from_kafka(args: argparse.Namespace) -> LiveState:
             f"reading live state from Kafka is unavailable: {exc}",
             hint="plan against a snapshot file with --live-state FILE",
         ) from exc
-    return read_live_state(settings)
+    return read_live_state(settings, uncommitted=True)
 
 
 def _write(path: Path, text: str) -> None:

@@ -22,6 +22,7 @@ import argparse
 import logging
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -172,23 +173,35 @@ def print_report(report: TickReport) -> None:
         )
     for outcome in report.offsets:
         print(outcome.render())
-    for line in report_lines(report):
+    header, *rest = report_lines(report)
+    print(f"{stamp()} {header}")  # one timestamp a tick: the lines below belong to it
+    for line in rest:
         print(line)
     sys.stdout.flush()
+
+
+def stamp() -> str:
+    """UTC time to the millisecond, as log lines show it."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
 
 
 def report_lines(report: TickReport) -> list[str]:
     moved = sum(t.records for c in report.connectors for t in c.tasks)
     lines = [
-        f"tick (generation {report.generation}): {len(report.connectors)} connector(s), "
+        f"tick (config offset {report.config_end}): {len(report.connectors)} connector(s), "
         f"{report.works} task batch(es), {moved} record(s) moved, {report.records_written} "
         "config/status record(s) written"
     ]
     lines += [_connector_line(c) for c in report.connectors]
+    if report.left_to_connect:
+        lines.append(f"  left to the group's Kafka Connect workers (not Python connectors): {', '.join(report.left_to_connect)}")
     return lines
 
 
 def _connector_line(connector: ConnectorReport) -> str:
+    from reconciler.render.common import trace_summary
+
     state = connector.state.value if connector.state is not None else "no status"
     line = f"  {connector.name}: {state}"
     if connector.restarted is not None and connector.restarted.restarts_anything:
@@ -201,24 +214,26 @@ def _connector_line(connector: ConnectorReport) -> str:
     if tasks:
         line += "; " + ", ".join(tasks)
     if connector.state is InstanceState.FAILED and connector.trace:
-        line += f"\n    connector: {_last_line(connector.trace)}"
+        line += f"\n    connector: {trace_summary(connector.trace)}"
     for task in connector.tasks:
         if task.state is InstanceState.FAILED and task.trace:
-            line += f"\n    task {task.task}: {_last_line(task.trace)}"
+            line += f"\n    task {task.task}: {trace_summary(task.trace)}"
     return line
 
 
 def failure_summary(report: TickReport) -> list[str]:
     """What failed in this tick and what to do about it; empty when nothing did."""
+    from reconciler.render.common import trace_summary
+
     offsets = [
         f"  offsets request {o.request_id} of {o.connector}: {o.status}: {o.message}" for o in report.offsets if not o.ok
     ]
     instances = []
     for connector in report.connectors:
         if connector.state is InstanceState.FAILED:
-            instances.append(f"  connector {connector.name} FAILED: {_last_line(connector.trace or '')}")
+            instances.append(f"  connector {connector.name} FAILED: {trace_summary(connector.trace or '')}")
         instances += [
-            f"  task {connector.name}/{task.task} FAILED: {_last_line(task.trace or '')}"
+            f"  task {connector.name}/{task.task} FAILED: {trace_summary(task.trace or '')}"
             for task in connector.tasks
             if task.state is InstanceState.FAILED
         ]
@@ -239,10 +254,5 @@ def failure_summary(report: TickReport) -> list[str]:
     return lines
 
 
-def _last_line(trace: str) -> str:
-    lines = [line for line in trace.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
-
-
 def print_error(exc: ReconcilerError) -> None:
-    print(exc.render(), file=sys.stderr, flush=True)
+    print(f"{stamp()} {exc.render()}", file=sys.stderr, flush=True)

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from reconciler.core.live import dump_snapshot
     from reconciler.kafka.reader import read_live_state
 
-    text = dump_snapshot(read_live_state(kafka_settings(args)))
+    text = dump_snapshot(read_live_state(kafka_settings(args), uncommitted=True))
     if args.out is None:
         sys.stdout.write(text)
         return EXIT_OK

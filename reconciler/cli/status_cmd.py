@@ -1,10 +1,16 @@
 """`reconciler status [NAME] [--format table|json]`: connector and task statuses from Kafka.
 
-JSON follows Connect's REST shapes (connect-internals.md §5), so scripts written against a
+JSON follows Connect's REST shapes (docs/compatibility.md#rest-shapes), so scripts written against a
 Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; without, the
 `GET /connectors?expand=status` object `{name: {"status": …}}`. As in Connect, a connector
 without any status record (e.g. applied but never run) has no status: `status NAME --format
 json` is an error and the JSON listing leaves it out; tables still show it, as "no status yet".
+
+The table names target states as manifests do (`running`, `paused`, `stopped`), and notes
+each connector whose statuses have not caught up with its target yet: `apply` only writes
+the target; the worker (`reconciler run`) moves the connector and its tasks at its next tick.
+`type` is the plugin's kind (Connect's `unknown` when no plugin of that name is installed);
+for a Java class, run by a Java Connect worker, it is read from the config (`topics`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ import sys
 from typing import Any
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.normalize import from_connect_state
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -61,18 +68,28 @@ def listed(live: LiveState) -> list[LiveConnector]:
 
 
 def connector_type(connector: LiveConnector) -> str:
-    """`sink` iff the config subscribes to topics (what every sink must set), else `source`."""
-    if connector.config is None:
+    """`source` or `sink` by the connector's class, as Connect's REST says (`core.kinds`)."""
+    from reconciler.connectors.registry import connector_kind
+
+    config = connector.config
+    if config is None:
         return "unknown"
-    return "sink" if "topics" in connector.config or "topics.regex" in connector.config else "source"
+    return connector_kind(config.get("connector.class") or "", config)
+
+
+UNDEFINED_VERSION = "undefined"  # Connect's `PluginDesc.UNDEFINED_VERSION`, left out of its REST bodies
 
 
 def _state_doc(status: InstanceStatus, task_id: int | None = None) -> dict[str, Any]:
+    """Connect's `ConnectorStateInfo` state: `trace` only when non-empty, `version` (null when the
+    record had none) unless it is "undefined" (`PluginInfo.NoVersionFilter`)."""
     doc: dict[str, Any] = {} if task_id is None else {"id": task_id}
     doc["state"] = status.state.value
     doc["worker_id"] = status.worker_id
     if status.trace:  # Connect omits a null or empty trace
         doc["trace"] = status.trace
+    if status.version != UNDEFINED_VERSION:
+        doc["version"] = status.version
     return doc
 
 
@@ -104,7 +121,7 @@ def _row(connector: LiveConnector) -> list[str]:
     running = sum(1 for status in tasks.values() if status.state is InstanceState.RUNNING)
     failed = sorted(task for task, status in tasks.items() if status.state is InstanceState.FAILED)
     state = connector.connector_status.state.value if connector.connector_status else "no status yet"
-    target = connector.target_state.value if connector.exists else "(deleted)"
+    target = from_connect_state(connector.target_state).value if connector.exists else "(deleted)"
     return [
         connector.name,
         connector_type(connector),
@@ -115,7 +132,28 @@ def _row(connector: LiveConnector) -> list[str]:
     ]
 
 
-HEADERS = ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS RUNNING", "FAILED TASKS"]
+HEADERS = ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS RUNNING", "FAILED TASK IDS"]
+_SETTLED = {
+    ConnectTargetState.STARTED: InstanceState.RUNNING,
+    ConnectTargetState.PAUSED: InstanceState.PAUSED,
+    ConnectTargetState.STOPPED: InstanceState.STOPPED,
+}
+
+
+def pending_note(connector: LiveConnector) -> str | None:
+    """Why the statuses differ from the target, when the worker has not acted on it yet."""
+    status = connector.connector_status
+    if not connector.exists or status is None or status.state is InstanceState.FAILED:
+        return None
+    target = from_connect_state(connector.target_state).value
+    stopped_with_tasks = connector.target_state is ConnectTargetState.STOPPED and bool(connector.task_statuses)
+    if status.state is _SETTLED[connector.target_state] and not stopped_with_tasks:
+        return None
+    return (
+        f"{connector.name}: target {target}, still {status.state.value}"
+        + (f" with {len(connector.task_statuses)} task(s)" if stopped_with_tasks else "")
+        + ": `apply` wrote the target; the connector and its tasks follow at the next `reconciler run` tick"
+    )
 
 
 def _task_rows(connector: LiveConnector) -> list[list[str]]:
@@ -133,12 +171,26 @@ def _print_table(connectors: list[LiveConnector], *, details: bool) -> None:
     rows = [_row(c) for c in connectors]
     task_rows = _task_rows(connectors[0]) if details else []
     if sys.stdout.isatty():
-        _rich_tables(rows, task_rows)
+        _rich_tables(rows, task_rows, connectors, details)
         return
     print(_plain(HEADERS, rows))
     if task_rows:
         print()
         print(_plain(["TASK", "STATE", "WORKER", "TRACE"], task_rows))
+    _print_notes(connectors, details=details)
+
+
+def _print_notes(connectors: list[LiveConnector], *, details: bool) -> None:
+    from reconciler.render.common import trace_summary
+
+    notes = [note for c in connectors if (note := pending_note(c)) is not None]
+    status = connectors[0].connector_status if details else None
+    if status is not None and status.state is InstanceState.FAILED and status.trace:
+        notes.insert(0, f"{connectors[0].name}: FAILED: {trace_summary(status.trace)}")
+    if notes:
+        print()
+        for note in notes:
+            print(f"note: {note}")
 
 
 def _plain(headers: list[str], rows: list[list[str]]) -> str:
@@ -147,7 +199,9 @@ def _plain(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _rich_tables(rows: list[list[str]], task_rows: list[list[str]]) -> None:
+def _rich_tables(
+    rows: list[list[str]], task_rows: list[list[str]], connectors: list[LiveConnector], details: bool
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -162,3 +216,4 @@ def _rich_tables(rows: list[list[str]], task_rows: list[list[str]]) -> None:
         for row in task_rows:
             tasks.add_row(*row, style="red" if row[1] == "FAILED" else None)
         console.print(tasks)
+    _print_notes(connectors, details=details)

@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Any
 
-from reconciler.core.diagnostics import Diagnostic
+from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.errors import ReconcilerError
 from reconciler.manifests import load_manifests
 
@@ -19,9 +19,12 @@ from reconciler.manifests import load_manifests
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "validate",
-        help="check manifests (offline); exit 1 when any is invalid",
+        help="check manifests and their connector configs (offline); exit 1 when any is invalid",
         description=(
             "Check manifest files and directories (*.yaml, *.yml, recursively); never contacts Kafka. "
+            "Each connector's config is checked against its plugin (built-in, entry point or module:Class) "
+            "and the keys Kafka Connect defines, as Connect validates a config before accepting it; "
+            "a Java connector class (run by a Java Connect worker) is accepted unchecked. "
             "Large trees are parsed on every CPU, and files unchanged since the last load of the same "
             "paths come from the manifest cache (~/.cache/connect-reconciler; RECONCILER_CACHE_DIR=DIR "
             "moves it, RECONCILER_CACHE_DIR=off turns it off)."
@@ -38,14 +41,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
+    from reconciler.manifests.plugins import java_notes
+
     result = load_manifests(args.paths)
+    shown = sorted([*result.diagnostics, *java_notes(result.connectors)], key=_position)
     if args.format == "json":
-        print(json.dumps([diagnostic_json(d) for d in result.diagnostics], indent=2))
+        print(json.dumps([diagnostic_json(d) for d in shown], indent=2))
     else:
-        for diagnostic in result.diagnostics:
+        for diagnostic in shown:
             print(diagnostic.render(), file=sys.stderr)
     errors = len(result.errors)
-    warnings = len(result.diagnostics) - errors
+    warnings = sum(1 for d in result.diagnostics if d.severity is Severity.WARNING)
     if errors:
         files = len({d.source.file for d in result.errors if d.source is not None})
         raise ReconcilerError(f"{errors} problem(s) in {files} file(s)" + _warnings(warnings))
@@ -67,6 +73,11 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
         "connector": diagnostic.connector,
         "text": diagnostic.render(),
     }
+
+
+def _position(diagnostic: Diagnostic) -> tuple[str, int, int]:
+    source = diagnostic.source
+    return ("", 0, 0) if source is None else (source.file, source.line, source.column)
 
 
 def _warnings(count: int) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.cli.run_cmd import add_runtime_options, loop, make_worker, parse_spark_conf
+from reconciler.cli.run_cmd import add_runtime_options, loop, make_worker, parse_spark_conf, stamp
 
 if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
@@ -60,11 +60,11 @@ class Manifests:
         if not result.ok:
             for diagnostic in result.diagnostics:
                 print(diagnostic.render(), file=sys.stderr)
-            print("manifests changed but are invalid; still running the previous valid ones", file=sys.stderr)
+            print(f"{stamp()} manifests changed but are invalid; still running the previous valid ones", file=sys.stderr)
             sys.stderr.flush()
             return False
         self.desired = list(result.connectors)
-        print(f"manifests reloaded: {len(self.desired)} connector(s)", flush=True)
+        print(f"{stamp()} manifests reloaded: {len(self.desired)} connector(s)", flush=True)
         return True
 
 

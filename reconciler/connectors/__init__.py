@@ -1,8 +1,12 @@
-"""Connector plugins: the plugin API (`api`), lookup by name (`registry`) and the built-ins
-`datagen`, `file-source` and `parquet-sink`. No Kafka or Spark here: the runtime drives these.
+"""Connector plugins: the plugin API (`api`), typed config definitions (`configdef`), the keys
+Connect defines for every connector (`framework`), checks before deploy (`checks`), lookup by
+name (`registry`) and the built-ins `datagen`, `file-source`, `file-sink` and
+`parquet-sink`. No Kafka client
+or Spark here: the runtime drives these.
 """
 
 from reconciler.connectors.api import (
+    ConfigDef,
     ConfigProblem,
     Connector,
     ConnectorError,
@@ -17,6 +21,7 @@ from reconciler.connectors.api import (
     SourceRecord,
     SourceTask,
     TopicPartition,
+    Type,
     partition_from_key,
     partition_key,
     sink_schema,
@@ -24,6 +29,7 @@ from reconciler.connectors.api import (
 from reconciler.connectors.registry import UnknownConnector, available_connectors, load_connector
 
 __all__ = [
+    "ConfigDef",
     "ConfigProblem",
     "Connector",
     "ConnectorError",
@@ -38,6 +44,7 @@ __all__ = [
     "SourceRecord",
     "SourceTask",
     "TopicPartition",
+    "Type",
     "UnknownConnector",
     "available_connectors",
     "load_connector",

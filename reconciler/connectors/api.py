@@ -27,6 +27,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
+# Re-exported: plugins import the whole API from here.
+from reconciler.connectors.configdef import ConfigDef as ConfigDef
+from reconciler.connectors.configdef import ConfigProblem as ConfigProblem
+from reconciler.connectors.configdef import ConnectorConfig as ConnectorConfig
+from reconciler.connectors.configdef import Type as Type
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
@@ -40,8 +45,6 @@ SourceOffset = Mapping[str, Primitive]
 PartitionKey = str
 # A sink's Kafka partition, as Connect's TopicPartition.
 TopicPartition = tuple[str, int]
-# Connector configs as Connect stores them: string → string (a null value is possible).
-ConnectorConfig = Mapping[str, str | None]
 TaskConfig = dict[str, str]
 
 # Keys the built-in connectors add to each task config to tell a task which share is its own.
@@ -82,17 +85,6 @@ class OffsetsRefused(ConnectorError):
 
     The Python counterpart of Connect's `UnsupportedOperationException` from `alterOffsets`.
     """
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigProblem:
-    """One invalid config value, named by key so the user knows what to fix."""
-
-    key: str
-    message: str
-
-    def render(self) -> str:
-        return f"`{self.key}`: {self.message}"
 
 
 # --- source partitions as keys --------------------------------------------------------------
@@ -295,10 +287,18 @@ class Connector(ABC):
     """
 
     kind: ClassVar[Literal["source", "sink"]]
+    # The keys the plugin reads, typed (`reconciler.connectors.configdef`). With one, the
+    # default `validate` checks their values, and `reconciler validate` reports keys that
+    # neither the plugin nor Connect defines; without one, only `validate` runs.
+    config_def: ClassVar[ConfigDef | None] = None
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
-        """Problems with `config`, each naming its key; empty when the config is usable."""
-        return []
+        """Problems with `config`, each naming its key; empty when the config is usable.
+
+        Called before deploy (`reconciler validate`, `plan`, `apply`) and when the connector
+        starts. The default checks the values of the keys `config_def` declares.
+        """
+        return [] if self.config_def is None else self.config_def.validate(config)
 
     @abstractmethod
     def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
@@ -308,7 +308,8 @@ class Connector(ABC):
         """Called once when the worker stops running the connector: it was RUNNING and is now
         paused, stopped or deleted (Connect's `Connector.stop()`). Release what the connector
         holds outside this process for `config`. Raising is logged and changes nothing: the
-        connector still reaches its target state and can be resumed (KIP-875, §6 A 10)."""
+        connector still reaches its target state and can be resumed (KIP-875, acceptance case A10
+        in docs/state-machine.md#acceptance-cases)."""
 
 
 class SourceConnector(Connector):

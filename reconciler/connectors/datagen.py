@@ -21,7 +21,6 @@ from typing import TypeGuard
 
 from reconciler.connectors.api import (
     ConfigProblem,
-    ConfigReader,
     ConnectorConfig,
     OffsetsRefused,
     PartitionKey,
@@ -36,6 +35,7 @@ from reconciler.connectors.api import (
     task_share,
     valid_or_raise,
 )
+from reconciler.connectors.configdef import ConfigDef, Type
 
 DEFAULT_RECORD_BYTES = 100
 DEFAULT_BATCH_SIZE = 100_000
@@ -44,6 +44,21 @@ _HEAD = b'{"id":'
 _MIDDLE = b',"payload":"'
 _TAIL = b'"}'
 _PAD_ALPHABET = b"abcdefghijklmnopqrstuvwxyz0123456789"
+
+CONFIG_DEF = (
+    ConfigDef()
+    .define("topic", Type.STRING, "Topic the records are produced to.")
+    .define("count", Type.LONG, "Records over the connector's whole life (ids 0…count-1).", minimum=0)
+    .define(
+        "record.bytes", Type.INT, "Approximate size of each value, in bytes.",
+        default=DEFAULT_RECORD_BYTES, minimum=0,
+    )
+    .define("batch.size", Type.INT, "Records per task per batch, at most.", default=DEFAULT_BATCH_SIZE, minimum=1)
+    .define(
+        "shards", Type.INT, "Source partitions the ids are dealt into; fixed for the connector's life.",
+        default=DEFAULT_SHARDS, minimum=1,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -56,15 +71,15 @@ class DatagenSettings:
 
     @classmethod
     def read(cls, config: ConnectorConfig) -> tuple[DatagenSettings, list[ConfigProblem]]:
-        reader = ConfigReader(config)
+        parsed = CONFIG_DEF.parse(config)
         settings = cls(
-            topic=reader.string("topic"),
-            count=reader.integer("count", minimum=0),
-            record_bytes=reader.integer("record.bytes", DEFAULT_RECORD_BYTES, minimum=0),
-            batch_size=reader.integer("batch.size", DEFAULT_BATCH_SIZE, minimum=1),
-            shards=reader.integer("shards", DEFAULT_SHARDS, minimum=1),
+            topic=parsed.string("topic"),
+            count=parsed.integer("count"),
+            record_bytes=parsed.integer("record.bytes"),
+            batch_size=parsed.integer("batch.size"),
+            shards=parsed.integer("shards"),
         )
-        return settings, reader.problems
+        return settings, parsed.problems
 
     @classmethod
     def parse(cls, config: ConnectorConfig) -> DatagenSettings:
@@ -127,6 +142,7 @@ def _position(offset: SourceOffset | None) -> int:
 
 class DatagenConnector(SourceConnector):
     task_class = DatagenTask
+    config_def = CONFIG_DEF
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return DatagenSettings.read(config)[1]

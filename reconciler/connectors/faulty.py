@@ -32,6 +32,7 @@ from reconciler.connectors.api import (
     TaskConfig,
     plain_task_config,
 )
+from reconciler.connectors.configdef import ConfigDef, Type
 from reconciler.connectors.datagen import DatagenConnector, DatagenTask
 from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
 
@@ -40,6 +41,18 @@ FAIL_TASKS = "fail.tasks.if.exists"
 FAIL_TASK_IDS = "fail.task.ids"
 FAIL_STOP = "fail.stop.if.exists"
 STOP_LOG = "stop.log"
+
+
+
+
+def _with_failure_keys(base: ConfigDef) -> ConfigDef:
+    return (
+        base.define(FAIL_CONNECTOR, Type.STRING, "Starting the connector fails while this file exists.", default=None)
+        .define(FAIL_TASKS, Type.STRING, "Tasks fail when they start while this file exists.", default=None)
+        .define(FAIL_TASK_IDS, Type.LIST, "Which task ids fail (default: all).", default=[])
+        .define(FAIL_STOP, Type.STRING, "The connector's stop() fails while this file exists.", default=None)
+        .define(STOP_LOG, Type.STRING, "Every stop() call appends a line to this file.", default=None)
+    )
 
 
 class InjectedFailure(RuntimeError):
@@ -94,6 +107,7 @@ class FaultySource(DatagenConnector):
     """`datagen` that fails on demand."""
 
     task_class = FaultySourceTask
+    config_def = _with_failure_keys(DatagenConnector.config_def or ConfigDef())
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return super().validate(config) + _validate_ids(config)
@@ -116,6 +130,7 @@ class FaultySink(ParquetSinkConnector):
     """`parquet-sink` that fails on demand; task configs carry `task.index` to name the task."""
 
     task_class = FaultySinkTask
+    config_def = _with_failure_keys(ParquetSinkConnector.config_def or ConfigDef())
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return super().validate(config) + _validate_ids(config)

@@ -31,7 +31,6 @@ from typing import TypeGuard
 
 from reconciler.connectors.api import (
     ConfigProblem,
-    ConfigReader,
     ConnectorConfig,
     ConnectorError,
     OffsetsRefused,
@@ -47,9 +46,24 @@ from reconciler.connectors.api import (
     task_share,
     valid_or_raise,
 )
+from reconciler.connectors.configdef import ConfigDef, Type
 
 DEFAULT_BATCH_SIZE = 10_000
 _CHUNK_BYTES = 1 << 20
+
+CONFIG_DEF = (
+    ConfigDef()
+    .define("path", Type.STRING, "Directory the files are read from (recursively, as `glob` says).")
+    .define("topic", Type.STRING, "Topic the lines are produced to.")
+    .define("format", Type.STRING, "jsonl: each line as it is; csv: rows as JSON objects.", default="jsonl",
+            choices=("jsonl", "csv"))
+    .define("glob", Type.STRING, "Which files under `path` to read, relative to it.", default="*")
+    .define("batch.size", Type.INT, "Lines per task per batch, at most.", default=DEFAULT_BATCH_SIZE, minimum=1)
+    .define("errors.tolerance", Type.STRING, "none: a bad line fails the task; all: it is skipped.",
+            default="none", choices=("none", "all"))
+    .define("key", Type.STRING, "location: keys are `<file>:<line>`; none: no keys.", default="location",
+            choices=("location", "none"))
+)
 
 
 class BadRecord(ConnectorError):
@@ -68,21 +82,20 @@ class FileSourceSettings:
 
     @classmethod
     def read(cls, config: ConnectorConfig) -> tuple[FileSourceSettings, list[ConfigProblem]]:
-        reader = ConfigReader(config)
+        parsed = CONFIG_DEF.parse(config)
         settings = cls(
-            path=reader.string("path"),
-            topic=reader.string("topic"),
-            format=reader.string("format", "jsonl", choices=("jsonl", "csv")),
-            glob=reader.string("glob", "*"),
-            batch_size=reader.integer("batch.size", DEFAULT_BATCH_SIZE, minimum=1),
-            skip_errors=reader.string("errors.tolerance", "none", choices=("none", "all")) == "all",
-            location_keys=reader.string("key", "location", choices=("location", "none")) == "location",
+            path=parsed.string("path"),
+            topic=parsed.string("topic"),
+            format=parsed.string("format"),
+            glob=parsed.string("glob"),
+            batch_size=parsed.integer("batch.size"),
+            skip_errors=parsed.string("errors.tolerance") == "all",
+            location_keys=parsed.string("key") == "location",
         )
+        problems = list(parsed.problems)
         if settings.glob.startswith("/") or ".." in Path(settings.glob).parts:
-            reader.problems.append(
-                ConfigProblem("glob", f"must be relative to `path`, inside it; got {settings.glob!r}")
-            )
-        return settings, reader.problems
+            problems.append(ConfigProblem("glob", f"must be relative to `path`, inside it; got {settings.glob!r}"))
+        return settings, problems
 
     @classmethod
     def parse(cls, config: ConnectorConfig) -> FileSourceSettings:
@@ -240,6 +253,7 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 class FileSourceConnector(SourceConnector):
     task_class = FileSourceTask
+    config_def = CONFIG_DEF
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return FileSourceSettings.read(config)[1]

@@ -12,6 +12,7 @@ from reconciler.core.models import SourceRef
 class Severity(str, enum.Enum):
     ERROR = "error"
     WARNING = "warning"
+    INFO = "info"  # nothing wrong: something the user may want to know (e.g. what was not checked)
 
 
 class Diagnostic(BaseModel):
@@ -36,8 +37,8 @@ class Diagnostic(BaseModel):
             parts.append(self.field_path)
         prefix = ": ".join(parts)
         text = f"{prefix}: {self.summary}" if prefix else self.summary
-        if self.severity is Severity.WARNING:
-            text = f"warning: {text}"
+        if self.severity is not Severity.ERROR:
+            text = f"{self.severity.value}: {text}"
         if self.hint:
             text += f" (hint: {self.hint})"
         return text
@@ -66,6 +67,19 @@ def warning(
 ) -> Diagnostic:
     return Diagnostic(
         severity=Severity.WARNING, summary=summary, source=source, field_path=field_path, connector=connector, hint=hint
+    )
+
+
+def info(
+    summary: str,
+    *,
+    source: SourceRef | None = None,
+    field_path: str = "",
+    connector: str | None = None,
+    hint: str | None = None,
+) -> Diagnostic:
+    return Diagnostic(
+        severity=Severity.INFO, summary=summary, source=source, field_path=field_path, connector=connector, hint=hint
     )
 
 

@@ -26,25 +26,31 @@ class ConnectTargetState(str, enum.Enum):
 
 
 class InstanceState(str, enum.Enum):
-    """Connect's `AbstractStatus.State` as written to the status topic."""
+    """Connect's `AbstractStatus.State`. Java writes a DESTROYED status as a tombstone, but reads
+    the value back like any other state (its REST API then shows it), and so do we."""
 
     UNASSIGNED = "UNASSIGNED"
     RUNNING = "RUNNING"
     PAUSED = "PAUSED"
     FAILED = "FAILED"
+    DESTROYED = "DESTROYED"
     RESTARTING = "RESTARTING"
     STOPPED = "STOPPED"
 
 
 class InstanceStatus(BaseModel):
-    """The value of a `status-connector-…` / `status-task-…` record."""
+    """The value of a `status-connector-…` / `status-task-…` record.
+
+    `version`: the plugin's version (Kafka 4.x writes it; None when absent or null).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     state: InstanceState
     trace: str | None = None
-    worker_id: str = ""
+    worker_id: str | None = ""
     generation: int = 0
+    version: str | None = None
 
 
 class LiveConnector(BaseModel):
@@ -62,6 +68,10 @@ class LiveConnector(BaseModel):
     # Committed task configs, index = task id; empty when inconsistent.
     task_configs: list[dict[str, str | None]] = Field(default_factory=list)
     inconsistent: bool = False
+    # Whether the committed task configs were generated from the current connector config:
+    # Connect's `AppliedConnectorConfig`, the config as it was at the last complete commit.
+    # A config written since (even with the same generated task configs) forces a rewrite.
+    config_applied: bool = True
     connector_status: InstanceStatus | None = None
     task_statuses: dict[int, InstanceStatus] = Field(default_factory=dict)
 
@@ -73,6 +83,29 @@ class LiveConnector(BaseModel):
     def failed(self) -> bool:
         status = self.connector_status
         return status is not None and status.state is InstanceState.FAILED
+
+
+class UncommittedView(BaseModel):
+    """A connector as a Connect worker without exactly-once support holds it, where that differs
+    from the committed records (docs/compatibility.md).
+
+    Such a worker reads the config topic uncommitted, so it acted on the records of transactions
+    that were then aborted: an apply killed half-way, a fenced writer. The next apply puts back
+    the committed config and target state where its own records do not overwrite them.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    # What the worker holds: the config (None: deleted or never created) and the target-state
+    # record (None: none).
+    config: dict[str, str | None] | None = None
+    target_state: ConnectTargetState | None = None
+    # Its committed task count (None: no commit): an aborted zero-task commit leaves a running
+    # connector without tasks, and a Connect worker generates none until it restarts it.
+    task_count: int | None = None
+    # The committed target-state record (None: none); the committed config and task count are
+    # the connector's.
+    committed_target_state: ConnectTargetState | None = None
 
 
 class AppliedRequests(BaseModel):
@@ -97,6 +130,8 @@ class LiveState(BaseModel):
     applied: dict[str, AppliedRequests] = Field(default_factory=dict)
     # Offsets requests that were started but not finished (crash between steps): name → id.
     offsets_in_progress: dict[str, str] = Field(default_factory=dict)
+    # Connectors whose uncommitted records say otherwise than the committed ones (see the model).
+    uncommitted: dict[str, UncommittedView] = Field(default_factory=dict)
     # Per connector, the config keys its manifest made sensitive (`spec.sensitive` and values
     # from placeholders), recorded at apply: commands without manifests mask them too.
     sensitive: dict[str, list[str]] = Field(default_factory=dict)
@@ -122,7 +157,7 @@ class LiveState(BaseModel):
         """
         if self.source_fingerprint:
             return self.source_fingerprint
-        doc = {
+        doc: dict[str, object] = {
             "connectors": {
                 name: [c.config, c.target_state.value, c.task_count]
                 for name, c in sorted(self.connectors.items())
@@ -132,6 +167,8 @@ class LiveState(BaseModel):
             "offsets_in_progress": dict(sorted(self.offsets_in_progress.items())),
             "sensitive": dict(sorted(self.sensitive.items())),
         }
+        if self.uncommitted:  # (absent otherwise: fingerprints of saved plans stay as they were)
+            doc["uncommitted"] = {k: v.model_dump(mode="json") for k, v in sorted(self.uncommitted.items())}
         raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8", "surrogatepass")
         return slow_digest(raw, b"connect-reconciler live state")
 
@@ -147,7 +184,14 @@ def sealed_snapshot(state: LiveState) -> LiveState:
         tasks = [seal_config(task, keys, salt) for task in connector.task_configs]
         if config is not connector.config or any(a is not b for a, b in zip(tasks, connector.task_configs, strict=True)):
             connectors[name] = connector.model_copy(update={"config": config, "task_configs": tasks})
-    return state.model_copy(update={"connectors": connectors, "source_fingerprint": state.fingerprint()})
+    uncommitted = {
+        name: view.model_copy(update={"config": seal_config(view.config, state.sensitive.get(name, ()), salt)})
+        if view.config is not None
+        else view
+        for name, view in state.uncommitted.items()
+    }
+    update = {"connectors": connectors, "uncommitted": uncommitted, "source_fingerprint": state.fingerprint()}
+    return state.model_copy(update=update)
 
 
 def load_snapshot(text: str) -> LiveState:

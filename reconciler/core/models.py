@@ -9,11 +9,11 @@ Pure: no YAML, no files. Where a manifest came from is kept beside the model, in
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
+from reconciler.core.kinds import Kind, class_kind
 from reconciler.core.offsets_rules import ALTER_NEEDS_OFFSETS, RESET_TAKES_NO_OFFSETS
 
 API_VERSION = "reconciler.io/v1"
@@ -147,12 +147,17 @@ class SourceRef(BaseModel):
 
 
 class DesiredConnector(BaseModel):
-    """A validated manifest plus where it was declared."""
+    """A validated manifest plus where it was declared.
+
+    `kind`: the type the connector's Python plugin declares, when the loader could load it;
+    None for a class this process cannot load (`core.kinds.class_kind` decides then).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     manifest: ConnectorManifest
     source: SourceRef | None = None
+    kind: Kind | None = None
     # Config keys whose value came from a `${provider:…}` placeholder: sensitive by construction,
     # whatever their name (core.redact). The manifest keeps the placeholder text; this is how the
     # fact survives resolution.
@@ -171,16 +176,12 @@ class DesiredConnector(BaseModel):
     def spec(self) -> ConnectorSpec:
         return self.manifest.spec
 
+    @property
+    def connector_kind(self) -> Kind:
+        spec = self.spec
+        return self.kind or class_kind(spec.connector_class, spec.config)
 
-def is_sink(spec: ConnectorSpec) -> bool:
-    """A connector is a sink iff it subscribes to topics, exactly as Connect requires of sinks.
-
-    Connect learns the type from the plugin class; a manifest can name any `module:Class`, so we
-    use the config rule every sink must satisfy (`topics` or `topics.regex`).
-    """
-    return is_sink_config(spec.config)
-
-
-def is_sink_config(config: Mapping[str, object]) -> bool:
-    """`is_sink` for a raw (not yet validated) config mapping."""
-    return "topics" in config or "topics.regex" in config
+    @property
+    def is_sink(self) -> bool:
+        """Decided by the class, as Connect decides (docs/compatibility.md)."""
+        return self.connector_kind == "sink"

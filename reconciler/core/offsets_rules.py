@@ -3,7 +3,7 @@
 Pure: plain data in (as parsed from YAML or JSON), problems out. Each problem carries a path
 relative to the request mapping (`{id, action, offsets}`), so callers can point at the exact
 key or value. The manifest loader, the plan engine and the `offsets` command share these rules,
-and the messages are Connect's own where Connect has one (connect-internals.md §3.1, §4.2;
+and the messages are Connect's own where Connect has one (docs/state-machine.md#alter-and-reset;
 `SinkUtils.parseSinkConnectorOffsets`, `OffsetUtils.validateFormat`), so a body accepted here is
 accepted by a real worker.
 

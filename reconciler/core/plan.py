@@ -21,6 +21,7 @@ PLAN_FORMAT_VERSION = "2"
 
 
 class ActionKind(str, enum.Enum):
+    RESTORE = "restore"
     CREATE = "create"
     UPDATE_CONFIG = "update-config"
     STOP = "stop"
@@ -31,20 +32,29 @@ class ActionKind(str, enum.Enum):
     DELETE = "delete"
 
 
-# Deterministic execution order (style.md): creates first, stop before offsets, restarts after
+# Deterministic execution order (docs/product-rules.md#plan-order): creates first, stop before offsets, restarts after
 # the state they restart into is recorded, deletes last. Within a phase: by connector name.
+# A Connect worker without exactly-once support acts on each record as it is written, before
+# the transaction commits (docs/compatibility.md), so every prefix must be safe: a connector
+# is paused or stopped before its new config is written and resumed after it, so it never runs
+# a config in a state it was not declared for (as KIP-980 writes a target state before a new
+# connector's config).
+# A restore goes first: it undoes, for a Connect worker reading uncommitted records, what an
+# interrupted write left it holding (core.restore), before anything else is written.
 PHASE: dict[ActionKind, int] = {
+    ActionKind.RESTORE: -1,
     ActionKind.CREATE: 0,
-    ActionKind.UPDATE_CONFIG: 1,
-    ActionKind.STOP: 2,
+    ActionKind.STOP: 1,
+    ActionKind.PAUSE: 1,
+    ActionKind.UPDATE_CONFIG: 2,
     ActionKind.OFFSETS: 3,
-    ActionKind.PAUSE: 4,
     ActionKind.RESUME: 4,
     ActionKind.RESTART: 5,
     ActionKind.DELETE: 6,
 }
 
 SYMBOL: dict[ActionKind, str] = {
+    ActionKind.RESTORE: "~",
     ActionKind.CREATE: "+",
     ActionKind.UPDATE_CONFIG: "~",
     ActionKind.STOP: "~",
@@ -114,6 +124,8 @@ class Action(BaseModel):
     # offsets: the partitions' current offsets when the live state knows them (shown from → to).
     # The planner leaves it empty today: current offsets are read at apply time (SNAPSHOT step).
     current_offsets: list[OffsetEntry] = Field(default_factory=list)
+    # restore: the records written back with their committed values (core.restore).
+    restore: list[Literal["target-state", "config"]] = Field(default_factory=list)
 
     @property
     def symbol(self) -> str:
@@ -181,6 +193,7 @@ class Plan(BaseModel):
     def summary(self) -> Summary:
         counts = {"create": 0, "update": 0, "delete": 0, "state": 0, "restart": 0, "offsets": 0}
         bucket = {
+            ActionKind.RESTORE: "update",
             ActionKind.CREATE: "create",
             ActionKind.UPDATE_CONFIG: "update",
             ActionKind.DELETE: "delete",

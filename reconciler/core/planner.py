@@ -22,11 +22,11 @@ from reconciler.core.models import (
     OffsetsRequest,
     RestartRequest,
     TargetState,
-    is_sink,
 )
 from reconciler.core.normalize import Properties, config_value, connector_properties
 from reconciler.core.plan import Action, ActionKind, OffsetsStep, OffsetsStepKind, PendingRequest, Plan
 from reconciler.core.redact import slow_digest
+from reconciler.core.restore import restore_actions
 from reconciler.core.transitions import DECLARED_FOR, offsets_modifiable, plan_state, restart_targets
 
 
@@ -72,6 +72,10 @@ def build_plan(
     orphans, unmanaged = _plan_orphans(by_name.keys(), live, prune and not refuse_empty, out)
     if refuse_empty and orphans:
         out.diagnostics.append(_empty_prune_refused(orphans))
+    if live.uncommitted:
+        sensitive: dict[str, frozenset[str]] = {name: frozenset(keys) for name, keys in live.sensitive.items()}
+        sensitive.update({name: _sensitive(connector, live) for name, connector in by_name.items()})
+        out.actions.extend(restore_actions(out.actions, live, sensitive))
     out.actions.sort(key=Action.sort_key)
     return Plan(
         group_id=live.group_id,
@@ -207,7 +211,7 @@ def _offsets_action(
     desired: DesiredConnector, request: OffsetsRequest, current: LiveConnector | None, in_progress: bool
 ) -> Action:
     """One OFFSETS action; it also carries the connector's state change (its RETURN step)."""
-    sink = is_sink(desired.spec)
+    sink = desired.is_sink
     # A connector created in this plan is created STOPPED (see _plan_connector).
     from_state = TargetState.STOPPED if current is None else DECLARED_FOR[current.target_state]
     reason = f"resuming interrupted offsets request {request.id}" if in_progress else f"offsets request {request.id}"
@@ -268,7 +272,7 @@ def _sink_topic_warnings(desired: DesiredConnector, request: OffsetsRequest) -> 
     """
     spec = desired.spec
     topics_value = config_value(spec.config.get("topics"))
-    if not is_sink(spec) or topics_value is None or not request.offsets:
+    if not desired.is_sink or topics_value is None or not request.offsets:
         return []
     topics = {t.strip() for t in topics_value.split(",") if t.strip()}
     warnings: list[Diagnostic] = []

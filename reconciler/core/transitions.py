@@ -1,13 +1,15 @@
-"""Kafka Connect's lifecycle rules as pure functions (connect-internals.md §1.2, §1.5, §1.6,
-§2.3, §4.1, §4.2, §4.4). The planner uses them to decide; the runtime reuses them to act.
+"""Kafka Connect's lifecycle rules as pure functions (docs/state-machine.md#lifecycle-rules).
+The planner uses them to decide; the runtime reuses them to act.
 
-- Target states STARTED/PAUSED/STOPPED can move in every direction (§4.2).
+- Target states STARTED/PAUSED/STOPPED can move in every direction.
 - A FAILED connector cannot move to PAUSED or STARTED without a restart; Connect still records
-  the new target state and the connector starts in it when it is restarted (§2.3, §4.4).
+  the new target state and the connector starts in it when it is restarted
+  (docs/state-machine.md#failed-instances).
   Stopping a FAILED connector is allowed and yields STOPPED.
 - KIP-745 restart plan: restart the Connector iff `!onlyFailed || connector FAILED`; restart task
-  t iff `includeTasks && (!onlyFailed || task t FAILED)` (§1.6).
-- Offsets may only change while the target state is STOPPED and no task is committed (§4.2).
+  t iff `includeTasks && (!onlyFailed || task t FAILED)` (docs/state-machine.md#restart-requests).
+- Offsets may only change while the target state is STOPPED and no task is committed
+  (docs/state-machine.md#alter-and-reset).
 """
 
 from __future__ import annotations
@@ -130,12 +132,13 @@ def restart_targets(
 
 
 def restart_impact(include_tasks: bool, only_failed: bool) -> int:
-    """Rank of a restart request; Connect keeps the higher-impact one of two pending (§1.6)."""
+    """Rank of a restart request; Connect keeps the higher-impact one of two pending
+    (docs/state-machine.md#restart-requests)."""
     return (0 if only_failed else 2) + (1 if include_tasks else 0)
 
 
 def offsets_modifiable(live: LiveConnector | None) -> bool:
-    """KIP-875 precondition: target state STOPPED and no committed task (§4.2).
+    """KIP-875 precondition: target state STOPPED and no committed task (docs/state-machine.md#alter-and-reset).
 
     A connector that does not exist yet is created STOPPED with no tasks (KIP-980), so it
     counts as modifiable once created; the planner creates it STOPPED for that reason.

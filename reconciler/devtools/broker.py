@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.devtools.jvm import Classpath, JvmError, java_command, kafka_classpath
+from reconciler.devtools.jvm import die_with_parent, Classpath, JvmError, java_command, kafka_classpath
 from reconciler.errors import ReconcilerError
 
 READY_TIMEOUT_S = 60.0
@@ -204,7 +204,7 @@ def _start_once(classpath: Classpath, log_dir: Path, port: int, ready_timeout_s:
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            start_new_session=True,  # Ctrl-C in a terminal goes to us; we stop it by PID
+            start_new_session=True, preexec_fn=die_with_parent,  # Ctrl-C in a terminal goes to us; we stop it by PID
         )
     broker = RunningBroker(f"{HOST}:{port}", process.pid, log_path, data_dir, cluster_id, process)
     deadline = time.monotonic() + ready_timeout_s

@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Any
 
 from reconciler.devtools.broker import HOST, free_port
-from reconciler.devtools.jvm import JvmError, java_command, kafka_classpath
+from reconciler.devtools.jvm import die_with_parent, JvmError, java_command, kafka_classpath
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import Topics
 
@@ -143,7 +143,7 @@ def start_connect(
         process = subprocess.Popen(
             java_command(classpath, "org.apache.kafka.connect.cli.ConnectDistributed", str(config),
                          log_file=log_path),
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent,
         )
     worker = RunningConnect(f"http://{HOST}:{port}", group_id, process.pid, log_path, process)
     _wait_until_ready(worker, ready_timeout_s)

@@ -14,11 +14,14 @@ Order of attempts, so a machine without network works whenever it can:
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -146,6 +149,30 @@ def _run_maven(mvn: str, output: Path, offline: bool) -> str:
         return ""
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     return "\n".join(lines[-8:]) or f"mvn exited with {done.returncode}"
+
+
+def _prctl() -> Callable[[int, int], int] | None:
+    try:
+        prctl: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+    return prctl
+
+
+# Looked up here, in the parent: the child of a fork may only call what is already loaded.
+_PRCTL = _prctl()
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """`preexec_fn` for the JVMs we start: the kernel kills them when the starting process dies.
+
+    A test run killed by a timeout, or a Ctrl-C'd quickstart, would otherwise leave a broker and
+    a Connect worker running with their ports and memory (Linux's PR_SET_PDEATHSIG; elsewhere
+    nothing is set and `stop()` remains the only way).
+    """
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def java_command(classpath: Classpath, main_class: str, *args: str, heap: str = "1g",

@@ -16,6 +16,7 @@ transaction), which alone records their ids as applied.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -55,9 +56,9 @@ def apply_manifests(
 ) -> ApplyOutcome:
     """Bring the group's live state to `desired`; `saved`: refuse unless it is still the plan."""
     prepare(settings)
-    with TransactionalWriter(settings) as writer:
+    with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
-        live = read_state(settings)
+        live = read_state(settings, uncommitted=True)
         plan = build_plan(desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=list(manifest_paths))
         if saved is not None:
             refuse_stale(saved, plan, settings.group_id)
@@ -67,6 +68,27 @@ def apply_manifests(
         records = plan_to_records(plan, by_name, live, now_ms=now_ms())
         written = writer.write(records)
     return ApplyOutcome(plan=plan, live=live, records_written=written, pending_offsets=pending_offsets(plan))
+
+
+APPLY_AFTER_RECORD = "apply.after_record."
+
+
+def _crash_points() -> Callable[[TransactionalWriter, int], None] | None:
+    from reconciler.runtime import failpoints
+
+    return _crash_point if os.environ.get(failpoints.ENV_POINTS) else None
+
+
+def _crash_point(writer: TransactionalWriter, produced: int) -> None:
+    """Failpoint `apply.after_record.<n>` (crash tests, `reconciler.runtime.failpoints`): the
+    first n records reach the broker inside the open transaction, then the process is killed —
+    what a Connect worker reading uncommitted records sees of an interrupted apply."""
+    from reconciler.runtime import failpoints
+
+    name = f"{APPLY_AFTER_RECORD}{produced}"
+    if failpoints.armed(name):
+        writer.flush()
+        failpoints.hit(name)
 
 
 def refuse_stale(saved: Plan, current: Plan, group_id: str) -> None:

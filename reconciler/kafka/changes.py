@@ -1,10 +1,13 @@
 """The writer's pure half: a plan becomes the records Connect itself would write for it.
 
-Each action maps to what a Connect leader writes for the matching REST call (connect-internals.md
-§1.2–§1.6, §4.2), plus our bookkeeping in `<group>-reconciler`:
+Each action maps to what a Connect leader writes for the matching REST call
+(docs/state-machine.md#config-topic-state-machine; differences: docs/compatibility.md), plus our
+bookkeeping in `<group>-reconciler`:
 
 | action  | config topic                                                    | reconciler topic        |
 |---------|-----------------------------------------------------------------|-------------------------|
+| restore | committed target-state-N and connector-N written back, or their |                         |
+|         | tombstones (`core.restore`), for keys no other action writes    |                         |
 | create  | [target-state-N if paused/stopped (KIP-980)], connector-N       | owner/N                 |
 | update  | connector-N                                                     |                         |
 | pause   | target-state-N PAUSED                                           |                         |
@@ -32,6 +35,7 @@ from reconciler.core.live import ConnectTargetState, LiveState
 from reconciler.core.models import DesiredConnector, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action, ActionKind, Plan
+from reconciler.core.restore import CONFIG, TARGET_STATE, create_writes_target_state, restored_state
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
@@ -96,19 +100,37 @@ def _create(action: Action, ctx: _Context) -> list[Record]:
     name = action.connector
     state = ctx.declared_state(action)
     records = []
-    if state is not ConnectTargetState.STARTED or _leftover_state(ctx.live, name):
-        # KIP-980: the state goes first, so the connector never runs before it is paused/stopped.
+    if create_writes_target_state(name, state, ctx.live):
+        # KIP-980: the state goes first, so the connector never runs before it is paused/stopped;
+        # also a STARTED one over a target state left by a deleted connector (Connect keeps it
+        # until tombstoned, and would apply it to the new connector).
         records.append(rec.target_state_record(name, state))
     records.append(rec.connector_config_record(name, ctx.properties(name)))
     records.append(own.owner_record(name, ctx.plan.desired_fingerprint[:PLAN_PREFIX_LENGTH]))
     return records
 
 
-def _leftover_state(live: LiveState, name: str) -> bool:
-    """A target state left without its connector (e.g. a delete interrupted between its two
-    tombstones) would otherwise apply to the new connector: Connect keeps it until tombstoned."""
-    existing = live.connector(name)
-    return existing is not None and existing.target_state is not ConnectTargetState.STARTED
+def _restore(action: Action, ctx: _Context) -> list[Record]:
+    """The committed target state and config written back (`core.restore`)."""
+    name = action.connector
+    current = ctx.live.connector(name)
+    committed = current.config if current is not None else None
+    view = ctx.live.uncommitted.get(name)
+    if view is None:
+        raise ValueError(f"the plan restores connector {name!r} but the live state shows nothing to restore")
+    state = restored_state(view, exists=committed is not None)
+    records = []
+    if committed is None:  # the order of a delete
+        if CONFIG in action.restore:
+            records.append(rec.connector_tombstone(name))
+        if TARGET_STATE in action.restore:
+            records.append(rec.target_state_tombstone(name) if state is None else rec.target_state_record(name, state))
+    else:  # the order of KIP-980; a committed state is never restored as a tombstone (see core.restore)
+        if TARGET_STATE in action.restore:
+            records.append(rec.target_state_record(name, state or ConnectTargetState.STARTED))
+        if CONFIG in action.restore:
+            records.append(rec.connector_config_record(name, committed))
+    return records
 
 
 def _update(action: Action, ctx: _Context) -> list[Record]:
@@ -157,6 +179,7 @@ def _offsets(action: Action, ctx: _Context) -> list[Record]:
 
 
 _BUILDERS: dict[ActionKind, Callable[[Action, _Context], list[Record]]] = {
+    ActionKind.RESTORE: _restore,
     ActionKind.CREATE: _create,
     ActionKind.UPDATE_CONFIG: _update,
     ActionKind.STOP: _stop,

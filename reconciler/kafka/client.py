@@ -2,7 +2,7 @@
 
 Every Kafka client the reconciler creates gets its config from here, so the settings that
 matter for correctness live in one place:
-- producers place keys with `murmur2_random`, Java's partitioner (connect-internals.md §0),
+- producers place keys with `murmur2_random`, Java's partitioner (docs/record-formats.md#partitioning),
   so a record written here lands where a Connect worker would put (and look for) it;
 - consumers use a short `fetch.queue.backoff.ms`: when a fast read fills the local queue,
   librdkafka otherwise waits a whole second before its next fetch; and a short
@@ -14,7 +14,9 @@ matter for correctness live in one place:
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from confluent_kafka import KafkaError, KafkaException
 
 Config = dict[str, Any]
+T = TypeVar("T")
 
 LOG = logging.getLogger("reconciler.kafka.librdkafka")
 
@@ -128,6 +131,39 @@ def translate(exc: KafkaException, settings: KafkaSettings, doing: str) -> Recon
     if is_unreachable(kafka_error(exc)):
         return unreachable(settings, f"{doing}: {describe(exc)}")
     return ReconcilerError(f"Kafka error while {doing}: {describe(exc)}")
+
+
+def is_transient(error: KafkaError | None) -> bool:
+    """An answer Kafka's own clients retry: a partition's leader or a group's coordinator is
+    moving or still loading (right after a topic or `__consumer_offsets` is created, measured:
+    up to ~0.3 s on one node). librdkafka's admin API hands these back instead of retrying, and
+    does not always mark them retriable. Group membership answers (REBALANCE_IN_PROGRESS…) are
+    not in the list: for offsets requests they mean zombie sink tasks, which Connect reports."""
+    from confluent_kafka import KafkaError
+
+    transient = {
+        KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError.OFFSET_NOT_AVAILABLE, KafkaError.FENCED_LEADER_EPOCH, KafkaError.UNKNOWN_LEADER_EPOCH,
+        KafkaError.COORDINATOR_LOAD_IN_PROGRESS, KafkaError.COORDINATOR_NOT_AVAILABLE, KafkaError.NOT_COORDINATOR,
+    }
+    return error is not None and error.code() in transient
+
+
+def retry_transient(settings: KafkaSettings, call: Callable[[], T]) -> T:
+    """`call()`, again after a short pause while it fails with a transient Kafka error, until
+    `settings.timeout_s` has passed; then (or on any other error) the error is raised."""
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + settings.timeout_s
+    delay = 0.02
+    while True:
+        try:
+            return call()
+        except KafkaException as exc:
+            if not is_transient(kafka_error(exc)) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
 
 
 def _create(factory: Any, conf: Config) -> Any:

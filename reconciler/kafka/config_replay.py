@@ -1,4 +1,5 @@
-"""The config topic's state machine (connect-internals.md §1, Java's `KafkaConfigBackingStore`)."""
+"""The config topic's state machine (docs/state-machine.md#config-topic-state-machine, Java's
+`KafkaConfigBackingStore`)."""
 
 from __future__ import annotations
 
@@ -39,12 +40,13 @@ class RestartRequestRecord(NamedTuple):
 
 
 def restart_impact(include_tasks: bool, only_failed: bool) -> int:
-    """§1.6 ranking: onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
+    """Java's ranking (docs/state-machine.md#restart-requests):
+    onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
     return (0 if only_failed else 2) + (1 if include_tasks else 0)
 
 
 class ConfigReplay(Replay):
-    """The config topic (§1): configs, target states, committed task configs, restart requests.
+    """The config topic: configs, target states, committed task configs, restart requests.
 
     `restart_after`: restart records at or below this offset were already handled by the caller
     (Java ignores every restart record read before the worker started; a reader that keeps its
@@ -59,6 +61,8 @@ class ConfigReplay(Replay):
         self.task_configs: dict[str, dict[int, Properties]] = {}  # committed, by task id
         self.deferred: dict[str, dict[int, Properties]] = {}  # read, waiting for `commit-`
         self.inconsistent: set[str] = set()
+        # The connector config at its last complete commit (Java's `appliedConnectorConfigs`).
+        self.applied_configs: dict[str, Properties] = {}
         self.pending_fencing: set[str] = set()
         self.task_count_records: dict[str, int] = {}  # `tasks-fencing-` (KIP-618)
         self.task_config_generations: dict[str, int] = {}
@@ -93,7 +97,7 @@ class ConfigReplay(Replay):
                 kind, name = route[0], route[1]
                 if kind <= _CONNECTOR:  # _TASK or _CONNECTOR: a properties map
                     try:
-                        obj = from_json(value)
+                        obj = from_json(value, allow_inf_nan=False)
                     except ValueError:
                         obj = None
                     props = obj.get("properties") if type(obj) is dict else None
@@ -187,7 +191,7 @@ class ConfigReplay(Replay):
         obj: object = None
         if value is not None:
             try:
-                obj = from_json(value)
+                obj = from_json(value, allow_inf_nan=False)
             except ValueError:
                 obj = rec.loads(value)
                 if isinstance(obj, Invalid):  # Java drops records its converter cannot read
@@ -246,6 +250,7 @@ class ConfigReplay(Replay):
         self.task_counts.pop(name, None)
         self.task_configs.pop(name, None)
         self.deferred.pop(name, None)
+        self.applied_configs.pop(name, None)
 
     def _commit(self, name: str, obj: object, key: str) -> None:
         if name not in self.configs:
@@ -268,6 +273,7 @@ class ConfigReplay(Replay):
                 generation = self.task_config_generations.get(name)
                 self.task_config_generations[name] = 0 if generation is None else generation + 1
             self.inconsistent.discard(name)
+            self.applied_configs[name] = self.configs[name]
         else:  # compaction (or a crashed leader) left an incomplete set: zero tasks until fixed
             self.inconsistent.add(name)
         if deferred is not None:

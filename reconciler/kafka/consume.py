@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, translate
+from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, retry_transient, translate
 from reconciler.kafka.settings import KafkaSettings
 
 BATCH_SIZE = 1000
@@ -71,14 +71,20 @@ def raw_to_end(
 
 
 def batches_to_end(
-    settings: KafkaSettings, topics: Sequence[str], *, isolation_level: str = "read_committed"
+    settings: KafkaSettings,
+    topics: Sequence[str],
+    *,
+    isolation_level: str = "read_committed",
+    ends: dict[tuple[str, int], int] | None = None,
 ) -> Iterator[list[Any]]:
     """Lists of confluent-kafka Messages (no error events) of several topics, read to the end.
 
     One consumer for all: the live-state reader pays for one connection and one set of fetch
     round trips instead of three. Order is kept within each partition, which is all Connect's
     readers rely on (every key lives in exactly one partition). Batches, not single messages,
-    because this is the hot loop of reading 100,000s of records.
+    because this is the hot loop of reading 100,000s of records. `ends`, when given, receives
+    where each (topic, partition) ended: the offset after the last one read (under
+    read_committed, the last stable offset).
     """
     from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
@@ -92,13 +98,17 @@ def batches_to_end(
         ]
         consumer.assign(assignment)
         pending = {(tp.topic, tp.partition) for tp in assignment}
-        yield from _drain(consumer, settings, pending, errors)
+        yield from _drain(consumer, settings, pending, errors, {} if ends is None else ends)
     finally:
         consumer.close()
 
 
 def _drain(
-    consumer: Any, settings: KafkaSettings, pending: set[tuple[str, int]], errors: ErrorCollector
+    consumer: Any,
+    settings: KafkaSettings,
+    pending: set[tuple[str, int]],
+    errors: ErrorCollector,
+    ends: dict[tuple[str, int], int],
 ) -> Iterator[list[Any]]:
     """Consume in batches until every (topic, partition) in `pending` reported EOF."""
     from confluent_kafka import Message
@@ -119,13 +129,13 @@ def _drain(
             if batch:
                 yield batch
             continue
-        _handle_events(batch, pending)
+        _handle_events(batch, pending, ends)
         records = [msg for msg in batch if msg.error() is None]
         if records:
             yield records
 
 
-def _handle_events(batch: list[Any], pending: set[tuple[str, int]]) -> None:
+def _handle_events(batch: list[Any], pending: set[tuple[str, int]], ends: dict[tuple[str, int], int]) -> None:
     from confluent_kafka import KafkaError
 
     for msg in batch:
@@ -134,6 +144,7 @@ def _handle_events(batch: list[Any], pending: set[tuple[str, int]]) -> None:
             continue
         if error.code() == KafkaError._PARTITION_EOF:
             pending.discard((msg.topic(), msg.partition()))
+            ends[(msg.topic(), msg.partition())] = msg.offset()
         elif error.fatal() or not error.retriable():
             raise ReconcilerError(f"reading topic {msg.topic()} failed: {error.str()} ({error.name()})")
 
@@ -145,11 +156,21 @@ def _names(pending: set[tuple[str, int]]) -> str:
 def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, int]:
     """partition → end offset: the offset the next record will get (read_uncommitted), or the
     last stable offset, before which no transaction is open (read_committed). One ListOffsets
-    request per broker, as Java's `KafkaConsumer.endOffsets` does."""
+    request per broker, as Java's `KafkaConsumer.endOffsets` does, retried while the answer is
+    retriable (a partition whose leader is moving or just being elected), as Java's is."""
+    from confluent_kafka import KafkaException
+
+    admin = new_admin(settings)  # keep a reference until the futures complete
+    try:
+        return retry_transient(settings, lambda: _list_end_offsets(admin, settings, topic, isolation_level))
+    except KafkaException as exc:
+        raise translate(exc, settings, f"listing the end offsets of {topic}") from exc
+
+
+def _list_end_offsets(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, int]:
     from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
     from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
-    admin = new_admin(settings)  # keep a reference until the futures complete
     try:
         metadata = admin.list_topics(topic, timeout=settings.timeout_s)
     except KafkaException as exc:
@@ -162,10 +183,30 @@ def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "
     latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
     request = {TopicPartition(topic, p): latest for p in sorted(meta.partitions)}
     futures = admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
-    ends: dict[int, int] = {}
-    for tp, future in futures.items():
-        try:
-            ends[tp.partition] = future.result(timeout=settings.timeout_s).offset
-        except KafkaException as exc:
-            raise translate(exc, settings, f"listing offsets of {topic} [{tp.partition}]") from exc
-    return ends
+    return {tp.partition: future.result(timeout=settings.timeout_s).offset for tp, future in futures.items()}
+
+
+def wait_until_stable(settings: KafkaSettings, topics: Sequence[str], wait_s: float) -> list[str]:
+    """Wait until each topic's last stable offset reaches the end it has now; the topics that
+    did not within `wait_s` (an unrelated transaction still open there, typically).
+
+    A producer's commit_transaction returns once the coordinator has logged the decision; the
+    commit markers reach the partitions a moment later, and until they do, read_committed
+    readers stop before the transaction's records. Waiting for that after a commit gives the
+    next reader (`reconciler offsets`, the next tick's sinks) what was just committed.
+    """
+    deadline = time.monotonic() + min(wait_s, settings.timeout_s)
+    ends = {topic: end_offsets(settings, topic, isolation_level="read_uncommitted") for topic in topics}
+    pending = list(topics)
+    delay = 0.005
+    while pending:
+        pending = [topic for topic in pending if _lags(end_offsets(settings, topic), ends[topic])]
+        if not pending or time.monotonic() + delay > deadline:
+            return pending
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+    return pending
+
+
+def _lags(stable: dict[int, int], ends: dict[int, int]) -> bool:
+    return any(stable.get(partition, end) < end for partition, end in ends.items())

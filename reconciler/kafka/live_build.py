@@ -124,6 +124,7 @@ def _connector_builder(
     """name → LiveConnector from the replays' tables (lookups bound once: 10,000s of calls)."""
     config_of, target_state_of = config.configs.get, config.target_states.get
     count_of, committed_of, inconsistent = config.task_counts.get, config.task_configs.get, config.inconsistent
+    applied_of = config.applied_configs.get
     connector_status_of, task_statuses_of = status.connectors.get, status.tasks.get
     statuses, string_properties, construct = _StatusCache(), rec.string_properties, _CONNECTOR.build
 
@@ -140,6 +141,7 @@ def _connector_builder(
                 if with_tasks and count
                 else [],
                 "inconsistent": name in inconsistent,
+                "config_applied": _applied(applied_of(name), props),
                 "connector_status": None if connector_status is None else statuses[connector_status],
                 "task_statuses": {task: statuses[value] for task, value in sorted(task_statuses.items())}
                 if task_statuses
@@ -148,6 +150,11 @@ def _connector_builder(
         )
 
     return build
+
+
+def _applied(applied: Properties | None, current: Properties | None) -> bool:
+    """Java's `Objects.equals(appliedConnectorConfig, connectorConfig)` (no config: nothing to apply)."""
+    return current is None or applied is current or applied == current
 
 
 def _visible(

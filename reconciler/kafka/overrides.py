@@ -4,7 +4,8 @@ A connector config may carry `producer.override.*`, `consumer.override.*` and `a
 client settings (Connect with `connector.client.config.override.policy=All`). With
 `bootstrap.servers` among them the connector works against another Kafka cluster than the
 worker's: a source produces there, a sink consumes and commits there, and offsets management
-(KIP-875) reads and changes them there. Plain data in, plain data out: no client is created here.
+(KIP-875) reads and changes them there. Java client names are translated to librdkafka's
+(`client_names`). Plain data in, plain data out: no client is created here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from reconciler.kafka.client_names import translate
 from reconciler.kafka.settings import KafkaSettings
 
 PRODUCER = "producer.override."
@@ -20,8 +22,10 @@ ADMIN = "admin.override."
 
 
 def overrides(config: Mapping[str, str | None], prefix: str) -> dict[str, str]:
-    """The `<prefix>*` settings of a connector config, prefix stripped."""
-    return {key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix) and value is not None}
+    """The `<prefix>*` settings of a connector config, prefix stripped, with librdkafka's names
+    (InvalidClientSetting for a name librdkafka has no equivalent of)."""
+    given = {key[len(prefix) :]: value for key, value in config.items() if key.startswith(prefix) and value is not None}
+    return translate(given, f"`{prefix}*`") if given else given
 
 
 def client_settings(settings: KafkaSettings, config: Mapping[str, str | None], prefix: str) -> KafkaSettings:

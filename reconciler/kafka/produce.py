@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Protocol
 
@@ -80,11 +80,19 @@ def _is_fenced(error: Any) -> bool:
 class TransactionalWriter:
     """One transactional producer for one group; `write()` commits a list of records atomically."""
 
-    def __init__(self, settings: KafkaSettings, *, transactional_id: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: KafkaSettings,
+        *,
+        transactional_id: str | None = None,
+        after_produce: Callable[[TransactionalWriter, int], None] | None = None,
+    ) -> None:
         self._settings = settings
         self.transactional_id = transactional_id or settings.transactional_id
         self._producer: Any = None
         self._errors = ErrorCollector()
+        # Called with the count of records produced so far in the open transaction (crash tests).
+        self._after_produce = after_produce
 
     def __enter__(self) -> TransactionalWriter:
         return self
@@ -121,8 +129,10 @@ class TransactionalWriter:
         self.claim()
         try:
             self._producer.begin_transaction()
-            for topic, key, value in placed:
+            for count, (topic, key, value) in enumerate(placed, start=1):
                 self._produce(topic, key, value)
+                if self._after_produce is not None:
+                    self._after_produce(self, count)
             self._commit()
         except KafkaException as exc:
             raise self._failed(exc) from exc
@@ -175,6 +185,11 @@ class TransactionalWriter:
             hint="the transaction was aborted, not committed; retry the command (records are keyed "
             "upserts, so a retry converges)",
         )
+
+    def flush(self) -> None:
+        """Deliver what was produced so far (inside the open transaction, if one is)."""
+        if self._producer is not None:
+            self._producer.flush(self._settings.timeout_s)
 
     def close(self) -> None:
         if self._producer is not None:

@@ -7,8 +7,9 @@ pure (`reconciler.kafka.replay`); this module only moves bytes into them.
 
 The reader is read_committed: records of an aborted or still open apply are not seen. A Java
 worker without exactly-once support reads the config topic read_uncommitted and may act on
-them; apply orders its records so that every prefix is safe, and the next apply converges
-(docs/compatibility.md).
+them; apply orders its records so that every prefix is safe, and, reading what such a worker
+holds too (`uncommitted=True`, `reconciler.kafka.uncommitted`), the next apply converges
+whatever it is asked (docs/compatibility.md).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from itertools import groupby
 from operator import methodcaller
 from typing import Any
 
-from reconciler import heap
+from reconciler import heap, masking
 from reconciler.core.live import LiveState
+from reconciler.kafka import groups
 from reconciler.kafka.admin import check_for_reading, ensure_topics
-from reconciler.kafka.client import check_reachable, new_admin, translate
+from reconciler.kafka.client import check_reachable, new_admin, retry_transient, translate
 from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.kafka.settings import KafkaSettings
@@ -43,17 +45,21 @@ def prepare_read(settings: KafkaSettings) -> bool:
     return check_for_reading(settings)
 
 
-def read_live_state(settings: KafkaSettings, *, task_configs: bool = True) -> LiveState:
+def read_live_state(settings: KafkaSettings, *, task_configs: bool = True, uncommitted: bool = False) -> LiveState:
     """Check the broker and topics, then read the config, status and reconciler topics.
 
     Read-only: a group without its internal topics is an error, not created.
     `task_configs=False`: every connector's `task_configs` is left empty (see build_live_state).
+    `uncommitted=True`: also what a Connect worker reading uncommitted records holds, where it
+    differs (`reconciler.kafka.uncommitted`; planning needs it, showing statuses does not).
     """
     ours = prepare_read(settings)
-    return read_state(settings, task_configs=task_configs, with_reconciler=ours)
+    return read_state(settings, task_configs=task_configs, uncommitted=uncommitted, with_reconciler=ours)
 
 
-def read_state(settings: KafkaSettings, *, task_configs: bool = True, with_reconciler: bool = True) -> LiveState:
+def read_state(
+    settings: KafkaSettings, *, task_configs: bool = True, uncommitted: bool = False, with_reconciler: bool = True
+) -> LiveState:
     """The topics read to the end, assuming `prepare` ran (apply claims its id in between).
 
     `with_reconciler=False`: our own topic does not exist (a group only Connect has used): read as empty.
@@ -63,13 +69,26 @@ def read_state(settings: KafkaSettings, *, task_configs: bool = True, with_recon
     replays: dict[str, Any] = {topics.configs: config, topics.status: status}
     if with_reconciler:
         replays[topics.reconciler] = ours
+    ends: dict[tuple[str, int], int] = {}
+    config_records = 0
     with heap.building():
         # One consumer reads the three topics together; per-partition order is all replays need.
         # A batch holds runs of one partition's records: the replay is looked up once per run.
-        for batch in batches_to_end(settings, list(replays)):
+        for batch in batches_to_end(settings, list(replays), ends=ends):
             for topic, run in groupby(batch, _TOPIC_OF):
-                replays[topic].feed(run)
+                records = list(run)  # (the replays make a list of it anyway)
+                if topic == topics.configs:
+                    config_records += len(records)
+                replays[topic].feed(records)
         live = build_live_state(config, status, ours, settings.group_id, task_configs=task_configs)
+        if uncommitted:
+            from reconciler.kafka.uncommitted import read_uncommitted_views
+
+            end = max(ends.get((topics.configs, 0), 0), config.offset + 1)
+            views = read_uncommitted_views(settings, config, config_records, end)
+            if views:
+                live = live.model_copy(update={"uncommitted": views})
+                masking.remember_live(live)  # their configs are shown as restores
     for name, replay in replays.items():
         if replay.skipped:
             LOG.info("%s: %d record(s) ignored, as a Connect worker would ignore them", name, replay.skipped)
@@ -81,17 +100,31 @@ def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[tuple[str, i
 
     (topic, partition) → offset; partitions without a committed offset are left out.
     """
+    return {tp: offset for tp, (offset, _metadata) in sink_group_commits(settings, group).items()}
+
+
+def sink_group_commits(settings: KafkaSettings, group: str) -> dict[tuple[str, int], tuple[int, str]]:
+    """Committed (offset, metadata) of a consumer group, per (topic, partition)."""
     from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
 
+    # confluent-kafka 2.16 crashes the process (SIGSEGV) parsing the admin OffsetFetch answer
+    # COORDINATOR_LOAD_IN_PROGRESS, which a group's coordinator gives while __consumer_offsets is
+    # loading (a fresh cluster; measured 2 of 2 runs). Its consumer handles that answer: it waits
+    # for the coordinator first, so the admin call below meets a loaded one.
+    groups.wait_for_coordinator(settings, group)
     admin = new_admin(settings)  # keep a reference until the future completes
     request = [ConsumerGroupTopicPartitions(group)]
-    future = admin.list_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+
+    def listed() -> Any:
+        future = admin.list_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+        return future.result(timeout=settings.timeout_s)
+
     try:
-        result = future.result(timeout=settings.timeout_s)
+        result = retry_transient(settings, listed)
     except KafkaException as exc:
         raise translate(exc, settings, f"listing offsets of consumer group {group}") from exc
-    offsets: dict[tuple[str, int], int] = {}
+    commits: dict[tuple[str, int], tuple[int, str]] = {}
     for tp in result.topic_partitions or []:
         if tp.error is None and tp.offset >= 0:
-            offsets[(tp.topic, tp.partition)] = tp.offset
-    return offsets
+            commits[(tp.topic, tp.partition)] = (tp.offset, tp.metadata or "")
+    return commits

@@ -1,12 +1,14 @@
 """Connect's internal-topic record formats, byte for byte (our own topic's: `own_records`).
 
-Spec: shared/docs/connect-internals.md §0–§3. Pure: keys and values in, bytes out (and back).
+Spec: docs/record-formats.md. Pure: keys and values in, bytes out (and back).
 No Kafka client is imported here; the I/O layer produces the `Record`s built here and feeds the
 bytes it consumes to `reconciler.kafka.replay`.
 
-Encoding follows Java's `JsonConverter` (schemas disabled) on Jackson: compact JSON, UTF-8,
-non-ASCII not escaped, struct fields in schema order, unset optional fields as `null`, a null
-value as a tombstone (`Record.value is None`, never the bytes `null`).
+Encoding follows Java's `JsonConverter` (schemas disabled) on Jackson (`reconciler.kafka.jackson`):
+compact JSON, UTF-8, BMP characters not escaped and surrogates escaped, struct fields in schema
+order, unset optional fields as `null`, a null value as a tombstone (`Record.value is None`,
+never the bytes `null`). Offsets keys list a partition's fields in Java's `HashMap` order
+(`reconciler.kafka.javamap`), as Java re-serialises them.
 
 Property maps (`{"properties":{…}}`) are written in the order the caller's mapping iterates.
 Java writes a `HashMap` there, i.e. in an order no reader may rely on; we choose to preserve the
@@ -19,17 +21,16 @@ false) and return `Invalid(reason)` instead of raising for anything Java would s
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Final, Literal, NamedTuple
 
-from pydantic_core import from_json
-
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
+from reconciler.kafka import jackson
+from reconciler.kafka.jackson import dumps as dumps
+from reconciler.kafka.jackson import java_double as java_double
+from reconciler.kafka.javamap import map_in_java_order
 
 TopicRole = Literal["configs", "status", "offsets", "reconciler"]
 
@@ -48,7 +49,6 @@ STATUS_TASK_PREFIX: Final = "status-task-"
 STATUS_TOPIC_PREFIX: Final = "status-topic-"
 STATUS_TOPIC_SEPARATOR: Final = ":connector-"
 
-# `DESTROYED` is a Java state too, but it is never serialised (it is written as a tombstone).
 STATUS_STATES: Final = {s.value: s for s in InstanceState}
 TARGET_STATES: Final = {s.value: s for s in ConnectTargetState}
 
@@ -82,82 +82,15 @@ class RestartFlags(NamedTuple):
     only_failed: bool
 
 
-# --- JSON, the way Jackson writes it -------------------------------------------------------------
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-# Python escapes control characters as \u00xx, Jackson as \u00XX. An escaped backslash is matched
-# first so that the text `\u001b` inside a string (written `\\u001b`) is left alone.
-_HEX_ESCAPE = re.compile(r"(\\\\)|\\u00([0-9a-f]{2})")
-
-
-def _upper_hex(match: re.Match[str]) -> str:
-    return match.group(0) if match.group(1) else "\\u00" + match.group(2).upper()
-
-
-def _jackson_text(text: str) -> bytes:
-    if "\\u00" in text:
-        text = _HEX_ESCAPE.sub(_upper_hex, text)
-    return text.encode("utf-8")
-
-
-def dumps(obj: object) -> bytes:
-    """Compact JSON bytes as Jackson writes them (raises ValueError for NaN/∞, lone surrogates)."""
-    return _jackson_text(_ENCODER.encode(obj))
+# --- JSON, the way Jackson writes and reads it (`reconciler.kafka.jackson`) ----------------------
 
 
 def loads(data: bytes) -> object:
-    """Parse JSON bytes; `Invalid` when they are not JSON. Rust parser first: ~3× json.loads."""
+    """Parse bytes as Java's converter does (`jackson.loads`); `Invalid` when Java cannot."""
     try:
-        return from_json(data)
-    except ValueError:
-        pass
-    try:  # the stdlib accepts a few things jiter refuses (e.g. escaped lone surrogates)
-        return json.loads(data)
-    except ValueError as exc:
-        return Invalid(f"value is not JSON: {exc}")
-
-
-def java_double(value: float) -> str:
-    """Java's `Double.toString`, which Jackson uses for doubles: `1.0E10`, `0.001`, `1.0E-4`.
-
-    Digits are the shortest that round-trip (Java 19+; older JDKs occasionally print more).
-    """
-    if not math.isfinite(value):
-        raise ValueError(f"{value!r} cannot be written as JSON")
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sign = "-" if value < 0 else ""
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
-    digits = "".join(map(str, digit_tuple)).rstrip("0")
-    assert isinstance(exponent, int)
-    exponent += len(digit_tuple) - len(digits)
-    sci = len(digits) - 1 + exponent  # value = d.ddd × 10^sci
-    if -3 <= sci < 7:
-        if sci >= 0:
-            whole = digits[: sci + 1].ljust(sci + 1, "0")
-            return f"{sign}{whole}.{digits[sci + 1:] or '0'}"
-        return f"{sign}0.{'0' * (-sci - 1)}{digits}"
-    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
-
-
-def _primitive_json(value: object) -> str:
-    if value is None or isinstance(value, (bool, str)):
-        return _ENCODER.encode(value)
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return java_double(value)
-    raise ValueError(f"offset maps hold only primitive values, not {type(value).__name__}")
-
-
-def _primitive_map_json(mapping: Mapping[str, object]) -> str:
-    """A flat map of primitives (Connect's `OffsetUtils.validateFormat`), doubles as Java prints."""
-    parts = []
-    for key, value in mapping.items():
-        if not isinstance(key, str):
-            raise ValueError(f"offset map keys must be strings, not {type(key).__name__}")
-        parts.append(f"{_ENCODER.encode(key)}:{_primitive_json(value)}")
-    return "{" + ",".join(parts) + "}"
+        return jackson.loads(data)
+    except jackson.JsonError as exc:
+        return Invalid(str(exc))
 
 
 # --- small readers shared with the replays --------------------------------------------------------
@@ -244,7 +177,7 @@ def properties_from_json(obj: object) -> dict[str, Any] | Invalid:
 
 
 def target_state_from_json(obj: object) -> ConnectTargetState | Invalid:
-    """§1.2 read rule: `state.v2` if it is a string, else `state`; an unknown name skips it all."""
+    """Read rule (docs/state-machine.md#target-states): `state.v2` if it is a string, else `state`; an unknown name skips it all."""
     if type(obj) is not dict:
         return Invalid("target state is not a JSON object")
     chosen = obj.get("state.v2")
@@ -271,28 +204,29 @@ def int_field_from_json(obj: object, field: str) -> int | Invalid:
     return Invalid(f"'{field}' should be an integer") if number is None else number
 
 
-StatusValue = tuple[str, str | None, str | None, int]  # state, trace, worker_id, generation
+StatusValue = tuple[str, str | None, str | None, int, str | None]  # state, trace, worker, generation, version
 
 
 def status_from_json(obj: object) -> StatusValue | Invalid:
-    """A status value as `KafkaStatusBackingStore.parse*Status` accepts it."""
+    """A status value as `KafkaStatusBackingStore.parse*Status` accepts it: a known state name
+    (DESTROYED too), an integer generation, and strings or nulls for the rest."""
     if type(obj) is not dict:
         return Invalid("status is not a JSON object")
-    state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
+    state, trace, worker, version = obj.get("state"), obj.get("trace"), obj.get("worker_id"), obj.get("version")
     generation = java_int(obj.get("generation"))
     if type(state) is not str or state not in STATUS_STATES:
         return Invalid(f"invalid status state {state!r}")
     if generation is None:
         return Invalid("'generation' should be an integer")
-    if not (trace is None or type(trace) is str) or not (worker is None or type(worker) is str):
-        return Invalid("'trace' and 'worker_id' should be strings")
-    return state, trace, worker, generation
+    if any(not (field is None or type(field) is str) for field in (trace, worker, version)):
+        return Invalid("'trace', 'worker_id' and 'version' should be strings")
+    return state, trace, worker, generation, version
 
 
 def to_instance_status(value: StatusValue) -> InstanceStatus:
-    state, trace, worker, generation = value
+    state, trace, worker, generation, version = value
     return InstanceStatus.model_construct(
-        state=STATUS_STATES[state], trace=trace, worker_id=worker or "", generation=generation
+        state=STATUS_STATES[state], trace=trace, worker_id=worker, generation=generation, version=version
     )
 
 
@@ -308,7 +242,7 @@ def encode_properties(props: Mapping[str, str | None]) -> bytes:
 
 
 def encode_target_state(state: ConnectTargetState) -> bytes:
-    """Both fields (§1.2 write rule): STOPPED reads as PAUSED to a pre-3.5 worker."""
+    """Both fields (write rule, docs/state-machine.md#target-states): STOPPED reads as PAUSED to a pre-3.5 worker."""
     legacy = ConnectTargetState.PAUSED if state is ConnectTargetState.STOPPED else state
     return dumps({"state": legacy.value, "state.v2": state.value})
 
@@ -377,12 +311,15 @@ def decode_restart(value: bytes) -> RestartFlags | Invalid:
 
 
 def encode_status(status: InstanceStatus) -> bytes:
+    """Kafka 4.x's `STATUS_SCHEMA_V0`: state, trace, worker_id, generation, version (older
+    workers ignore the last field; a null version is written as `null`, as Java does)."""
     return dumps(
         {
             "state": status.state.value,
             "trace": status.trace,
             "worker_id": status.worker_id,
             "generation": status.generation,
+            "version": status.version,
         }
     )
 
@@ -416,12 +353,15 @@ def decode_status(value: bytes) -> InstanceStatus | Invalid:
 
 
 def encode_offset_key(connector: str, partition: Mapping[str, object]) -> bytes:
-    """`["<name>",{…}]` — only for partitions never seen; reuse the bytes read otherwise (§3.1)."""
-    return _jackson_text(f"[{_ENCODER.encode(connector)},{_primitive_map_json(partition)}]")
+    """`["<name>",{…}]` as Java serialises it to look an offset up or write one from its REST
+    API: the partition's fields in the order of a `HashMap` filled in `partition`'s order."""
+    fields = jackson.primitive_map_json(map_in_java_order(partition))
+    return jackson.jackson_text(f"[{jackson.encode_string(connector)},{fields}]")
 
 
 def encode_offset_value(offset: Mapping[str, object]) -> bytes:
-    return _jackson_text(_primitive_map_json(offset))
+    """An offset map in the given order (a task's own map; Java never looks values up)."""
+    return jackson.jackson_text(jackson.primitive_map_json(offset))
 
 
 def source_offset_record(
@@ -456,8 +396,15 @@ def decode_offset_key(key: bytes) -> tuple[str, dict[str, Any]] | Invalid:
     return obj if isinstance(obj, Invalid) else offset_key_from_json(obj)
 
 
-def decode_offset_value(value: bytes) -> dict[str, Any] | Invalid:
+def decode_offset_value(value: bytes) -> dict[str, Any] | None | Invalid:
+    """An offset as Java's reader returns it: None for `null` or empty bytes (a null offset, not
+    a tombstone); `Invalid` where `OffsetUtils.validateFormat` fails (Java then leaves the
+    partition out of `GET /connectors/{name}/offsets`)."""
     obj = loads(value)
-    if isinstance(obj, Invalid) or type(obj) is dict:
+    if obj is None or isinstance(obj, Invalid):
         return obj
-    return Invalid("offset value is not a JSON object")
+    if type(obj) is not dict:
+        return Invalid("offset value is not a JSON object")
+    if any(isinstance(v, (dict, list)) for v in obj.values()):
+        return Invalid("offset values must be primitives")
+    return obj

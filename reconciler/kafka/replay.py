@@ -2,7 +2,7 @@
 
 One class per topic, each with `apply(key, value, offset)`, fed by the I/O layer in the order
 it consumes records (per partition order is all that matters: every key lives in one partition).
-They follow connect-internals.md §1–§3, i.e. Java's `KafkaConfigBackingStore`,
+They follow docs/record-formats.md, i.e. Java's `KafkaConfigBackingStore`,
 `KafkaStatusBackingStore` and `KafkaOffsetBackingStore`, including their quirks, so that we see
 exactly what a Connect worker reading the same topics would see.
 
@@ -11,8 +11,9 @@ on plain dicts and tuples, and pydantic models are built once, in `build_live_st
 readers call `feed(records)`, which gives the state `apply` gives record by record, faster: the
 config and status replays cache parsed keys and repeated small values there.
 
-The config and status replays live in `config_replay` and `status_replay`; this module is where
-every replay is imported from, and holds the offsets and reconciler-topic replays.
+The config, status and offsets replays live in `config_replay`, `status_replay` and
+`offsets_replay`; this module is where every replay is imported from, and holds the
+reconciler-topic replay.
 """
 
 from __future__ import annotations
@@ -21,103 +22,13 @@ import logging
 from typing import Any
 
 from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
 from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
 from reconciler.kafka.records import Invalid
+from reconciler.kafka.offsets_replay import OffsetsReplay, partition_identity
 from reconciler.kafka.own_records import OffsetsProgress, OffsetsSnapshot, OwnerInfo
-from reconciler.kafka.replay_base import ConsumedRecord, Replay, log, parse_json
+from reconciler.kafka.replay_base import ConsumedRecord, Replay
 from reconciler.kafka.status_replay import StatusReplay
-
-
-class OffsetsReplay(Replay):
-    """Source offsets (§3.1): latest value per raw key; raw key bytes kept per logical partition.
-
-    Java keys its offsets by raw key bytes, so two encodings of one partition are two keys. We
-    keep every raw key ever seen for each (connector, partition) so that writers reuse Java's
-    exact bytes, and report the most recently written live one as the partition's offset.
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._values: dict[bytes, tuple[int, bytes]] = {}  # raw key → (write seq, value)
-        self._keys: dict[bytes, tuple[str, Any, dict[str, Any]] | None] = {}
-        self._partitions: dict[str, dict[Any, list[bytes]]] = {}  # connector → canon → raw keys
-        self._seq = 0
-
-    def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
-        if offset >= 0:
-            self.offset = offset
-        if key is None:
-            self._skip("<null>", "offset record without a key")
-            return
-        if key not in self._keys:
-            self._keys[key] = self._parse_key(key)
-        if value is None:
-            self._values.pop(key, None)
-        else:
-            self._seq += 1
-            self._values[key] = (self._seq, value)
-
-    def _parse_key(self, key: bytes) -> tuple[str, Any, dict[str, Any]] | None:
-        parsed = rec.offset_key_from_json(parse_json(key))
-        if isinstance(parsed, Invalid):
-            if not parsed.quiet:  # `[name, null]` is skipped silently, as Java does
-                self._skip(key.decode("utf-8", "replace"), parsed.reason)
-            return None
-        name, partition = parsed
-        canon = partition_identity(partition)
-        self._partitions.setdefault(name, {}).setdefault(canon, []).append(key)
-        return name, canon, partition
-
-    def connectors(self) -> list[str]:
-        return sorted(self._partitions)
-
-    def _latest_live(self, raw_keys: list[bytes]) -> bytes | None:
-        live = [(self._values[k][0], k) for k in raw_keys if k in self._values]
-        return max(live)[1] if live else None
-
-    def offsets_for(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any], bytes]]:
-        """(partition, offset, raw key) per live partition, in the order first seen."""
-        result = []
-        for raw_keys in self._partitions.get(connector, {}).values():
-            raw = self._latest_live(raw_keys)
-            if raw is None:
-                continue
-            offset = rec.decode_offset_value(self._values[raw][1])
-            if isinstance(offset, Invalid):
-                log.warning("offset for key %r is unreadable: %s", raw, offset.reason)
-                continue
-            key_info = self._keys[raw]
-            assert key_info is not None
-            result.append((dict(key_info[2]), offset, raw))
-        return result
-
-    def live_raw_keys(self, connector: str) -> list[bytes]:
-        """Every raw key holding a value for this connector: what a reset must tombstone."""
-        return [
-            raw
-            for raw_keys in self._partitions.get(connector, {}).values()
-            for raw in raw_keys
-            if raw in self._values
-        ]
-
-    def key_for(self, connector: str, partition: dict[str, Any]) -> bytes:
-        """The key bytes to write this partition under: Java's own if ever seen, else new ones."""
-        raw_keys = self._partitions.get(connector, {}).get(partition_identity(partition))
-        if not raw_keys:
-            return rec.encode_offset_key(connector, partition)
-        return self._latest_live(raw_keys) or raw_keys[-1]
-
-
-def partition_identity(partition: dict[str, Any]) -> Any:
-    """Equality as Java's `Map.equals` sees it: `1`, `1.0` and `true` are different values."""
-    identity = tuple(sorted((k, type(v).__name__, v) for k, v in partition.items()))
-    try:
-        hash(identity)
-        return identity
-    except TypeError:  # nested values (not valid for Connect, but readable): compare as JSON
-        return ("json", rec.dumps(dict(sorted(partition.items()))))
 
 
 class ReconcilerReplay(Replay):

@@ -37,7 +37,7 @@ class ConsumedRecord(Protocol):
 
 def parse_json(value: bytes) -> object:
     try:
-        return from_json(value)
+        return from_json(value, allow_inf_nan=False)
     except ValueError:
         return rec.loads(value)
 

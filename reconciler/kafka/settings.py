@@ -47,7 +47,11 @@ class KafkaSettings:
 
     @property
     def transactional_id(self) -> str:
-        """Stable per group, so a second reconciler on the same group fences the first."""
+        """Stable per group, so a second reconciler on the same group fences the first.
+
+        Deliberately not Java's leader id `connect-cluster-<group>`: every apply claims its id
+        first, and a Java leader fenced that way fails its next config-topic write and has to
+        reclaim the id (docs/compatibility.md, "Write side: deliberate differences")."""
         return f"reconciler-{self.group_id}"
 
     def client(self, **overrides: str | int | float | bool) -> dict[str, str | int | float | bool]:

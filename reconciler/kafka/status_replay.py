@@ -1,4 +1,5 @@
-"""The status topic's state machine (connect-internals.md §2, Java's `KafkaStatusBackingStore`)."""
+"""The status topic's state machine (docs/state-machine.md#status-semantics, Java's
+`KafkaStatusBackingStore`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ _TASK, _CONNECTOR = range(2)
 
 
 class StatusReplay(Replay):
-    """The status topic (§2): latest status per connector and per task."""
+    """The status topic: latest status per connector and per task."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -113,10 +114,10 @@ class StatusReplay(Replay):
 
     def _parse_status(self, key: str, value: bytes) -> rec.StatusValue | None:
         try:  # fast path: the exact shape Connect writes
-            obj = from_json(value)
+            obj = from_json(value, allow_inf_nan=False)
             if type(obj) is dict:
                 state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
-                generation = obj.get("generation")
+                generation, version = obj.get("generation"), obj.get("version")
                 if (
                     type(generation) is int
                     and _INT32_MIN <= generation <= _INT32_MAX
@@ -124,8 +125,9 @@ class StatusReplay(Replay):
                     and state in rec.STATUS_STATES
                     and type(worker) is str
                     and (trace is None or type(trace) is str)
+                    and (version is None or type(version) is str)
                 ):
-                    return state, trace, worker, generation
+                    return state, trace, worker, generation, version
         except ValueError:
             pass
         parsed = rec.status_from_json(parse_json(value))

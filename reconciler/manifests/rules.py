@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from reconciler.core.models import BOOKKEEPING_KEYS, is_sink_config
+from reconciler.connectors.registry import connector_kind
+from reconciler.core.models import BOOKKEEPING_KEYS
 from reconciler.core.offsets_rules import check_request
 from reconciler.manifests.findings import Finding
 
@@ -20,7 +21,9 @@ def document_findings(document: Mapping[str, Any]) -> list[Finding]:
         return []
     config = spec.get("config")
     config = config if isinstance(config, Mapping) else {}
-    return [*_bookkeeping_keys(config), *_offsets(spec.get("offsets"), sink=is_sink_config(config))]
+    class_name = spec.get("class")
+    sink = connector_kind(class_name if isinstance(class_name, str) else "", config) == "sink"
+    return [*_bookkeeping_keys(config), *_offsets(spec.get("offsets"), sink=sink)]
 
 
 def _bookkeeping_keys(config: Mapping[str, Any]) -> list[Finding]:

@@ -1,7 +1,9 @@
 """The JSON Schema of the manifest format, generated from the pydantic models.
 
 `schemas/connector.schema.json` is checked in for editors (yaml-language-server) and CI tools;
-a test fails when it drifts from the models. Regenerate it with
+a test fails when it drifts from the models. It also describes the built-in connectors'
+configs (`schema_plugins`), which the loader checks against the plugins themselves: its own
+validator, used to explain documents the models reject, leaves that part out. Regenerate with
 
     python -m reconciler.manifests.schema            # writes schemas/connector.schema.json
     python -m reconciler.manifests.schema --check    # exit 1 when the file is out of date
@@ -27,19 +29,26 @@ SCHEMA_FILE = Path(__file__).resolve().parents[2] / "schemas" / "connector.schem
 REGENERATE_COMMAND = "python -m reconciler.manifests.schema"
 
 
-def generate_schema() -> dict[str, Any]:
-    """The manifest schema (JSON Schema 2020-12), deterministic for a given set of models."""
+def generate_schema(*, plugins: bool = True) -> dict[str, Any]:
+    """The manifest schema (JSON Schema 2020-12), deterministic for a given set of models;
+    `plugins`: with the built-in connectors' config keys (as published)."""
     schema = ConnectorManifest.model_json_schema()
     _drop_property_titles(schema)
-    return {
+    document = {
         "$schema": SCHEMA_DIALECT,
         "title": "connect-reconciler Connector manifest",
         "description": (
             "One connector declared for connect-reconciler (apiVersion reconciler.io/v1). "
-            "Generated from reconciler.core.models; do not edit by hand."
+            "Generated from reconciler.core.models and the built-in connectors' config keys; do not edit by hand."
         ),
         **{key: value for key, value in schema.items() if key != "title"},
     }
+    if plugins:
+        from reconciler.manifests.schema_plugins import connect_key_defs, plugin_clauses
+
+        document["allOf"] = plugin_clauses()
+        document["$defs"] = {**document.get("$defs", {}), **connect_key_defs()}
+    return document
 
 
 def render_schema() -> str:
@@ -51,7 +60,7 @@ def validator() -> Validator:
     """A cached validator for the schema (jsonschema is imported only when needed)."""
     import jsonschema
 
-    schema = generate_schema()
+    schema = generate_schema(plugins=False)  # plugin configs: checked by the plugins (manifests.plugins)
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
     instance: Validator = validator_class(schema)

@@ -1,7 +1,8 @@
 """One YAML document → a validated `DesiredConnector`, or diagnostics pointing into the file.
 
 Order of checks, most specific first (`findings.merge` keeps one finding per problem):
-placeholders, Connect's rules (`rules`), the JSON Schema, then pydantic.
+placeholders, Connect's rules (`rules`), the JSON Schema, then pydantic; a document that
+passes them all is checked against its connector plugin last (`plugins`).
 
 Speed: pydantic (compiled) validates a small manifest in ~5 µs, jsonschema in ~200 µs. The
 models are at least as strict as the schema (strict ints and booleans; a test checks they agree
@@ -17,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 from yaml.nodes import Node
 
+from reconciler.connectors.registry import plugin_kind
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
@@ -24,6 +26,7 @@ from reconciler.core.redact import has_placeholder, scrub, secret_values
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
+from reconciler.manifests.plugins import plugin_findings
 from reconciler.manifests.rules import document_findings
 from reconciler.manifests.schema_errors import pydantic_findings, schema_findings
 
@@ -41,7 +44,12 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
         return None, _scrubbed(_diagnostics(document, merge(stages)), data, interpolated)
     if placeholder_findings or rule_findings:
         return None, _scrubbed(_diagnostics(document, merge([placeholder_findings, rule_findings])), data, interpolated)
-    return DesiredConnector(manifest=manifest, source=document.source, interpolated=interpolated), []
+    # A flawed document (e.g. a duplicate key) is never a connector: which value its plugin
+    # would see is a guess, so the reading problem is reported alone.
+    found = [] if document.flawed else plugin_findings(manifest)
+    if found:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
+        return None, _scrubbed(_diagnostics(document, merge([found])), data, interpolated)
+    return _desired(manifest, document.source, interpolated), []
 
 
 def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> DesiredConnector | None:
@@ -59,7 +67,15 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
         manifest = ConnectorManifest.model_validate(resolved)
     except ValidationError:
         return None
-    return DesiredConnector(manifest=manifest, source=source, interpolated=interpolated)
+    if plugin_findings(manifest):
+        return None
+    return _desired(manifest, source, interpolated)
+
+
+def _desired(manifest: ConnectorManifest, source: SourceRef | None, interpolated: frozenset[str]) -> DesiredConnector:
+    """The connector, with the type its Python plugin declares when it can be loaded here."""
+    kind = plugin_kind(manifest.spec.connector_class)
+    return DesiredConnector(manifest=manifest, source=source, kind=kind, interpolated=interpolated)
 
 
 def connector_name(document: Document) -> str | None:

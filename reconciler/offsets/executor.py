@@ -9,6 +9,10 @@ The steps and their records are described in `reconciler.offsets.model`. Where i
   the middle of a batch. It runs the whole request only for a connector the same apply created
   (created STOPPED, it never had a task); otherwise it performs the stop step and leaves the
   rest to the next `run` tick (outcome status `waiting`).
+* A connector of a class a Kafka Connect worker runs (a Java class, `core.kinds`) has no task
+  in our ticks at all: either path runs its whole request once the worker reports it STOPPED
+  with no task left (what Java itself requires, `DistributedHerder.modifyConnectorOffsetsChecks`),
+  waiting up to the timeout; else the outcome is `waiting` and the next apply goes on.
 
 Every request runs under the connector's own transactional id (`offsets.writer`), claimed
 before reading the topics: two executors of one request fence each other instead of racing.
@@ -23,9 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
-from reconciler.connectors.registry import UnknownConnector, load_connector
+from reconciler.connectors.registry import UnknownConnector, load_connector, runs_on_connect_worker
 from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState
-from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState, is_sink
+from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action
 from reconciler.core.transitions import offsets_modifiable
@@ -58,6 +62,7 @@ from reconciler.offsets.model import (
     success_message,
 )
 from reconciler.offsets.state import OffsetsState, read_offsets_state
+from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE, connect_worker_stopped
 from reconciler.offsets.writer import OffsetsWriter, Placed
 
 if TYPE_CHECKING:
@@ -138,12 +143,20 @@ def execute_offsets_request(
         raise ValueError(f"connector {desired.name} declares no offsets request")
     if live is not None and live.is_applied(desired.name, "offsets", request.id):
         return _outcome(desired.name, request, "already-applied", "the request was applied earlier")
+    if runs_on_connect_worker(desired.spec.connector_class):
+        # Its tasks run on a Kafka Connect worker, not in our ticks: only a connector created
+        # STOPPED by this apply is known to have none; otherwise the worker must report it stopped.
+        tasks_stopped = live is not None and created_fresh(live.connector(desired.name))
+        waiting: Callable[[], bool] | None = lambda: connect_worker_stopped(settings, desired.name)
+    else:
+        waiting = None
     try:
         prepare(settings)  # the broker answers and the internal topics exist
         with OffsetsWriter(settings, desired.name) as writer:
             writer.claim()  # before reading: fences another executor of this connector's request
             state = read_offsets_state(settings)
-            return _Execution(settings, writer, desired, request, state, now_ms).run(tasks_stopped)
+            execution = _Execution(settings, writer, desired, request, state, now_ms)
+            return execution.run(tasks_stopped, waiting)
     except _Stop as stop:
         return _outcome(desired.name, request, stop.status, stop.message)
     except RetryableError as exc:
@@ -185,19 +198,24 @@ class _Execution:
         self.state = state
         self.now_ms = now_ms
         self.config = connector_properties(desired)
-        self.sink = is_sink(desired.spec)
+        self.sink = desired.is_sink
         self.progress = state.progress.get(self.name)
         self.done = resume_point(self.progress, request.id)
         self.steps: list[str] = []
 
-    def run(self, tasks_stopped: bool) -> OffsetsOutcome:
+    def run(self, tasks_stopped: bool, worker_stopped: Callable[[], bool] | None = None) -> OffsetsOutcome:
+        """`worker_stopped`: for a connector a Connect worker runs, waits until it reports the
+        connector stopped (False when it did not in time)."""
         if self.state.live.is_applied(self.name, "offsets", self.request.id):
             return self._result("already-applied", "the request was applied earlier")
         connector = self.state.live.connector(self.name)
         if connector is None or not connector.exists:
             raise _Stop("failed", not_found_message(self.name))
         self._stop(connector)
-        if not tasks_stopped:
+        if not tasks_stopped and worker_stopped is not None:
+            if not worker_stopped():
+                return self._result("waiting", CONNECT_WAITING_MESSAGE)
+        elif not tasks_stopped:
             return self._result("waiting", WAITING_MESSAGE)
         source = None if self.sink else self._fence_and_read(connector)
         snapshot = self._snapshot(source)
@@ -216,7 +234,8 @@ class _Execution:
     # --- stop ------------------------------------------------------------------------------------
 
     def _stop(self, connector: LiveConnector) -> None:
-        """Zero-task commit, then STOPPED (§1.5): a crash in between never leaves stopped-with-tasks."""
+        """Zero-task commit, then STOPPED (docs/state-machine.md#stopping-a-connector): a crash in
+        between never leaves stopped-with-tasks."""
         records: list[Record] = []
         if not offsets_modifiable(connector):
             records += [rec.commit_record(self.name, 0), rec.target_state_record(self.name, ConnectTargetState.STOPPED)]
@@ -244,7 +263,9 @@ class _Execution:
         kept = self.state.snapshot(self.name, self.request.id)
         if self.done >= SNAPSHOT and kept is not None:
             return kept
-        body = source.body() if source is not None else self._sink_body()
+        # What the runtime would resume from (not Java's GET view, which reads an offset under
+        # another spelling as null): a rollback must restore what the tasks used.
+        body = source.resume_body() if source is not None else self._sink_body()
         self.writer.write_records(
             [
                 own.offsets_snapshot_record(self.name, self.request.id, body, self.now_ms()),
@@ -294,7 +315,7 @@ class _Execution:
             raise _Stop("failed", f"the connector's alter_offsets failed: {last}") from exc
         kind = "sink" if self.sink else "source"
         raise _Stop("failed", f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
-                    f"but its config makes it a {kind} (`topics` / `topics.regex`)")
+                    f"but the request was prepared for a {kind}")
 
     def _hook_offsets(self, snapshot: list[dict[str, Any]]) -> Mapping[Any, Any]:
         alter = self.request.action is OffsetsAction.ALTER

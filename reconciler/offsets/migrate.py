@@ -8,7 +8,7 @@ manifest. Nothing is written to Kafka: like every other offsets request it shows
 `reconciler plan` (stop → snapshot → alter → return) and runs once on `apply`/`run` — the
 Strimzi way (`KafkaConnector.spec.alterOffsets`), reviewed in git, not a hidden side channel.
 
-Byte-exact keys (connect-internals.md §3.1): each partition map is written in the key order
+Byte-exact keys (docs/record-formats.md#byte-exact-keys): each partition map is written in the key order
 and number format Java used, and the import checks that the reconciler will re-encode it to
 exactly the key bytes Java wrote (a difference is reported). When the old topic *is* the
 cluster's offsets topic (a take-over), the executor finds and reuses Java's bytes directly.
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reconciler.core.models import DesiredConnector, SourceRef, is_sink
+from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.core.normalize import connector_properties
 from reconciler.kafka import records as rec
 from reconciler.errors import ReconcilerError
@@ -51,7 +51,7 @@ def source_imports(
     replays: Mapping[str, OffsetsReplay], desired: Sequence[DesiredConnector], result: ImportResult
 ) -> None:
     """Declared source connectors with offsets in the old topic(s) (the first topic wins)."""
-    declared = {c.name: c for c in desired if not is_sink(c.spec)}
+    declared = {c.name: c for c in desired if not c.is_sink}
     found: set[str] = set()
     for replay in replays.values():
         found.update(replay.connectors())
@@ -81,8 +81,8 @@ def _source_entries(name: str, replays: Mapping[str, OffsetsReplay]) -> tuple[li
 
 
 def _key_note(name: str, partition: Mapping[str, Any], raw: bytes) -> list[str]:
-    """The reconciler mints keys for partitions its own topic has never seen: say if those bytes
-    would differ from Java's (they never should for keys a Java worker wrote)."""
+    """Say when Java's own writer used other bytes than the ones its REST API (and the
+    reconciler) serialise the partition to: e.g. a task's map in another field order."""
     try:
         minted = rec.encode_offset_key(name, partition)
     except ValueError as exc:
@@ -90,14 +90,15 @@ def _key_note(name: str, partition: Mapping[str, Any], raw: bytes) -> list[str]:
     if minted == raw:
         return []
     return [
-        f"Java wrote the key {raw.decode('utf-8', 'replace')}; the reconciler would write "
-        f"{minted.decode('utf-8', 'replace')} (a different key to Java and to compaction)"
+        f"Java wrote the key {raw.decode('utf-8', 'replace')}; the reconciler writes "
+        f"{minted.decode('utf-8', 'replace')}, the bytes Java's REST API reads this partition by "
+        "(a Java task that reads its own field order would not find them)"
     ]
 
 
 def sink_group_names(desired: Sequence[DesiredConnector]) -> dict[str, str]:
     """Declared sink connector → the consumer group holding its offsets."""
-    return {c.name: sink_group(c.name, connector_properties(c)) for c in desired if is_sink(c.spec)}
+    return {c.name: sink_group(c.name, connector_properties(c)) for c in desired if c.is_sink}
 
 
 def sink_imports(

@@ -60,7 +60,7 @@ AFTER_RETURN = "offsets.after_return"  # returned and recorded as applied
 FAILPOINTS = (AFTER_STOP, AFTER_SNAPSHOT, AFTER_HOOK, AFTER_ALTER, AFTER_ALTER_RECORDED, AFTER_RETURN)
 
 
-# --- Connect's messages (connect-internals.md §4.2) ----------------------------------------------
+# --- Connect's messages (docs/state-machine.md#alter-and-reset) -----------------------------------
 
 
 def success_message(action: OffsetsAction, confirmed: bool) -> str:
@@ -277,7 +277,7 @@ def sink_body(offsets: Mapping[TopicPartition, int]) -> list[dict[str, Any]]:
     ]
 
 
-def source_body(pairs: Iterable[tuple[dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+def source_body(pairs: Iterable[SourcePair]) -> list[dict[str, Any]]:
     return [{"partition": partition, "offset": offset} for partition, offset in pairs]
 
 

@@ -1,4 +1,4 @@
-"""Sink connector offsets: the committed offsets of its consumer group (connect-internals.md §3.2).
+"""Sink connector offsets: the committed offsets of its consumer group (docs/record-formats.md#sink-offsets).
 
 The group is `connect-<name>` unless `consumer.override.group.id` names another. Altering and
 resetting use the admin API as Connect's `Worker` does, and rely on the broker, as Connect
@@ -13,7 +13,8 @@ from typing import Any
 
 from reconciler.core.models import OffsetsAction
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka.client import kafka_error, new_admin, translate
+from reconciler.kafka import groups
+from reconciler.kafka.client import kafka_error, new_admin, retry_transient, translate
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, TopicPartition, zombie_sink_message
@@ -29,34 +30,30 @@ def group_offsets(settings: KafkaSettings, group: str) -> SinkOffsets:
 def commit_offsets(
     settings: KafkaSettings, connector: str, group: str, offsets: Mapping[TopicPartition, int], action: OffsetsAction
 ) -> None:
-    """Commit offsets for the group through the admin API (`alterConsumerGroupOffsets`, as
-    Connect's `Worker.alterSinkConnectorOffsets`): accepted for an empty or unknown group,
-    refused while members hold it."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition as KafkaTP
+    """Commit offsets for the group as a consumer that never joins it: the same OffsetCommit
+    (generation -1, no member id) as Java's `alterConsumerGroupOffsets`, which Kafka accepts for
+    an empty group and refuses while members hold it. Through the consumer because librdkafka's
+    consumer finds and waits for the group's coordinator itself, where its admin API hands back
+    NOT_COORDINATOR per partition on a cluster whose `__consumer_offsets` is still loading."""
 
-    if not offsets:
-        return
-    admin = new_admin(settings)  # keep a reference until the future completes
-    partitions = [KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())]
-    request = [ConsumerGroupTopicPartitions(group, partitions)]
-    future = admin.alter_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
     try:
-        result = future.result(timeout=settings.timeout_s)
-    except KafkaException as exc:
-        raise _group_error(exc, settings, connector, group, action) from exc
-    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result.topic_partitions or [] if tp.error]
-    if failed:
-        raise ReconcilerError(f"altering offsets of consumer group {group} failed for " + ", ".join(failed))
+        groups.commit_offsets(settings, group, offsets)
+    except groups.CommitFailed as failed:
+        raise _group_error(failed.exc, settings, connector, group, action) from failed.exc
 
 
 def delete_group(settings: KafkaSettings, connector: str, group: str, action: OffsetsAction) -> bool:
     """Delete the group: True when deleted, False when it did not exist (success for Connect too)."""
     from confluent_kafka import KafkaError, KafkaException
 
+    groups.wait_for_coordinator(settings, group)  # see reader.sink_group_offsets: an admin call must not meet a loading one
     admin = new_admin(settings)
-    future = admin.delete_consumer_groups([group], request_timeout=settings.timeout_s)[group]
+
+    def deleted() -> None:
+        admin.delete_consumer_groups([group], request_timeout=settings.timeout_s)[group].result(timeout=settings.timeout_s)
+
     try:
-        future.result(timeout=settings.timeout_s)
+        retry_transient(settings, deleted)
     except KafkaException as exc:
         error = kafka_error(exc)
         if error is not None and error.code() == KafkaError.GROUP_ID_NOT_FOUND:

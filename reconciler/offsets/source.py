@@ -1,10 +1,11 @@
-"""Source connector offsets in the offsets topic(s): read as Connect reads them, written back
-under the exact key bytes already there (connect-internals.md §3.1).
+"""Source connector offsets in the offsets topic(s): read as Connect reads them, written where
+every reader finds them (docs/record-formats.md, docs/compatibility.md).
 
-Java keys its offsets by raw key bytes, so a partition first written by a Java worker must be
-altered or tombstoned under *those* bytes, never under a re-encoding that differs in key order
-or number format. `OffsetsReplay` keeps every raw key per logical partition; new bytes are
-minted only for partitions never seen.
+Java keys its offsets by raw key bytes, and looks a partition up under the bytes it serialises
+it to (fields in HashMap order). An alter therefore writes each partition under those bytes
+*and* under every other encoding that still holds a value (a Java task may read its own field
+order); removing a partition's offset, or a reset, tombstones every encoding that holds one.
+`OffsetsReplay` keeps every raw key per logical partition.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.admin import topic_partitions
 from reconciler.kafka.produce import take_over, task_transactional_id
 from reconciler.kafka.consume import batches_to_end
-from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay import OffsetsReplay, partition_identity
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsStore, SourcePair, source_body, source_stores
@@ -43,17 +43,36 @@ class SourceOffsets:
     def replay(self, store: OffsetsStore) -> OffsetsReplay:
         return self.replays[store.key]
 
-    def pairs(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-        """(partition, offset) of every known partition; the primary store wins (KIP-618 reads)."""
-        seen: dict[Any, tuple[dict[str, Any], dict[str, Any]]] = {}
+    def pairs(self) -> list[SourcePair]:
+        """(partition, offset or None) as `GET /connectors/{name}/offsets` reports them: the
+        partitions of every store (primary first), each with its offset in the primary store.
+
+        Java's `ConnectorOffsetBackingStore.get` overlays the primary's answer, nulls included,
+        on the secondary's: a partition only the secondary (the worker's topic) knows reads null.
+        """
+        seen: dict[Any, SourcePair] = {}
+        primary = {
+            partition_identity(partition): (partition, offset)
+            for partition, offset in self.replay(self.stores[0]).reported(self.connector)
+        }
         for store in self.stores:
-            for partition, offset, _raw in self.replay(store).offsets_for(self.connector):
-                seen.setdefault(partition_identity(partition), (partition, offset))
+            for partition, _offset in self.replay(store).reported(self.connector):
+                identity = partition_identity(partition)
+                seen.setdefault(identity, primary.get(identity, (partition, None)))
         return list(seen.values())
 
     def body(self) -> list[dict[str, Any]]:
         """The `offsets` array of `GET /connectors/{name}/offsets`."""
         return source_body(self.pairs())
+
+    def resume_body(self) -> list[dict[str, Any]]:
+        """The same shape, with the offsets the runtime resumes from: each partition's newest
+        value under any spelling, the primary store first (what a rollback must restore)."""
+        seen: dict[Any, SourcePair] = {}
+        for store in self.stores:
+            for partition, offset, _raw in self.replay(store).offsets_for(self.connector):
+                seen.setdefault(partition_identity(partition), (partition, offset))
+        return source_body(seen.values())
 
     def alter_records(self, pairs: Sequence[SourcePair]) -> list[Write]:
         """Offsets writes for an alter, in Connect's order: a set goes to every store (primary
@@ -63,11 +82,13 @@ class SourceOffsets:
         for partition, offset in pairs:
             if offset is None:
                 for store in reversed(self.stores):
-                    writes += [(store, (store.topic, key, None)) for key in self._live_keys_of(store, partition)]
-            else:
+                    live = self.replay(store).live_keys_of(self.connector, partition)
+                    writes += [(store, (store.topic, key, None)) for key in live]
+            else:  # the value in the request's order (only keys are looked up by their bytes)
                 value = rec.encode_offset_value(offset)
                 for store in self.stores:
-                    writes.append((store, (store.topic, self.replay(store).key_for(self.connector, partition), value)))
+                    keys = self.replay(store).keys_for(self.connector, partition)
+                    writes += [(store, (store.topic, key, value)) for key in keys]
         return writes
 
     def reset_records(self) -> list[Write]:
@@ -77,15 +98,6 @@ class SourceOffsets:
             for store in reversed(self.stores)
             for key in self.replay(store).live_raw_keys(self.connector)
         ]
-
-    def _live_keys_of(self, store: OffsetsStore, partition: Mapping[str, Any]) -> list[bytes]:
-        wanted = partition_identity(dict(partition))
-        keys = []
-        for raw in self.replay(store).live_raw_keys(self.connector):
-            decoded = rec.decode_offset_key(raw)
-            if not isinstance(decoded, Invalid) and partition_identity(decoded[1]) == wanted:
-                keys.append(raw)
-        return keys
 
 
 def read_source_offsets(settings: KafkaSettings, connector: str, config: Mapping[str, str | None]) -> SourceOffsets:
@@ -121,7 +133,7 @@ def read_offsets_topics(settings: KafkaSettings, topics: Sequence[str]) -> dict[
 
 
 def fence_source_tasks(settings: KafkaSettings, connector: str, task_count: int) -> list[str]:
-    """Fence the transactional producers of tasks 0..task_count-1 (zombie fencing, §4.3), on
+    """Fence the transactional producers of tasks 0..task_count-1 (zombie fencing, docs/state-machine.md#task-count-records), on
     the cluster `settings` reach (the connector's producer cluster). Returns the ids."""
     fenced = [task_transactional_id(settings.group_id, connector, task) for task in range(task_count)]
     for txn_id in fenced:

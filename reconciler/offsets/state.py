@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.core.live import LiveState
-from reconciler.core.models import is_sink_config
+from reconciler.connectors.registry import connector_kind
 from reconciler.kafka import own_records as own
 from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.records import Invalid
@@ -71,7 +71,7 @@ def _progress(progress: dict[str, Progress], key: bytes, value: bytes | None) ->
 
 def current_body(settings: KafkaSettings, name: str, config: Mapping[str, str | None]) -> list[dict[str, Any]]:
     """The `offsets` array of `GET /connectors/{name}/offsets` for a connector with this config."""
-    if is_sink_config(config):
+    if connector_kind(config.get("connector.class") or "", config) == "sink":
         from reconciler.offsets.sink import group_offsets
 
         # Where Connect's admin client for the connector looks: `admin.override.*` applied.

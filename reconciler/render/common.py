@@ -15,22 +15,36 @@ from reconciler.core.plan import Action, ActionKind, FieldChange, Plan, Summary
 from reconciler.core.redact import MASK
 
 NO_CHANGES = "No changes. Live state matches the manifests."
+NO_CHANGES_TO_APPLY = "No changes to apply."
 STATE_KINDS = frozenset({ActionKind.PAUSE, ActionKind.RESUME, ActionKind.STOP})
 
 
 def summary_line(plan: Plan) -> str:
-    """`Plan: 1 to create, 2 to update, …`, the no-changes sentence, or that apply refuses it."""
+    """`Plan: 1 to create, 2 to update, …`, the no-changes sentence, or that apply refuses it;
+    orphans kept are counted (live state does not match the manifests while one exists)."""
     errors = sum(1 for d in plan.diagnostics if d.severity is Severity.ERROR)
     if errors:
         return f"Plan refused: {_count(errors, 'error')} (see Diagnostics); `apply` would write nothing."
+    kept = f" {_count(len(plan.orphans), 'orphaned connector')} kept (--prune deletes)." if plan.orphans else ""
     if not plan.has_changes:
-        return NO_CHANGES
+        return NO_CHANGES_TO_APPLY + kept if kept else NO_CHANGES
     s: Summary = plan.summary()
     return (
         f"Plan: {s.create} to create, {s.update} to update, {s.delete} to delete, "
         f"{_count(s.state, 'state change')}, {_count(s.restart, 'restart')}, "
-        f"{_count(s.offsets, 'offsets request')}."
+        f"{_count(s.offsets, 'offsets request')}." + kept
     )
+
+
+def trace_summary(trace: str) -> str:
+    """A status trace on one line: a Python traceback's last line (the exception), or a message
+    with its continuation lines (e.g. a hint) joined, so the actual error is never cut off."""
+    lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].startswith("Traceback"):
+        return lines[-1]
+    return "; ".join(lines)
 
 
 def _count(n: int, noun: str) -> str:
@@ -61,6 +75,8 @@ def headline(actions: list[Action]) -> tuple[str, str]:
         return "~", "config will be updated"
     if STATE_KINDS & kinds.keys():
         return "~", "state will change"
+    if ActionKind.RESTORE in kinds:
+        return "~", "will get its committed " + " and ".join(kinds[ActionKind.RESTORE].restore) + " back"
     if ActionKind.OFFSETS in kinds:
         offsets = kinds[ActionKind.OFFSETS]
         verb = "reset" if offsets.offsets_action and offsets.offsets_action.value == "reset" else "altered"
@@ -84,7 +100,7 @@ def field_line(change: FieldChange) -> str:
     if change.op == "remove":
         return f"- {change.key}: {value(change.old, change.sensitive)}"
     if change.sensitive and change.old is not None and change.new is not None:
-        return f"~ {change.key}: (sensitive value changed)"  # design.md: shown as changed, never its value
+        return f"~ {change.key}: (sensitive value changed)"  # docs/product-rules.md#secrets: changed, never its value
     return f"~ {change.key}: {value(change.old, change.sensitive)} -> {value(change.new, change.sensitive)}"
 
 
@@ -92,6 +108,13 @@ def state_line(action: Action) -> str:
     old = action.from_state.value if action.from_state else "?"
     new = action.to_state.value if action.to_state else "?"
     return f"~ state: {old} -> {new}"
+
+
+def restore_line(action: Action) -> str:
+    """`~ state (held by a worker reading uncommitted records): paused -> running`."""
+    old = action.from_state.value if action.from_state else "none"
+    new = action.to_state.value if action.to_state else "none"
+    return f"~ state (held uncommitted): {old} -> {new}"
 
 
 def restart_line(action: Action) -> str:

@@ -15,6 +15,7 @@ from reconciler.render.common import (
     offset_moves,
     offsets_title,
     restart_line,
+    restore_line,
     state_line,
     summary_line,
 )
@@ -61,6 +62,8 @@ def _details_cell(action: Action) -> str:
         return restart_line(action).removeprefix("~ ")
     if action.kind is ActionKind.OFFSETS:
         return offsets_title(action).removeprefix("~ ") + f", {len(action.steps)} steps"
+    if action.kind is ActionKind.RESTORE:
+        return "committed " + " and ".join(action.restore) + " written back"
     return action.reason
 
 
@@ -74,6 +77,7 @@ def _details(name: str, actions: list[Action]) -> list[str]:
     body: list[str] = []
     diff = [field_line(change) for action in actions for change in action.changes]
     diff += [_one_liner(action) for action in actions if action.kind in STATE_KINDS | {ActionKind.RESTART}]
+    diff += [restore_line(a) for a in actions if a.kind is ActionKind.RESTORE and "target-state" in a.restore]
     if diff:
         body += _fenced("diff", diff)
     for action in actions:

@@ -12,6 +12,7 @@ from reconciler.render.common import (
     offset_moves,
     offsets_title,
     restart_line,
+    restore_line,
     state_line,
     summary_line,
 )
@@ -49,6 +50,8 @@ def _action_lines(action: Action) -> list[str]:
         lines.append(state_line(action))
     elif action.kind is ActionKind.RESTART:
         lines.append(restart_line(action))
+    elif action.kind is ActionKind.RESTORE and "target-state" in action.restore:
+        lines.append(restore_line(action))
     elif action.kind is ActionKind.OFFSETS:
         lines += _offsets_lines(action)
     if action.reason and action.kind is not ActionKind.OFFSETS:

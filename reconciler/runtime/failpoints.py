@@ -13,6 +13,10 @@ Points placed by the Spark runtime (the worker adds its own in the tick):
                          renamed into place), the group offsets are not committed yet;
 - `source.before_commit` a source task produced its records and offsets, transaction open;
 - `source.after_commit`  the transaction is committed, the driver has recorded nothing yet.
+
+`reconciler apply` has `apply.after_record.<n>` (`reconciler.kafka.apply`): its first n records
+are delivered inside the open transaction, then it dies — a Connect worker reading uncommitted
+records has seen them, readers of committed records never will.
 """
 
 from __future__ import annotations

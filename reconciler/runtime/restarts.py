@@ -1,20 +1,28 @@
 """KIP-745 restarts in a batch worker: which restart records are pending, and what they restart.
 
-A Connect worker consumes `restart-connector-<name>` records as they arrive and ignores those
-it reads during its start-up catch-up (connect-internals.md §1.6). A batch worker starts on
-every tick, so it cannot tell "new" from "old" by when it read a record. Instead it keeps, per
-connector, the config-topic offset of the newest restart record it has executed, in our own
-topic under `restart-processed/<name>` = `{"offset":N,"processed-at":ms}`. A record above
-that offset is pending; a record at or below it was executed (or skipped) by an earlier tick.
-The mark is written in the same transaction as the statuses the restart produced, so a crash
-before that commit re-executes the restart on the next tick, and one after it never does:
-each request takes effect exactly once.
+A Connect worker consumes `restart-connector-<name>` records as they arrive, and ignores those
+it reads while catching up at start-up (`KafkaConfigBackingStore`: a restart request reaches the
+herder only once the store has `started`). A batch worker starts on every tick, so it cannot
+tell "new" from "old" by when it read a record. It keeps two kinds of marks in our own topic:
 
-(The key lives in `<group>-reconciler` beside the planner's records; the planner's reader
-skips it as an unknown key, at debug level. The name is everything after the prefix, so any
-Connect connector name fits. A connector never restarted has no mark, so every
-restart record of it is pending — including records written before this reconciler ever ran
-on the group, which a Connect worker would have executed when they were written.)
+- `runtime-started` = `{"config-offset":S}`, written by the first tick that ever ran on the
+  group: S is the config topic's end offset that tick read. Restart records below S were
+  written before this runtime started, and are ignored as Java ignores its start-up backlog;
+- `restart-processed/<name>` = `{"offset":N,"processed-at":ms}`: the offset of the newest
+  restart record of the connector this runtime executed (or skipped). Records above it are
+  pending; at or below it, done.
+
+A connector's records are pending above its processed mark, or, with no mark yet, from S on.
+One exception keeps a manifest's one-shot `restart` block working when it was applied before
+the runtime ever ran: if our own `apply` recorded a restart id for the connector (an
+`applied/restart/…` record) and no tick has executed a restart of it yet, its newest restart
+record is pending even below S (`apply` wrote it, and meant it for this runtime).
+
+The processed mark is written in the same transaction as the statuses the restart produced, so
+a crash before that commit re-executes the restart on the next tick, and one after it never
+does: each request takes effect exactly once. (The keys live in `<group>-reconciler` beside the
+planner's records; the planner's reader skips them as unknown keys, at debug level. The name is
+everything after the prefix, so any Connect connector name fits.)
 
 Several pending records for one connector merge as Connect merges them: the higher-impact
 request is kept (`restart_impact`), and the merged request covers every record up to the
@@ -24,7 +32,7 @@ to the statuses read at the start of the tick. Pure: records in, plans and recor
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from reconciler.core.live import InstanceState, InstanceStatus
@@ -33,6 +41,7 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record
 
 PROCESSED_PREFIX = "restart-processed/"
+STARTED_KEY = "runtime-started"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +82,7 @@ class RestartLog:
     def __init__(self) -> None:
         self.records: list[RestartRecord] = []
         self.processed: dict[str, int] = {}
+        self.started: int | None = None  # the `runtime-started` mark: S
 
     def on_config(self, key: bytes | None, value: bytes | None, offset: int) -> None:
         if key is None or value is None or not key.startswith(rec.RESTART_PREFIX.encode()):
@@ -84,6 +94,10 @@ class RestartLog:
         self.records.append(RestartRecord(name, flags.include_tasks, flags.only_failed, offset))
 
     def on_reconciler(self, key: bytes | None, value: bytes | None) -> None:
+        if key == STARTED_KEY.encode():
+            started = None if value is None else decode_started(value)
+            self.started = None if isinstance(started, Invalid) else started
+            return
         if key is None or not key.startswith(PROCESSED_PREFIX.encode()):
             return
         name = key.decode("utf-8", "replace")[len(PROCESSED_PREFIX) :]
@@ -94,17 +108,28 @@ class RestartLog:
         if not isinstance(offset, Invalid):
             self.processed[name] = offset
 
-    def pending(self) -> dict[str, PendingRestart]:
-        return pending_restarts(self.records, self.processed)
+    def pending(self, config_end: int, applied: Collection[str] = ()) -> dict[str, PendingRestart]:
+        """What to execute now; `config_end`: the config topic's end offset this tick read (S on
+        the first tick); `applied`: connectors our `apply` recorded a restart id for."""
+        started = config_end if self.started is None else self.started
+        return pending_restarts(self.records, self.processed, started, applied)
 
 
 def pending_restarts(
-    records: Iterable[RestartRecord], processed: Mapping[str, int]
+    records: Sequence[RestartRecord],
+    processed: Mapping[str, int],
+    started: int = 0,
+    applied: Collection[str] = (),
 ) -> dict[str, PendingRestart]:
-    """Per connector, the merged request of its records newer than its processed mark."""
+    """Per connector, the merged request of its records above its processed mark (no mark: at
+    or above `started`), plus the newest record of an applied, never-processed connector."""
+    newest: dict[str, RestartRecord] = {record.connector: record for record in records}
     pending: dict[str, PendingRestart] = {}
     for record in records:
-        if record.offset <= processed.get(record.connector, -1):
+        name = record.connector
+        floor = processed[name] + 1 if name in processed else started
+        ours = name in applied and name not in processed and record is newest[name]
+        if record.offset < floor and not ours:
             continue
         new = PendingRestart(record.include_tasks, record.only_failed, record.offset)
         old = pending.get(record.connector)
@@ -137,6 +162,18 @@ def processed_record(connector: str, offset: int, processed_at_ms: int) -> Recor
         raise ValueError("a restart mark needs a connector name")
     value = rec.dumps({"offset": offset, "processed-at": processed_at_ms})
     return Record("reconciler", (PROCESSED_PREFIX + connector).encode("utf-8"), value)
+
+
+def started_record(config_offset: int) -> Record:
+    """`runtime-started`: restart records below `config_offset` predate this runtime."""
+    value = rec.dumps({"config-offset": config_offset})
+    return Record("reconciler", STARTED_KEY.encode("utf-8"), value)
+
+
+def decode_started(value: bytes) -> int | Invalid:
+    obj = rec.loads(value)
+    offset = obj.get("config-offset") if type(obj) is dict else None
+    return offset if type(offset) is int else Invalid("'config-offset' should be an integer")
 
 
 def decode_processed(value: bytes) -> int | Invalid:

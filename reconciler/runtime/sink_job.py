@@ -1,6 +1,7 @@
 """One batch of a sink connector: Kafka offset ranges → Spark partitions → the sink's writer.
 
-Driver side (`run_sink`), following connect-internals.md §3.2:
+Driver side (`run_sink`), following Connect's sink groups (docs/record-formats.md#sink-offsets;
+the whole flow: docs/runtime.md#sink-tasks):
 1. the connector's topics (`topics` or `topics.regex`) and their partitions, assigned to the
    connector's tasks round-robin (`executor.assign_partitions`);
 2. each partition's end offset, snapshotted now: the batch reads up to it and no further, so
@@ -12,47 +13,45 @@ Driver side (`run_sink`), following connect-internals.md §3.2:
    group — after the files, never before (a crash in between re-delivers, the sink drops
    what its files already hold).
 
+What is committed is Java's `WorkerSinkTask` offset: the last record delivered + 1, not the
+end the batch read to. On a transactional topic the end lies past a commit marker, so
+committing it would make a user's "rewind by 10" give back 9 records. When the range ends in
+offsets that hold no record (markers, aborted or compacted records), the commit's metadata says
+how far it was read (`scanned-to=N`), so the next batch does not schedule it again for nothing.
+
 Spark side (`sink_partition`): the task is started, opened on its one partition (the start is
 the larger of what it holds and what the group committed), fed Arrow batches read with
-confluent-kafka (`consume(10000)`, columns built from plain lists), asked to `pre_commit(…,
-closing=True)` — a batch closes its tasks — and stopped. Only a summary leaves the worker.
+confluent-kafka (`sink_reader.RangeReader`), asked to `pre_commit(…, closing=True)` — a batch
+closes its tasks — and stopped. Only a summary leaves the worker.
 """
 
 from __future__ import annotations
 
-import bisect
 import logging
 import re
 import time
 import traceback
-from operator import itemgetter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from reconciler.connectors.api import ConnectorError, SinkConnector, SinkTask, TopicPartition, sink_schema
+from reconciler.connectors.api import ConnectorError, SinkConnector, SinkTask, TopicPartition
 from reconciler.connectors.registry import load_connector
-from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, translate
 from reconciler.kafka.consume import end_offsets
+from reconciler.kafka import groups
 from reconciler.kafka.overrides import CONSUMER, client_settings, overrides
-from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import sink_group
 from reconciler.runtime import failpoints
+from reconciler.runtime.sink_reader import ISOLATION, RangeReader
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql import SparkSession
 
     from reconciler.runtime.executor import TaskOutcome, TaskWork
 
 LOG = logging.getLogger(__name__)
-
-CONSUME_BATCH = 10_000
-POLL_S = 0.05
-ISOLATION = "read_committed"
 
 
 @dataclass(frozen=True)
@@ -80,6 +79,25 @@ class SinkPartitionResult:
     offset: int | None  # what pre_commit called safe to commit; None: nothing to commit
     error: str | None = None
     seconds: float = 0.0  # time spent in the partition (debug log: job overhead = job - max)
+    # The end read to, when everything from `offset` to it holds no record (markers, aborted or
+    # compacted records): the commit says so, and the next batch skips the range.
+    scanned_to: int | None = None
+
+
+SCANNED_PREFIX = "reconciler scanned-to="
+
+
+def commit_metadata(result: SinkPartitionResult) -> str:
+    """The commit's metadata: empty (as Java commits) unless records-free offsets follow."""
+    if result.offset is None or result.scanned_to is None or result.scanned_to <= result.offset:
+        return ""
+    return f"{SCANNED_PREFIX}{result.scanned_to}"
+
+
+def scanned_to(metadata: str) -> int | None:
+    """How far a commit says its range was read (None: no such claim, e.g. Java's commits)."""
+    text = metadata.removeprefix(SCANNED_PREFIX)
+    return int(text) if text != metadata and text.isascii() and text.isdigit() else None
 
 
 # --- driver ---------------------------------------------------------------------------------
@@ -110,8 +128,11 @@ def plan_sink(
     works: Sequence[TaskWork],
     partitions: Mapping[int, Sequence[TopicPartition]],
     committed: Mapping[TopicPartition, int],
+    scanned: Mapping[TopicPartition, int] | None = None,
 ) -> list[SinkPartitionWork]:
-    """A Spark partition per assigned topic-partition that has records past its committed offset."""
+    """A Spark partition per assigned topic-partition that may have records past its committed
+    offset (`scanned`: where a commit says nothing but markers lies below, see SCANNED_PREFIX)."""
+    scanned = scanned or {}
     topics = sorted({tp[0] for work in works for tp in partitions.get(work.task_id, [])})
     overrides = consumer_overrides(works[0].connector_config)
     isolation = overrides.get("isolation.level", ISOLATION)  # the end as the tasks will see it
@@ -122,7 +143,7 @@ def plan_sink(
     for work in works:
         for tp in partitions.get(work.task_id, []):
             end, done = ends.get(tp, 0), committed.get(tp)
-            if end == 0 or (done is not None and done >= end):
+            if end == 0 or (done is not None and max(done, scanned.get(tp, done)) >= end):
                 continue
             items.append(
                 SinkPartitionWork(
@@ -158,8 +179,10 @@ def run_sink(
     tps = [(topic, p) for topic in topics for p in range(existing[topic])]
     partitions = assign_partitions(tps, task_count)
     group = sink_group(name, config)
-    committed = sink_group_offsets(settings, group)
-    items = plan_sink(settings, works, partitions, committed)
+    commits = groups.committed(settings, group, tps)
+    done = {tp: offset for tp, (offset, _) in commits.items()}
+    scanned = {tp: end for tp, (_, metadata) in commits.items() if (end := scanned_to(metadata)) is not None}
+    items = plan_sink(settings, works, partitions, done, scanned)
     planned = time.monotonic()
     results = run_partitions(
         session, items, sink_partition, pool=pool, description=f"sink {name}: {len(items)} partition range(s)"
@@ -167,11 +190,11 @@ def run_sink(
     ran = time.monotonic()
     summaries = [_summary(item, result) for item, result in zip(items, results, strict=True)]
     to_commit = {
-        (s.topic, s.partition): s.offset
+        (s.topic, s.partition): (s.offset, commit_metadata(s))
         for s in summaries
-        if s.offset is not None and s.offset != committed.get((s.topic, s.partition))
+        if s.offset is not None and (s.offset, commit_metadata(s)) != commits.get((s.topic, s.partition))
     }
-    commit_group_offsets(settings, group, to_commit)
+    groups.commit_offsets(settings, group, to_commit)
     LOG.debug(
         "sink %s: %d range(s) planned in %.3fs, job %.3fs (partitions %s s), %d offset(s) committed in %.3fs",
         name, len(items), planned - started, ran - planned, ", ".join(f"{s.seconds:.2f}" for s in summaries),
@@ -205,24 +228,6 @@ def _outcomes(works: Sequence[TaskWork], summaries: Sequence[SinkPartitionResult
     return outcomes
 
 
-def commit_group_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-    """Commit sink offsets to the connector's consumer group (no member joins the group)."""
-    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException, TopicPartition as KafkaTP
-
-    if not offsets:
-        return
-    admin = new_admin(settings)
-    request = ConsumerGroupTopicPartitions(group, [KafkaTP(t, p, o) for (t, p), o in sorted(offsets.items())])
-    future = admin.alter_consumer_group_offsets([request], request_timeout=settings.timeout_s)[group]
-    try:
-        result = future.result(timeout=settings.timeout_s)
-    except KafkaException as exc:
-        raise translate(exc, settings, f"committing offsets of consumer group {group}") from exc
-    failed = [f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in result.topic_partitions or [] if tp.error]
-    if failed:
-        raise ReconcilerError(f"committing offsets of consumer group {group} failed for " + ", ".join(failed))
-
-
 # --- Spark partition ------------------------------------------------------------------------
 
 
@@ -230,17 +235,18 @@ def sink_partition(item: SinkPartitionWork) -> SinkPartitionResult:
     """Runs in a Python worker: read the range, write it through the task, report the offset."""
     started, records = time.monotonic(), 0
     offset: int | None = None
+    scanned: int | None = None
     error: str | None = None
     try:
         task = _start_task(item)
         try:
-            records, offset = _move_range(task, item)
+            records, offset, scanned = _move_range(task, item)
         finally:
             task.stop()
     except Exception:
-        offset, error = None, traceback.format_exc()
+        offset, scanned, error = None, None, traceback.format_exc()
     seconds = time.monotonic() - started
-    return SinkPartitionResult(item.task_id, item.topic, item.partition, records, offset, error, seconds)
+    return SinkPartitionResult(item.task_id, item.topic, item.partition, records, offset, error, seconds, scanned)
 
 
 def _start_task(item: SinkPartitionWork) -> SinkTask:
@@ -252,7 +258,10 @@ def _start_task(item: SinkPartitionWork) -> SinkTask:
     return task
 
 
-def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int | None]:
+def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int | None, int | None]:
+    """(records written, the offset to commit, the end read to when nothing but offsets without
+    records lie between the two). The offset is Java's: the last record delivered + 1, or where
+    the range started when none was (its files or the group say everything below is done)."""
     tp = (item.topic, item.partition)
     held = task.open([tp]).get(tp)
     known = [o for o in (held, item.committed) if o is not None]
@@ -264,135 +273,8 @@ def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int | Non
         records += batch.num_rows
         if records == batch.num_rows and not reader.done:
             failpoints.hit(failpoints.SINK_MID_WRITE)
-    safe = task.pre_commit({tp: reader.position}, closing=True).get(tp)
+    point = reader.delivered if reader.delivered is not None else start
+    safe = None if point is None else task.pre_commit({tp: point}, closing=True).get(tp)
     failpoints.hit(failpoints.SINK_AFTER_FILES)
-    return records, safe
-
-
-_EARLIEST = {"earliest", "smallest", "beginning"}  # librdkafka's names for it
-
-
-def _earliest(consumer_config: Mapping[str, Any]) -> int:
-    """Where a never-committed range starts reading: the log start.
-
-    Offset 0 when `auto.offset.reset` is earliest (ours, unless `consumer.override.*` says
-    otherwise): the reset moves it up to the log start if retention removed it, and it saves
-    the ListOffsets round trip OFFSET_BEGINNING costs before the first fetch. With another
-    reset policy only OFFSET_BEGINNING means the log start.
-    """
-    from confluent_kafka import OFFSET_BEGINNING
-
-    reset = str(consumer_config.get("auto.offset.reset", "")).lower()
-    return 0 if reset in _EARLIEST else OFFSET_BEGINNING
-
-
-class RangeReader:
-    """Records [start, end) of one partition as Arrow batches (`start` None: the earliest).
-
-    The end is found by offset, or by the broker's end-of-partition signal when the last
-    offsets hold no record (transaction markers, compacted records). `position` is the next
-    offset to read: everything below it was yielded.
-    """
-
-    def __init__(self, item: SinkPartitionWork, start: int | None) -> None:
-        self.item = item
-        self.position = start if start is not None else 0
-        self.start = start
-        self.done = start is not None and start >= item.end
-
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        if self.done:
-            return
-        from confluent_kafka import TopicPartition as KafkaTP
-
-        item = self.item
-        errors = ErrorCollector()
-        # read_committed by default: a sink after an exactly-once source must not see aborted data.
-        overrides: dict[str, Any] = {"enable.partition.eof": True, "isolation.level": ISOLATION}
-        overrides["auto.offset.reset"] = "earliest"
-        overrides.update(item.consumer_config)
-        consumer = new_consumer(item.settings, errors, **overrides)
-        try:
-            start = self.start if self.start is not None else _earliest(overrides)
-            consumer.assign([KafkaTP(item.topic, item.partition, start)])
-            yield from self._consume(consumer, errors)
-        finally:
-            consumer.close()
-
-    def _consume(self, consumer: Any, errors: ErrorCollector) -> Iterator[pa.RecordBatch]:
-        timeout = self.item.settings.timeout_s
-        deadline = time.monotonic() + timeout
-        while not self.done:
-            # Never ask for more than the range still holds: consume() waits for a full batch
-            # (or the timeout), and the end-of-partition event fills the slot a marker takes.
-            wanted = max(1, min(CONSUME_BATCH, self.item.end - self.position))
-            messages = consumer.consume(num_messages=wanted, timeout=POLL_S)
-            if not messages:
-                if time.monotonic() > deadline:
-                    raise ConnectorError(
-                        f"reading {self.item.topic}[{self.item.partition}] made no progress for "
-                        f"{timeout:g}s at offset {self.position} (end {self.item.end}){errors.explain()}"
-                    )
-                continue
-            deadline = time.monotonic() + timeout
-            records, eof, past_end = self._split(messages)
-            if records:
-                yield to_arrow(self.item.topic, self.item.partition, records)
-                self.position = records[-1].offset() + 1
-            if past_end or self.position >= self.item.end:
-                self.position, self.done = self.item.end, True
-            elif eof is not None:  # the offsets up to the end hold no records (markers, compaction)
-                self.position, self.done = max(self.position, min(eof, self.item.end)), True
-
-    def _split(self, messages: list[Any]) -> tuple[list[Any], int | None, bool]:
-        """The records below the end, the end-of-partition offset if the broker reported it,
-        and whether a record at or past the end came (the range is then complete)."""
-        from confluent_kafka import KafkaError, Message
-
-        eof = None
-        if any(map(Message.error, messages)):  # C-level scan: errors (the EOF) are rare
-            for m in messages:
-                error = m.error()
-                if error is None:
-                    continue
-                if error.code() == KafkaError._PARTITION_EOF:
-                    eof = m.offset()
-                elif error.fatal() or not error.retriable():
-                    raise ConnectorError(f"reading {m.topic()}[{m.partition()}] failed: {error.str()}")
-            messages = [m for m in messages if m.error() is None]
-        past_end = bool(messages) and messages[-1].offset() >= self.item.end
-        if past_end:
-            offsets = [m.offset() for m in messages]
-            messages = messages[: bisect.bisect_left(offsets, self.item.end)]
-        return messages, eof, past_end
-
-
-def to_arrow(topic: str, partition: int, messages: Sequence[Any]) -> pa.RecordBatch:
-    """An Arrow batch (`sink_schema()`) from confluent-kafka Messages, column by column.
-
-    `map` over the unbound methods keeps the per-message loop in C: measurably cheaper than
-    list comprehensions at a million messages per batch run."""
-    import numpy  # pandas' dependency, so Spark's
-    import pyarrow as pa
-    from confluent_kafka import Message
-
-    n = len(messages)
-    first, last = messages[0].offset(), messages[-1].offset()
-    if last - first == n - 1:  # no gaps (markers, compaction): the offsets without a pass over them
-        offsets = pa.array(numpy.arange(first, last + 1, dtype=numpy.int64))
-    else:
-        offsets = pa.array(list(map(Message.offset, messages)), pa.int64())
-    timestamps = list(map(itemgetter(1), map(Message.timestamp, messages)))
-    if min(timestamps) < 0:  # TIMESTAMP_NOT_AVAILABLE is -1
-        timestamps = [t if t >= 0 else None for t in timestamps]
-    return pa.RecordBatch.from_arrays(
-        [
-            pa.repeat(topic, n),
-            pa.repeat(pa.scalar(partition, pa.int32()), n),
-            offsets,
-            pa.array(timestamps, pa.int64()),
-            pa.array(list(map(Message.key, messages)), pa.binary()),
-            pa.array(list(map(Message.value, messages)), pa.binary()),
-        ],
-        schema=sink_schema(),
-    )
+    scanned = item.end if reader.done and safe is not None and safe == point else None
+    return records, safe, scanned

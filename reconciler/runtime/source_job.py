@@ -1,6 +1,6 @@
 """One batch of a source connector: each task polls and produces from its own Spark partition.
 
-Exactly-once as KIP-618 does it (connect-internals.md §4.3): a task produces its records and
+Exactly-once as KIP-618 does it (docs/runtime.md#source-tasks): a task produces its records and
 its source offsets (Connect's offsets-topic key `["<name>",{partition}]`, murmur2-placed) in
 ONE Kafka transaction with `transactional.id = ${group}-${connector}-${task}`. Initialising
 that id fences any older producer with it — a zombie task from a crashed or slow run — and
@@ -46,11 +46,12 @@ from reconciler.errors import RetryableError
 from reconciler.kafka import records as rec
 from reconciler.kafka.admin import ensure_offsets_topic
 from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer
-from reconciler.kafka.consume import end_offsets
+from reconciler.kafka.consume import end_offsets, wait_until_stable
 from reconciler.kafka.overrides import PRODUCER, client_settings
 from reconciler.kafka.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.topic_creation import ensure_topics, from_config
 from reconciler.offsets.model import OffsetsStore, source_stores
 from reconciler.offsets.source import StoreKey, read_stores
 from reconciler.runtime import failpoints
@@ -69,7 +70,8 @@ PRODUCE_CHUNK = 10_000
 # A task stops polling after this long, well inside the transaction timeout below, so a slow
 # source commits what it has instead of having its transaction aborted by the broker.
 MAX_POLLING_S = 30.0
-# Large batches, no compression, a short linger: throughput with few round trips (design.md).
+# Large batches, no compression, a short linger: throughput with few round trips
+# (docs/runtime.md#producer-settings).
 PRODUCER_TUNING: dict[str, Any] = {
     "linger.ms": 20,
     "batch.num.messages": 100_000,
@@ -89,12 +91,14 @@ class OpenTransaction(RetryableError):
 
 @dataclass(frozen=True)
 class CommittedOffsets:
-    """A connector's committed source offsets, and the exact key bytes each is stored under in
-    its primary store (and in the secondary one, the worker's topic, when it has its own)."""
+    """A connector's committed source offsets, and the key bytes a new offset of each known
+    partition goes under in its primary store (and in the secondary one, the worker's topic,
+    when it has its own): Java's bytes for it, then its other live encodings
+    (`OffsetsReplay.keys_for`). A partition not listed gets Java's bytes only."""
 
     offsets: dict[PartitionKey, SourceOffset]
-    raw_keys: dict[PartitionKey, bytes]
-    secondary_keys: dict[PartitionKey, bytes] = field(default_factory=dict)
+    raw_keys: dict[PartitionKey, tuple[bytes, ...]]
+    secondary_keys: dict[PartitionKey, tuple[bytes, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -211,13 +215,14 @@ def committed_offsets(
 ) -> CommittedOffsets:
     """The connector's offsets, the primary store winning; the key bytes of each store."""
     offsets: dict[PartitionKey, SourceOffset] = {}
-    keys: list[dict[PartitionKey, bytes]] = []
+    keys: list[dict[PartitionKey, tuple[bytes, ...]]] = []
     for store in stores:
-        raw_keys: dict[PartitionKey, bytes] = {}
-        for partition, offset, raw in replays[store.key].offsets_for(connector):
+        replay = replays[store.key]
+        raw_keys: dict[PartitionKey, tuple[bytes, ...]] = {}
+        for partition, offset, _raw in replay.offsets_for(connector):
             key = partition_key(partition)
-            offsets.setdefault(key, offset)
-            raw_keys[key] = raw
+            offsets.setdefault(key, offset)  # the primary wins; the secondary fills gaps
+            raw_keys[key] = tuple(replay.keys_for(connector, partition))
         keys.append(raw_keys)
     return CommittedOffsets(offsets, keys[0], keys[1] if len(keys) > 1 else {})
 
@@ -298,6 +303,10 @@ class TransactionalBatch:
         self.txn_id = task_transactional_id(item.settings.group_id, item.connector, item.task_id)
         self.errors = ErrorCollector()
         self.producer: Any = None
+        self.topics: set[str] = set()  # every data topic this batch produced to
+        # KIP-158: topics this source writes to are created first, when its config asks for it.
+        self.topic_creation = from_config(item.task_config)
+        self.topics_checked: set[str] = set()
 
     def run(self, task: SourceTask) -> int:
         from confluent_kafka import KafkaException
@@ -323,8 +332,9 @@ class TransactionalBatch:
         producer = new_producer(store.settings, errors)
         try:
             for key, offset in moved.items():
-                raw = keys.get(key) or rec.encode_offset_key(self.item.connector, partition_from_key(key))
-                self._produce_on(producer, store.topic, raw, rec.encode_offset_value(offset))
+                value = rec.encode_offset_value(offset)
+                for raw in self._keys(keys, key):
+                    self._produce_on(producer, store.topic, raw, value)
             left = producer.flush(store.settings.timeout_s)
             if left:
                 LOG.warning("task %s-%d: %d offsets record(s) not written to the secondary store %s%s",
@@ -347,6 +357,7 @@ class TransactionalBatch:
             self.producer.flush(timeout_s)
             failpoints.hit(failpoints.SOURCE_BEFORE_COMMIT)
             self.producer.commit_transaction(timeout_s)
+            self._wait_until_readable()
             return records, moved
         except KafkaException as exc:
             raise self._failed(exc) from exc
@@ -355,6 +366,15 @@ class TransactionalBatch:
             # source connector's offsets back (the stable-offsets gate) until it times out.
             self._abort_quietly()
             raise
+
+    def _wait_until_readable(self) -> None:
+        """Return only once read_committed readers see this commit (see `wait_until_stable`), so
+        that what `run --once` reports as written is what the next command reads."""
+        topics = sorted({*self.topics, self.item.settings.topics.offsets})
+        late = wait_until_stable(self.item.settings, topics, STABLE_WAIT_S)
+        if late:
+            LOG.info("task %s-%d: committed, but %s still hold(s) an open transaction of another producer",
+                     self.item.connector, self.item.task_id, ", ".join(late))
 
     def _abort_quietly(self) -> None:
         try:
@@ -383,11 +403,22 @@ class TransactionalBatch:
         topics = batch.topics
         if not topics:
             return
+        self.topics.update(set(topics))
+        if self.topic_creation is not None:
+            self._create_topics(topics)
         if topics[0] == topics[-1] and len(set(topics)) == 1:
             self._produce_all(topics[0], list(batch.keys), list(batch.values))
             return
         for topic, key, value in zip(topics, batch.keys, batch.values, strict=True):
             self._produce_retry(topic, key, value)
+
+    def _create_topics(self, topics: Sequence[str]) -> None:
+        new = set(topics) - self.topics_checked
+        if new and self.topic_creation is not None:
+            created = ensure_topics(self.item.settings, new, self.topic_creation)
+            if created:
+                LOG.info("task %s-%d created topic(s) %s", self.item.connector, self.item.task_id, ", ".join(created))
+            self.topics_checked |= new
 
     def _produce_all(self, topic: str, keys: list[bytes | None], values: list[bytes | None]) -> None:
         """produce() for every record, iterated in C (`map`), about a third less overhead than a
@@ -416,13 +447,16 @@ class TransactionalBatch:
                 producer.poll(0.05)
 
     def _produce_offsets(self, moved: Mapping[PartitionKey, SourceOffset]) -> None:
-        committed = self.item.committed
+        keys = self.item.committed.raw_keys
         topic = self.item.settings.topics.offsets
         for key, offset in moved.items():
-            raw = committed.raw_keys.get(key)
-            if raw is None:  # a partition never seen: mint Connect's key bytes
-                raw = rec.encode_offset_key(self.item.connector, partition_from_key(key))
-            self._produce_retry(topic, raw, rec.encode_offset_value(offset))
+            value = rec.encode_offset_value(offset)
+            for raw in self._keys(keys, key):
+                self._produce_retry(topic, raw, value)
+
+    def _keys(self, known: Mapping[PartitionKey, tuple[bytes, ...]], key: PartitionKey) -> tuple[bytes, ...]:
+        """Where a partition's new offset goes; a partition never seen: Java's bytes for it."""
+        return known.get(key) or (rec.encode_offset_key(self.item.connector, partition_from_key(key)),)
 
     def _failed(self, exc: KafkaException) -> ConnectorError:
         error = kafka_error(exc)

@@ -1,7 +1,7 @@
 """What each connector and task should report after a tick, and the status records for it.
 
-Connect's lifecycle rules (connect-internals.md §1.2–§1.5, §2.3, §4.2, §4.4) as pure functions
-over one connector's live state. The worker does the I/O around them: it starts the Connector
+Connect's lifecycle rules (docs/state-machine.md#status-semantics) as pure functions over one
+connector's live state. The worker does the I/O around them: it starts the Connector
 (plugin load, validate, task configs) only when `should_start` says so, asks `decide` what to
 write and what to run, and writes the records `StatusBook` returns.
 
@@ -11,16 +11,29 @@ write and what to run, and writes the records `StatusBook` returns.
 |         | committed when they differ)        | FAILED with no work until restarted or given |
 |         |                                    | new task configs (Connect restarts tasks on  |
 |         |                                    | a new task generation)                       |
-| PAUSED  | PAUSED (not started: task configs  | PAUSED, no work; FAILED stays FAILED (§4.4)  |
-|         | are kept as committed, §4.4)       |                                              |
-| STOPPED | STOPPED, zero-task commit ensured  | none: statuses tombstoned (§4.2)             |
+| PAUSED  | PAUSED (not started: task configs  | PAUSED, no work; FAILED stays FAILED         |
+|         | are kept as committed)             |                                              |
+| STOPPED | STOPPED, zero-task commit ensured  | none: statuses tombstoned                    |
 
 - A FAILED connector stays FAILED until restarted (or its config is updated: Connect restarts
-  a connector on reconfiguration); STOPPED still applies to it (§2.3). While it is FAILED and
+  a connector on reconfiguration); STOPPED still applies to it. While it is FAILED and
   the target is STARTED its tasks run nothing and report UNASSIGNED (Connect's "not running
   here"); a FAILED task keeps its FAILED status and trace.
 - Task ids at or above the committed count lose their statuses, and a deleted connector loses
-  all of them: the leader's cleanup (§2.4).
+  all of them: the leader's cleanup.
+
+The rules, with Java's reasons, are in docs/state-machine.md#pause-and-resume,
+docs/state-machine.md#failed-instances and docs/state-machine.md#cleanup-of-statuses; what a tick
+writes is in docs/runtime.md#statuses-a-tick-writes.
+
+Status `generation` (docs/compatibility.md, "Read side: deliberate differences"): Java writes
+its worker group's rebalance generation (1 and up) and compares generations across workers: it
+skips a FAILED or UNASSIGNED write over another worker's status of a higher generation
+(`KafkaStatusBackingStore.send`, safe writes), and every reader ignores a task's UNASSIGNED
+over a RUNNING of an equal or higher generation (`readTaskStatus`). A batch worker is in no
+group, so it writes generation 0: below any Java worker's, so Java never discards a status of
+its own because of one of ours. The one exception is a task's UNASSIGNED over a RUNNING, which
+gets the RUNNING's generation + 1 so that readers (Java's and ours) take it.
 """
 
 from __future__ import annotations
@@ -33,11 +46,12 @@ from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStat
 from reconciler.core.redact import scrub, secret_values
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
+from reconciler.runtime.failures import FailureMark
 
 STARTED, PAUSED, STOPPED = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
-FAILED = InstanceState.FAILED
-# Java's status `generation` is an int.
-MAX_GENERATION = 2**31 - 1
+FAILED, RUNNING, UNASSIGNED = InstanceState.FAILED, InstanceState.RUNNING, InstanceState.UNASSIGNED
+BATCH_GENERATION = 0  # see the module doc
+MAX_GENERATION = 2**31 - 1  # Java's status `generation` is an int
 
 
 class Report(NamedTuple):
@@ -97,13 +111,22 @@ def health(
     restarted_connector: bool,
     restarted_tasks: Sequence[int],
     config_offset: int | None,
+    failure: FailureMark | None = None,
 ) -> Health:
     """Which FAILED statuses still hold: restarted instances start over, and so does a
     connector whose config was written after it failed (`config_offset` = offset of its
-    latest `connector-` record, compared with the failure's generation, see `generation`)."""
+    latest `connector-` record; `failure` = our mark of when the failure was written, believed
+    only for the trace it was written for; without one the failure holds until a restart)."""
     status = connector.connector_status
     failed = status is not None and status.state is FAILED and not restarted_connector
-    if failed and status is not None and config_offset is not None and config_offset >= status.generation:
+    if (
+        failed
+        and status is not None
+        and failure is not None
+        and failure.holds_for(status.trace)
+        and config_offset is not None
+        and config_offset >= failure.config_end
+    ):
         failed = False
     failed_tasks = {
         task: s.trace
@@ -155,7 +178,7 @@ def _deleted(connector: LiveConnector) -> Decision:
 
 def _stopped(connector: LiveConnector) -> Decision:
     decision = Decision(STOPPED_REPORT, {task: None for task in connector.task_statuses})
-    if connector.task_count != 0:  # §1.5: a stopped connector has an empty committed task set
+    if connector.task_count != 0:  # A stopped connector has an empty committed task set (docs/state-machine.md#stopping-a-connector)
         decision.commit_count = 0
     return decision
 
@@ -172,8 +195,14 @@ def _idle(connector: LiveConnector, state: Health, report: Report, committed: in
 
 def _running(connector: LiveConnector, state: Health, start: Started) -> Decision:
     configs = start.task_configs
+    # Connect's `AbstractHerder.taskConfigsChanged`: a new count, a task config that differs, or
+    # a connector config written since the last commit (the tasks must restart with it even when
+    # the task configs they get are the same).
     changed = (
-        connector.inconsistent or connector.task_count != len(configs) or connector.task_configs != configs
+        connector.inconsistent
+        or connector.task_count != len(configs)
+        or connector.task_configs != configs
+        or not connector.config_applied
     )
     decision = Decision(RUNNING_REPORT, _retired(connector, len(configs)))
     if changed:
@@ -193,31 +222,20 @@ def _retired(connector: LiveConnector, count: int) -> dict[int, Report | None]:
     return {task: None for task in connector.task_statuses if task >= count}
 
 
-def generation(config_end_offset: int) -> int:
-    """The status `generation`: the config topic's end offset when the tick read it.
-
-    Connect writes its rebalance generation, which moves when the set of connectors and task
-    configs moves. The config topic's end offset moves with exactly those writes and only
-    grows, so it orders statuses the same way, survives restarts of the reconciler, and tells
-    `health` whether a connector's config was written after a status was (a FAILED connector
-    whose config changed since it failed is started again, as Connect does).
-    """
-    return max(0, min(config_end_offset, MAX_GENERATION))
-
-
 class StatusBook:
     """The status topic as this tick sees it; returns records only for real changes.
 
     A status is rewritten when its state or trace changes, not when only the worker id or
-    generation would: repeated ticks of an unchanged pipeline write nothing. FAILED and
-    UNASSIGNED use Connect's safe put (§2.4): not written over a newer generation of another
-    worker. A trace never carries a secret value of its connector's configs (`core.redact`):
+    generation would: repeated ticks of an unchanged pipeline write nothing. Java's safe put
+    (docs/state-machine.md#generations-and-safe-writes) is not applied: it keeps a worker that lost an assignment in a rebalance from
+    overwriting the new owner's status, and a batch worker, in no rebalance, reports only what
+    it decided this tick (two of them never commit at once: the tick's transactional id fences
+    the other). A trace never carries a secret value of its connector's configs (`core.redact`):
     the status topic is read by anyone who may run `status`.
     """
 
-    def __init__(self, live: LiveState, worker_id: str, generation: int) -> None:
+    def __init__(self, live: LiveState, worker_id: str) -> None:
         self.worker_id = worker_id
-        self.generation = generation
         self._live = live
         self._secrets: dict[str, frozenset[str]] = {}
         self.connectors: dict[str, InstanceStatus] = {}
@@ -229,7 +247,7 @@ class StatusBook:
                 self.tasks[name] = dict(connector.task_statuses)
 
     def connector(self, name: str, report: Report | None) -> list[Record]:
-        changed, status = self._next(self.connectors.get(name), self._scrubbed(name, report))
+        changed, status = self._next(self.connectors.get(name), self._scrubbed(name, report), task=False)
         if not changed:
             return []
         if status is None:
@@ -240,7 +258,7 @@ class StatusBook:
 
     def task(self, name: str, task: int, report: Report | None) -> list[Record]:
         tasks = self.tasks.setdefault(name, {})
-        changed, status = self._next(tasks.get(task), self._scrubbed(name, report))
+        changed, status = self._next(tasks.get(task), self._scrubbed(name, report), task=True)
         if not changed:
             return []
         if status is None:
@@ -269,21 +287,23 @@ class StatusBook:
             found = self._secrets[name] = frozenset[str]().union(*(secret_values(c, keys) for c in configs))
         return found
 
-    def _next(self, current: InstanceStatus | None, report: Report | None) -> tuple[bool, InstanceStatus | None]:
+    def _next(
+        self, current: InstanceStatus | None, report: Report | None, *, task: bool
+    ) -> tuple[bool, InstanceStatus | None]:
         """(write?, the status to write; None = tombstone)."""
         if report is None:
             return current is not None, None
         if current is not None and (current.state, current.trace) == (report.state, report.trace):
             return False, current
-        if current is not None and report.state in _SAFE_PUT and not self._may_overwrite(current):
-            return False, current
         status = InstanceStatus(
-            state=report.state, trace=report.trace, worker_id=self.worker_id, generation=self.generation
+            state=report.state, trace=report.trace, worker_id=self.worker_id, generation=_generation(current, report, task)
         )
         return True, status
 
-    def _may_overwrite(self, current: InstanceStatus) -> bool:
-        return current.worker_id == self.worker_id or current.generation <= self.generation
 
-
-_SAFE_PUT = frozenset({InstanceState.FAILED, InstanceState.UNASSIGNED})
+def _generation(current: InstanceStatus | None, report: Report, task: bool) -> int:
+    """BATCH_GENERATION, except a task's UNASSIGNED over a RUNNING: one above it, or every
+    reader (`KafkaStatusBackingStore.readTaskStatus`) would keep the RUNNING."""
+    if task and report.state is UNASSIGNED and current is not None and current.state is RUNNING:
+        return min(current.generation + 1, MAX_GENERATION)
+    return BATCH_GENERATION

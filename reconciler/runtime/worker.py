@@ -14,7 +14,7 @@ brought to its target state:
    before anything starts again);
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
-   transaction: the order of §1.3, all or nothing), and the statuses before the batch;
+   transaction: Connect's order, docs/state-machine.md#task-configs-and-commits; all or nothing), and the statuses before the batch;
 5. one `run_batch` for every runnable task of every connector (the executor isolates them);
 6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, in
    one transaction: a restart counts as executed only once its statuses are committed.
@@ -31,27 +31,27 @@ import logging
 import os
 import socket
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector, LiveState
+from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.restarts import PendingRestart, RestartLog, RestartPlan, plan_restart, processed_record
+from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
+from reconciler.runtime.failures import failure_mark_record, failure_mark_tombstone
+from reconciler.runtime.reports import ConnectorReport, TaskReport, TickReport, connector_reports
+from reconciler.runtime.restarts import RestartPlan, plan_restart, processed_record, started_record
+from reconciler.runtime.tick_view import TickView, read_view
 from reconciler.runtime.statuses import (
     Decision,
     Report,
     RESTARTING_REPORT,
-    StartFailed,
     Started,
-    StartResult,
     StatusBook,
     decide,
-    generation,
     health,
     should_start,
     suspending,
@@ -72,129 +72,6 @@ WORKER_TRANSACTION_SUFFIX = "-worker"
 def default_worker_id() -> str:
     """Connect uses the REST listener's `host:port`; a batch worker has no port: `host:pid`."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-# --- reading ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TickView:
-    """The topics as one tick read them."""
-
-    live: LiveState
-    generation: int
-    pending_restarts: dict[str, PendingRestart]
-    config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
-
-
-def read_view(settings: KafkaSettings) -> TickView:
-    """Config, status and reconciler topics read to the end through Connect's state machines."""
-    from reconciler.kafka.consume import raw_to_end
-    from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
-
-    topics = settings.topics
-    config, status, ours, restarts = ConfigReplay(), StatusReplay(), ReconcilerReplay(), RestartLog()
-    config_offsets: dict[str, int] = {}
-    connector_prefix = rec.CONNECTOR_PREFIX.encode()
-    for msg in raw_to_end(settings, [topics.configs, topics.status, topics.reconciler]):
-        topic, key, value, offset = msg.topic(), msg.key(), msg.value(), msg.offset()
-        if topic == topics.configs:
-            config.apply(key, value, offset)
-            restarts.on_config(key, value, offset)
-            if key is not None and key.startswith(connector_prefix):
-                config_offsets[key[len(connector_prefix) :].decode("utf-8", "replace")] = offset
-        elif topic == topics.status:
-            status.apply(key, value, offset)
-        else:
-            ours.apply(key, value, offset)
-            restarts.on_reconciler(key, value)
-    live = build_live_state(config, status, ours, settings.group_id)
-    return TickView(live, generation(config.offset + 1), restarts.pending(), config_offsets)
-
-
-# --- starting a Connector (plugin code) ------------------------------------------------------
-
-
-def start_connector(connector: LiveConnector) -> StartResult:
-    """Load the class, validate the config, ask for task configs: what Connect's
-    `WorkerConnector` start and `Herder.validateConnectorConfig` do. Never raises."""
-    from reconciler.connectors.registry import load_connector
-
-    props = connector.config or {}
-    try:
-        cls = load_connector(props.get("connector.class") or "")
-        tasks_max = _tasks_max(props.get("tasks.max"))
-        plugin = cls()
-        problems = plugin.validate(props)
-        if problems:
-            lines = "\n".join(f"  {problem.render()}" for problem in problems)
-            return StartFailed(f"the connector configuration is invalid:\n{lines}")
-        configs = plugin.task_configs(props, tasks_max)
-    except ReconcilerError as exc:
-        return StartFailed(exc.render().removeprefix("error: "))
-    except Exception:  # a plugin bug must fail this connector, not the worker
-        return StartFailed(traceback.format_exc())
-    if len(configs) > tasks_max:
-        return StartFailed(f"the connector produced {len(configs)} task configs, more than tasks.max={tasks_max}")
-    return Started(cls.kind, [dict(c) for c in configs])
-
-
-def stop_connector(connector: LiveConnector) -> None:
-    """The plugin's `stop()` for a connector leaving RUNNING. Never raises: Connect logs a
-    failing stop() and the connector reaches its target state all the same (§6 A 10)."""
-    from reconciler.connectors.registry import load_connector
-
-    props = connector.config or {}
-    try:
-        load_connector(props.get("connector.class") or "")().stop(props)
-    except Exception:
-        LOG.warning("connector %s: stop() failed (it is paused, stopped or deleted all the same)",
-                    connector.name, exc_info=True)
-
-
-def _tasks_max(text: str | None) -> int:
-    try:
-        value = int((text or "1").strip())
-    except ValueError:
-        raise ReconcilerError(f"tasks.max must be an integer; got {text!r}") from None
-    if value < 1:
-        raise ReconcilerError(f"tasks.max must be at least 1; got {value}")
-    return value
-
-
-# --- reports ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TaskReport:
-    task: int
-    state: InstanceState | None
-    records: int = 0
-    ran: bool = False
-    trace: str | None = None
-
-
-@dataclass(frozen=True)
-class ConnectorReport:
-    name: str
-    target: ConnectTargetState
-    state: InstanceState | None
-    trace: str | None
-    tasks: list[TaskReport]
-    restarted: RestartPlan | None = None
-
-
-@dataclass
-class TickReport:
-    generation: int
-    connectors: list[ConnectorReport] = field(default_factory=list)
-    records_written: int = 0  # config and status records this tick wrote
-    works: int = 0  # tasks that ran a batch
-    applied: ApplyOutcome | None = None
-    offsets: list[OffsetsOutcome] = field(default_factory=list)
-
-    def connector(self, name: str) -> ConnectorReport | None:
-        return next((c for c in self.connectors if c.name == name), None)
 
 
 # --- the tick ---------------------------------------------------------------------------------
@@ -304,10 +181,12 @@ class Worker:
             self._prepared = True
 
     def _work(self, view: TickView, writer: TransactionalWriter, closing: bool) -> TickReport:
-        book = StatusBook(view.live, self.worker_id, view.generation)
-        report = TickReport(view.generation)
+        book = StatusBook(view.live, self.worker_id)
+        report = TickReport(view.config_end)
         plans = self._restart_plans(view)
-        restarting = _restarting_records(book, plans)
+        # The first tick on a group marks where it started: older restart records are history.
+        started = [started_record(view.config_end)] if view.first_tick else []
+        restarting = started + _restarting_records(book, plans)
         report.records_written += writer.write(restarting)
         if restarting:
             _failpoint("worker.after_restarting")
@@ -320,13 +199,16 @@ class Worker:
         final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
         report.records_written += writer.write(final)
         report.works = len(tick.works)
-        report.connectors = _connector_reports(view.live, book, tick, outcomes, plans)
+        report.connectors = connector_reports(view.live, book, outcomes, plans)
+        report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 
     def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:
         plans: dict[str, RestartPlan] = {}
         for name, request in sorted(view.pending_restarts.items()):
             connector = view.live.connector(name)
+            if connector is not None and left_to_connect(connector):
+                continue  # a Connect worker executes its restart records itself
             status = None if connector is None or not connector.exists else connector.connector_status
             tasks = {} if connector is None else connector.task_statuses
             plans[name] = plan_restart(request, status, tasks)
@@ -336,26 +218,55 @@ class Worker:
     def _decide(self, view: TickView, plans: dict[str, RestartPlan], book: StatusBook) -> _Plan:
         tick = _Plan()
         for name, connector in sorted(view.live.connectors.items()):
+            if left_to_connect(connector):
+                continue
             plan = plans.get(name)
             state = health(
                 connector,
                 restarted_connector=plan is not None and plan.connector,
                 restarted_tasks=plan.tasks if plan is not None else (),
                 config_offset=view.config_offsets.get(name),
+                failure=view.failures.get(name),
             )
             if suspending(connector):
                 stop_connector(connector)
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
             tick.records += _config_records(name, decision)
-            tick.records += book.decision(name, decision)
+            statuses = book.decision(name, decision)
+            tick.records += statuses + _failure_marks(view, name, decision, statuses)
             if isinstance(start, Started):
+                tick.records += self._fencing(view, connector, start, decision)
                 tick.works += _works(connector, start, decision)
         return tick
+
+    def _fencing(self, view: TickView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
+        """KIP-618, before source tasks of a new generation run: fence, then the task-count record."""
+        from reconciler.runtime.fencing import fence_generation
+
+        name = connector.name
+        new_generation = decision.commit_count is not None or name in view.pending_fencing
+        if start.kind != "source" or not decision.run or not new_generation:
+            return []
+        configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
+        recorded = view.task_count_records.get(name)
+        return fence_generation(self.settings, name, connector.config or {}, len(configs), recorded)
 
     def _marks(self, view: TickView) -> list[Record]:
         now = self._now_ms()
         return [processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
+
+
+def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:
+    """Mark when a FAILED connector status this tick writes was written (see `failures`); drop
+    the mark when the connector reports anything else."""
+    key = rec.STATUS_CONNECTOR_PREFIX.encode() + name.encode()
+    if not any(record.key == key for record in statuses):
+        return []
+    report = decision.connector
+    if report is not None and report.state is InstanceState.FAILED:
+        return [failure_mark_record(name, view.config_end, report.trace)]
+    return [failure_mark_tombstone(name)] if name in view.failures else []
 
 
 def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list[Record]:
@@ -369,7 +280,7 @@ def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list
 
 
 def _config_records(name: str, decision: Decision) -> list[Record]:
-    """§1.3: task configs first, then the commit that makes them visible."""
+    """Task configs first, then the commit that makes them visible (docs/state-machine.md#task-configs-and-commits)."""
     records = [
         rec.task_config_record(name, task, dict(sorted(config.items())))
         for task, config in enumerate(decision.new_task_configs or [])
@@ -413,36 +324,6 @@ def _outcome_records(book: StatusBook, works: Sequence[TaskWork], outcomes: Sequ
     return records
 
 
-def _connector_reports(
-    live: LiveState,
-    book: StatusBook,
-    tick: _Plan,
-    outcomes: Sequence[TaskOutcome],
-    plans: dict[str, RestartPlan],
-) -> list[ConnectorReport]:
-    moved = {(o.connector, o.task_id): o.records for o in outcomes}
-    reports = []
-    for name, connector in sorted(live.connectors.items()):
-        if not connector.exists:
-            continue
-        status = book.connectors.get(name)
-        tasks = [
-            TaskReport(task, s.state, moved.get((name, task), 0), (name, task) in moved, s.trace)
-            for task, s in sorted(book.tasks.get(name, {}).items())
-        ]
-        reports.append(
-            ConnectorReport(
-                name,
-                connector.target_state,
-                None if status is None else status.state,
-                None if status is None else status.trace,
-                tasks,
-                plans.get(name),
-            )
-        )
-    return reports
-
-
 def _failpoint(name: str) -> None:
     from reconciler.runtime import failpoints
 
@@ -457,5 +338,4 @@ __all__ = [
     "Worker",
     "default_worker_id",
     "read_view",
-    "start_connector",
 ]

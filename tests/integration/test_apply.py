@@ -43,6 +43,7 @@ def cli(capsys: pytest.CaptureFixture[str], settings: KafkaSettings, *args: str)
 
 def manifest(name: str, *, state: str = "running", extra: str = "", **config: str) -> str:
     """One Connector document; `extra` = more `spec` fields, as YAML indented from column 0."""
+    config.setdefault("count", "10")  # datagen requires it
     lines = [
         "apiVersion: reconciler.io/v1",
         "kind: Connector",

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reconciler.kafka import admin
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.admin import ensure_topics, internal_topics, topic_partitions
 from reconciler.kafka.client import check_reachable, new_admin, new_producer
@@ -19,11 +20,7 @@ if TYPE_CHECKING:
 
 
 def create_topic(settings: KafkaSettings, name: str, partitions: int, **config: str) -> None:
-    from confluent_kafka.admin import NewTopic
-
-    admin = new_admin(settings)
-    future = admin.create_topics([NewTopic(name, num_partitions=partitions, config=config)])[name]
-    future.result(timeout=settings.timeout_s)
+    admin.create_topic(settings, name, partitions, config)
 
 
 def cleanup_policy(settings: KafkaSettings, name: str) -> str:
@@ -53,7 +50,7 @@ def test_read_to_end_of_empty_multi_partition_topic(kafka_settings: KafkaSetting
 
 def test_read_to_end_returns_every_record_in_partition_order(kafka_settings: KafkaSettings) -> None:
     create_topic(kafka_settings, "data", 3)
-    # partition 2 stays empty; partitions 0/1 get multi-record batches (Tansu's ListOffsets case).
+    # partition 2 stays empty; partitions 0/1 get multi-record batches.
     records = [(f"k{i}".encode(), f"v{i}".encode(), i % 2) for i in range(2500)]
     records.append((b"gone", None, 0))  # a tombstone stays a None value
     produce_plain(kafka_settings, "data", records)
@@ -162,7 +159,8 @@ def test_a_never_committed_sink_range_starts_at_the_log_start(
     policy (`consumer.override.auto.offset.reset`) it asks for the log start itself."""
     from confluent_kafka import TopicPartition
 
-    from reconciler.runtime.sink_job import RangeReader, SinkPartitionWork
+    from reconciler.runtime.sink_job import SinkPartitionWork
+    from reconciler.runtime.sink_reader import RangeReader
 
     topic = f"retained-{kafka_settings.group_id}"  # one per parameter set
     create_topic(kafka_settings, topic, 1)

@@ -1,5 +1,5 @@
 """`reconciler offsets NAME [--history]` and `reconciler offsets import` on the real broker
-(connect-internals.md §6 B 13–15; migration from a Connect cluster's offsets topic)."""
+(acceptance cases B13–B15, docs/state-machine.md#acceptance-cases; migration from a Connect cluster's offsets topic)."""
 
 from __future__ import annotations
 

@@ -123,7 +123,7 @@ def test_source_reset_killed_at_each_step_is_applied_exactly_once(
     path.write_text(manifest(name, PLAIN_SOURCE, {}, tasks=1))
     apply_manifests(settings, load_or_raise([path]))
     run_tasks(settings, name, 1)
-    java = [(b'["jdbc-src",{"table":"orders","schema":"public"}]', b'{"incrementing":1300}')]
+    java = [(b'["jdbc-src",{"schema":"public","table":"orders"}]', b'{"incrementing":1300}')]
     write_raw(settings, settings.topics.offsets, java)
     path.write_text(manifest(name, PLAIN_SOURCE, {}, tasks=1, offsets="{id: rs-1, action: reset}"))
 

@@ -1,8 +1,9 @@
 """Connectors pointed at another Kafka cluster by client overrides (KIP-458), and their offsets
-(KIP-875, connect-internals.md §6 B cases 14, 15, 18, 21, 23 and 24, "different Kafka cluster").
+(KIP-875, acceptance cases B14, B15, B18, B21, B23 and B24, "different Kafka cluster", in
+docs/state-machine.md#acceptance-cases).
 
 The worker's internal topics live on the session broker; the data topic and the connectors'
-clients on a second broker (`other_kafka`, another Tansu process): the source produces there
+clients on a second broker (`other_kafka`, another Kafka process): the source produces there
 (`producer.override.bootstrap.servers`), so its offsets go to a connector-specific store there
 with the worker's topic as secondary (KIP-618); the sink consumes and commits its group there
 (`consumer.override.*`), and offsets management finds that group through `admin.override.*`,

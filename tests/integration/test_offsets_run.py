@@ -1,10 +1,9 @@
-"""Offsets requests end to end (connect-internals.md §6 B 17–24, §6 A 12): manifest edits + run
+"""Offsets requests end to end (acceptance cases B17–B24 and A12, docs/state-machine.md#acceptance-cases): manifest edits + run
 ticks (what `reconciler run --once` does) on the real broker and the shared SparkSession, with a
 `datagen` source → topic → `parquet-sink` pipeline; the data is checked, not just the records.
 
 The "other Kafka cluster" variants of cases 14/15/18/21/23/24 are in test_offsets_other_cluster
-(a second broker). Not covered here: case 19 (zombie sink members) needs a broker that reports group members, see
-test_offsets_executor (skipped on Tansu). Cases 13/16 (unknown connector → 404) are in
+(a second broker). Case 19 (zombie sink members) is in test_offsets_executor. Cases 13/16 (unknown connector → 404) are in
 test_offsets_cli; a request for a connector that is not declared cannot be written (requests
 live in the connector's own manifest). Case 17 differs by design: a RUNNING or PAUSED connector
 is not refused but stopped first, and returned to its declared state afterwards.

@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from reconciler.kafka import admin
 from reconciler.core.models import DesiredConnector
 from reconciler.kafka import records as rec
 from reconciler.kafka.consume import read_to_end
@@ -27,11 +28,7 @@ PLAIN_SOURCE = "offsets_test_plugins:PlainSource"
 
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int = 1, **config: str) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1, config=config)]).values():
-        future.result(timeout=settings.timeout_s)
+    admin.create_topic(settings, topic, partitions, config)
 
 
 def manifest(name: str, cls: str, config: dict[str, Any], *, state: str = "running", offsets: str = "", tasks: int = 1) -> str:

@@ -1,4 +1,4 @@
-"""KIP-745 restarts (connect-internals.md §6 C, 26–28) on the real broker and SparkSession.
+"""KIP-745 restarts (acceptance cases C26–C28, docs/state-machine.md#acceptance-cases) on the real broker and SparkSession.
 
 A `FaultySource` (datagen that fails while a marker file exists) is made to fail on purpose —
 the Connector itself, or one task of two — and restart requests are declared in the manifest
@@ -9,12 +9,18 @@ a failed task did not produce arrives (exactly once) after it is fixed and resta
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from reconciler.core.live import InstanceState, InstanceStatus
+from reconciler.kafka import records as rec
+from reconciler.kafka.consume import read_to_end
+from reconciler.kafka.produce import TransactionalWriter
+from reconciler.manifests import load_or_raise
 from test_run_support import FAULTY_SOURCE, Pipeline, ids, pipeline, topic_keys
 
 __all__ = ["pipeline"]  # the fixture
@@ -139,7 +145,8 @@ def test_restarts_with_one_failed_task_of_two(flaky: Restarts) -> None:
 
 
 def test_restarted_failed_task_of_a_paused_connector_reports_paused(flaky: Restarts) -> None:
-    """§4.4: a FAILED task does not become PAUSED with its connector; restarted, it comes back
+    """A FAILED task does not become PAUSED with its connector (docs/state-machine.md#pause-and-resume);
+    restarted, it comes back
     in the current target state (PAUSED), and runs again once the connector is resumed."""
     flaky.tasks_marker.touch()
     flaky.declare()
@@ -158,3 +165,52 @@ def test_restarted_failed_task_of_a_paused_connector_reports_paused(flaky: Resta
     flaky.pipeline.ticks(2)
     assert flaky.pipeline.states("flaky") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
     assert topic_keys(flaky.pipeline.settings, flaky.topic) == ids(COUNT)
+
+
+def test_a_failed_connector_starts_again_when_its_config_is_updated(flaky: Restarts) -> None:
+    """Connect restarts a FAILED connector on reconfiguration. The tick tells "updated since it
+    failed" from our own failure mark, not from the status's generation: every status of ours
+    is written at generation 0, under any Java worker's (docs/compatibility.md)."""
+    flaky.connector_marker.touch()
+    flaky.declare()
+    flaky.tick()
+    flaky.connector_marker.unlink()
+    flaky.tick()
+    assert flaky.pipeline.states("flaky") == ("FAILED", {})  # fixed, config unchanged: still FAILED
+    flaky.pipeline.set("flaky", config={**flaky.pipeline.manifests["flaky"]["spec"]["config"], "batch.size": 50})
+    flaky.tick()
+    assert flaky.pipeline.states("flaky") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
+    generations = {
+        json.loads(message.value)["generation"]
+        for message in read_to_end(flaky.pipeline.settings, flaky.pipeline.settings.topics.status)
+        if message.value is not None and (message.key or b"").startswith(b"status-connector-")
+    }
+    assert generations == {0}
+
+
+def test_restart_records_from_before_the_first_tick_are_history(flaky: Restarts) -> None:
+    """Java ignores the restart records it reads while starting; so does the first tick on a
+    group. A restart our own `apply` wrote before that tick is still executed, once, and one
+    written after the first tick (e.g. by Java's REST API) is executed by the next."""
+    flaky.declare()
+    settings = flaky.pipeline.settings
+    # What a Java worker left: the connector's statuses, and a restart request it handled.
+    java = InstanceStatus(state=InstanceState.RUNNING, worker_id="10.0.0.5:8083", generation=4)
+    with TransactionalWriter(settings, transactional_id=f"java-{settings.group_id}") as writer:
+        writer.write([
+            rec.connector_status_record("flaky", java),
+            rec.task_status_record("flaky", 0, java),
+            rec.restart_record("flaky", include_tasks=True, only_failed=False),
+        ])
+    flaky.pipeline.set("flaky", restart={"id": "before-first-run", "includeTasks": False, "onlyFailed": False})
+    paths = [str(flaky.pipeline.dir)]
+    flaky.pipeline.worker.apply(load_or_raise(paths), manifest_paths=paths)  # `reconciler apply`
+
+    before = flaky.pipeline.restarting()
+    flaky.pipeline.worker.work()  # the first tick: only the apply's request (connector only)
+    assert flaky.pipeline.restarting() - before == Counter([CONNECTOR])
+    assert flaky.tick() == Counter()
+
+    with TransactionalWriter(settings, transactional_id=f"java-{settings.group_id}") as writer:
+        writer.write([rec.restart_record("flaky", include_tasks=True, only_failed=False)])
+    assert flaky.tick() == Counter([CONNECTOR, TASK0, TASK1])

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from reconciler.kafka import admin
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.reader import prepare, read_live_state
@@ -49,11 +50,7 @@ def child_env(**extra: str) -> dict[str, str]:
 
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
-    for future in admin.create_topics([NewTopic(topic, partitions, 1)]).values():
-        future.result(timeout=settings.timeout_s)
+    admin.create_topic(settings, topic, partitions)
 
 
 def topic_keys(settings: KafkaSettings, topic: str) -> Counter[bytes]:

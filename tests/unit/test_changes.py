@@ -1,4 +1,4 @@
-"""Plan → records: exactly the bytes Connect writes for each action (connect-internals.md §1.2–§1.6)."""
+"""Plan → records: exactly the bytes Connect writes for each action (docs/state-machine.md#config-topic-state-machine)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping
 
 import pytest
@@ -176,15 +175,13 @@ def test_alter_offsets_accepts_stripes_and_nulls_as_framework_managed() -> None:
     assert DatagenConnector().alter_offsets(config(), offsets) is False
 
 
-def test_throughput_of_one_task() -> None:
-    """The benchmark needs ~1M records/s from one core; measured ~2.5-3M/s here."""
+def test_one_task_makes_a_million_records_in_one_batch() -> None:
+    """One poll can fill a whole benchmark batch (bench/throughput.py measures its speed; a
+    timed assertion here would only measure the CI machine's load)."""
     [task_config] = DatagenConnector().task_configs(
         config(count="1000000", **{"batch.size": "1000000"}), 1
     )
     task = DatagenTask(task_config)
-    started = time.perf_counter()
     batch = task.poll_batch({}, 1_000_000)
-    rate = len(batch) / (time.perf_counter() - started)
-    print(f"datagen: {rate / 1e6:.2f} M records/s")
     assert len(batch) == 1_000_000
-    assert rate > 500_000  # loose floor for a loaded CI machine; the figure is printed
+    assert len(set(batch.keys)) == 1_000_000  # every record its own id

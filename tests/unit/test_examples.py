@@ -25,13 +25,14 @@ from reconciler.manifests import load_manifests
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 # scenario → for each step, the action kinds its plan must contain (prune applies with --prune).
+BOTH = [ActionKind.CREATE, ActionKind.CREATE]  # a datagen source and the sink archiving its topic
 EXPECTED: dict[str, list[list[ActionKind]]] = {
-    "quickstart": [[ActionKind.CREATE, ActionKind.CREATE]],
-    "pause-resume": [[ActionKind.CREATE], [ActionKind.PAUSE], [ActionKind.RESUME]],
-    "stop": [[ActionKind.CREATE], [ActionKind.STOP], [ActionKind.RESUME]],
-    "restart": [[ActionKind.CREATE], [ActionKind.RESTART]],
-    "offsets-rewind": [[ActionKind.CREATE], [ActionKind.OFFSETS]],
-    "prune": [[ActionKind.CREATE, ActionKind.CREATE], [ActionKind.DELETE]],
+    "quickstart": [BOTH],
+    "pause-resume": [BOTH, [ActionKind.PAUSE], [ActionKind.RESUME]],
+    "stop": [BOTH, [ActionKind.STOP], [ActionKind.RESUME]],
+    "restart": [BOTH, [ActionKind.RESTART]],
+    "offsets-rewind": [BOTH, [ActionKind.OFFSETS]],
+    "prune": [BOTH, [ActionKind.DELETE]],
 }
 
 

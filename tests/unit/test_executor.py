@@ -134,7 +134,7 @@ def test_to_arrow_keeps_every_message_offset_and_field(offsets: list[int]) -> No
     from confluent_kafka import Message
 
     from reconciler.connectors.api import sink_schema
-    from reconciler.runtime.sink_job import to_arrow
+    from reconciler.runtime.sink_reader import to_arrow
 
     messages = [
         Message(topic="t", partition=3, offset=o, key=b"k%d" % o, value=None if o == 8 else b"v%d" % o, timestamp=(1, 1000 + o))
@@ -158,7 +158,7 @@ def test_a_never_committed_range_starts_at_0_only_when_the_reset_policy_is_earli
 ) -> None:
     import confluent_kafka
 
-    from reconciler.runtime.sink_job import _earliest
+    from reconciler.runtime.sink_reader import _earliest
 
     config = {} if reset is None else {"auto.offset.reset": reset}
     wanted = getattr(confluent_kafka, expected) if isinstance(expected, str) else expected

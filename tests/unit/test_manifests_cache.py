@@ -12,8 +12,13 @@ from reconciler.manifests import cache, load_manifests, loader, reading
 from reconciler.manifests.loader import LoadResult
 
 
+# A Java connector class is accepted with any config (a Java Connect worker would check it), so
+# these tests of reading files can carry whatever config they need.
+ANY_CLASS = "com.example.connect.AnyConnector"
+
+
 def manifest(name: str, extra: str = "") -> str:
-    return f"apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: {name}\nspec:\n  class: datagen\n{extra}"
+    return f"apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: {name}\nspec:\n  class: {ANY_CLASS}\n{extra}"
 
 
 @pytest.fixture
@@ -115,6 +120,21 @@ def test_a_cached_document_that_fails_a_check_now_is_reported_with_its_position(
     assert_same(result, load_manifests([tree], env={}, cache=False))
     rendered = [d.render() for d in result.errors]
     assert any(line.startswith(f"{tree / 'a.yaml'}:8:15: spec.config.password") for line in rendered), rendered
+
+
+def test_a_cached_document_its_plugin_refuses_now_is_reported_with_its_position(
+    tree: Path, cache_dir: Path, parsed: list[str]
+) -> None:
+    """The plugin checks run on cached documents too (the value comes from the environment)."""
+    config = "  config:\n    topic: t\n    count: ${env:COUNT}\n"
+    (tree / "d.yaml").write_text(manifest("d", config).replace(ANY_CLASS, "datagen"))
+    assert [c.name for c in load(tree, env={**ENV, "COUNT": "5"}).connectors] == ["a", "b1", "b2", "d"]
+    parsed.clear()
+    result = load(tree, env={**ENV, "COUNT": "five"})
+    assert parsed == ["c.yaml", "d.yaml"]  # d.yaml parsed again, for the position
+    assert [d.render() for d in result.errors if "d.yaml" in d.render()] == [
+        f"{tree / 'd.yaml'}:9:12: spec.config.count: must be an integer; got '(sensitive)'"
+    ]  # the value came from the environment: never repeated (docs/secrets.md)
 
 
 def test_a_renamed_file_is_served_under_its_new_name(tree: Path, cache_dir: Path, parsed: list[str]) -> None:

@@ -19,8 +19,13 @@ VALID = FIXTURES / "valid"
 ENV = {"ORDERS_DB_PASSWORD": "s3cret"}
 
 
+# A Java connector class is accepted with any config (a Java Connect worker would check it), so
+# these tests of reading files can carry whatever config they need.
+ANY_CLASS = "com.example.connect.AnyConnector"
+
+
 def manifest(name: str, **spec: object) -> str:
-    lines = [f"apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: {name}\nspec:\n  class: datagen\n"]
+    lines = [f"apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: {name}\nspec:\n  class: {ANY_CLASS}\n"]
     lines += [f"  {key}: {value}\n" for key, value in spec.items()]
     return "".join(lines)
 
@@ -44,15 +49,16 @@ def test_valid_fixtures_load_sorted_by_name_with_their_source() -> None:
 
 def test_env_placeholders_resolved_and_other_providers_kept() -> None:
     (archive,) = [c for c in load_or_raise([VALID / "orders-archive.yaml"], env=ENV)]
-    assert archive.spec.config["db.password"] == "s3cret"
-    assert archive.spec.config["ssl.keystore.password"] == "${file:/etc/secrets/ssl.properties:keystore.password}"
-    assert archive.spec.config["batch.size"] == 500
+    assert archive.spec.config["consumer.override.sasl.password"] == "s3cret"
+    keystore = "${file:/etc/secrets/ssl.properties:keystore.password}"
+    assert archive.spec.config["consumer.override.ssl.keystore.password"] == keystore
+    assert archive.spec.config["flush.records"] == 500
 
 
 def test_env_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ORDERS_DB_PASSWORD", "from-os")
     (archive,) = load_or_raise([VALID / "orders-archive.yaml"])
-    assert archive.spec.config["db.password"] == "from-os"
+    assert archive.spec.config["consumer.override.sasl.password"] == "from-os"
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Connect's offsets-body rules (core.offsets_rules), case by case (connect-internals.md §4.2, §6 B 20/22)."""
+"""Connect's offsets-body rules (core.offsets_rules), case by case (docs/state-machine.md#alter-and-reset, acceptance cases B20/B22)."""
 
 from __future__ import annotations
 

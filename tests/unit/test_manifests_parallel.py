@@ -17,8 +17,13 @@ from reconciler.manifests.loader import LoadResult
 ENV = {"PASSWORD": "s3cret"}
 
 
+# A Java connector class is accepted with any config (a Java Connect worker would check it), so
+# these tests of reading files can carry whatever config they need.
+ANY_CLASS = "com.example.connect.AnyConnector"
+
+
 def manifest(name: str, extra: str = "") -> str:
-    return f"apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: {name}\nspec:\n  class: datagen\n{extra}"
+    return f"apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: {name}\nspec:\n  class: {ANY_CLASS}\n{extra}"
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ def problems(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> li
 CASES: list[tuple[str, str, list[str]]] = [
     (
         "valid",
-        HEAD + "spec:\n  class: datagen\n",
+        HEAD + "spec:\n  class: datagen\n  config: {topic: t, count: 1}\n",
         [],
     ),
     (
@@ -148,7 +148,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "unquoted date as a request id stays text",
-        HEAD + "spec:\n  class: datagen\n  restart: {id: 2026-11-22}\n",
+        HEAD + "spec:\n  class: datagen\n  config: {topic: t, count: 1}\n  restart: {id: 2026-11-22}\n",
         [],
     ),
     (
@@ -298,7 +298,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "merge keys are allowed and may be overridden",
-        HEAD + "spec:\n  class: datagen\n  config:\n    <<: {a: '1', b: '2'}\n    b: '3'\n",
+        HEAD + "spec:\n  class: datagen\n  config:\n    <<: {topic: '1', count: '2'}\n    count: '3'\n",
         [],
     ),
     (
@@ -367,7 +367,7 @@ def test_env_provider_with_a_path_is_refused(tmp_path: Path) -> None:
 
 def test_a_document_with_problems_yields_no_connector_but_others_do(tmp_path: Path) -> None:
     file = tmp_path / "m.yaml"
-    file.write_text(HEAD + "spec: {class: datagen}\n---\n" + HEAD.replace("c1", "c2") + "spec: {class: ''}\n")
+    file.write_text(HEAD + "spec: {class: datagen, config: {topic: t, count: 1}}\n---\n" + HEAD.replace("c1", "c2") + "spec: {class: ''}\n")
     result = load_manifests([file], env={})
     assert [c.name for c in result.connectors] == ["c1"]
     assert len(result.diagnostics) == 1

@@ -75,6 +75,21 @@ EXPECTED = [
     " (hint: remove one of them)",
     "18-several-problems.yaml:28:1: expected a Connector manifest (a mapping), got a string"
     " (hint: each YAML document must start with `apiVersion: reconciler.io/v1` and `kind: Connector`)",
+    # Checked against the connector's plugin (and the keys Kafka Connect defines).
+    "19-unknown-class.yaml:6:10: spec.class: unknown connector class 'nosuch-connector' (hint: use a registered"
+    " name (datagen, file-source, parquet-sink), a 'module:Class' path, or a Java class name (run by a Java"
+    " Connect worker))",
+    "20-bad-config-value.yaml:10:12: spec.config.count: must be an integer; got 'abc'",
+    '20-bad-config-value.yaml:11:19: spec.config["record.bytes"]: must be at least 0; got -1',
+    "21-typo-key.yaml:7:3: spec.config.topic: is required",
+    "21-typo-key.yaml:8:5: spec.config.topik: unknown key: neither `datagen` nor Kafka Connect defines it"
+    " (hint: did you mean `topic`?)",
+    '22-java-client-setting.yaml:12:5: spec.config["consumer.override.ssl.truststore.location"]:'
+    " `ssl.truststore.location` is a Java client setting librdkafka has no equivalent for (hint: use"
+    " ssl.ca.location (a PEM file of CA certificates; export a JKS truststore with `keytool -exportcert -rfc`))",
+    "23-python-class-with-a-dot.yaml:6:10: spec.class: 'reconciler.connectors.datagen.DatagenConnector' is a Python"
+    " class written with a dot (hint: write `reconciler.connectors.datagen:DatagenConnector`: a dotted name is taken"
+    " for a Java class)",
 ]
 
 
@@ -113,7 +128,7 @@ def test_validate_lists_every_problem_with_its_position() -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert lines[:-1] == [f"{BROKEN}/{line}" for line in EXPECTED]
-    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 18 file(s)"
+    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 23 file(s)"
     # Includes interpreter start-up; measured ~0.45 s on the 2-core dev machine.
     assert elapsed < 2.0, f"reconciler validate took {elapsed:.2f} s"
 
@@ -149,7 +164,20 @@ def test_validate_json_format() -> None:
 def test_validate_valid_manifests_exits_zero() -> None:
     done, _ = reconciler("validate", VALID, f"{BROKEN}/13-duplicate-name-a.yaml")
     assert (done.returncode, done.stdout) == (0, "")
-    assert done.stderr.splitlines()[-1] == "5 connector(s) valid"
+    # A Java connector class is accepted unchecked, and validate says so (info, not a warning).
+    assert done.stderr.splitlines() == [
+        f"info: {VALID}/nested/stopped.yml:1:1: spec.class: `com.example.connect.LegacyExportSinkConnector` is a Java"
+        " connector class: accepted without config checks (a Java Connect worker sharing these topics runs it; no"
+        " plugin here can check it)",
+        "5 connector(s) valid",
+    ]
+
+
+def test_validate_json_includes_the_java_class_note() -> None:
+    done, _ = reconciler("validate", "--format", "json", VALID)
+    assert done.returncode == 0
+    [note] = json.loads(done.stdout)
+    assert (note["severity"], note["connector"], note["path"]) == ("info", "legacy-export", "spec.class")
 
 
 def test_validate_valid_json_is_an_empty_list() -> None:

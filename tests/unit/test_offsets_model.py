@@ -23,7 +23,9 @@ ALTER, RESET = OffsetsAction.ALTER, OffsetsAction.RESET
 
 
 def connector(name: str, config: dict[str, Any], offsets: dict[str, Any] | None = None) -> DesiredConnector:
-    spec: dict[str, Any] = {"class": "parquet-sink", "config": config}
+    # The type comes from the class (as in Connect): a sink's config names its topics.
+    kind = "parquet-sink" if "topics" in config or "topics.regex" in config else "datagen"
+    spec: dict[str, Any] = {"class": kind, "config": config}
     if offsets is not None:
         spec["offsets"] = offsets
     doc = {"apiVersion": "reconciler.io/v1", "kind": "Connector", "metadata": {"name": name}, "spec": spec}
@@ -242,7 +244,12 @@ def test_import_reports_undeclared_connectors_and_keeps_java_order() -> None:
     migrate.source_imports({"connect-offsets": replay}, [source], result)
     assert result.notes == ["other: has source offsets in the old cluster but is not declared in the manifests; skipped"]
     (request,) = result.requests
-    assert request.notes == []
+    # The task wrote table before schema; Java's REST API (a HashMap) reads schema first.
+    assert request.notes == [
+        'Java wrote the key ["jdbc-src",{"table":"orders","schema":"public"}]; the reconciler writes '
+        '["jdbc-src",{"schema":"public","table":"orders"}], the bytes Java\'s REST API reads this '
+        "partition by (a Java task that reads its own field order would not find them)"
+    ]
     text = migrate.render_snippets(result, "migrate-1")
     block = yaml.safe_load("\n".join(line for line in text.splitlines() if not line.startswith("#")))
     assert block == {
@@ -266,6 +273,7 @@ def test_import_notes_a_java_key_the_reconciler_would_not_reproduce() -> None:
     migrate.source_imports({"t": replay}, [connector("src", {})], result)
     (request,) = result.requests
     assert request.notes == [
-        'Java wrote the key ["src", {"a":1}]; the reconciler would write ["src",{"a":1}] '
-        "(a different key to Java and to compaction)"
+        'Java wrote the key ["src", {"a":1}]; the reconciler writes ["src",{"a":1}], the bytes '
+        "Java's REST API reads this partition by (a Java task that reads its own field order "
+        "would not find them)"
     ]

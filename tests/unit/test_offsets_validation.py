@@ -1,5 +1,6 @@
 """Bad offsets requests are caught by `reconciler validate`, with Connect's meaning and the exact
-`file:line:col` of the offending key or value (connect-internals.md §6 B 20 sink, 22 source).
+`file:line:col` of the offending key or value (acceptance cases B20 sink, B22 source,
+docs/state-machine.md#acceptance-cases).
 
 Each case writes one manifest; `at` is the text the diagnostic must point at (its first
 occurrence after the `offsets:` key), so a wrong line or column fails the test.

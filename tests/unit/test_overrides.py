@@ -30,7 +30,7 @@ def test_bootstrap_and_client_settings_of_the_matching_prefix_only() -> None:
 
 
 def test_group_id_names_the_group_and_is_no_client_setting() -> None:
-    settings = client_settings(WORKER, {"consumer.override.group.id": "mine", "consumer.override.x": "1"}, CONSUMER)
+    settings = client_settings(WORKER, {"consumer.override.group.id": "mine", "consumer.override.fetch.min.bytes": "1"}, CONSUMER)
     assert "group.id" not in settings.client_config
 
 

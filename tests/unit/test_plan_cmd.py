@@ -32,7 +32,7 @@ MANIFESTS = textwrap.dedent(
       config:
         topic: orders
         count: 1000
-        db.password: ${env:PLAN_TEST_SECRET}
+        producer.override.sasl.password: ${env:PLAN_TEST_SECRET}
     ---
     apiVersion: reconciler.io/v1
     kind: Connector
@@ -57,7 +57,7 @@ MATCHING = LiveState(
         "orders-gen": LiveConnector(
             name="orders-gen",
             config={"connector.class": "datagen", "tasks.max": "2", "name": "orders-gen", "topic": "orders",
-                    "count": "1000", "db.password": SECRET},
+                    "count": "1000", "producer.override.sasl.password": SECRET},
         ),
         "orders-archive": LiveConnector(
             name="orders-archive",
@@ -141,7 +141,11 @@ def test_prune_deletes_only_owned_orphans(manifests: Path, tmp_path: Path, capsy
     live = MATCHING.model_copy(update={"connectors": MATCHING.connectors | extra, "owned": ["ours"]})
     path = str(snapshot(tmp_path, live))
     assert main(["plan", str(manifests), "--live-state", path, "--detailed-exitcode"]) == 0
-    assert "deleted only with --prune" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "deleted only with --prune" in out
+    # The summary counts the orphan: live state does not match the manifests while it exists.
+    assert out.splitlines()[-1] == "No changes to apply. 1 orphaned connector kept (--prune deletes)."
+    assert "Live state matches" not in out
     assert main(["plan", str(manifests), "--live-state", path, "--prune", "--detailed-exitcode"]) == 2
     out = capsys.readouterr().out
     assert '- connector "ours" will be deleted' in out and 'connector "theirs" will be deleted' not in out

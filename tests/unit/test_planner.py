@@ -300,7 +300,26 @@ def test_credentials_inside_values_are_masked_and_a_changed_one_shows_as_changed
 # --- ordering and determinism ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("declared", "expected"),
+    [
+        ("paused", [K.PAUSE, K.UPDATE_CONFIG]),  # paused before it restarts with the new config
+        ("stopped", [K.STOP, K.UPDATE_CONFIG]),
+    ],
+)
+def test_a_connector_is_suspended_before_its_new_config(declared: str, expected: list[ActionKind]) -> None:
+    """A Connect worker reading uncommitted records acts on every prefix of the records."""
+    plan = build_plan([connector("c", state=declared, config={"k": "2"})], state_of(live_of(connector("c", config={"k": "1"}))))
+    assert kinds(plan) == expected
+
+
+def test_a_connector_is_resumed_after_its_new_config() -> None:
+    live = state_of(live_of(connector("c", config={"k": "1"}), target=ConnectTargetState.PAUSED))
+    assert kinds(build_plan([connector("c", config={"k": "2"})], live)) == [K.UPDATE_CONFIG, K.RESUME]
+
+
 def test_actions_are_ordered_by_phase_then_name() -> None:
+    """Suspending before a config update, resuming after it: every prefix of the records is safe."""
     desired = [
         connector("z-new"),
         connector("a-new"),
@@ -325,10 +344,10 @@ def test_actions_are_ordered_by_phase_then_name() -> None:
     assert [(a.kind, a.connector) for a in plan.actions] == [
         (K.CREATE, "a-new"),
         (K.CREATE, "z-new"),
-        (K.UPDATE_CONFIG, "m-update"),
         (K.STOP, "b-stop"),
-        (K.OFFSETS, "c-offsets"),
         (K.PAUSE, "d-pause"),
+        (K.UPDATE_CONFIG, "m-update"),
+        (K.OFFSETS, "c-offsets"),
         (K.RESUME, "e-resume"),
         (K.RESTART, "f-restart"),
         (K.DELETE, "y-orphan"),

@@ -1,4 +1,4 @@
-"""Connect record formats: byte-exact encoders and Java-tolerant decoders (connect-internals.md §0–§3)."""
+"""Connect record formats: byte-exact encoders and Java-tolerant decoders (docs/record-formats.md)."""
 
 from __future__ import annotations
 
@@ -87,17 +87,24 @@ def test_properties_keep_caller_order_and_null_values() -> None:
         ("\x01\x1b\x1f\x00", b'"\\u0001\\u001B\\u001F\\u0000"'),  # Jackson: upper-case hex
         ("\x7f", b'"\x7f"'),
         ("text \\u001b stays", b'"text \\\\u001b stays"'),  # an escaped backslash is not a \u escape
+        # Outside the BMP: Jackson writes the two UTF-16 surrogates as escapes, never 4 UTF-8 bytes.
+        ("a😀b", b'"a\\uD83D\\uDE00b"'),
+        ("𝄞 ü", b'"\\uD834\\uDD1E \xc3\xbc"'),
+        ("\ud800x\udfff", b'"\\uD800x\\uDFFF"'),  # a lone surrogate (a Java string may hold one)
     ],
 )
 def test_strings_are_escaped_like_jackson(text: str, expected: bytes) -> None:
     assert rec.dumps(text) == expected
 
 
-def test_non_finite_numbers_and_lone_surrogates_are_refused() -> None:
+def test_non_finite_numbers_are_refused() -> None:
     with pytest.raises(ValueError):
         rec.dumps({"x": float("nan")})
-    with pytest.raises(ValueError):
-        rec.dumps("\ud800")
+
+
+def test_escapes_read_back_to_the_same_text() -> None:
+    for text in ["a😀b", "\ud800", "𝄞\x01"]:
+        assert rec.loads(rec.dumps(text)) == text
 
 
 # --- config topic: decoders -----------------------------------------------------------------------
@@ -222,7 +229,7 @@ def test_status_fields_in_schema_order_with_explicit_null_trace() -> None:
     assert rec.connector_status_record("jdbc-src", running) == Record(
         "status",
         b"status-connector-jdbc-src",
-        b'{"state":"RUNNING","trace":null,"worker_id":"10.0.0.5:8083","generation":7}',
+        b'{"state":"RUNNING","trace":null,"worker_id":"10.0.0.5:8083","generation":7,"version":null}',
     )
     failed = InstanceStatus(
         state=InstanceState.FAILED, trace=TRACE, worker_id="10.0.0.6:8083", generation=8
@@ -231,7 +238,7 @@ def test_status_fields_in_schema_order_with_explicit_null_trace() -> None:
         "status",
         b"status-task-jdbc-src-1",
         b'{"state":"FAILED","trace":"org.apache.kafka.connect.errors.ConnectException: boom'
-        b'\\n\\tat io.x.Task.poll(Task.java:42)\\n","worker_id":"10.0.0.6:8083","generation":8}',
+        b'\\n\\tat io.x.Task.poll(Task.java:42)\\n","worker_id":"10.0.0.6:8083","generation":8,"version":null}',
     )
     assert rec.task_status_record("jdbc-src", 1, None) == Record(
         "status", b"status-task-jdbc-src-1", None
@@ -244,14 +251,21 @@ def test_status_round_trip_and_tolerance() -> None:
         state=InstanceState.FAILED, trace="x\n\ty", worker_id="w:1", generation=3
     )
     no_worker = rec.decode_status(b'{"state":"UNASSIGNED","trace":null,"generation":1}')
-    assert no_worker == InstanceStatus(state=InstanceState.UNASSIGNED, generation=1)
+    assert no_worker == InstanceStatus(state=InstanceState.UNASSIGNED, worker_id=None, generation=1)
+    # Kafka 4.x adds the plugin version; Java reads a DESTROYED value back like any state.
+    versioned = b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":2,"version":"4.3.1"}'
+    decoded = rec.decode_status(versioned)
+    assert decoded == InstanceStatus(state=InstanceState.RUNNING, worker_id="w", generation=2, version="4.3.1")
+    assert rec.encode_status(decoded) == versioned
+    destroyed = rec.decode_status(b'{"state":"DESTROYED","trace":null,"worker_id":"w","generation":1}')
+    assert not isinstance(destroyed, Invalid) and destroyed.state is InstanceState.DESTROYED
 
 
 @pytest.mark.parametrize(
     "value",
     [
         b'{"state":"EXPLODED","trace":null,"worker_id":"w","generation":1}',
-        b'{"state":"DESTROYED","trace":null,"worker_id":"w","generation":1}',  # never serialised
+        b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":1,"version":4}',
         b'{"state":"RUNNING","trace":null,"worker_id":"w"}',  # no generation: Java's NPE
         b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":"1"}',
         b'{"state":"RUNNING","trace":5,"worker_id":"w","generation":1}',

@@ -1,4 +1,4 @@
-"""The reader state machines (connect-internals.md §1–§3), case by case."""
+"""The reader state machines (docs/state-machine.md), case by case."""
 
 from __future__ import annotations
 
@@ -76,6 +76,24 @@ def test_incomplete_task_set_marks_the_connector_inconsistent_until_a_complete_c
         replay.apply(*map(_bytes, record))
     assert replay.inconsistent == set()
     assert replay.visible_task_configs("a") == [{"table": "x"}, {"table": "y"}]
+
+
+@pytest.mark.parametrize(
+    ("after", "applied"),
+    [
+        ([], True),
+        ([config("c", table="u")], False),  # a new config: the tasks must restart with it
+        ([config("c", table="t")], True),  # the same config again (Java compares contents)
+        ([config("c", table="u"), task("c", 0), commit("c", 1)], True),  # committed since
+        ([config("c", table="u"), commit("c", 2)], False),  # an incomplete commit applies nothing
+        ([config("c", table="u"), ("connector-c", None), config("c", table="t")], False),  # re-created
+    ],
+)
+def test_the_config_at_the_last_complete_commit_is_the_applied_one(after: list[Rec], applied: bool) -> None:
+    """Java's `AppliedConnectorConfig` (`KafkaConfigBackingStore.processTasksCommitRecord`)."""
+    replay = replay_config(config("c", table="t"), task("c", 0), commit("c", 1), *after)
+    live = build_live_state(replay, StatusReplay(), ReconcilerReplay(), None)
+    assert live.connectors["c"].config_applied is applied
 
 
 def test_extra_task_ids_are_tolerated_and_stay_invisible() -> None:
@@ -157,6 +175,35 @@ def test_invalid_records_are_skipped_and_counted() -> None:
     assert len(replay.problems) == 5
 
 
+def test_a_commit_java_cannot_count_is_skipped_alone() -> None:
+    """Java's `intValue` throws inside its poll loop for `{"tasks":2.0}` and loses the records
+    polled with it (docs/compatibility.md); we skip that record only."""
+    replay = replay_config(config("a"), task("a", 0), ("commit-a", '{"tasks":2.0}'), config("b"), task("a", 0), commit("a", 1))
+    assert replay.visible_task_configs("a") == [{"table": "t"}] and "b" in replay.configs
+    assert replay.skipped == 1
+
+
+@pytest.mark.parametrize("value", ["", "  \n"])
+def test_an_empty_connector_value_deletes_it_as_java_reads_it(value: str) -> None:
+    """`JsonDeserializer` reads no content as a MissingNode: the converter's null, a delete."""
+    replay = replay_config(config("a"), task("a", 0), commit("a", 1), ("connector-a", value))
+    assert "a" not in replay.configs and replay.visible_task_configs("a") == []
+    assert replay.skipped == 0
+    assert replay_config(config("a"), target("a", value)).target_states["a"] is ConnectTargetState.STARTED
+
+
+def test_leading_zeros_and_trailing_tokens_are_read_as_java_reads_them() -> None:
+    replay = replay_config(
+        ("connector-a", '{"properties":{"name":"a"}} trailing'),  # FAIL_ON_TRAILING_TOKENS is off
+        task("a", 0),
+        ("task-a-01", '{"properties":{"table":"one"}}'),  # Integer.parseInt("01") is 1
+        ("commit-a", '{"tasks":002}}'),  # ALLOW_LEADING_ZEROS_FOR_NUMBERS
+    )
+    assert replay.configs["a"] == {"name": "a"}
+    assert replay.visible_task_configs("a") == [{"table": "t"}, {"table": "one"}]
+    assert replay.skipped == 0
+
+
 def test_restart_requests_keep_the_higher_impact_one_and_the_newest_offset() -> None:
     replay = replay_config(
         config("a"),
@@ -232,7 +279,7 @@ def test_statuses_latest_wins_and_tombstones_remove() -> None:
     replay.apply(b"status-task-a-0", RUNNING7)
     replay.apply(b"status-task-a-1", RUNNING7)
     replay.apply(b"status-task-a-1", None)
-    assert replay.connectors["a"] == ("RUNNING", None, "w1:8083", 7)
+    assert replay.connectors["a"] == ("RUNNING", None, "w1:8083", 7, None)
     assert list(replay.tasks["a"]) == [0]
 
 
@@ -274,7 +321,7 @@ def test_unparseable_statuses_are_dropped_keeping_the_previous() -> None:
         replay.apply(b"status-connector-a", bad)
     replay.apply(b"status-task-a-x", RUNNING7)
     replay.apply(b"status-connector-", RUNNING7)
-    assert replay.connectors == {"a": ("RUNNING", None, "w1:8083", 7)}
+    assert replay.connectors == {"a": ("RUNNING", None, "w1:8083", 7, None)}
     assert replay.tasks == {}
     assert replay.skipped == 5
 
@@ -310,21 +357,61 @@ def test_offsets_last_value_per_raw_key_and_tombstones() -> None:
     replay.apply(b'["src",{"table":"gone"}]', None)
     replay.apply(b'["other",{"table":"orders"}]', b'{"id":3}')
     assert replay.offsets_for("src") == [({"table": "orders"}, {"id": 2}, b'["src",{"table":"orders"}]')]
+    assert replay.reported("src") == [({"table": "orders"}, {"id": 2})]
     assert replay.connectors() == ["other", "src"]
-    # A tombstoned partition's bytes are still reused when it is written again.
-    assert replay.key_for("src", {"table": "gone"}) == b'["src",{"table":"gone"}]'
-    assert replay.key_for("src", {"table": "new"}) == b'["src",{"table":"new"}]'
+    assert replay.keys_for("src", {"table": "gone"}) == [b'["src",{"table":"gone"}]']
+    assert replay.keys_for("src", {"table": "new"}) == [b'["src",{"table":"new"}]']
 
 
 def test_two_encodings_of_one_partition_are_two_keys() -> None:
+    """Java's set holds the map first read; its GET looks the offset up under Java's bytes for
+    it (HashMap order, compact), which neither encoding here is: it reports null. The runtime
+    resumes from the newest value, and writes under Java's bytes and both encodings."""
     replay = OffsetsReplay()
     replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":1}')
     replay.apply(b'["src", {"a":"x","b":2}]', b'{"pos":2}')
+    assert replay.reported("src") == [({"b": 2, "a": "x"}, None)]
     [(partition, offset, raw)] = replay.offsets_for("src")
     assert partition == {"a": "x", "b": 2} and offset == {"pos": 2}
     assert raw == b'["src", {"a":"x","b":2}]'  # the most recently written
     assert replay.live_raw_keys("src") == [b'["src",{"b":2,"a":"x"}]', b'["src", {"a":"x","b":2}]']
-    assert replay.key_for("src", {"b": 2, "a": "x"}) == raw
+    assert replay.keys_for("src", {"b": 2, "a": "x"}) == [
+        b'["src",{"a":"x","b":2}]',
+        b'["src", {"a":"x","b":2}]',
+        b'["src",{"b":2,"a":"x"}]',
+    ]
+    replay.apply(b'["src",{"a":"x","b":2}]', b'{"pos":3}')  # what Java's PATCH writes
+    assert replay.reported("src") == [({"b": 2, "a": "x"}, {"pos": 3})]
+
+
+def test_a_tombstone_under_one_encoding_drops_the_partition() -> None:
+    """`OffsetUtils.processPartitionKey`: the partition set is updated by every encoding."""
+    replay = OffsetsReplay()
+    replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":1}')
+    replay.apply(b'["src",{"a":"x","b":2}]', b'{"pos":2}')
+    replay.apply(b'["src",{"a":"x","b":2}]', None)  # Java's DELETE tombstones its own bytes
+    assert replay.reported("src") == []
+    assert replay.offsets_for("src") == []  # the runtime starts it over, as Java's tasks would
+    assert replay.live_raw_keys("src") == [b'["src",{"b":2,"a":"x"}]']  # a reset still clears it
+    replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":5}')  # a value under any encoding: back
+    assert replay.offsets_for("src") == [({"b": 2, "a": "x"}, {"pos": 5}, b'["src",{"b":2,"a":"x"}]')]
+
+
+@pytest.mark.parametrize("value", [b"", b"  ", b"null"])
+def test_an_empty_or_null_offset_is_a_partition_with_a_null_offset(value: bytes) -> None:
+    replay = OffsetsReplay()
+    replay.apply(b'["src",{"p":1}]', value)
+    assert replay.reported("src") == [({"p": 1}, None)]
+    assert replay.offsets_for("src") == []
+    assert replay.live_raw_keys("src") == [b'["src",{"p":1}]']
+
+
+def test_an_unreadable_offset_leaves_the_partition_out() -> None:
+    """OffsetStorageReaderImpl logs and skips a value it cannot convert or validate."""
+    replay = OffsetsReplay()
+    replay.apply(b'["src",{"p":1}]', b'{"o":{"nested":1}}')
+    replay.apply(b'["src",{"p":2}]', b'{"o":2}xyz')  # trailing tokens: Jackson reads {"o":2}
+    assert replay.reported("src") == [({"p": 2}, {"o": 2})]
 
 
 def test_partition_values_compare_with_java_types() -> None:

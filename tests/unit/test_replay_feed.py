@@ -40,6 +40,8 @@ CONFIG_VALUES: list[bytes | None] = [
     b'{"state":"BOGUS"}', b'{"state.v2":1,"state":"PAUSED"}', b'{"state.v2":"STARTED"}',
     b'{"include-tasks":true,"only-failed":false}', b'{"task-count":2}',
     b"null", b"[]", b'"\\ud800"', b"not json", b"", b"\xff", None, None, None,
+    # what Jackson reads and strict JSON does not: whitespace only, trailing tokens, leading zeros
+    b"  ", b'{"properties":{"k":"v"}} x', b'{"tasks":02}', b'{"state":"PAUSED"}}', b'{"tasks":NaN}',
 ]
 STATUS_KEYS: list[bytes | None] = [
     *(f"status-connector-{n}".encode() for n in ("a", "b", "x-y")),
@@ -58,6 +60,9 @@ STATUS_VALUES: list[bytes | None] = [
     b'{"state":"RUNNING","worker_id":"w:1","generation":"1"}',
     b'{"state":"RUNNING","worker_id":"w:1","generation":4294967298}',
     b'{"state":"RUNNING","worker_id":null,"generation":1}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":1,"version":"4.3.1"}',
+    b'{"state":"DESTROYED","trace":null,"worker_id":"w","generation":1,"version":null}',
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":01} ', b"",
     b'{"state":"NOPE","worker_id":"w","generation":1}',
     b'{"state":"RUNNING","trace":"\\ud800","worker_id":"w","generation":1}',
     b'{"topic":{"name":"t","connector":"a","task":0,"discoverTimestamp":5}}',

@@ -18,6 +18,7 @@ from reconciler.runtime.restarts import (
     pending_restarts,
     plan_restart,
     processed_record,
+    started_record,
 )
 
 RUNNING, FAILED, PAUSED = InstanceState.RUNNING, InstanceState.FAILED, InstanceState.PAUSED
@@ -69,7 +70,7 @@ TASK1_FAILED = {0: status(RUNNING), 1: status(FAILED)}
 @pytest.mark.parametrize(
     ("include_tasks", "only_failed", "connector", "tasks", "expected"),
     [
-        # §6 C 26: running connector
+        # acceptance case C26 (docs/state-machine.md#acceptance-cases): running connector
         (False, False, RUNNING, TASKS_OK, (True, ())),
         (True, False, RUNNING, TASKS_OK, (True, (0, 1))),
         (False, True, RUNNING, TASKS_OK, (False, ())),
@@ -122,10 +123,51 @@ def test_restart_log_reads_config_records_and_marks_as_bytes() -> None:
     log.on_reconciler(mark.key, mark.value)
     log.on_reconciler(b"owner/orders-sink", b'{"owner":"connect-reconciler"}')  # someone else's key
     assert log.processed == {"orders-sink": 7}
-    assert log.pending() == {"other": PendingRestart(True, False, 8)}
+    assert log.started is None
+    started = started_record(7)
+    log.on_reconciler(started.key, started.value)
+    assert log.started == 7
+    assert log.pending(config_end=12) == {"other": PendingRestart(True, False, 8)}
 
-    log.on_reconciler(mark.key, None)  # a tombstone forgets the mark
-    assert "orders-sink" in log.pending()
+    log.on_reconciler(mark.key, None)  # a tombstone forgets the mark: from S (7) on again
+    assert "orders-sink" in log.pending(config_end=12)
+
+
+def test_the_first_tick_ignores_what_was_written_before_it() -> None:
+    """Java ignores the restart records it reads while catching up at start-up; so does the
+    first tick on a group (no `runtime-started` mark: S is the end offset it read)."""
+    log = RestartLog()
+    log.on_config(*_restart("a", 3))
+    log.on_config(*_restart("b", 4))
+    assert log.pending(config_end=5) == {}
+    # ... except the newest record of a connector our own `apply` recorded a restart id for
+    assert log.pending(config_end=5, applied=["b"]) == {"b": PendingRestart(True, False, 4)}
+    # ... and only until a tick has processed a restart of it
+    processed = processed_record("b", 4, 1)
+    log.on_reconciler(processed.key, processed.value)
+    assert log.pending(config_end=5, applied=["b"]) == {}
+
+
+@pytest.mark.parametrize(
+    ("processed", "started", "applied", "expected"),
+    [
+        ({}, 6, [], {"a": PendingRestart(False, True, 7)}),  # from S on
+        ({}, 8, [], {}),
+        ({}, 8, ["a"], {"a": PendingRestart(False, True, 7)}),  # our apply's record: its newest
+        ({"a": 2}, 6, ["a"], {"a": PendingRestart(True, False, 7)}),  # a mark: above it
+        ({"a": 7}, 0, ["a"], {}),
+    ],
+)
+def test_pending_from_the_runtime_start_or_the_processed_mark(
+    processed: dict[str, int], started: int, applied: list[str], expected: dict[str, PendingRestart]
+) -> None:
+    records = [r("a", True, False, 3), r("a", False, True, 7)]
+    assert pending_restarts(records, processed, started, applied) == expected
+
+
+def _restart(name: str, offset: int) -> tuple[bytes, bytes | None, int]:
+    record = rec.restart_record(name, include_tasks=True, only_failed=False)
+    return record.key, record.value, offset
 
 
 def test_processed_record_format() -> None:

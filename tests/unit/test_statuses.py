@@ -8,8 +8,9 @@ import json
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.runtime.failures import FailureMark, trace_digest
 from reconciler.runtime.statuses import (
-    MAX_GENERATION,
+    BATCH_GENERATION,
     Decision,
     Health,
     Report,
@@ -17,7 +18,6 @@ from reconciler.runtime.statuses import (
     Started,
     StatusBook,
     decide,
-    generation,
     health,
     should_start,
     suspending,
@@ -128,6 +128,14 @@ def test_task_configs_are_rewritten_when_the_committed_set_differs(live: LiveCon
     assert decide(live, Health(), Started("source", list(TASKS))).commit_count == 2
 
 
+def test_a_config_written_since_the_last_commit_rewrites_identical_task_configs() -> None:
+    """Java's `AppliedConnectorConfig`: the tasks restart with the new connector config even
+    when the task configs generated from it are the same."""
+    live = connector(STARTED, task_configs=list(TASKS)).model_copy(update={"config_applied": False})
+    decision = decide(live, Health(), Started("source", list(TASKS)))
+    assert (decision.new_task_configs, decision.commit_count, decision.run) == (list(TASKS), 2, [0, 1])
+
+
 def test_zero_task_configs_are_committed_once() -> None:
     assert decide(connector(STARTED), Health(), Started("source", [])).commit_count == 0
     assert decide(connector(STARTED, task_count=0), Health(), Started("source", [])).commit_count is None
@@ -157,11 +165,22 @@ def test_failed_connector_stays_failed_with_its_trace() -> None:
 def test_failure_holds_until_restart_or_reconfiguration(
     restarted: bool, config_offset: int | None, failed: bool
 ) -> None:
-    # the FAILED status was written at generation 5: a config written at offset >= 5 came later
-    live = connector(STARTED, connector_status=status(FAILED, "boom", gen=5))
-    state = health(live, restarted_connector=restarted, restarted_tasks=(), config_offset=config_offset)
+    # our mark says the FAILED status was written when the config topic ended at offset 5:
+    # a config record at offset >= 5 came later
+    live = connector(STARTED, connector_status=status(FAILED, "boom"))
+    mark = FailureMark(5, trace_digest("boom"))
+    state = health(live, restarted_connector=restarted, restarted_tasks=(), config_offset=config_offset, failure=mark)
     assert state.connector_failed is failed
     assert should_start(live, state) is not failed
+
+
+def test_a_failure_without_our_mark_for_it_holds_until_restarted() -> None:
+    """A FAILED status another worker wrote (or one our mark does not describe): no way to tell
+    when it was written, so only a restart clears it."""
+    live = connector(STARTED, connector_status=status(FAILED, "java's trace", gen=9))
+    other = FailureMark(5, trace_digest("an older failure of ours"))
+    for mark in (None, other):
+        assert health(live, restarted_connector=False, restarted_tasks=(), config_offset=99, failure=mark).connector_failed
 
 
 def test_should_start_only_existing_started_connectors() -> None:
@@ -181,13 +200,6 @@ def test_running_without_start_is_a_programming_error() -> None:
         decide(connector(STARTED), Health(), None)
 
 
-def test_generation_is_the_config_end_offset_within_java_int() -> None:
-    assert generation(0) == 0
-    assert generation(-1) == 0
-    assert generation(1234) == 1234
-    assert generation(2**40) == MAX_GENERATION
-
-
 # --- the status book ----------------------------------------------------------------------------
 
 
@@ -198,7 +210,7 @@ def book_with(**statuses: InstanceStatus) -> StatusBook:
             for name, s in statuses.items()
         }
     )
-    return StatusBook(live, "me:1", 7)
+    return StatusBook(live, "me:1")
 
 
 def test_book_writes_only_changes_with_worker_and_generation() -> None:
@@ -206,7 +218,7 @@ def test_book_writes_only_changes_with_worker_and_generation() -> None:
     assert book.connector("c", R(RUNNING)) == []  # same state and trace: nothing to write
     [record] = book.connector("c", R(FAILED, "boom\n\tat x"))
     assert record.key == b"status-connector-c"
-    assert record.value == b'{"state":"FAILED","trace":"boom\\n\\tat x","worker_id":"me:1","generation":7}'
+    assert record.value == b'{"state":"FAILED","trace":"boom\\n\\tat x","worker_id":"me:1","generation":0,"version":null}'
     assert book.connector("c", R(FAILED, "boom\n\tat x")) == []
     [task] = book.task("c", 0, R(PAUSED))
     assert task.key == b"status-task-c-0" and json.loads(task.value or b"")["state"] == "PAUSED"
@@ -228,16 +240,24 @@ def test_book_decision_writes_tasks_before_the_connector() -> None:
     assert book.connectors["c"].state is STOPPED and book.tasks["c"] == {}
 
 
-@pytest.mark.parametrize(
-    ("worker", "gen", "written"),
-    [("other:2", 9, False), ("other:2", 7, True), ("other:2", 3, True), ("me:1", 9, True)],
-)
-def test_failed_and_unassigned_use_connects_safe_put(worker: str, gen: int, written: bool) -> None:
-    book = book_with(c=status(RUNNING, worker=worker, gen=gen))
-    assert bool(book.connector("c", R(FAILED, "x"))) is written
-    assert bool(book.task("c", 0, R(UNASSIGNED))) is written
-    # other states are plain puts
-    assert book_with(c=status(RUNNING, worker=worker, gen=gen)).connector("c", R(PAUSED))
+@pytest.mark.parametrize(("worker", "gen"), [("other:2", 9), ("other:2", 0), ("me:1", 9)])
+def test_statuses_are_written_at_generation_zero_over_any_worker(worker: str, gen: int) -> None:
+    """No safe put: a batch worker reports what it decided this tick, at BATCH_GENERATION, so a
+    Java worker (generation 1 and up) never skips a FAILED or UNASSIGNED of its own after it."""
+    for report in (R(FAILED, "x"), R(PAUSED), R(UNASSIGNED)):
+        [record] = book_with(c=status(RUNNING, worker=worker, gen=gen)).connector("c", report)
+        assert json.loads(record.value or b"")["generation"] == BATCH_GENERATION == 0
+
+
+@pytest.mark.parametrize(("current", "expected"), [(status(RUNNING, gen=7), 8), (status(PAUSED, gen=7), 0), (None, 0)])
+def test_a_tasks_unassigned_over_running_is_one_generation_above(current: InstanceStatus | None, expected: int) -> None:
+    """`readTaskStatus` ignores a task's UNASSIGNED over a RUNNING of an equal or higher
+    generation: one above it is the lowest generation every reader takes."""
+    book = StatusBook(LiveState(), "me:1") if current is None else book_with(c=current)
+    [record] = book.task("c", 0, R(UNASSIGNED))
+    assert json.loads(record.value or b"")["generation"] == expected
+    connector_record = book_with(c=status(RUNNING, gen=7)).connector("c", R(UNASSIGNED))[0]
+    assert json.loads(connector_record.value or b"")["generation"] == 0  # no such rule for connectors
 
 
 @pytest.mark.parametrize(

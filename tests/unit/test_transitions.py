@@ -1,4 +1,4 @@
-"""Connect's lifecycle rules (connect-internals.md §1.6, §2.3, §4.2, §4.4), table-driven."""
+"""Connect's lifecycle rules (docs/state-machine.md#lifecycle-rules), table-driven."""
 
 from __future__ import annotations
 

@@ -13,7 +13,8 @@ from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnecto
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.restarts import RestartPlan
 from reconciler.runtime.statuses import StartFailed, Started
-from reconciler.runtime.worker import ConnectorReport, TaskReport, TickReport, start_connector
+from reconciler.runtime.plugins import start_connector
+from reconciler.runtime.worker import ConnectorReport, TaskReport, TickReport
 
 FAULTY_SOURCE = "reconciler.connectors.faulty:FaultySource"
 FAULTY_SINK = "reconciler.connectors.faulty:FaultySink"
@@ -100,7 +101,7 @@ def test_parse_spark_conf() -> None:
 
 def test_report_lines_name_states_records_and_failures() -> None:
     report = TickReport(
-        generation=12,
+        config_end=12,
         connectors=[
             ConnectorReport(
                 "src",
@@ -119,10 +120,34 @@ def test_report_lines_name_states_records_and_failures() -> None:
         works=2,
     )
     assert report_lines(report) == [
-        "tick (generation 12): 2 connector(s), 2 task batch(es), 10 record(s) moved, 3 config/status record(s) written",
+        "tick (config offset 12): 2 connector(s), 2 task batch(es), 10 record(s) moved, 3 config/status record(s) written",
         "  src: RUNNING (restarted task 1); task 0 RUNNING (10 records), task 1 FAILED (0 records)\n"
         "    task 1: ValueError: bad line",
         "  sink: PAUSED; task 0 PAUSED",
     ]
     assert report.connector("sink") is report.connectors[1]
     assert report.connector("nope") is None
+    java = TickReport(config_end=3, left_to_connect=["jdbc-in", "s3-out"])
+    assert report_lines(java)[1:] == ["  left to the group's Kafka Connect workers (not Python connectors): jdbc-in, s3-out"]
+
+
+def test_task_configs_carry_task_class_and_topics_as_connects_worker_adds_them() -> None:
+    """`Worker.connectorTaskConfigs`: `task.class`, and the connector's `topics` / `topics.regex`."""
+    sink = start_connector(live({"connector.class": "parquet-sink", "tasks.max": "2", "topics": "t", "path": "/x"}))
+    assert isinstance(sink, Started)
+    assert {c["task.class"] for c in sink.task_configs} == {"reconciler.connectors.parquet_sink:ParquetSinkTask"}
+    assert {c["topics"] for c in sink.task_configs} == {"t"}
+    source = start_connector(live({"connector.class": "datagen", "tasks.max": "1", "topic": "t", "count": "1"}))
+    assert isinstance(source, Started)
+    assert source.task_configs[0]["task.class"] == "reconciler.connectors.datagen:DatagenTask"
+    assert "topics" not in source.task_configs[0]
+
+
+def test_framework_keys_win_over_the_generated_ones() -> None:
+    from reconciler.connectors.datagen import DatagenConnector
+    from reconciler.runtime.plugins import framework_task_config
+
+    generated = {"topics.regex": "stale", "task.class": "x", "k": "v"}
+    made = framework_task_config(generated, DatagenConnector, {"topics.regex": "o.*", "topics": None})
+    assert made == {"topics.regex": "o.*", "task.class": "reconciler.connectors.datagen:DatagenTask", "k": "v"}
+    assert generated["task.class"] == "x"  # the connector's own copy is left alone

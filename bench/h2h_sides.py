@@ -1,0 +1,242 @@
+"""The sides of bench/connect_head_to_head.py: Java Connect's FileStream connectors through the
+worker's REST API, and ours through `reconciler run --once`; plus the topics and the checks.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from measure import JvmMeter, Usage, cpu_of, run_measured  # bench/measure.py
+
+if TYPE_CHECKING:
+    from reconciler.devtools.connect import RunningConnect
+
+POLL_S = 0.02
+STALL_S = 120.0  # no progress for this long: the side is stuck; say why and stop
+MAX_RUNS = 5
+ID_BASE = 1_000_000_000  # record ids are ID_BASE + 0…N-1: `{"id":<10 digits>,…`
+FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
+FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
+_MOVED = re.compile(r"(\d+) record\(s\) moved")
+_SESSION = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s")
+
+
+@dataclass
+class Result:
+    label: str
+    usage: Usage
+    records: int
+    broker_cpu_s: float
+    fixed_s: float | None = None  # the side's fixed cost per run (None: kcat, nothing to speak of)
+    session_s: float | None = None  # ours: Spark session start, within `usage.seconds`
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        return self.records / self.usage.seconds
+
+    @property
+    def data_rate(self) -> float:
+        moving = self.usage.seconds - (self.fixed_s or 0.0)
+        return self.records / moving if moving > 0 else float("nan")
+
+
+# --- topics ---------------------------------------------------------------------------------
+
+
+class Topics:
+    """Creating the bench's topics and counting what a non-transactional producer wrote."""
+
+    def __init__(self, bootstrap: str, partitions: int) -> None:
+        from confluent_kafka import Consumer
+
+        self.bootstrap, self.partitions = bootstrap, partitions
+        self.watcher = Consumer({"bootstrap.servers": bootstrap, "group.id": "h2h-watcher", "enable.auto.commit": False})
+
+    def create(self, topic: str) -> None:
+        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        admin.create_topics([NewTopic(topic, self.partitions)])[topic].result(timeout=60)
+        deadline = time.monotonic() + 60  # the partitions' leaders are elected a moment later
+        while self.count(topic) < 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    def count(self, topic: str) -> int:
+        """The sum of the partitions' end offsets (= records, without transaction markers); -1
+        while a partition has no leader yet."""
+        from confluent_kafka import KafkaException, TopicPartition
+
+        total = 0
+        for partition in range(self.partitions):
+            try:
+                _low, high = self.watcher.get_watermark_offsets(TopicPartition(topic, partition), timeout=5, cached=False)
+            except KafkaException:
+                return -1
+            total += high
+        return total
+
+    def close(self) -> None:
+        self.watcher.close()
+
+    def produce_one(self, topic: str) -> None:
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.bootstrap})
+        producer.produce(topic, b'{"id":%d,"pad":""}' % ID_BASE)
+        if producer.flush(30):
+            raise SystemExit(f"could not produce to {topic}")
+
+
+def count_topic_lines(kcat: str, bootstrap: str, topic: str, dump: Path) -> None:
+    """Every committed record's value of `topic` as a line of `dump` (librdkafka reads committed)."""
+    with dump.open("wb") as out:
+        subprocess.run([kcat, "-C", "-b", bootstrap, "-t", topic, "-o", "beginning", "-e", "-q", "-f", "%s\n",
+                        "-X", "fetch.wait.max.ms=10"], stdout=out, check=True)
+
+
+def verify_lines(paths: list[Path], records: int, what: str) -> None:
+    """Every id 0…records-1 exactly once across the files' lines, or SystemExit saying what is off."""
+    seen, lines, duplicates = bytearray(records), 0, 0
+    for path in paths:
+        with path.open("rb") as handle:
+            for line in handle:
+                lines += 1
+                number = int(line[6:16]) - ID_BASE
+                duplicates += seen[number]
+                seen[number] = 1
+    missing = records - sum(seen)
+    if missing or duplicates or lines != records:
+        raise SystemExit(f"{what}: {lines:,} lines, {missing:,} records missing, {duplicates:,} duplicated")
+
+
+# --- Java -----------------------------------------------------------------------------------
+
+
+def wait_for(progress: Callable[[], int], target: int, side: str, diagnose: Callable[[], str]) -> tuple[float, float]:
+    """Poll `progress()` until it reaches `target`: the perf_counter times of the first
+    progress and of the end. Stops with `diagnose()` when nothing moves for STALL_S."""
+    first: float | None = None
+    last, last_change = -1, time.perf_counter()
+    while True:
+        now, value = time.perf_counter(), progress()
+        if value > 0 and first is None:
+            first = now
+        if value >= target:
+            return first or now, now
+        if value != last:
+            last, last_change = value, now
+        elif now - last_change > STALL_S:
+            raise SystemExit(f"{side}: stuck at {value:,} of {target:,} for {STALL_S:g}s; {diagnose()}")
+        time.sleep(POLL_S)
+
+
+@dataclass
+class JavaSide:
+    worker: RunningConnect
+    bootstrap: str
+    broker_pid: int
+
+    def source(self, file: Path, topic: str, records: int, topics: Topics) -> Result:
+        config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(file), "topic": topic}
+        return self._run("java-file-source", config, lambda: topics.count(topic), records, records,
+                         "Java FileStreamSource")
+
+    def sink(self, topic: str, file: Path, records: int, expected_bytes: int, partitions: int) -> Result:
+        config = {"connector.class": FILE_SINK, "tasks.max": str(partitions), "file": str(file), "topics": topic}
+        return self._run("java-file-sink", config, lambda: _size(file), expected_bytes, records, "Java FileStreamSink")
+
+    def _run(self, name: str, config: dict[str, str], progress: Callable[[], int], target: int, records: int,
+             label: str) -> Result:
+        usage, broker = Usage(), cpu_of(self.broker_pid)
+        with JvmMeter(self.worker.pid).phase(usage):
+            started = time.perf_counter()
+            status, body = self.worker.rest("POST", "/connectors", {"name": name, "config": config})
+            if status != 201:
+                raise SystemExit(f"creating {name} failed: {status} {body}")
+            first, done = wait_for(progress, target, label, lambda: str(self.worker.rest("GET", f"/connectors/{name}/status")))
+            usage.seconds = done - started
+        broker_cpu = cpu_of(self.broker_pid) - broker
+        self.worker.rest("DELETE", f"/connectors/{name}")
+        return Result(label, usage, records, broker_cpu, fixed_s=first - started)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+# --- ours -----------------------------------------------------------------------------------
+
+
+SOURCE_MANIFEST = """\
+apiVersion: reconciler.io/v1
+kind: Connector
+metadata: {{name: {name}}}
+spec:
+  class: file-source
+  tasksMax: 1
+  config: {{path: "{path}", topic: {topic}, format: jsonl, key: none}}
+"""
+
+SINK_MANIFEST = """\
+apiVersion: reconciler.io/v1
+kind: Connector
+metadata: {{name: {name}}}
+spec:
+  class: file-sink
+  tasksMax: {tasks}
+  config: {{topics: {topic}, path: "{path}"}}
+"""
+
+
+@dataclass
+class OursSide:
+    bootstrap: str
+    broker_pid: int
+    workdir: Path
+
+    def source(self, directory: Path, topic: str, records: int, name: str = "bench") -> Result:
+        manifest = SOURCE_MANIFEST.format(name=f"{name}-file-source", path=directory, topic=topic)
+        return self._run(f"{name}-source", manifest, records, "ours: file-source, run --once")
+
+    def sink(self, topic: str, path: Path, records: int, partitions: int, name: str = "bench") -> Result:
+        manifest = SINK_MANIFEST.format(name=f"{name}-file-sink", tasks=partitions, topic=topic, path=path)
+        return self._run(f"{name}-sink", manifest, records, "ours: file-sink, run --once")
+
+    def _run(self, name: str, manifest: str, records: int, label: str) -> Result:
+        """`reconciler run --once` on a group of its own (no other connector runs in its tick),
+        repeated while a batch's limits leave records for the next (the runs are added up)."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        path = self.workdir / f"{name}.yaml"
+        path.write_text(manifest)
+        # -v: the INFO log says how long the Spark session took to start.
+        command = [sys.executable, "-m", "reconciler.cli.main", "-v", "run", str(path), "--once",
+                   "--bootstrap-servers", self.bootstrap, "--group-id", f"h2h-ours-{name}"]
+        total, moved, runs, broker, session_s = Usage(), 0, 0, cpu_of(self.broker_pid), 0.0
+        while moved < records and runs < MAX_RUNS:
+            runs += 1
+            output, log = self.workdir / f"{name}-{runs}.out", self.workdir / f"{name}-{runs}.log"
+            with output.open("wb") as out, log.open("wb") as err:
+                code, usage = run_measured(command, stdout=out, stderr=err)
+            text = output.read_text()
+            match = _MOVED.search(text)
+            if code != 0 or match is None or "FAILED" in text:
+                raise SystemExit(f"{label}: run {runs} failed (exit {code}):\n{text[-3000:]}\n{log.read_text()[-3000:]}")
+            moved += int(match.group(1))
+            session = _SESSION.search(log.read_text())
+            session_s += float(session.group(1)) if session else 0.0
+            total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))
+        if moved != records:
+            raise SystemExit(f"{label}: moved {moved:,} records in {runs} runs, not {records:,}")
+        notes = [f"{runs} runs of `reconciler run --once` (each batch's limits)"] if runs > 1 else []
+        return Result(label, total, records, cpu_of(self.broker_pid) - broker, notes=notes, session_s=session_s)

@@ -1,0 +1,271 @@
+"""Measuring a benchmark phase: wall time, CPU seconds and peak memory, for each side.
+
+- A process run to its end (kcat, `reconciler run --once`): `run_measured` waits for it with
+  `os.wait4`, whose CPU times include every descendant it reaped. This process is made a
+  child subreaper first (`become_subreaper`), so descendants orphaned on the way (Spark's JVM
+  outlives the Python driver by a moment) are re-parented here and reaped with `wait4` too:
+  the CPU seconds are exact, not sampled. Peak memory is the largest sum of the tree's RSS,
+  sampled every `SAMPLE_S`, or a single process's own high-water mark if that is larger
+  (kcat is one process: its figure is its exact peak).
+- A process that keeps running (the broker, the Java Connect worker): `JvmMeter` takes the
+  difference of its CPU times over the phase and samples its RSS.
+- This process and its children (throughput.py runs Spark in process): `TreeMeter` and
+  `MemorySampler`, the difference of the tree's CPU times and its sampled RSS.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+import psutil
+
+# One sample costs a few ms of CPU in this process: often enough for a peak, rarely enough
+# not to slow what it measures.
+SAMPLE_S = 0.1
+PR_SET_CHILD_SUBREAPER = 36
+ORPHAN_WAIT_S = 60.0
+
+
+def load_average() -> str:
+    return ", ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a live process has used, 0.0 when it is gone."""
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.Error:
+        return 0.0
+    return float(times.user + times.system)
+
+
+def high_water_rss(pid: int) -> int:
+    """A process's peak RSS since it exec'd (VmHWM), in bytes; 0 when it is gone.
+
+    Not `ru_maxrss` from wait4: Linux keeps that across exec, so a child forked from this
+    large Python process would report this process's size."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants come to this process (not init), so their CPU can be counted."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
+
+
+@dataclass
+class Usage:
+    """What one side used in a phase."""
+
+    seconds: float = 0.0
+    cpu_s: float = 0.0
+    peak_rss: int = 0  # bytes
+
+
+# --- processes run to their end -------------------------------------------------------------
+
+
+class RssSampler:
+    """Peak of the summed RSS of a process tree, including members that were orphaned."""
+
+    def __init__(self, root: int) -> None:
+        self.root, self.seen, self.peak, self.high_water = root, {root}, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="rss-sampler")
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(SAMPLE_S)
+
+    def sample(self) -> None:
+        try:
+            self.seen.update(p.pid for p in psutil.Process(self.root).children(recursive=True))
+        except psutil.Error:
+            pass
+        total = 0
+        for pid in list(self.seen):
+            try:
+                total += psutil.Process(pid).memory_info().rss
+            except psutil.Error:
+                continue
+            self.high_water = max(self.high_water, high_water_rss(pid))
+        self.peak = max(self.peak, total, self.high_water)
+
+    def stop(self) -> set[int]:
+        self._stop.set()
+        self._thread.join()
+        return self.seen
+
+
+def run_measured(
+    command: list[str], *, stdout: IO[bytes] | int | None = subprocess.DEVNULL, env: dict[str, str] | None = None,
+    stdin: IO[bytes] | int | None = subprocess.DEVNULL, stderr: IO[bytes] | int | None = None,
+) -> tuple[int, Usage]:
+    """Run `command` to its end: its exit code, and its wall time, exact CPU seconds (with
+    every descendant's) and peak RSS (summed over the tree, sampled)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=stdout, stdin=stdin, stderr=stderr, env=env)
+    sampler = RssSampler(process.pid)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    seen = sampler.stop()
+    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(seen - {process.pid})
+    return process.returncode, Usage(seconds, cpu, sampler.peak)
+
+
+def _reap_orphans(pids: set[int]) -> float:
+    """Wait for the descendants that outlived their parents and came to us; their CPU seconds
+    (with their own reaped children's). Those reaped by a parent in the tree are already in
+    that parent's times; a process that never comes to us is counted by its last sample."""
+    cpu, deadline = 0.0, time.monotonic() + ORPHAN_WAIT_S
+    pending = {pid for pid in pids if _is_my_child(pid)}
+    while pending and time.monotonic() < deadline:
+        for pid in list(pending):
+            try:
+                done, _, usage = os.wait4(pid, os.WNOHANG)
+            except ChildProcessError:
+                pending.discard(pid)
+                continue
+            if done:
+                cpu += usage.ru_utime + usage.ru_stime
+                pending.discard(pid)
+        pending |= {pid for pid in pids if _is_my_child(pid)}  # orphaned since
+        if pending:
+            time.sleep(0.05)
+    return cpu + sum(cpu_of(pid) for pid in pending)
+
+
+def _is_my_child(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).ppid() == os.getpid())
+    except psutil.Error:
+        return False
+
+
+# --- processes that keep running ------------------------------------------------------------
+
+
+class JvmMeter:
+    """CPU seconds and peak RSS of a running process (the broker, the Connect worker) over a phase."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    @contextmanager
+    def phase(self, into: Usage) -> Iterator[None]:
+        before = cpu_of(self.pid)
+        sampler = RssSampler(self.pid)
+        try:
+            yield
+        finally:
+            sampler.stop()
+            into.cpu_s = cpu_of(self.pid) - before
+            into.peak_rss = sampler.peak
+
+
+# --- this process's tree (Spark in process) ---------------------------------------------------
+
+
+@dataclass
+class MemorySampler:
+    """Peak RSS of this process and its descendants, minus the ones excluded, by part."""
+
+    excluded_pids: set[int] = field(default_factory=set)
+    excluded_names: frozenset[str] = frozenset({"kcat"})
+    peak_total: int = 0
+    peak_parts: dict[str, int] = field(default_factory=dict)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True, name="memory-sampler")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        me = psutil.Process()
+        while not self._stop.is_set():
+            self.sample(me)
+            self._stop.wait(SAMPLE_S * 2)
+
+    def sample(self, me: psutil.Process) -> None:
+        parts = {"driver": 0, "jvm": 0, "python workers": 0}
+        try:
+            parts["driver"] = me.memory_info().rss
+            children = me.children(recursive=True)
+        except psutil.Error:
+            return
+        for child in children:
+            try:
+                name = child.name()
+                if child.pid in self.excluded_pids or name in self.excluded_names:
+                    continue
+                parts["jvm" if name == "java" else "python workers"] += child.memory_info().rss
+            except psutil.Error:
+                continue
+        total = sum(parts.values())
+        if total > self.peak_total:
+            self.peak_total, self.peak_parts = total, parts
+
+
+@dataclass
+class TreeMeter:
+    """CPU seconds in a phase: by our process tree (driver, Spark's JVM, Python workers) and by
+    the broker (Kafka's JVM). Unlike wall time,
+    these hardly change with other work on the machine, so they say what each path costs."""
+
+    excluded_pids: set[int]
+    broker_pid: int
+
+    def _tree(self) -> dict[int, float]:
+        me = psutil.Process()
+        times = {}
+        for process in [me, *me.children(recursive=True)]:
+            try:
+                if process.pid not in self.excluded_pids:
+                    cpu = process.cpu_times()
+                    times[process.pid] = cpu.user + cpu.system
+            except psutil.Error:
+                continue
+        return times
+
+    @contextmanager
+    def tree(self, into: dict[str, float]) -> Iterator[None]:
+        before, broker = self._tree(), cpu_of(self.broker_pid)
+        yield
+        after = self._tree()
+        into["ours"] = sum(cpu - before.get(pid, 0.0) for pid, cpu in after.items())
+        into["broker"] = cpu_of(self.broker_pid) - broker
+
+
+def file_lines(path: Path) -> int:
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"

@@ -1,0 +1,119 @@
+"""A connector config checked against its plugin before deploy, as Connect checks a config in
+`PUT /connector-plugins/{plugin}/config/validate` before accepting it.
+
+Three sources of problems, each naming its key: the plugin's own `validate` (its declared
+keys' values and its own rules), the keys Connect defines for every connector
+(`reconciler.connectors.framework`: their values, a sink's `topics`/`topics.regex` rule), and
+the keys themselves: one of the other kind's (`topics` on a source), or, when the plugin
+declares its keys, one that neither it nor Connect defines (with a did-you-mean).
+Client override keys (`producer.override.*`…) must be librdkafka settings or Java names
+that map to one (`reconciler.kafka.client_names`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from reconciler.connectors.api import Connector
+from reconciler.connectors.configdef import ConfigProblem, ConnectorConfig
+from reconciler.connectors.framework import ANY, framework_def, other_kind
+from reconciler.kafka.client_names import OVERRIDE_PREFIXES, client_name_problem
+
+# Where a problem about the connector as a whole is reported (the plugin's validate raised).
+WHOLE_CONNECTOR = "connector.class"
+BOOKKEEPING = frozenset({"name", "connector.class", "tasks.max"})
+
+
+def check_config(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
+    """Every problem with `config` for plugin `cls` (named `class_name` in the manifest)."""
+    own = _plugin_problems(cls, config)
+    mentioned = {problem.key for problem in own}
+    framework = [p for p in _framework_problems(cls, config) if p.key not in mentioned]
+    return _key_problems(class_name, cls, config) + own + framework
+
+
+def _plugin_problems(cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
+    try:
+        return list(cls().validate(config))
+    except Exception as exc:  # a plugin bug is reported, not raised: the other manifests still get checked
+        return [ConfigProblem(WHOLE_CONNECTOR, f"the plugin's validate() raised {type(exc).__name__}: {exc}")]
+
+
+def _framework_problems(cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
+    own_keys = cls.config_def.keys if cls.config_def is not None else {}
+    # Connect's bookkeeping keys come from fields the manifest models have checked already.
+    given = {key: value for key, value in config.items() if key not in BOOKKEEPING}
+    problems = [p for p in framework_def(cls.kind).validate(given) if p.key not in own_keys]
+    if cls.kind == "sink":
+        problems += _sink_topics(config)
+    else:
+        problems += _topic_creation(config)
+    return problems + _override_problems(config)
+
+
+def _sink_topics(config: ConnectorConfig) -> list[ConfigProblem]:
+    """Connect's `SinkConnectorConfig.validate`: exactly one of `topics` and `topics.regex`."""
+    topics = (config.get("topics") or "").strip()
+    pattern = (config.get("topics.regex") or "").strip()
+    if topics and pattern:
+        return [ConfigProblem("topics.regex", "cannot be set together with `topics`", "keep one of the two")]
+    if not topics and not pattern:
+        return [ConfigProblem("topics", "a sink connector must set `topics` or `topics.regex`")]
+    if pattern:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            return [ConfigProblem("topics.regex", f"is not a valid regular expression: {exc}")]
+    return []
+
+
+def _topic_creation(config: ConnectorConfig) -> list[ConfigProblem]:
+    """KIP-158 as the runtime supports it (`reconciler.kafka.topic_creation`): the default group,
+    with both of its required keys; neither 0 partitions nor a replication factor of 0."""
+    partitions, replication = (f"topic.creation.default.{k}" for k in ("partitions", "replication.factor"))
+    problems = [
+        ConfigProblem(key, "must be a positive number, or -1 for the broker's default")
+        for key in (partitions, replication)
+        if (config.get(key) or "").strip() == "0"
+    ]
+    if (config.get(partitions) is None) != (config.get(replication) is None):
+        missing = partitions if config.get(partitions) is None else replication
+        problems.append(ConfigProblem(missing, "is required with the other topic.creation.default setting"))
+    if (config.get("topic.creation.groups") or "").strip():
+        problems.append(ConfigProblem("topic.creation.groups", "is not supported: only the `default` group is",
+                                      "set topic.creation.default.* for every topic the connector writes"))
+    return problems
+
+
+def _override_problems(config: ConnectorConfig) -> list[ConfigProblem]:
+    problems = []
+    for key in config:
+        if not key.startswith(OVERRIDE_PREFIXES):
+            continue
+        prefix = next(p for p in OVERRIDE_PREFIXES if key.startswith(p))
+        problem = client_name_problem(key[len(prefix) :], config.get(key))
+        if problem is not None:
+            problems.append(ConfigProblem(key, problem.message, problem.hint, unknown=problem.unknown_name))
+    return problems
+
+
+def _key_problems(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
+    own, mine = cls.config_def, framework_def(cls.kind)
+    problems = []
+    for key in config:
+        if (own is not None and own.knows(key)) or mine.knows(key):
+            continue
+        if ANY.knows(key):
+            message = f"applies to {other_kind(cls.kind)} connectors only; `{class_name}` is a {cls.kind} connector"
+            problems.append(ConfigProblem(key, message, unknown=True))
+        elif own is not None:
+            problems.append(_unknown(class_name, key, [*own.keys, *mine.keys]))
+    return problems
+
+
+def _unknown(class_name: str, key: str, candidates: Iterable[str]) -> ConfigProblem:
+    close = difflib.get_close_matches(key, list(candidates), n=1, cutoff=0.6)
+    hint = f"did you mean `{close[0]}`?" if close else f"`reconciler plugins {class_name}` lists the keys it takes"
+    return ConfigProblem(key, f"unknown key: neither `{class_name}` nor Kafka Connect defines it", hint, unknown=True)

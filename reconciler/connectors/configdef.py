@@ -1,0 +1,318 @@
+"""Typed config definitions for connector plugins, after Kafka Connect's `ConfigDef`.
+
+A plugin declares each key it reads once, with its type, default and doc; the same definition
+then parses the config at run time, validates it before deploy (`reconciler validate`), lists
+it (`reconciler plugins`) and describes it in the manifest JSON Schema:
+
+    CONFIG_DEF = (
+        ConfigDef()
+        .define("topic", Type.STRING, "Topic to write to.")
+        .define("count", Type.LONG, "Records over the connector's life.", minimum=0)
+        .define("batch.size", Type.INT, "Records per batch.", default=1000, minimum=1)
+    )
+
+    class MySource(SourceConnector):
+        config_def = CONFIG_DEF              # validate() checks it; unknown keys are reported
+
+        def task_configs(self, config, max_tasks):
+            parsed = valid_or_raise(CONFIG_DEF.parse(config).checked())
+            …parsed.integer("batch.size")…
+
+Values are parsed as Java's `ConfigDef.parseType` does (trimmed; booleans `true`/`false` in
+any case; lists comma-separated), except that a blank value counts as absent, as the built-ins
+always treated it. Pure: no I/O, no plugin loading.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+# Connector configs as Connect stores them: string → string (a null value is possible).
+ConnectorConfig = Mapping[str, str | None]
+Value = str | int | float | bool | list[str] | None
+
+
+class Type(str, enum.Enum):
+    """Connect's `ConfigDef.Type`s (CLASS is a name only: nothing is loaded to check it)."""
+
+    STRING = "string"
+    INT = "int"
+    SHORT = "short"
+    LONG = "long"
+    DOUBLE = "double"
+    BOOLEAN = "boolean"
+    LIST = "list"
+    PASSWORD = "password"
+    CLASS = "class"
+
+
+_INTEGER_BOUNDS: Final = {
+    Type.SHORT: (-(2**15), 2**15 - 1),
+    Type.INT: (-(2**31), 2**31 - 1),
+    Type.LONG: (-(2**63), 2**63 - 1),
+}
+_LIST_SEPARATOR = re.compile(r"\s*,\s*")
+# What Java's Integer.parseInt / Double.parseDouble take (Python's int() and float() also take
+# `1_000` and non-ASCII digits, which a Java worker would refuse).
+INTEGER_TEXT = re.compile(r"[-+]?[0-9]+")
+NUMBER_TEXT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:Infinity|NaN)")
+_TEXT_TYPES: Final = frozenset({Type.STRING, Type.PASSWORD, Type.CLASS})
+_NOUN: Final = {
+    Type.SHORT: "an integer",
+    Type.INT: "an integer",
+    Type.LONG: "an integer",
+    Type.DOUBLE: "a number",
+    Type.BOOLEAN: "true or false",
+}
+
+
+class _Required:
+    """The default of a key that has none: the config must set it (Connect's NO_DEFAULT_VALUE)."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Final = _Required()
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigProblem:
+    """One invalid config value, named by key so the user knows what to fix.
+
+    `unknown`: the key itself is the problem (no plugin or Connect defines it), so a manifest
+    diagnostic points at the key rather than at its value.
+    """
+
+    key: str
+    message: str
+    hint: str | None = None
+    unknown: bool = False
+
+    def render(self) -> str:
+        return f"`{self.key}`: {self.message}" + (f" (hint: {self.hint})" if self.hint else "")
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    """One declared key: Connect's `ConfigKey` without the UI fields (group, width, display)."""
+
+    name: str
+    type: Type
+    doc: str = ""
+    default: Value | _Required = REQUIRED
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    ignore_case: bool = False  # choices compared ignoring case (Connect's CaseInsensitiveValidString)
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def parse(self, text: str) -> tuple[Value, str | None]:
+        """The typed value of a non-blank `text`, or (None, why it is not valid)."""
+        if self.type in _TEXT_TYPES and not self.choices:
+            return text.strip(), None  # the common case, kept short: it runs for every manifest
+        value, problem = _parse(self.type, text.strip())
+        if problem is not None:
+            return None, f"must be {problem}; got {text.strip()!r}"
+        if self.choices and not self._allowed(value):
+            return None, f"must be one of {', '.join(self.choices)}; got {value!r}"
+        out_of_range = self._range_problem(value)
+        return (None, out_of_range) if out_of_range is not None else (value, None)
+
+    def _allowed(self, value: Value) -> bool:
+        if self.ignore_case and isinstance(value, str):
+            return value.lower() in (choice.lower() for choice in self.choices)
+        return value in self.choices
+
+    def _range_problem(self, value: Value) -> str | None:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return None
+        if self.minimum is not None and value < self.minimum:
+            return f"must be at least {_number(self.minimum)}; got {value}"
+        if self.maximum is not None and value > self.maximum:
+            return f"must be at most {_number(self.maximum)}; got {value}"
+        return None
+
+    def describe(self) -> dict[str, object]:
+        """For `reconciler plugins --format json`: the key as plain data."""
+        described: dict[str, object] = {"name": self.name, "type": self.type.value, "required": self.required}
+        if not self.required:
+            described["default"] = self.default
+        if self.choices:
+            described["choices"] = list(self.choices)
+        if self.minimum is not None:
+            described["minimum"] = self.minimum
+        if self.maximum is not None:
+            described["maximum"] = self.maximum
+        described["doc"] = self.doc
+        return described
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigPrefix:
+    """A family of keys the definition accepts without typing them (`producer.override.*`)."""
+
+    prefix: str
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class ConfigDef:
+    """An immutable set of declared keys; `define` returns a new definition, so a plugin can
+    extend another's (`Base.config_def.define(…)`) without changing it."""
+
+    keys: Mapping[str, ConfigKey] = field(default_factory=dict)
+    prefixes: tuple[ConfigPrefix, ...] = ()
+
+    def define(
+        self,
+        name: str,
+        type: Type,  # noqa: A002 - Connect's name for it
+        doc: str = "",
+        *,
+        default: Value | _Required = REQUIRED,
+        choices: Sequence[str] = (),
+        minimum: float | None = None,
+        maximum: float | None = None,
+        ignore_case: bool = False,
+    ) -> ConfigDef:
+        if name in self.keys:
+            raise ValueError(f"config key {name!r} is defined twice")
+        key = ConfigKey(name, type, doc, default, tuple(choices), minimum, maximum, ignore_case)
+        return replace(self, keys={**self.keys, name: key})
+
+    def define_prefix(self, prefix: str, doc: str = "") -> ConfigDef:
+        return replace(self, prefixes=(*self.prefixes, ConfigPrefix(prefix, doc)))
+
+    def merge(self, other: ConfigDef) -> ConfigDef:
+        """Both definitions' keys, this one's first; where both define a key, this one's wins."""
+        added = {name: key for name, key in other.keys.items() if name not in self.keys}
+        return replace(self, keys={**self.keys, **added}, prefixes=(*self.prefixes, *other.prefixes))
+
+    def knows(self, name: str) -> bool:
+        return name in self.keys or any(name.startswith(p.prefix) for p in self.prefixes)
+
+    def parse(self, config: ConnectorConfig) -> ParsedConfig:
+        """Every declared key's typed value (its default when absent or blank), and every problem."""
+        values: dict[str, Value] = {}
+        problems: list[ConfigProblem] = []
+        for key in self.keys.values():
+            text = config.get(key.name)
+            if text is None or not text.strip():
+                if key.required:
+                    problems.append(_missing(key))
+                values[key.name] = None if key.required else key.default  # type: ignore[assignment]
+                continue
+            value, problem = key.parse(text)
+            if problem is not None:
+                problems.append(ConfigProblem(key.name, problem))
+                value = None if key.required else key.default  # type: ignore[assignment]
+            values[key.name] = value
+        return ParsedConfig(values, problems)
+
+    def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
+        """Problems with the declared keys' values (missing, wrong type, out of range): those of
+        `parse`, in the same order, found looking only at the keys `config` sets and the required
+        ones (`validate` runs for every manifest, against Connect's 30-odd keys)."""
+        keys, position = self.keys, self._positions
+        names = sorted({name for name in config if name in keys}.union(self._required), key=position.__getitem__)
+        problems = []
+        for name in names:
+            key, text = keys[name], config.get(name)
+            if text is None or not text.strip():
+                if key.required:
+                    problems.append(_missing(key))
+            elif (problem := key.parse(text)[1]) is not None:
+                problems.append(ConfigProblem(name, problem))
+        return problems
+
+    @functools.cached_property
+    def _required(self) -> frozenset[str]:
+        return frozenset(name for name, key in self.keys.items() if key.required)
+
+    @functools.cached_property
+    def _positions(self) -> dict[str, int]:
+        return {name: index for index, name in enumerate(self.keys)}
+
+    def unknown(self, config: Iterable[str]) -> list[str]:
+        """Keys of `config` this definition neither declares nor accepts by prefix."""
+        return [name for name in config if not self.knows(name)]
+
+    def describe(self) -> list[dict[str, object]]:
+        return [key.describe() for key in self.keys.values()]
+
+
+@dataclass(frozen=True)
+class ParsedConfig:
+    """Typed values by key (see `ConfigDef.parse`); a value that did not parse is its default."""
+
+    values: Mapping[str, Value]
+    problems: list[ConfigProblem]
+
+    def checked(self) -> tuple[ParsedConfig, list[ConfigProblem]]:
+        """(self, problems): the shape `api.valid_or_raise` takes."""
+        return self, self.problems
+
+    def string(self, name: str) -> str:
+        value = self.values[name]
+        return value if isinstance(value, str) else ""
+
+    def optional_string(self, name: str) -> str | None:
+        value = self.values[name]
+        return value if isinstance(value, str) else None
+
+    def integer(self, name: str) -> int:
+        value = self.values[name]
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def number(self, name: str) -> float:
+        value = self.values[name]
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+    def boolean(self, name: str) -> bool:
+        return self.values[name] is True
+
+    def strings(self, name: str) -> list[str]:
+        value = self.values[name]
+        return list(value) if isinstance(value, list) else []
+
+
+def _missing(key: ConfigKey) -> ConfigProblem:
+    noun = _NOUN.get(key.type)
+    return ConfigProblem(key.name, "is required" + (f" ({noun})" if noun else ""))
+
+
+def _parse(type_: Type, text: str) -> tuple[Value, str | None]:
+    """Java's `ConfigDef.parseType` on a trimmed, non-blank value: (value, None) or (None, noun)."""
+    if type_ in _INTEGER_BOUNDS:
+        low, high = _INTEGER_BOUNDS[type_]
+        if not INTEGER_TEXT.fullmatch(text):
+            return None, "an integer"
+        number = int(text)
+        if not low <= number <= high:
+            return None, f"an integer from {low} to {high}"
+        return number, None
+    if type_ is Type.DOUBLE:
+        if not NUMBER_TEXT.fullmatch(text):
+            return None, "a number"
+        return float(text.replace("Infinity", "inf")), None
+    if type_ is Type.BOOLEAN:
+        lowered = text.lower()
+        if lowered in ("true", "false"):
+            return lowered == "true", None
+        return None, "true or false"
+    if type_ is Type.LIST:
+        return [item for item in _LIST_SEPARATOR.split(text) if item], None
+    return text, None
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)

@@ -1,0 +1,268 @@
+"""`file-sink`: topics → text files, one line per record, exactly once across crashes.
+
+The counterpart of Kafka Connect's `FileStreamSinkConnector`, which appends each record's
+value to one file: here each Kafka partition gets offset-named files, so a crash neither
+loses nor repeats a line (the layout and the exactly-once rules are
+`reconciler.connectors.range_files`, shared with `parquet-sink`):
+
+    <path>/topic=<t>/partition=<p>/<t>+<p>+<first offset:020d>-<last offset:020d>.txt
+
+`cat <path>/topic=<t>/partition=<p>/*.txt` gives the partition's records in offset order.
+
+Config:
+- `topics` (comma-separated, required), `path` (the output directory, required; created if
+  missing);
+- `format`: `text` (default) writes each value as it is, which must be UTF-8 text without a
+  newline (a tombstone gives an empty line); `json` writes each record as a JSON object
+  `{"topic", "partition", "offset", "timestamp", "key", "value"}` (key and value as text or
+  null) in `.jsonl` files, so any UTF-8 value fits on one line;
+- `flush.records`: write a file once a partition has buffered this many records (default
+  500,000); the end of every batch (`pre_commit(closing=True)`) writes what is buffered.
+
+A value that cannot be written as one line fails the task, naming the record
+(`<topic>-<partition>@<offset>`); nothing after it is committed, so fixing the connector
+(e.g. `format: json`) and restarting it loses nothing.
+
+Rewinds (KIP-875 alter/reset) move files at or after the new offset aside, as `parquet-sink`
+does. A `.jsonl` file straddling the new offset is cut by the offsets in its lines. A `.txt`
+file can be cut only where its lines map to offsets one to one (a topic without transaction
+markers in that range); otherwise the request is refused, naming the file's bounds to rewind
+to instead. Every partition is checked before any file moves.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from reconciler.connectors import range_files
+from reconciler.connectors.api import (
+    ConfigProblem,
+    ConfigReader,
+    ConnectorConfig,
+    ConnectorError,
+    OffsetsRefused,
+    SinkConnector,
+    TaskConfig,
+    TopicPartition,
+    plain_task_config,
+    valid_or_raise,
+)
+from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+DEFAULT_FLUSH_RECORDS = 500_000
+FORMATS = ("text", "json")
+SUFFIXES = {"text": ".txt", "json": ".jsonl"}
+_TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+
+@dataclass(frozen=True)
+class FileSinkSettings:
+    topics: tuple[str, ...]
+    path: str
+    format: str
+    flush_records: int
+
+    @classmethod
+    def read(cls, config: ConnectorConfig) -> tuple[FileSinkSettings, list[ConfigProblem]]:
+        reader = ConfigReader(config)
+        topics = tuple(t.strip() for t in reader.string("topics").split(",") if t.strip())
+        settings = cls(
+            topics=topics,
+            path=reader.string("path"),
+            format=reader.string("format", "text", choices=FORMATS),
+            flush_records=reader.integer("flush.records", DEFAULT_FLUSH_RECORDS, minimum=1),
+        )
+        bad = [t for t in topics if not _TOPIC_NAME.match(t)]
+        if bad:
+            reader.problems.append(ConfigProblem("topics", f"invalid topic name(s): {', '.join(bad)}"))
+        elif not topics and not any(p.key == "topics" for p in reader.problems):
+            reader.problems.append(ConfigProblem("topics", "names no topic"))
+        return settings, reader.problems
+
+    @classmethod
+    def parse(cls, config: ConnectorConfig) -> FileSinkSettings:
+        return valid_or_raise(cls.read(config))
+
+
+class UnwritableRecord(ConnectorError):
+    """A record that cannot be written as one line of UTF-8 text."""
+
+
+# --- lines ----------------------------------------------------------------------------------
+
+
+def text_lines(rows: pa.RecordBatch) -> bytes:
+    """Each value and a newline, checked to be UTF-8 without a newline of its own (Arrow
+    kernels over the whole batch: no Python object per record)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    values = pc.fill_null(rows.column("value"), pa.scalar(b"", pa.binary()))
+    try:
+        values.cast(pa.string())
+    except pa.ArrowInvalid:
+        raise _first_bad(rows, values, lambda v: not _is_utf8(v), "is not UTF-8 text") from None
+    if pc.any(pc.match_substring(values, "\n")).as_py():
+        raise _first_bad(rows, values, lambda v: b"\n" in v, "holds a newline, so it would not be one line",
+                         hint="use `format: json`, which escapes it")
+    lines = pc.binary_join_element_wise(values, pa.scalar(b"", pa.binary()), pa.scalar(b"\n", pa.binary()))
+    return _concatenated(lines)
+
+
+def json_lines(rows: pa.RecordBatch) -> bytes:
+    """Each record as a JSON object on its own line (one Python object per record)."""
+    columns = [rows.column(name).to_pylist() for name in ("topic", "partition", "offset", "timestamp", "key", "value")]
+    out = []
+    for topic, partition, offset, timestamp, key, value in zip(*columns, strict=True):
+        record = {
+            "topic": topic, "partition": partition, "offset": offset, "timestamp": timestamp,
+            "key": _text(key, topic, partition, offset, "key"),
+            "value": _text(value, topic, partition, offset, "value"),
+        }
+        out.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode())
+    out.append(b"")
+    return b"\n".join(out)
+
+
+def _text(raw: bytes | None, topic: str, partition: int, offset: int, what: str) -> str | None:
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnwritableRecord(f"the {what} of {topic}-{partition}@{offset} is not UTF-8 text: {exc}") from None
+
+
+def _is_utf8(value: bytes) -> bool:
+    try:
+        value.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _first_bad(
+    rows: pa.RecordBatch, values: pa.Array, bad: Callable[[bytes], bool], problem: str, hint: str | None = None
+) -> UnwritableRecord:
+    """The error for the first value `bad` says is bad (only run once a batch has one)."""
+    for index, value in enumerate(values.to_pylist()):
+        if bad(value):
+            topic, partition = rows.column("topic")[index].as_py(), rows.column("partition")[index].as_py()
+            offset = rows.column("offset")[index].as_py()
+            return UnwritableRecord(f"the value of {topic}-{partition}@{offset} {problem}", hint=hint)
+    raise AssertionError("no bad value found")
+
+
+def _concatenated(array: pa.Array) -> bytes:
+    """The bytes of a binary array's values, end to end, read from its buffers directly."""
+    import struct
+
+    import pyarrow as pa
+
+    if len(array) == 0:
+        return b""
+    _validity, offsets, data = array.buffers()
+    kind, width = ("<q", 8) if pa.types.is_large_binary(array.type) else ("<i", 4)
+    first, last = (struct.unpack_from(kind, offsets, width * (array.offset + i))[0] for i in (0, len(array)))
+    return b"" if data is None else data[first:last].to_pybytes()
+
+
+# --- the task -------------------------------------------------------------------------------
+
+
+class FileSinkTask(RangeFileSinkTask[bytes]):
+    def start(self, task_config: Mapping[str, str]) -> None:
+        super().start(task_config)
+        self.settings = FileSinkSettings.parse(task_config)
+        suffix = SUFFIXES[self.settings.format]
+        self.configure(Path(self.settings.path), self.settings.flush_records, suffix, tuple(SUFFIXES.values()))
+        self.lines = text_lines if self.settings.format == "text" else json_lines
+
+    def chunk(self, rows: pa.RecordBatch) -> bytes:
+        return self.lines(rows)
+
+    def write_file(self, path: Path, chunks: list[bytes]) -> None:
+        with path.open("wb") as out:
+            out.writelines(chunks)
+
+
+# --- rewinds --------------------------------------------------------------------------------
+
+
+def head_lines(path: Path, offsets: OffsetRange, at: int) -> tuple[list[bytes], int]:
+    """The lines of a file holding offsets below `at` (at > the file's first offset), and the
+    last such offset.
+
+    `.jsonl` lines say their offset. `.txt` lines do not, so they are mapped to offsets only
+    when the file has one line per offset of its range; else OffsetsRefused.
+    """
+    try:
+        lines = path.read_bytes().split(b"\n")[:-1]
+        if path.suffix == SUFFIXES["json"]:
+            kept = [(line, offset) for line in lines if (offset := json.loads(line)["offset"]) < at]
+            return [line for line, _ in kept], max(offset for _, offset in kept)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConnectorError(f"cannot read {path} to cut it at offset {at}: {exc}") from exc
+    start, end = offsets
+    if len(lines) != end - start + 1:
+        raise OffsetsRefused(
+            f"{path.name} holds {len(lines)} records at offsets {start}-{end} (the gaps are transaction "
+            f"markers), and its text lines do not say which offset each is: it cannot be cut at {at}. "
+            f"Rewind this partition to {start} or {end + 1} instead"
+        )
+    return lines[: at - start], at - 1
+
+
+def _check_rewind(root: Path, tp: TopicPartition, offset: int | None) -> None:
+    """Refuse a rewind that cannot be done, before any file moves."""
+    if offset is None:
+        return
+    if offset < 0:
+        raise OffsetsRefused(f"offset {offset} for {tp[0]}-{tp[1]} is negative")
+    directory = range_files.partition_dir(root, *tp)
+    for (start, end), name in range_files.held_files(directory, *tp, tuple(SUFFIXES.values())).items():
+        if start < offset <= end:
+            head_lines(directory / name, (start, end), offset)
+
+
+def _rewind(root: Path, tp: TopicPartition, offset: int | None) -> None:
+    def cut(directory: Path, name: str, offsets: OffsetRange, at: int) -> None:
+        lines, last = head_lines(directory / name, offsets, at)
+        head = range_files.file_name(*tp, (offsets[0], last), Path(name).suffix)
+        content = b"".join(line + b"\n" for line in lines)
+        range_files.write_atomically(directory, head, lambda path: path.write_bytes(content))
+
+    range_files.rewind_partition(root, *tp, offset, tuple(SUFFIXES.values()), cut)
+
+
+# --- the connector --------------------------------------------------------------------------
+
+
+class FileSinkConnector(SinkConnector):
+    task_class = FileSinkTask
+
+    def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
+        return FileSinkSettings.read(config)[1]
+
+    def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
+        """Identical configs: the runtime assigns Kafka partitions to tasks, as Connect does."""
+        FileSinkSettings.parse(config)
+        return [plain_task_config(config) for _ in range(max(1, max_tasks))]
+
+    def alter_offsets(self, config: ConnectorConfig, offsets: Mapping[TopicPartition, int | None]) -> bool:
+        """Move files at or after each new offset aside, so that range is written again; every
+        partition is checked first, so a refused request moves no file."""
+        root = Path(FileSinkSettings.parse(config).path)
+        for tp, offset in offsets.items():
+            _check_rewind(root, tp, offset)
+        for tp, offset in offsets.items():
+            _rewind(root, tp, offset)
+        return True

@@ -1,0 +1,307 @@
+"""Offset-range files: the layout and the exactly-once writing that file-writing sinks share.
+
+Layout (Hive-style, so Spark, pyarrow.dataset and DuckDB read it as a partitioned dataset):
+
+    <root>/topic=<t>/partition=<p>/<t>+<p>+<first offset:020d>-<last offset:020d><suffix>
+
+Each file holds the records of one Kafka partition with offsets first…last (inclusive), in
+offset order. The files are the truth, which is what makes a sink exactly once across crashes:
+
+- a file is written under a dot-prefixed temporary name (readers skip it), fsynced and renamed
+  into place, so it exists whole or not at all (`write_atomically`);
+- `open()` reports the offset after the highest file, so the runtime starts there even when
+  the group commit that should have followed the files never came;
+- `write()` drops records whose offsets a file already holds (re-delivery after a crash);
+- `pre_commit` returns only offsets whose records are in files, and with `closing=True`
+  (KIP-275: the batch ends) it first writes whatever is buffered;
+- `open()` deletes the temporary files a crashed writer left (a partition has one writer).
+
+Rewinds (KIP-875 alter/reset, `rewind_partition`): files holding offsets at or after the new
+offset move to `<root>/_superseded/…` (readers skip names starting with `_`); a file that
+straddles the new offset is first cut, by the sink's own `Cut`, into the part before it.
+
+`RangeFileSinkTask` is the sink task built on this; a sink adds how rows become a file's
+content (`chunk`) and how a file is written (`write_file`). `parquet-sink` and `file-sink`
+are the two built on it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from abc import abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from reconciler.connectors.api import SinkTask, TopicPartition
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+SUPERSEDED_DIR = "_superseded"
+TEMP_SUFFIX = ".tmp"
+_FILE_NAME = re.compile(
+    r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<start>\d{20})-(?P<end>\d{20})(?P<suffix>\.[A-Za-z0-9]+)$"
+)
+
+OffsetRange = tuple[int, int]  # first and last offset held by one file, inclusive
+# Writes the part of a file below an offset as its own file: (directory, name, range, offset).
+Cut = Callable[[Path, str, OffsetRange, int], None]
+
+Chunk = TypeVar("Chunk")
+
+
+# --- layout ---------------------------------------------------------------------------------
+
+
+def partition_dir(root: Path, topic: str, partition: int) -> Path:
+    return root / f"topic={topic}" / f"partition={partition}"
+
+
+def file_name(topic: str, partition: int, offsets: OffsetRange, suffix: str) -> str:
+    return f"{topic}+{partition}+{offsets[0]:020d}-{offsets[1]:020d}{suffix}"
+
+
+def held_files(directory: Path, topic: str, partition: int, suffixes: Sequence[str]) -> dict[OffsetRange, str]:
+    """The finished files of one partition (ending in one of `suffixes`) by their offset range."""
+    if not directory.is_dir():
+        return {}
+    found = {}
+    for entry in os.scandir(directory):
+        match = _FILE_NAME.match(entry.name)
+        if (
+            match
+            and match["suffix"] in suffixes
+            and match["topic"] == topic
+            and int(match["partition"]) == partition
+        ):
+            found[(int(match["start"]), int(match["end"]))] = entry.name
+    return dict(sorted(found.items()))
+
+
+def held_ranges(directory: Path, topic: str, partition: int, suffixes: Sequence[str]) -> list[OffsetRange]:
+    """The offset ranges of the finished files of one partition, sorted."""
+    return list(held_files(directory, topic, partition, suffixes))
+
+
+def remove_temp_files(directory: Path) -> None:
+    """Delete what a writer that crashed between writing and renaming left behind."""
+    if directory.is_dir():
+        for entry in os.scandir(directory):
+            if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX):
+                os.unlink(entry.path)
+
+
+# --- durable writes -------------------------------------------------------------------------
+
+
+def write_atomically(directory: Path, name: str, write: Callable[[Path], object]) -> None:
+    """`write(path)` a temporary file, then make it `directory/name`: whole or not at all,
+    durable once this returns."""
+    make_dirs(directory)
+    temp = directory / f".{name}{TEMP_SUFFIX}"
+    try:
+        write(temp)
+        fsync(temp)
+        os.replace(temp, directory / name)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    fsync(directory)
+
+
+def fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(directory: Path) -> None:
+    """mkdir -p that also makes the new directory entries durable."""
+    if directory.is_dir():
+        return
+    make_dirs(directory.parent)
+    directory.mkdir(exist_ok=True)
+    fsync(directory.parent)
+
+
+# --- rewinds --------------------------------------------------------------------------------
+
+
+def rewind_partition(
+    root: Path, topic: str, partition: int, offset: int | None, suffixes: Sequence[str], cut: Cut
+) -> None:
+    """Make the files of one partition hold only offsets below `offset` (None: nothing).
+
+    Safe to repeat after a crash: a cut file is written (atomically) before the original is
+    moved, and a second run finds the same files to cut and move.
+    """
+    directory = partition_dir(root, topic, partition)
+    remove_temp_files(directory)
+    for (start, end), name in held_files(directory, topic, partition, suffixes).items():
+        if offset is not None and end < offset:
+            continue
+        if offset is not None and start < offset:
+            cut(directory, name, (start, end), offset)
+        supersede(root, directory, name)
+
+
+def supersede(root: Path, directory: Path, name: str) -> None:
+    """Move a file out of the dataset, keeping it (and every earlier version) for inspection."""
+    target_dir = root / SUPERSEDED_DIR / directory.relative_to(root)
+    make_dirs(target_dir)
+    stem, dot, suffix = name.rpartition(".")
+    target, n = target_dir / name, 0
+    while target.exists():
+        n += 1
+        target = target_dir / f"{stem}.{n}{dot}{suffix}"
+    os.replace(directory / name, target)
+    fsync(target_dir)
+    fsync(directory)
+
+
+# --- the task -------------------------------------------------------------------------------
+
+
+@dataclass
+class PartitionFiles(Generic[Chunk]):
+    """What one task knows about one Kafka partition: files on disk and rows not yet in one."""
+
+    directory: Path
+    held: list[OffsetRange]
+    buffer: list[Chunk] = field(default_factory=list)
+    buffered_rows: int = 0
+    first_buffered: int = -1
+    last_buffered: int = -1
+
+    @property
+    def last_held(self) -> int:
+        return max((end for _, end in self.held), default=-1)
+
+
+class RangeFileSinkTask(SinkTask, Generic[Chunk]):
+    """A sink task writing offset-range files under `root` (call `configure` in `start`).
+
+    A subclass turns new rows into a chunk of file content (`chunk`) and writes a file from
+    the chunks buffered for one partition (`write_file`); everything that makes it exactly
+    once is here.
+    """
+
+    root: Path
+    flush_records: int
+    suffix: str  # of the files this task writes
+    suffixes: tuple[str, ...]  # of the files it counts as held (a format change keeps old ones)
+
+    def configure(self, root: Path, flush_records: int, suffix: str, suffixes: Sequence[str] = ()) -> None:
+        self.root, self.flush_records, self.suffix = root, flush_records, suffix
+        self.suffixes = tuple(dict.fromkeys((suffix, *suffixes)))
+        self.partitions: dict[TopicPartition, PartitionFiles[Chunk]] = {}
+
+    @abstractmethod
+    def chunk(self, rows: pa.RecordBatch) -> Chunk:
+        """File content for `rows` (sink schema, one partition, offsets ascending, non-empty)."""
+
+    @abstractmethod
+    def write_file(self, path: Path, chunks: list[Chunk]) -> None:
+        """Write one file at `path` from the chunks of consecutive rows, in order."""
+
+    def open(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        held = {}
+        for tp in partitions:
+            state = self._open_one(tp)
+            if state.held:
+                held[tp] = state.last_held + 1
+        return held
+
+    def _open_one(self, tp: TopicPartition) -> PartitionFiles[Chunk]:
+        directory = partition_dir(self.root, *tp)
+        remove_temp_files(directory)
+        state: PartitionFiles[Chunk] = PartitionFiles(directory, held_ranges(directory, *tp, self.suffixes))
+        self.partitions[tp] = state
+        return state
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        for tp, part in split_by_partition(batch):
+            state = self.partitions.get(tp) or self._open_one(tp)
+            rows = unheld_rows(part, state.held, state.last_held, state.last_buffered)
+            if rows.num_rows:
+                self._buffer(state, rows)
+            if state.buffered_rows >= self.flush_records:
+                self._flush(tp, state)
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int], closing: bool) -> dict[TopicPartition, int]:
+        if closing:
+            for tp, state in self.partitions.items():
+                self._flush(tp, state)
+        return {tp: self._safe_offset(tp, offset) for tp, offset in offsets.items()}
+
+    def _safe_offset(self, tp: TopicPartition, offset: int) -> int:
+        """Everything below `offset` was written or held already, except what is buffered."""
+        state = self.partitions.get(tp)
+        if state is None or not state.buffered_rows:
+            return offset
+        return min(offset, state.first_buffered)
+
+    def stop(self) -> None:
+        self.partitions = {}
+
+    def _buffer(self, state: PartitionFiles[Chunk], rows: pa.RecordBatch) -> None:
+        import pyarrow.compute as pc
+
+        bounds = pc.min_max(rows.column("offset")).as_py()
+        content = self.chunk(rows)
+        if not state.buffer:
+            state.first_buffered = bounds["min"]
+        state.last_buffered = bounds["max"]
+        state.buffer.append(content)
+        state.buffered_rows += rows.num_rows
+
+    def _flush(self, tp: TopicPartition, state: PartitionFiles[Chunk]) -> None:
+        if not state.buffer:
+            return
+        offsets = (state.first_buffered, state.last_buffered)
+        chunks = state.buffer
+        write_atomically(state.directory, file_name(*tp, offsets, self.suffix), lambda path: self.write_file(path, chunks))
+        state.held.append(offsets)
+        state.buffer, state.buffered_rows = [], 0
+        state.first_buffered = state.last_buffered = -1
+
+
+def split_by_partition(batch: pa.RecordBatch) -> list[tuple[TopicPartition, pa.RecordBatch]]:
+    """The batch's rows per (topic, partition); a batch usually holds just one."""
+    import pyarrow.compute as pc
+
+    if batch.num_rows == 0:
+        return []
+    topics = pc.unique(batch.column("topic")).to_pylist()
+    numbers = pc.unique(batch.column("partition")).to_pylist()
+    if len(topics) == 1 and len(numbers) == 1:
+        return [((topics[0], numbers[0]), batch)]
+    parts = []
+    for topic in topics:
+        for number in numbers:
+            mask = pc.and_(pc.equal(batch.column("topic"), topic), pc.equal(batch.column("partition"), number))
+            part = batch.filter(mask)
+            if part.num_rows:
+                parts.append(((topic, number), part))
+    return parts
+
+
+def unheld_rows(part: pa.RecordBatch, held: Sequence[OffsetRange], last_held: int, last_buffered: int) -> pa.RecordBatch:
+    """The rows of one partition that are neither in a file nor in the buffer."""
+    import pyarrow.compute as pc
+
+    offsets = part.column("offset")
+    bounds = pc.min_max(offsets).as_py()
+    low, high = bounds["min"], bounds["max"]
+    keep = pc.greater(offsets, last_buffered) if low <= last_buffered else None
+    if low <= last_held:
+        for start, end in held:
+            if start <= high and end >= low:
+                outside = pc.or_(pc.less(offsets, start), pc.greater(offsets, end))
+                keep = outside if keep is None else pc.and_(keep, outside)
+    return part if keep is None else part.filter(keep)

@@ -1,0 +1,100 @@
+"""A sink connector's consumer group, as its tasks use it: committed offsets, read and written.
+
+Connect has two paths to a sink's group, and so do we. Tasks read and commit through a consumer
+(`WorkerSinkTask`: `consumer.committed`, `consumer.commitSync`); offsets requests go through the
+admin API (`Worker.alterSinkConnectorOffsets`, `reconciler.offsets.sink`). The consumer here
+never joins the group (no subscribe): it finds the group's coordinator, retries while the
+coordinator is loading, and commits as a simple consumer (generation -1), which Kafka accepts
+for an empty group and refuses while members hold it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.client import ErrorCollector, new_consumer, translate
+from reconciler.kafka.settings import KafkaSettings
+
+TopicPartition = tuple[str, int]
+# Any partition serves to ask a coordinator; Kafka's own offsets topic always exists once a
+# coordinator does, and no group commits offsets for it.
+COORDINATOR_PROBE = "__consumer_offsets"
+
+
+def committed_offsets(settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+    """The group's committed offset of each of `partitions` that has one."""
+    return {tp: offset for tp, (offset, _metadata) in committed(settings, group, partitions).items()}
+
+
+def committed(
+    settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]
+) -> dict[TopicPartition, tuple[int, str]]:
+    """The group's committed (offset, metadata) of each of `partitions` that has one."""
+    from confluent_kafka import KafkaException, TopicPartition as KafkaTP
+
+    wanted = [KafkaTP(topic, partition) for topic, partition in sorted(set(partitions))]
+    if not wanted:
+        return {}
+    with _group_consumer(settings, group) as consumer:
+        try:
+            found = consumer.committed(wanted, timeout=settings.timeout_s)
+        except KafkaException as exc:
+            raise translate(exc, settings, f"reading committed offsets of consumer group {group}") from exc
+    return {
+        (tp.topic, tp.partition): (tp.offset, tp.metadata or "")
+        for tp in found
+        if tp.error is None and tp.offset >= 0
+    }
+
+
+def wait_for_coordinator(settings: KafkaSettings, group: str) -> None:
+    """Return once the group's coordinator answers (an OffsetFetch of one partition nobody
+    consumes), so that admin calls on the group do not meet a coordinator still loading."""
+    committed_offsets(settings, group, [(COORDINATOR_PROBE, 0)])
+
+
+class CommitFailed(ReconcilerError):
+    """The broker refused a commit; `exc` is its KafkaException (UNKNOWN_MEMBER_ID: members hold the group)."""
+
+    def __init__(self, message: str, exc: Any) -> None:
+        super().__init__(message)
+        self.exc = exc
+
+
+def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int | tuple[int, str]]) -> None:
+    """Commit `offsets` (the next offset to read, per partition, with commit metadata where a
+    tuple gives it) for the group, synchronously."""
+    from confluent_kafka import KafkaException, TopicPartition as KafkaTP
+
+    if not offsets:
+        return
+    partitions = []
+    for (topic, partition), commit in sorted(offsets.items()):
+        offset, metadata = commit if isinstance(commit, tuple) else (commit, "")
+        partitions.append(KafkaTP(topic, partition, offset, metadata=metadata))
+    with _group_consumer(settings, group) as consumer:
+        try:
+            result = consumer.commit(offsets=partitions, asynchronous=False)
+        except KafkaException as exc:
+            raise CommitFailed(translate(exc, settings, f"committing offsets of consumer group {group}").message,
+                               exc) from exc
+    failed = [tp for tp in result or [] if tp.error]
+    if failed:
+        names = ", ".join(f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in failed)
+        raise CommitFailed(f"committing offsets of consumer group {group} failed for {names}",
+                           KafkaException(failed[0].error))
+
+
+class _group_consumer:
+    """A consumer of `group` that is closed on leaving the block (closing never joins it)."""
+
+    def __init__(self, settings: KafkaSettings, group: str) -> None:
+        self.consumer = new_consumer(settings, ErrorCollector(), **{"group.id": group})
+
+    def __enter__(self) -> Any:
+        return self.consumer
+
+    def __exit__(self, *exc: object) -> None:
+        self.consumer.close()

@@ -1,0 +1,77 @@
+"""Each manifest's config checked against its connector plugin, before anything is deployed.
+
+Runs on documents the models accept (so `spec.class` is a string and `spec.config` a mapping),
+on the config exactly as a Connect worker would store it (`core.normalize`). The plugin is
+found as the runtime finds it (registry: entry point or `module:Class`) and its problems
+become findings at `spec.config.<key>` (at the key itself when the key is the problem). A Java
+class name is left alone: a Java Connect worker sharing the topics runs it, and there is no
+plugin here to check it with (`java_notes` says so).
+
+A value still holding a config provider's placeholder (`${file:…}`, `${vault:…}`: a Connect
+worker resolves those) cannot be judged here, so problems with that value are dropped (not
+with its key: an unknown key stays unknown whatever its value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reconciler.connectors.checks import WHOLE_CONNECTOR, check_config
+from reconciler.connectors.configdef import ConfigProblem
+from reconciler.connectors.registry import UnknownConnector, is_java_class_name, load_connector, python_spelling
+from reconciler.core import diagnostics
+from reconciler.core.diagnostics import Diagnostic
+from reconciler.core.models import ConnectorManifest, DesiredConnector
+from reconciler.core.normalize import Properties, connector_properties
+from reconciler.manifests.findings import Finding, Path
+from reconciler.core.redact import PLACEHOLDER
+
+# Connect's bookkeeping keys are written elsewhere in a manifest (core.models.BOOKKEEPING_KEYS).
+_WHERE: dict[str, Path] = {
+    WHOLE_CONNECTOR: ("spec", "class"),
+    "tasks.max": ("spec", "tasksMax"),
+    "name": ("metadata", "name"),
+}
+
+
+def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
+    """What the connector's plugin (and Connect's own keys) find wrong with the manifest's config."""
+    class_name = manifest.spec.connector_class.strip()
+    if is_java_class_name(class_name):
+        python = python_spelling(class_name)
+        if python is None:
+            return []
+        return [Finding(("spec", "class"), f"{class_name!r} is a Python class written with a dot",
+                        f"write `{python}`: a dotted name is taken for a Java class")]
+    try:
+        plugin = load_connector(class_name)
+    except UnknownConnector as exc:
+        return [Finding(("spec", "class"), exc.message, exc.hint)]
+    props = connector_properties(DesiredConnector(manifest=manifest))
+    return [_finding(problem) for problem in check_config(class_name, plugin, props) if _judged(problem, props)]
+
+
+def java_notes(connectors: Sequence[DesiredConnector]) -> list[Diagnostic]:
+    """An info line per connector whose class is a Java class: accepted unchecked, and why."""
+    return [
+        diagnostics.info(
+            f"`{c.spec.connector_class}` is a Java connector class: accepted without config checks "
+            "(a Java Connect worker sharing these topics runs it; no plugin here can check it)",
+            source=c.source,
+            field_path="spec.class",
+            connector=c.name,
+        )
+        for c in connectors
+        if is_java_class_name(c.spec.connector_class)
+    ]
+
+
+def _judged(problem: ConfigProblem, props: Properties) -> bool:
+    """False for a problem with a value a Connect worker will still replace (unknown until then)."""
+    value = props.get(problem.key)
+    return problem.unknown or value is None or PLACEHOLDER.search(value) is None
+
+
+def _finding(problem: ConfigProblem) -> Finding:
+    path = _WHERE.get(problem.key, ("spec", "config", problem.key))
+    return Finding(path, problem.message, problem.hint, "key" if problem.unknown else "value")

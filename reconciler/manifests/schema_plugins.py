@@ -1,0 +1,104 @@
+"""What the JSON Schema can know statically about the built-in connectors' configs.
+
+For each built-in class, an `if spec.class == <name> then spec.config is …` clause: the keys
+the plugin declares and those Connect defines for its kind, each with its type, default and
+doc; other keys refused, as `reconciler validate` refuses them. Editors then complete and
+check `spec.config` as they type. The schema stays laxer than the loader where it cannot
+know (a `${…}` placeholder, a number written as a string, client override names): what the
+loader accepts, the schema accepts (a test checks it).
+
+Only the built-ins (this package's own entry points: a new built-in registered in
+`pyproject.toml` appears here once the package is reinstalled and the schema regenerated):
+the schema file is checked in, so it must not depend on which other plugins happen to be
+installed where it is generated.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from reconciler.connectors.api import Connector
+from reconciler.connectors.configdef import REQUIRED, ConfigDef, ConfigKey, Type
+from reconciler.connectors.framework import ANY, framework_def
+from reconciler.connectors.registry import built_in_connectors
+
+_SCALAR = ["string", "number", "boolean", "null"]
+_PLACEHOLDER = {"type": "string", "pattern": r"\$\{"}  # resolved at load or by a Connect worker
+_INTEGER_TEXT = {"type": "string", "pattern": r"^\s*([-+]?[0-9]+)?\s*$"}
+_NUMBER_TEXT = {"type": "string", "pattern": r"^\s*([-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?)?\s*$"}
+_BOOLEAN_TEXT = {"type": "string", "pattern": r"^\s*([Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])?\s*$"}
+
+
+def plugin_clauses() -> list[dict[str, Any]]:
+    """One `if`/`then` clause per built-in connector class."""
+    return [_clause(name, cls) for name, cls in built_in_connectors().items()]
+
+
+def connect_key_defs() -> dict[str, Any]:
+    """`$defs` for the keys Connect defines, which the clauses refer to (`#/$defs/connect:<key>`)."""
+    return {f"connect:{key.name}": _key_schema(key) for key in ANY.keys.values()}
+
+
+def _clause(name: str, cls: type[Connector]) -> dict[str, Any]:
+    own = cls.config_def or ConfigDef()
+    keys = own.merge(framework_def(cls.kind))
+    config: dict[str, Any] = {
+        "description": f"`{name}` ({cls.kind} connector): its keys and the keys Kafka Connect defines.",
+        "properties": {
+            key.name: _key_schema(key) if key.name in own.keys else {"$ref": f"#/$defs/connect:{key.name}"}
+            for key in keys.keys.values()
+        },
+        "patternProperties": {"^" + re.escape(prefix.prefix): {"description": prefix.doc} for prefix in keys.prefixes},
+        "additionalProperties": False,
+    }
+    required = [key.name for key in own.keys.values() if key.required]
+    spec: dict[str, Any] = {"properties": {"config": config}}
+    if required:
+        config["required"] = required
+        spec["required"] = ["config"]
+    return {
+        "if": {"properties": {"spec": {"properties": {"class": {"const": name}}, "required": ["class"]}}, "required": ["spec"]},
+        "then": {"properties": {"spec": spec}},
+    }
+
+
+def _key_schema(key: ConfigKey) -> dict[str, Any]:
+    schema: dict[str, Any] = {"description": key.doc + _default_note(key)}
+    if not key.required and key.default is not None:
+        schema["default"] = ",".join(key.default) if isinstance(key.default, list) else key.default
+    schema["anyOf"] = [*_typed(key), _PLACEHOLDER, {"type": "null"}]
+    return schema
+
+
+def _typed(key: ConfigKey) -> list[dict[str, Any]]:
+    if key.choices:
+        if key.ignore_case:
+            return [{"type": "string", "pattern": "^\\s*(" + "|".join(_any_case(c) for c in key.choices) + ")?\\s*$"}]
+        return [{"enum": list(key.choices)}, {"type": "string", "pattern": r"^\s*$"}]
+    if key.type in (Type.INT, Type.SHORT, Type.LONG):
+        return [{"type": "integer", **_limits(key)}, _INTEGER_TEXT]
+    if key.type is Type.DOUBLE:
+        return [{"type": "number", **_limits(key)}, _NUMBER_TEXT]
+    if key.type is Type.BOOLEAN:
+        return [{"type": "boolean"}, _BOOLEAN_TEXT]
+    return [{"type": _SCALAR}]
+
+
+def _limits(key: ConfigKey) -> dict[str, float]:
+    limits = {}
+    if key.minimum is not None:
+        limits["minimum"] = key.minimum
+    if key.maximum is not None:
+        limits["maximum"] = key.maximum
+    return limits
+
+
+def _any_case(word: str) -> str:
+    return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else re.escape(c) for c in word)
+
+
+def _default_note(key: ConfigKey) -> str:
+    if key.default is REQUIRED:
+        return " Required."
+    return ""

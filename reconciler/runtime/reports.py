@@ -1,0 +1,81 @@
+"""What a tick reports: per connector, its target, its state and its tasks' batches."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from reconciler.core.live import ConnectTargetState, InstanceState, LiveState
+from reconciler.runtime.plugins import left_to_connect
+from reconciler.runtime.restarts import RestartPlan
+from reconciler.runtime.statuses import StatusBook
+
+if TYPE_CHECKING:
+    from reconciler.kafka.apply import ApplyOutcome
+    from reconciler.offsets.model import OffsetsOutcome
+    from reconciler.runtime.executor import TaskOutcome
+
+
+@dataclass(frozen=True)
+class TaskReport:
+    task: int
+    state: InstanceState | None
+    records: int = 0
+    ran: bool = False
+    trace: str | None = None
+
+
+@dataclass(frozen=True)
+class ConnectorReport:
+    name: str
+    target: ConnectTargetState
+    state: InstanceState | None
+    trace: str | None
+    tasks: list[TaskReport]
+    restarted: RestartPlan | None = None
+
+
+@dataclass
+class TickReport:
+    config_end: int  # the config topic's end offset the tick read
+    connectors: list[ConnectorReport] = field(default_factory=list)
+    records_written: int = 0  # config and status records this tick wrote
+    works: int = 0  # tasks that ran a batch
+    applied: ApplyOutcome | None = None
+    offsets: list[OffsetsOutcome] = field(default_factory=list)
+    # Connectors of classes our runtime does not run, left to the group's Connect workers.
+    left_to_connect: list[str] = field(default_factory=list)
+
+    def connector(self, name: str) -> ConnectorReport | None:
+        return next((c for c in self.connectors if c.name == name), None)
+
+
+def connector_reports(
+    live: LiveState,
+    book: StatusBook,
+    outcomes: Sequence[TaskOutcome],
+    plans: dict[str, RestartPlan],
+) -> list[ConnectorReport]:
+    """Every existing connector as the book left it, with the records its tasks moved."""
+    moved = {(o.connector, o.task_id): o.records for o in outcomes}
+    reports = []
+    for name, connector in sorted(live.connectors.items()):
+        if not connector.exists or left_to_connect(connector):
+            continue
+        status = book.connectors.get(name)
+        tasks = [
+            TaskReport(task, s.state, moved.get((name, task), 0), (name, task) in moved, s.trace)
+            for task, s in sorted(book.tasks.get(name, {}).items())
+        ]
+        reports.append(
+            ConnectorReport(
+                name,
+                connector.target_state,
+                None if status is None else status.state,
+                None if status is None else status.trace,
+                tasks,
+                plans.get(name),
+            )
+        )
+    return reports

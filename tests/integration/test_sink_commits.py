@@ -1,0 +1,104 @@
+"""Sink commits as Java's `WorkerSinkTask` makes them, on a transactional topic.
+
+A transactional topic holds a commit marker after each transaction, so its end offset lies past
+the last record. Java commits the last delivered record's offset + 1; so do we, and a user who
+rewinds the group "by 10" gets 10 records back. The Java worker's own FileStreamSinkConnector,
+run on the same topic, commits the same offset.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from reconciler.devtools.connect import RunningConnect
+from reconciler.kafka.admin import ensure_topics
+from reconciler.kafka.consume import end_offsets
+from reconciler.kafka.reader import sink_group_commits, sink_group_offsets
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.executor import SparkExecutor, TaskWork
+from reconciler.kafka.groups import commit_offsets as commit_group_offsets
+from reconciler.runtime.sink_job import SCANNED_PREFIX
+
+TRANSACTIONS, PER_TRANSACTION = 3, 10  # offsets 0-9, marker 10, 11-20, marker 21, 22-31, marker 32
+
+
+def produce_in_transactions(settings: KafkaSettings, topic: str) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, 1)])[topic].result(timeout=settings.timeout_s)
+    producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "transactional.id": f"{topic}-writer"})
+    producer.init_transactions(settings.timeout_s)
+    for t in range(TRANSACTIONS):
+        producer.begin_transaction()
+        for i in range(PER_TRANSACTION):
+            producer.produce(topic, b"line %d" % (t * PER_TRANSACTION + i), b"%d" % i)
+        producer.commit_transaction(settings.timeout_s)
+
+
+def keeping_sink(name: str, topic: str) -> list[TaskWork]:
+    """`unpackaged:PickySink` keeps nothing and calls every record safe: the commit is ours."""
+    props: dict[str, str | None] = {"name": name, "connector.class": "unpackaged:PickySink", "tasks.max": "1", "topics": topic}
+    task = {k: v for k, v in props.items() if v is not None} | {"task.index": "0"}
+    return [TaskWork(name, 0, "unpackaged:PickySink", "sink", props, task, 1)]
+
+
+def test_a_sink_commits_the_last_delivered_record_plus_one(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor
+) -> None:
+    ensure_topics(kafka_settings)
+    topic = f"txn-{uuid.uuid4().hex[:8]}"
+    produce_in_transactions(kafka_settings, topic)
+    end = end_offsets(kafka_settings, topic)[0]
+    last_record = end - 2  # the last offset is the last transaction's commit marker
+    name = f"txn-sink-{uuid.uuid4().hex[:6]}"
+    group = f"connect-{name}"
+    works = keeping_sink(name, topic)
+
+    [first] = spark_executor.run_batch(works)
+    assert (first.records, first.error) == (TRANSACTIONS * PER_TRANSACTION, None), first.error
+    # Java's offset, with how far the range was read (so the next batch skips the marker)
+    assert sink_group_commits(kafka_settings, group) == {(topic, 0): (last_record + 1, f"{SCANNED_PREFIX}{end}")}
+
+    [again] = spark_executor.run_batch(works)  # nothing new: nothing read, the commit unchanged
+    assert again.records == 0
+    assert sink_group_offsets(kafka_settings, group) == {(topic, 0): last_record + 1}
+
+    # A user rewinds "by 10" (Java's PATCH commits the offset with no metadata): 10 records back.
+    commit_group_offsets(kafka_settings, group, {(topic, 0): last_record + 1 - 10})
+    [rewound] = spark_executor.run_batch(works)
+    assert rewound.records == 10
+    assert sink_group_offsets(kafka_settings, group) == {(topic, 0): last_record + 1}
+
+
+def test_java_commits_the_same_offset_on_a_transactional_topic(
+    kafka: Any, java_connect: RunningConnect, spark_executor: SparkExecutor, tmp_path: Path
+) -> None:
+    """Java's FileStreamSinkConnector and our sink read the same transactional topic: the
+    offsets Java's REST API reports for each are the same."""
+    settings = kafka.settings(java_connect.group_id)
+    topic = f"txn-java-{uuid.uuid4().hex[:8]}"
+    produce_in_transactions(settings, topic)
+    ours, theirs = f"ours-{topic}", f"java-{topic}"
+    config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
+              "topics": topic, "file": str(tmp_path / "out.txt")}
+    status, _ = java_connect.rest("PUT", f"/connectors/{theirs}/config", config)
+    assert status == 201
+    [outcome] = spark_executor.run_batch(keeping_sink(ours, topic))
+    assert outcome.error is None
+    expected = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0},
+                             "offset": {"kafka_offset": TRANSACTIONS * (PER_TRANSACTION + 1) - 1}}]}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        _, body = java_connect.rest("GET", f"/connectors/{theirs}/offsets")
+        if body == expected:
+            break
+        time.sleep(0.2)
+    assert body == expected
+    assert sink_group_offsets(settings, f"connect-{ours}") == {(topic, 0): TRANSACTIONS * (PER_TRANSACTION + 1) - 1}
+    status, _ = java_connect.rest("DELETE", f"/connectors/{theirs}")
+    assert status == 204
