@@ -4,8 +4,11 @@
 Three sources of problems, each naming its key: the plugin's own `validate` (its declared
 keys' values and its own rules), the keys Connect defines for every connector
 (`reconciler.connectors.framework`: their values, a sink's `topics`/`topics.regex` rule), and
-the keys themselves: one of the other kind's (`topics` on a source), or, when the plugin
-declares its keys, one that neither it nor Connect defines (with a did-you-mean).
+the keys themselves, when the plugin declares its keys: one of the other kind's (`topics` on a
+source that does not declare it), or one that neither it nor Connect defines (with a
+did-you-mean). A plugin that declares no keys may take any, as in Connect, where a source such
+as MirrorSourceConnector defines `topics` itself; its type comes from its class, never from
+its keys (docs/compatibility.md).
 Client override keys (`producer.override.*`…) must be librdkafka settings or Java names
 that map to one (`reconciler.kafka.client_names`).
 """
@@ -105,10 +108,12 @@ def _key_problems(class_name: str, cls: type[Connector], config: ConnectorConfig
     for key in config:
         if (own is not None and own.knows(key)) or mine.knows(key):
             continue
+        if own is None:
+            continue  # a plugin that declares no keys may take any (MirrorSource takes `topics`)
         if ANY.knows(key):
             message = f"applies to {other_kind(cls.kind)} connectors only; `{class_name}` is a {cls.kind} connector"
             problems.append(ConfigProblem(key, message, unknown=True))
-        elif own is not None:
+        else:
             problems.append(_unknown(class_name, key, [*own.keys, *mine.keys]))
     return problems
 
