@@ -38,8 +38,8 @@ echo "    broker at $RECONCILER_BOOTSTRAP_SERVERS"
 
 echo "==> reconciler validate examples/quickstart"
 reconciler validate examples/quickstart
-echo "==> reconciler plan examples/quickstart"
-reconciler plan examples/quickstart --group-id "$GROUP"
+echo "==> reconciler plan examples/quickstart   (the group is new: planned against an empty state)"
+env -u RECONCILER_BOOTSTRAP_SERVERS reconciler plan examples/quickstart  # a read never creates the group's topics
 echo "==> reconciler run examples/quickstart --once   (tick 1: apply, generate task configs, run)"
 reconciler run examples/quickstart --once --group-id "$GROUP"
 echo "==> reconciler run examples/quickstart --once   (tick 2: the sink archives what tick 1 produced)"

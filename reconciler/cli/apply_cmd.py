@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "in one Kafka transaction. PATH may be a saved plan (plan --out plan.json).",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories, or one saved plan.json")
-    parser.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
+    add_prune_options(parser)
     add_kafka_options(parser)
     parser.set_defaults(handler=run)
 
@@ -50,12 +50,14 @@ def run(args: argparse.Namespace) -> int:
 
     saved = _saved_plan(args.paths)
     if saved is not None:
-        if args.prune and not saved.prune:
-            raise ReconcilerError("--prune cannot be added to a saved plan", hint="pass --prune to `reconciler plan`")
+        for flag, given, planned in (("--prune", args.prune, saved.prune), ("--allow-empty", args.allow_empty, saved.allow_empty)):
+            if given and not planned:
+                raise ReconcilerError(f"{flag} cannot be added to a saved plan", hint=f"pass {flag} to `reconciler plan`")
         if not saved.manifest_paths:
             raise ReconcilerError(f"{args.paths[0]}: the plan names no manifest paths to re-read")
-    paths = saved.manifest_paths if saved is not None else [str(p) for p in args.paths]
+    paths = _manifest_paths(saved, args.paths[0]) if saved is not None else [str(p) for p in args.paths]
     prune = saved.prune if saved is not None else args.prune
+    allow_empty = saved.allow_empty if saved is not None else args.allow_empty
     settings = kafka_settings(args)  # bad -X / --kafka-config fails before anything else
     desired = load_or_raise(paths)
     colour = _colour_wanted()
@@ -66,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(render_text(with_current_offsets(settings, plan, desired), colour=colour))
         sys.stdout.flush()
 
-    outcome = apply_manifests(settings, desired, prune=prune, manifest_paths=paths, saved=saved, show_plan=show)
+    outcome = apply_manifests(
+        settings, desired, prune=prune, allow_empty=allow_empty, manifest_paths=paths, saved=saved, show_plan=show
+    )
     offsets = _run_offsets_requests(settings, desired, outcome)
     for line in result_lines(outcome, offsets):
         print(line)
@@ -88,11 +92,22 @@ def result_lines(outcome: ApplyOutcome, offsets: Sequence[OffsetsOutcome] = ()) 
     """What follows the printed plan. With no changes the plan's own last line already says
     "No changes. Live state matches the manifests." (and nothing was written)."""
     if not outcome.plan.has_changes:
+        if outcome.records_written:  # bookkeeping only (kafka.changes.sensitivity_records)
+            return [f"Recorded which config keys are sensitive ({_records(outcome.records_written)} written)"]
         return []
     lines = [o.render() for o in offsets]
-    noun = "record" if outcome.records_written == 1 else "records"
-    lines.append(f"Apply complete: {outcome.records_written} {noun} written")
+    lines.append(f"Apply complete: {_records(outcome.records_written)} written")
     return lines
+
+
+def _records(count: int) -> str:
+    return f"{count} record" if count == 1 else f"{count} records"
+
+
+def _manifest_paths(saved: Plan, plan_file: str) -> list[str]:
+    """A saved plan's manifest paths: absolute, or relative to the plan file (plan_cmd.saved_paths)."""
+    base = os.path.dirname(os.path.abspath(plan_file))
+    return [os.path.normpath(os.path.join(base, path)) for path in saved.manifest_paths]
 
 
 def _saved_plan(paths: list[str]) -> Plan | None:

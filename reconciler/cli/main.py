@@ -16,10 +16,11 @@ import logging
 import os
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 from importlib import metadata
 
-from reconciler import __version__, heap
+from reconciler import __version__, heap, masking
 from reconciler.cli import env
 from reconciler.errors import ReconcilerError
 
@@ -94,6 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
     _set_up_output(args.verbose)
+    masking.mask_log_handlers()
+    with masking.masked_output():  # no secret value in anything a command prints (docs/secrets.md)
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         with heap.one_shot(args.command not in LONG_RUNNING):
             code: int = args.handler(args)
@@ -105,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:  # `reconciler status | head`: the reader left; not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
+    except Exception:  # a bug: its traceback is shown, through the masked stream like the rest
+        traceback.print_exc()
         return EXIT_ERROR
     return code
 

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reconciler import masking
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError
 
@@ -78,13 +79,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace, name: str) -> int:
-    from reconciler.kafka.reader import prepare
+    from reconciler.kafka.reader import prepare_read
     from reconciler.offsets.model import not_found_message
     from reconciler.offsets.state import current_body, read_offsets_state
 
     settings = kafka_settings(args)
-    prepare(settings)
-    state = read_offsets_state(settings)
+    ours = prepare_read(settings)  # read-only: a group without its topics is an error
+    state = read_offsets_state(settings, with_reconciler=ours)
     connector = state.live.connector(name)
     if connector is None or connector.config is None:
         raise ReconcilerError(not_found_message(name))
@@ -198,6 +199,7 @@ def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings
             raise ReconcilerError(f"--from-client-setting expects KEY=VALUE, got {item!r}")
         given[key.strip()] = value
     client = {**ours.client_config, **translate(given, "--from-client-setting")}
+    masking.remember_config(client)  # its sasl.password never shows in an error message
     return dataclasses.replace(
         ours, bootstrap_servers=args.from_bootstrap_servers or ours.bootstrap_servers, client_config=client
     )

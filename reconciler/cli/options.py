@@ -1,4 +1,4 @@
-"""Options shared by the commands that talk to Kafka."""
+"""Options shared by several commands: the Kafka connection, and pruning."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import dataclasses
 import os
 from pathlib import Path
 
+from reconciler import masking
 from reconciler.kafka.client_config import gather
 from reconciler.kafka.settings import DEFAULT_GROUP, DEFAULT_TIMEOUT_S, KafkaSettings, Topics, bootstrap_from_env
 
@@ -42,6 +43,16 @@ def add_kafka_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_prune_options(parser: argparse._ActionsContainer) -> None:
+    parser.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="let --prune delete every connector this reconciler created when no manifest declares any "
+        "(refused otherwise: an empty or unmounted manifest directory looks the same)",
+    )
+
+
 def kafka_value_options() -> frozenset[str]:
     """The Kafka options that take a value (`--group-id g`): how `main` tells a value from a
     command when options come before the command."""
@@ -52,6 +63,7 @@ def kafka_value_options() -> frozenset[str]:
 
 def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
     client = gather(args.kafka_config, os.environ, args.client_settings)
+    masking.remember_config(client)  # sasl.password & co. never show in a client's error message
     topics = Topics.for_group(args.group_id)
     topics = dataclasses.replace(
         topics,

@@ -14,11 +14,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler import masking
+from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
+from reconciler.core.diagnostics import has_errors
 from reconciler.core.live import LiveState, load_snapshot
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
+EXIT_ERROR = 1  # the plan holds an error diagnostic (e.g. --prune of everything without --allow-empty)
 EXIT_CHANGES = 2  # with --detailed-exitcode (cli.main maps errors to 1)
 SNAPSHOT_HINT = "write one with `reconciler snapshot > live.json`"
 
@@ -36,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--detailed-exitcode", action="store_true", help="exit 2 when the plan has changes (0 none, 1 error)"
     )
-    parser.add_argument("--prune", action="store_true", help="plan deleting orphaned connectors this reconciler owns")
+    add_prune_options(parser)
     add_kafka_options(parser)
     parser.set_defaults(handler=run)
 
@@ -49,16 +52,30 @@ def run(args: argparse.Namespace) -> int:
     desired = load_or_raise(args.paths)
     live = read_live_state(args)
     saved = args.out is not None or args.format == "json"  # only a saved plan is checked against its digests
-    paths = [str(p) for p in args.paths]
-    plan = build_plan(desired, live, prune=args.prune, manifest_paths=paths, fingerprints=saved)
+    paths = saved_paths(args.paths, args.out)
+    plan = build_plan(
+        desired, live, prune=args.prune, allow_empty=args.allow_empty, manifest_paths=paths, fingerprints=saved
+    )
     if args.live_state is None and (args.bootstrap_servers or os.environ.get("RECONCILER_BOOTSTRAP_SERVERS")):
         from reconciler.offsets.preview import with_current_offsets  # offsets requests show from → to
 
         plan = with_current_offsets(kafka_settings(args), plan, desired)
     if args.out is not None:
-        _write(args.out, render_json(plan))
+        _write(args.out, masking.scrub(render_json(plan)))
     sys.stdout.write(render(plan, args.format, colour=args.format == "text" and _colour_wanted()))
+    if has_errors(plan.diagnostics):
+        return EXIT_ERROR  # `apply` would refuse this plan; the error is in it, above
     return EXIT_CHANGES if args.detailed_exitcode and plan.has_changes else EXIT_OK
+
+
+def saved_paths(paths: list[str], out: Path | None) -> list[str]:
+    """Manifest paths as a saved plan keeps them, so `apply plan.json` finds them from anywhere:
+    relative to the plan file's directory with `--out`, else absolute (the JSON on stdout)."""
+    absolute = [os.path.abspath(p) for p in paths]
+    if out is None:
+        return absolute
+    base = os.path.dirname(os.path.abspath(out))
+    return [os.path.relpath(p, base) for p in absolute]
 
 
 def read_live_state(args: argparse.Namespace) -> LiveState:
@@ -78,13 +95,15 @@ def load_live_state_file(path: Path) -> LiveState:
     except OSError as exc:
         raise ReconcilerError(f"cannot read live-state file {path}: {exc.strerror}", hint=SNAPSHOT_HINT) from exc
     try:
-        return load_snapshot(text)
+        live = load_snapshot(text)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(document)"
         raise ReconcilerError(
             f"{path}: not a valid live-state snapshot: {where}: {first['msg']}", hint=SNAPSHOT_HINT
         ) from exc
+    masking.remember_live(live)  # a snapshot from before secrets were sealed holds them in clear
+    return live
 
 
 def _read_from_kafka(args: argparse.Namespace) -> LiveState:

@@ -6,23 +6,27 @@ of the group to its target state and runs one batch of every running task on Spa
 `--interval` seconds until SIGTERM/SIGINT, after which the current batch finishes, Spark stops
 and the command exits 0.
 
-A tick's outcome is printed per connector. Tasks that fail are reported FAILED in the status
-topic (with the traceback) and do not make the command fail: that is the connector's state,
-as Connect reports it; `reconciler status` shows it. With `--once` a failed apply fails the
-command (exit 1, nothing run); in the loop it is reported and the tick still runs the
-connectors the topics declare, so a bad moment of the control plane stops no data.
+A tick's outcome is printed per connector. Connectors and tasks that fail are reported FAILED
+in the status topic (with the traceback), as Connect reports them; `reconciler status` shows
+them. With `--once` the exit code tells a pipeline: 1 when the apply failed (nothing run), an
+offsets request did not complete, or a connector or task ended the tick FAILED — with a summary
+of what failed and what to do (`--allow-failed`: the summary, and exit 0). In the loop
+(`run`, `watch`) failures are reported and the ticks go on: a bad moment of the control plane
+or of one connector stops no other data. Owned connectors left in no manifest (orphans) are
+logged at every tick until deleted (`--prune`) or declared again.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.core.live import InstanceState
 from reconciler.errors import ReconcilerError
 
@@ -33,7 +37,9 @@ if TYPE_CHECKING:
     from reconciler.runtime.worker import ConnectorReport, TickReport, Worker
 
 EXIT_OK = 0
+EXIT_FAILED = 1
 DEFAULT_INTERVAL_S = 10.0
+LOG = logging.getLogger("reconciler.run")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,7 +50,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "batch of its tasks on Spark; repeat every --interval seconds until SIGTERM/SIGINT unless --once.",
     )
     parser.add_argument("paths", nargs="+", metavar="PATH", help="manifest files or directories")
-    parser.add_argument("--once", action="store_true", help="run one tick and exit")
+    parser.add_argument("--once", action="store_true", help="run one tick and exit (1 if anything failed)")
+    parser.add_argument(
+        "--allow-failed", action="store_true",
+        help="with --once: exit 0 even when a connector, task or offsets request failed (the summary is still printed)",
+    )
     add_runtime_options(parser)
     add_kafka_options(parser)
     parser.set_defaults(handler=run)
@@ -62,7 +72,7 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
         help="a Spark setting (repeatable), e.g. --spark-conf spark.executor.memory=2g",
     )
     group.add_argument("--worker-id", default=None, help="worker_id in statuses (default: <hostname>:<pid>)")
-    group.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
+    add_prune_options(group)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,12 +87,23 @@ def run(args: argparse.Namespace) -> int:
     worker = make_worker(args, settings, spark_conf, stopper)
     try:
         if args.once:
-            print_report(worker.tick(desired, manifest_paths=paths))
-        else:
-            loop(worker, stopper, args.interval, lambda: (desired, paths))
+            report = worker.tick(desired, manifest_paths=paths)
+            print_report(report)
+            return _exit_once(report, allow_failed=args.allow_failed)
+        loop(worker, stopper, args.interval, lambda: (desired, paths))
     finally:
         worker.close()
     return EXIT_OK
+
+
+def _exit_once(report: TickReport, *, allow_failed: bool) -> int:
+    lines = failure_summary(report)
+    if not lines:
+        return EXIT_OK
+    if allow_failed:
+        lines.append("exit code 0 all the same: --allow-failed")
+    print("\n".join(lines), file=sys.stderr, flush=True)
+    return EXIT_OK if allow_failed else EXIT_FAILED
 
 
 Manifests = Callable[[], tuple[Sequence["DesiredConnector"], Sequence[str]]]
@@ -111,7 +132,8 @@ def make_worker(
 
     executor = SparkExecutor(settings, master=args.spark_master, spark_conf=spark_conf)
     return Worker(
-        settings, executor, worker_id=args.worker_id, prune=args.prune, stopping=lambda: stopper.stopping
+        settings, executor, worker_id=args.worker_id, prune=args.prune, allow_empty=args.allow_empty,
+        stopping=lambda: stopper.stopping,
     )
 
 
@@ -144,6 +166,11 @@ def print_report(report: TickReport) -> None:
     applied = report.applied
     if applied is not None and applied.plan.has_changes:
         sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+    for name in applied.plan.orphans if applied is not None else ():
+        LOG.warning(
+            "orphan: connector %s is in no manifest and is left as it is (this reconciler created it): "
+            "declare it again, or delete it with --prune", name,
+        )
     for outcome in report.offsets:
         print(outcome.render())
     header, *rest = report_lines(report)
@@ -192,6 +219,39 @@ def _connector_line(connector: ConnectorReport) -> str:
         if task.state is InstanceState.FAILED and task.trace:
             line += f"\n    task {task.task}: {trace_summary(task.trace)}"
     return line
+
+
+def failure_summary(report: TickReport) -> list[str]:
+    """What failed in this tick and what to do about it; empty when nothing did."""
+    from reconciler.render.common import trace_summary
+
+    offsets = [
+        f"  offsets request {o.request_id} of {o.connector}: {o.status}: {o.message}" for o in report.offsets if not o.ok
+    ]
+    instances = []
+    for connector in report.connectors:
+        if connector.state is InstanceState.FAILED:
+            instances.append(f"  connector {connector.name} FAILED: {trace_summary(connector.trace or '')}")
+        instances += [
+            f"  task {connector.name}/{task.task} FAILED: {trace_summary(task.trace or '')}"
+            for task in connector.tasks
+            if task.state is InstanceState.FAILED
+        ]
+    if not offsets and not instances:
+        return []
+    lines = [f"run --once: {len(offsets) + len(instances)} failure(s):", *offsets, *instances, "what to do:"]
+    if offsets:
+        lines.append(
+            "  - offsets: the connector stays STOPPED until its request completes; fix the cause and run "
+            "again (the request resumes at the step that failed; `reconciler plan` shows it pending)"
+        )
+    if instances:
+        lines.append(
+            "  - FAILED connectors and tasks: read the trace with `reconciler status NAME`; fix the cause "
+            "(config or data), then commit a new `spec.restart` id (a FAILED instance stays FAILED until "
+            "restarted; a config change restarts a connector)"
+        )
+    return lines
 
 
 def print_error(exc: ReconcilerError) -> None:

@@ -13,7 +13,7 @@ from typing import Literal
 
 from reconciler.core.normalize import Properties, normalise_live, same_value
 from reconciler.core.plan import FieldChange
-from reconciler.core.redact import MASK, is_secret_key
+from reconciler.core.redact import MASK, is_sensitive, mask_credentials
 
 Op = Literal["add", "change", "remove"]
 
@@ -57,9 +57,20 @@ def _diff_key(key: str, desired: Properties, live: Properties, sensitive: Collec
 
 
 def _change(op: Op, key: str, old: str | None, new: str | None, sensitive: Collection[str]) -> FieldChange:
-    secret = is_secret_key(key, sensitive)
-    if secret:
-        # A null stays null (it reveals nothing); any real value, old or new, becomes the mask.
-        old = None if old is None else MASK
-        new = None if new is None else MASK
-    return FieldChange(op=op, key=key, old=old, new=new, sensitive=secret)
+    if is_sensitive(key, old, sensitive) or is_sensitive(key, new, sensitive):
+        return _masked(op, key, old, new)
+    shown_old, shown_new = _shown(old), _shown(new)
+    if op == "change" and shown_old == shown_new:
+        return _masked(op, key, old, new)  # only a credential inside the value changed
+    return FieldChange(op=op, key=key, old=shown_old, new=shown_new, sensitive=False)
+
+
+def _masked(op: Op, key: str, old: str | None, new: str | None) -> FieldChange:
+    # A null stays null (it reveals nothing); any real value, old or new, becomes the mask.
+    return FieldChange(
+        op=op, key=key, old=None if old is None else MASK, new=None if new is None else MASK, sensitive=True
+    )
+
+
+def _shown(value: str | None) -> str | None:
+    return None if value is None else mask_credentials(value)

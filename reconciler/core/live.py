@@ -7,10 +7,12 @@ Built by `reconciler.kafka.reader` from the topics, or loaded from a JSON snapsh
 from __future__ import annotations
 
 import enum
-import hashlib
 import json
+import secrets
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from reconciler.core.redact import seal_config, slow_digest
 
 SNAPSHOT_VERSION = 1
 
@@ -130,6 +132,12 @@ class LiveState(BaseModel):
     offsets_in_progress: dict[str, str] = Field(default_factory=dict)
     # Connectors whose uncommitted records say otherwise than the committed ones (see the model).
     uncommitted: dict[str, UncommittedView] = Field(default_factory=dict)
+    # Per connector, the config keys its manifest made sensitive (`spec.sensitive` and values
+    # from placeholders), recorded at apply: commands without manifests mask them too.
+    sensitive: dict[str, list[str]] = Field(default_factory=dict)
+    # Set in a snapshot file: the fingerprint of the live state it was made from, whose secrets
+    # the file holds only sealed (see `sealed_snapshot`).
+    source_fingerprint: str = ""
 
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)
@@ -145,8 +153,10 @@ class LiveState(BaseModel):
 
         Statuses are left out on purpose: tasks report RUNNING/PAUSED continuously, and a
         saved plan should only go stale when configs, target states, ownership or applied
-        requests moved.
+        requests moved. The digest is a slow one: it covers secrets, and a plan file is shared.
         """
+        if self.source_fingerprint:
+            return self.source_fingerprint
         doc: dict[str, object] = {
             "connectors": {
                 name: [c.config, c.target_state.value, c.task_count]
@@ -155,11 +165,33 @@ class LiveState(BaseModel):
             "owned": sorted(self.owned),
             "applied": {k: v.model_dump() for k, v in sorted(self.applied.items())},
             "offsets_in_progress": dict(sorted(self.offsets_in_progress.items())),
+            "sensitive": dict(sorted(self.sensitive.items())),
         }
         if self.uncommitted:  # (absent otherwise: fingerprints of saved plans stay as they were)
             doc["uncommitted"] = {k: v.model_dump(mode="json") for k, v in sorted(self.uncommitted.items())}
-        raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
-        return hashlib.sha256(raw).hexdigest()
+        raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode("utf-8", "surrogatepass")
+        return slow_digest(raw, b"connect-reconciler live state")
+
+
+def sealed_snapshot(state: LiveState) -> LiveState:
+    """The state as a snapshot file holds it: every sensitive value of every connector and task
+    config sealed (core.redact), the fingerprint of the unsealed state kept for saved plans."""
+    salt = secrets.token_bytes(16)  # one per snapshot: equal values cost one digest
+    connectors = dict(state.connectors)
+    for name, connector in state.connectors.items():
+        keys = state.sensitive.get(name, ())
+        config = None if connector.config is None else seal_config(connector.config, keys, salt)
+        tasks = [seal_config(task, keys, salt) for task in connector.task_configs]
+        if config is not connector.config or any(a is not b for a, b in zip(tasks, connector.task_configs, strict=True)):
+            connectors[name] = connector.model_copy(update={"config": config, "task_configs": tasks})
+    uncommitted = {
+        name: view.model_copy(update={"config": seal_config(view.config, state.sensitive.get(name, ()), salt)})
+        if view.config is not None
+        else view
+        for name, view in state.uncommitted.items()
+    }
+    update = {"connectors": connectors, "uncommitted": uncommitted, "source_fingerprint": state.fingerprint()}
+    return state.model_copy(update=update)
 
 
 def load_snapshot(text: str) -> LiveState:
@@ -177,6 +209,8 @@ def load_snapshot(text: str) -> LiveState:
 
 
 def dump_snapshot(state: LiveState) -> str:
+    """The snapshot file's text: secrets sealed (`sealed_snapshot`)."""
+    state = sealed_snapshot(state)
     try:
         return state.model_dump_json(indent=2) + "\n"
     except ValueError:

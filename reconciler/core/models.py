@@ -158,10 +158,19 @@ class DesiredConnector(BaseModel):
     manifest: ConnectorManifest
     source: SourceRef | None = None
     kind: Kind | None = None
+    # Config keys whose value came from a `${provider:…}` placeholder: sensitive by construction,
+    # whatever their name (core.redact). The manifest keeps the placeholder text; this is how the
+    # fact survives resolution.
+    interpolated: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
         return self.manifest.metadata.name
+
+    @property
+    def sensitive_keys(self) -> frozenset[str]:
+        """`spec.sensitive` plus the interpolated keys: masked in every output."""
+        return frozenset(self.manifest.spec.sensitive) | self.interpolated
 
     @property
     def spec(self) -> ConnectorSpec:

@@ -8,7 +8,8 @@ normalised here so equal configs never show a diff (no perpetual plans).
 from __future__ import annotations
 
 from reconciler.core.live import ConnectTargetState
-from reconciler.core.models import ConfigValue, ConnectorSpec, DesiredConnector, TargetState
+from reconciler.core.models import ConfigValue, DesiredConnector, TargetState
+from reconciler.core.redact import is_seal, seal_matches
 
 Properties = dict[str, str | None]
 
@@ -43,11 +44,14 @@ def normalise_live(name: str, live: Properties) -> Properties:
 def same_value(desired: str | None, live: str | None) -> bool:
     """Equal as Connect's ConfigDef parses them: values are trimmed before parsing.
 
+    A live value sealed in a snapshot matches the desired value it was made from.
     Numbers are compared as text on purpose: "500" and "500.0" differ to Java (an INT config
     rejects the latter), so hiding that diff would hide a real change.
     """
     if desired is None or live is None:
         return desired is live
+    if is_seal(live):  # a snapshot's sealed secret (core.redact): compared, never revealed
+        return seal_matches(live, desired)
     return desired.strip() == live.strip()
 
 
@@ -65,7 +69,3 @@ def from_connect_state(state: ConnectTargetState) -> TargetState:
         ConnectTargetState.PAUSED: TargetState.PAUSED,
         ConnectTargetState.STOPPED: TargetState.STOPPED,
     }[state]
-
-
-def sensitive_keys(spec: ConnectorSpec) -> frozenset[str]:
-    return frozenset(spec.sensitive)

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import OffsetEntry, OffsetsAction, TargetState
 
-PLAN_FORMAT_VERSION = "1"
+# 2: manifest paths absolute or relative to the plan file (1: relative to the working directory).
+PLAN_FORMAT_VERSION = "2"
 
 
 class ActionKind(str, enum.Enum):
@@ -169,7 +170,10 @@ class Plan(BaseModel):
     format_version: str = PLAN_FORMAT_VERSION
     group_id: str | None = None
     prune: bool = False
-    # Paths the manifests were loaded from, as given on the command line (for `apply plan.json`).
+    # --allow-empty: --prune may delete every owned connector when no manifest declares any.
+    allow_empty: bool = False
+    # Paths the manifests were loaded from (for `apply plan.json`): absolute, or relative to the
+    # directory of the plan file they are saved in (`plan --out`).
     manifest_paths: list[str] = Field(default_factory=list)
     # Digests used to refuse stale saved plans (see module doc).
     desired_fingerprint: str = ""

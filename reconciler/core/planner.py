@@ -6,7 +6,6 @@ Connect's rules (`core.transitions`); reasons are written for reviewers only.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from reconciler.core.models import (
 )
 from reconciler.core.normalize import Properties, config_value, connector_properties
 from reconciler.core.plan import Action, ActionKind, OffsetsStep, OffsetsStepKind, PendingRequest, Plan
+from reconciler.core.redact import slow_digest
 from reconciler.core.restore import restore_actions
 from reconciler.core.transitions import DECLARED_FOR, offsets_modifiable, plan_state, restart_targets
 
@@ -50,10 +50,15 @@ def build_plan(
     live: LiveState,
     *,
     prune: bool = False,
+    allow_empty: bool = False,
     manifest_paths: Sequence[str] = (),
     fingerprints: bool = True,
 ) -> Plan:
     """The ordered plan that brings `live` to `desired` (deletes only with `prune`).
+
+    With no manifest at all, `prune` would delete every owned connector: a mounted directory
+    swapped for an empty one looks exactly like that. The plan refuses (an error diagnostic, no
+    delete) unless `allow_empty` says it is meant, as Argo CD's `allowEmpty`.
 
     `fingerprints=False` leaves the digests a saved plan is checked with empty: a plan that is
     only shown never needs them, and they are a third of planning 10,000 connectors.
@@ -63,14 +68,19 @@ def build_plan(
     ordered = [(name, by_name[name], connector_properties(by_name[name])) for name in sorted(by_name)]
     for _, connector, props in ordered:
         _plan_connector(connector, props, live, out)
-    orphans, unmanaged = _plan_orphans(by_name.keys(), live, prune, out)
+    refuse_empty = prune and not by_name and not allow_empty
+    orphans, unmanaged = _plan_orphans(by_name.keys(), live, prune and not refuse_empty, out)
+    if refuse_empty and orphans:
+        out.diagnostics.append(_empty_prune_refused(orphans))
     if live.uncommitted:
-        sensitive = {name: connector.spec.sensitive for name, connector in by_name.items()}
+        sensitive: dict[str, frozenset[str]] = {name: frozenset(keys) for name, keys in live.sensitive.items()}
+        sensitive.update({name: _sensitive(connector, live) for name, connector in by_name.items()})
         out.actions.extend(restore_actions(out.actions, live, sensitive))
     out.actions.sort(key=Action.sort_key)
     return Plan(
         group_id=live.group_id,
         prune=prune,
+        allow_empty=allow_empty,
         manifest_paths=list(manifest_paths),
         desired_fingerprint=_fingerprint(ordered) if fingerprints else "",
         live_fingerprint=live.fingerprint() if fingerprints else "",
@@ -103,7 +113,7 @@ def _plan_connector(desired: DesiredConnector, props: Properties, live: LiveStat
         initial = TargetState.STOPPED if pending.offsets is not None else desired.spec.state
         out.actions.append(_create_action(desired, props, initial))
     else:
-        _plan_config(desired, props, current, out)
+        _plan_config(desired, props, current, _sensitive(desired, live), out)
         if pending.offsets is None:
             _plan_state(desired, current, pending.restart is not None, out)
     if pending.offsets is not None:
@@ -141,17 +151,25 @@ def _create_action(desired: DesiredConnector, props: Properties, initial: Target
         kind=ActionKind.CREATE,
         connector=desired.name,
         reason=reason,
-        changes=added_fields(props, spec.sensitive),
+        changes=added_fields(props, desired.sensitive_keys),
         to_state=initial,
         tasks_max=spec.tasksMax,
         connector_class=spec.connector_class,
     )
 
 
-def _plan_config(desired: DesiredConnector, props: Properties, current: LiveConnector, out: _Collected) -> None:
+def _sensitive(desired: DesiredConnector, live: LiveState) -> frozenset[str]:
+    """The keys to mask in a diff: declared now, or when the live value was written (a key that
+    stops being sensitive in this change still hides its old value)."""
+    return desired.sensitive_keys.union(live.sensitive.get(desired.name, ()))
+
+
+def _plan_config(
+    desired: DesiredConnector, props: Properties, current: LiveConnector, sensitive: frozenset[str], out: _Collected
+) -> None:
     assert current.config is not None
     spec = desired.spec
-    changes = diff_config(props, current.config, spec.sensitive)
+    changes = diff_config(props, current.config, sensitive)
     if changes:
         out.actions.append(
             Action(
@@ -350,25 +368,37 @@ def _plan_orphans(
         if name not in owned:
             unmanaged.append(name)
         elif prune:
-            out.actions.append(_delete_action(current))
+            out.actions.append(_delete_action(current, live.sensitive.get(name, ())))
         else:
             orphans.append(name)
     return orphans, unmanaged
 
 
-def _delete_action(current: LiveConnector) -> Action:
+def _empty_prune_refused(orphans: Sequence[str]) -> Diagnostic:
+    count = f"all {len(orphans)} connector(s)" if len(orphans) > 1 else "the connector"
+    return Diagnostic(
+        severity=Severity.ERROR,
+        summary=f"--prune with no manifests would delete {count} this reconciler created "
+        f"({', '.join(orphans)}); refusing",
+        hint="check the manifest paths (an empty or unmounted directory?); "
+        "to delete them all on purpose, add --allow-empty",
+    )
+
+
+def _delete_action(current: LiveConnector, sensitive: Collection[str]) -> Action:
     assert current.config is not None
     return Action(
         kind=ActionKind.DELETE,
         connector=current.name,
         reason="in no manifest and created by this reconciler (--prune)",
-        changes=removed_fields(current.config, ()),
+        changes=removed_fields(current.config, sensitive),
         from_state=DECLARED_FOR[current.target_state],
     )
 
 
 def desired_fingerprint(desired: Collection[DesiredConnector]) -> str:
-    """sha256 over everything the manifests ask for, secrets included (it is only a digest)."""
+    """A digest of everything the manifests ask for, secrets included: a slow one
+    (`redact.slow_digest`), as a plan file is shared and must not be cheap to guess secrets against."""
     return _fingerprint(sorted(((c.name, c, connector_properties(c)) for c in desired), key=lambda t: t[0]))
 
 
@@ -386,7 +416,7 @@ def _fingerprint(ordered: Sequence[tuple[str, DesiredConnector, Properties]]) ->
         for name, connector, props in ordered
     ]
     raw = json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.sha256(raw).hexdigest()
+    return slow_digest(raw, b"connect-reconciler manifests")
 
 
 def _request_doc(request: BaseModel | None) -> object:

@@ -68,6 +68,55 @@ def ensure_topics(settings: KafkaSettings) -> None:
         _create(settings, admin, missing)
 
 
+def check_for_reading(settings: KafkaSettings) -> bool:
+    """For commands that only read (status, plan, snapshot, offsets): never create a topic.
+
+    Connect's three topics must exist (and are checked like `ensure_topics` checks them); our
+    own topic may be missing, in a group only Connect has used so far. Returns whether it exists.
+    A group with none of the topics is most likely a typo'd `--group-id`: the error says so and
+    names the groups that do have internal topics on this cluster.
+    """
+    admin = new_admin(settings)
+    existing = topic_partitions(settings, admin)
+    wanted = internal_topics(settings)
+    connect = [spec for spec in wanted if spec.role != "reconciler"]
+    missing = [spec for spec in connect if spec.name not in existing]
+    if missing:
+        raise _missing_for_reading(settings, missing, all_missing=len(missing) == len(connect), existing=existing)
+    present = [spec for spec in wanted if spec.name in existing]
+    _check_layout(settings, admin, present, existing)
+    return settings.topics.reconciler in existing
+
+
+def _missing_for_reading(
+    settings: KafkaSettings, missing: list[TopicSpec], *, all_missing: bool, existing: dict[str, int]
+) -> ReconcilerError:
+    names = ", ".join(f"{spec.name} ({spec.role})" for spec in missing)
+    where = f"at {settings.bootstrap_servers}"
+    if all_missing:
+        message = f"group {settings.group_id} has no internal topics {where} (looked for {names}); nothing was read"
+    else:
+        message = f"group {settings.group_id} is missing internal topic(s) {where}: {names}; nothing was read"
+    groups = groups_with_topics(existing)
+    known = f"groups with internal topics there: {', '.join(groups[:10])}" if groups else "no group has internal topics there"
+    return ReconcilerError(
+        message,
+        hint=f"check --group-id (a typo?) and --bootstrap-servers; {known}. Only `reconciler apply`, `run` and "
+        "`watch` create a group's topics (for a new group, `plan` without --bootstrap-servers plans against "
+        "an empty state)",
+    )
+
+
+def groups_with_topics(existing: dict[str, int]) -> list[str]:
+    """Group ids whose default-named config and status topics both exist, sorted."""
+    suffix = "-configs"
+    return sorted(
+        name[: -len(suffix)]
+        for name in existing
+        if name.endswith(suffix) and f"{name[: -len(suffix)]}-status" in existing
+    )
+
+
 def ensure_offsets_topic(settings: KafkaSettings, topic: str) -> None:
     """A connector-specific offsets topic (`offsets.storage.topic`, or the worker topic's name on
     the connector's own cluster): created like the worker's when missing, checked when present."""

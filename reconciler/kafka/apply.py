@@ -48,6 +48,7 @@ def apply_manifests(
     desired: Sequence[DesiredConnector],
     *,
     prune: bool = False,
+    allow_empty: bool = False,
     manifest_paths: Sequence[str] = (),
     saved: Plan | None = None,
     show_plan: Callable[[Plan], None] = lambda plan: None,
@@ -58,7 +59,7 @@ def apply_manifests(
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
         live = read_state(settings, uncommitted=True)
-        plan = build_plan(desired, live, prune=prune, manifest_paths=list(manifest_paths))
+        plan = build_plan(desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=list(manifest_paths))
         if saved is not None:
             refuse_stale(saved, plan, settings.group_id)
         refuse_errors(plan)

@@ -17,6 +17,11 @@ bookkeeping in `<group>-reconciler`:
 | delete  | tombstones: connector-N, then target-state-N                    | owner/N tombstone       |
 | offsets | nothing here: executed later by the offsets machinery           |                         |
 
+Before them, for every declared connector whose sensitive keys (`spec.sensitive` and the keys
+whose values came from placeholders) differ from those recorded, `sensitive/N` (a tombstone
+when there are none left, and with a delete): bookkeeping, not a plan action, so that `status`,
+`snapshot` and the runtime mask what the manifests made sensitive without reading them.
+
 Offsets actions are returned by `pending_offsets` so the caller can report them as pending;
 their request ids are never marked applied here. The I/O layer writes the list in order, in one
 transaction.
@@ -68,10 +73,22 @@ def plan_to_records(
 ) -> list[Record]:
     """Every record one apply writes, in plan order (offsets actions excluded, see module doc)."""
     context = _Context(plan, desired, live, now_ms)
-    records: list[Record] = []
+    records = sensitivity_records(plan, desired, live)
     for action in plan.actions:
         records.extend(_BUILDERS[action.kind](action, context))
     return records
+
+
+def sensitivity_records(plan: Plan, desired: Mapping[str, DesiredConnector], live: LiveState) -> list[Record]:
+    """`sensitive/N` where the recorded keys differ from the manifests' (see module doc)."""
+    deleted = {a.connector for a in plan.actions if a.kind is ActionKind.DELETE}
+    wanted = {name: sorted(connector.sensitive_keys) for name, connector in desired.items()}
+    wanted.update({name: [] for name in deleted})
+    return [
+        own.sensitive_record(name, keys)
+        for name, keys in sorted(wanted.items())
+        if keys != live.sensitive.get(name, [])
+    ]
 
 
 def pending_offsets(plan: Plan) -> list[Action]:

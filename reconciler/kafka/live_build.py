@@ -21,6 +21,7 @@ from reconciler.core.live import (
     LiveConnector,
     LiveState,
 )
+from reconciler import masking
 from reconciler.kafka import records as rec
 
 Properties = dict[str, Any]
@@ -94,7 +95,7 @@ def build_live_state(
         offsets = sorted(ours.applied_offsets.get(name, {}))
         if restart or offsets:
             applied[name] = AppliedRequests.model_construct(restart=restart, offsets=offsets)
-    return LiveState.model_construct(
+    live = LiveState.model_construct(
         group_id=group_id,
         connectors={name: build(name) for name in sorted(names)},
         owned=sorted(ours.owners),
@@ -102,7 +103,11 @@ def build_live_state(
         offsets_in_progress={
             name: progress.request_id for name, progress in sorted(ours.offsets_progress.items())
         },
+        sensitive=dict(sorted(ours.sensitive.items())),
+        source_fingerprint="",
     )
+    masking.remember_live(live)  # whatever prints later never shows their secrets
+    return live
 
 
 class _StatusCache(dict[rec.StatusValue, InstanceStatus]):

@@ -22,6 +22,7 @@ APPLIED_RESTART_PREFIX: Final = "applied/restart/"
 APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
 OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
 OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
+SENSITIVE_PREFIX: Final = "sensitive/"
 RECONCILER_OWNER: Final = "connect-reconciler"
 OFFSETS_STEPS: Final = frozenset(get_args(OffsetsStepName))
 
@@ -94,8 +95,14 @@ def offsets_snapshot_record(
     return Record("reconciler", key, value)
 
 
+def sensitive_record(name: str, keys: Sequence[str]) -> Record:
+    """The config keys of a connector its manifest made sensitive (none: a tombstone)."""
+    key = text_key(SENSITIVE_PREFIX + _name_segment(name))
+    return Record("reconciler", key, dumps({"keys": sorted(keys)}) if keys else None)
+
+
 ReconcilerKeyKind = Literal[
-    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot"
+    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot", "sensitive"
 ]
 
 
@@ -113,6 +120,9 @@ def parse_reconciler_key(key: str) -> ReconcilerKey | None:
     if key.startswith(OFFSETS_PROGRESS_PREFIX):
         name = key[len(OFFSETS_PROGRESS_PREFIX) :]
         return ReconcilerKey("offsets-progress", name, None) if name and "/" not in name else None
+    if key.startswith(SENSITIVE_PREFIX):
+        name = key[len(SENSITIVE_PREFIX) :]
+        return ReconcilerKey("sensitive", name, None) if name and "/" not in name else None
     for prefix, kind in _ID_KEYS:
         if key.startswith(prefix):
             name, _, request_id = key[len(prefix) :].partition("/")
@@ -135,6 +145,16 @@ def decode_owner(value: bytes) -> OwnerInfo | Invalid:
     if type(owner) is not str or type(plan) is not str:
         return Invalid("'owner' and 'created-by-plan' should be strings")
     return OwnerInfo(owner, plan)
+
+
+def decode_sensitive(value: bytes) -> list[str] | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("sensitive value is not a JSON object")
+    keys = obj.get("keys")
+    if type(keys) is not list or not all(type(k) is str for k in keys):
+        return Invalid("'keys' should be a list of strings")
+    return sorted(keys)
 
 
 def decode_applied(value: bytes) -> int | Invalid:

@@ -32,7 +32,8 @@ from reconciler.kafka.status_replay import StatusReplay
 
 
 class ReconcilerReplay(Replay):
-    """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress."""
+    """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress,
+    rollback snapshots and which config keys are sensitive."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -41,6 +42,7 @@ class ReconcilerReplay(Replay):
         self.applied_offsets: dict[str, dict[str, int]] = {}
         self.offsets_progress: dict[str, OffsetsProgress] = {}
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
+        self.sensitive: dict[str, list[str]] = {}  # name → config keys its manifest made sensitive
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
         if offset >= 0:
@@ -56,6 +58,8 @@ class ReconcilerReplay(Replay):
         elif kind == "offsets-progress":
             decoded = None if value is None else own.decode_offsets_progress(value)
             self._put(self.offsets_progress, name, decoded, text)
+        elif kind == "sensitive":
+            self._put(self.sensitive, name, None if value is None else own.decode_sensitive(value), text)
         elif kind == "offsets-snapshot":
             decoded_snapshot = None if value is None else own.decode_offsets_snapshot(value)
             self._put(self.snapshots, (name, request_id or ""), decoded_snapshot, text)

@@ -5,7 +5,7 @@ is the EnvVarConfigProvider form, resolved here from the reconciler's environmen
 in git never holds the secret itself. Placeholders of other providers (`${file:/etc/s.properties:pw}`,
 `${vault:…}`) belong to the Connect worker's config providers and are kept verbatim. There is no
 default-value syntax (`${env:NAME:-x}`): Connect has none, and a silent default would hide a
-missing secret.
+missing secret. Every key that held a placeholder is sensitive from then on (`core.redact`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-# Connect's ConfigTransformer.DEFAULT_PATTERN: provider, optional path, key.
-PLACEHOLDER = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
+from reconciler.core.redact import PLACEHOLDER
+
 ENV_PROVIDER = "env"
 
 

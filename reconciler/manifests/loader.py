@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from reconciler import heap
+from reconciler import heap, masking
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.models import DesiredConnector, SourceRef
@@ -63,6 +63,7 @@ def load_manifests(
         if cache and sum(r.size for r in results) >= CACHE_MIN_BYTES:
             store.save({r.digest: documents for r in results if (documents := r.documents) is not None})
         connectors = _connectors(results, found)
+    masking.remember_connectors(connectors)  # whatever prints later never shows their secrets
     found.sort(key=_position)
     return LoadResult(connectors=connectors, diagnostics=found, files=files)
 

@@ -24,7 +24,7 @@ from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.manifests.findings import Finding, Path
-from reconciler.manifests.interpolate import PLACEHOLDER
+from reconciler.core.redact import PLACEHOLDER
 
 # Connect's bookkeeping keys are written elsewhere in a manifest (core.models.BOOKKEEPING_KEYS).
 _WHERE: dict[str, Path] = {

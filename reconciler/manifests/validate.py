@@ -22,6 +22,7 @@ from reconciler.connectors.registry import plugin_kind
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
+from reconciler.core.redact import has_placeholder, scrub, secret_values
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
@@ -34,21 +35,21 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     data = document.data
     if not isinstance(data, dict):
         return None, [_not_a_mapping(document)]
-    data, placeholder_findings = _resolve_placeholders(data, env)
+    data, placeholder_findings, interpolated = _resolve_placeholders(data, env)
     rule_findings = document_findings(data)
     try:
         manifest = ConnectorManifest.model_validate(data)
     except ValidationError as exc:
         stages = [placeholder_findings, rule_findings, schema_findings(data), pydantic_findings(exc.errors(), data)]
-        return None, _diagnostics(document, merge(stages))
+        return None, _scrubbed(_diagnostics(document, merge(stages)), data, interpolated)
     if placeholder_findings or rule_findings:
-        return None, _diagnostics(document, merge([placeholder_findings, rule_findings]))
+        return None, _scrubbed(_diagnostics(document, merge([placeholder_findings, rule_findings])), data, interpolated)
     # A flawed document (e.g. a duplicate key) is never a connector: which value its plugin
     # would see is a guess, so the reading problem is reported alone.
     found = [] if document.flawed else plugin_findings(manifest)
-    if found:
-        return None, _diagnostics(document, merge([found]))
-    return _desired(manifest, document.source), []
+    if found:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
+        return None, _scrubbed(_diagnostics(document, merge([found])), data, interpolated)
+    return _desired(manifest, document.source, interpolated), []
 
 
 def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> DesiredConnector | None:
@@ -59,7 +60,7 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
     """
     if not isinstance(data, dict):
         return None
-    resolved, placeholder_findings = _resolve_placeholders(data, env)
+    resolved, placeholder_findings, interpolated = _resolve_placeholders(data, env)
     if placeholder_findings or document_findings(resolved):
         return None
     try:
@@ -68,12 +69,13 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
         return None
     if plugin_findings(manifest):
         return None
-    return _desired(manifest, source)
+    return _desired(manifest, source, interpolated)
 
 
-def _desired(manifest: ConnectorManifest, source: SourceRef | None) -> DesiredConnector:
+def _desired(manifest: ConnectorManifest, source: SourceRef | None, interpolated: frozenset[str]) -> DesiredConnector:
     """The connector, with the type its Python plugin declares when it can be loaded here."""
-    return DesiredConnector(manifest=manifest, source=source, kind=plugin_kind(manifest.spec.connector_class))
+    kind = plugin_kind(manifest.spec.connector_class)
+    return DesiredConnector(manifest=manifest, source=source, kind=kind, interpolated=interpolated)
 
 
 def connector_name(document: Document) -> str | None:
@@ -90,16 +92,37 @@ def name_node(document: Document) -> Node:
     return node
 
 
-def _resolve_placeholders(data: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[str, Any], list[Finding]]:
+_NONE: frozenset[str] = frozenset()
+
+
+def _resolve_placeholders(
+    data: dict[str, Any], env: Mapping[str, str]
+) -> tuple[dict[str, Any], list[Finding], frozenset[str]]:
+    """(data with `${env:…}` resolved, what failed, the config keys that held a placeholder)."""
     spec = data.get("spec")
     config = spec.get("config") if isinstance(spec, dict) else None
     if not isinstance(config, dict):
-        return data, []
-    if not any(isinstance(value, str) and "${" in value for value in config.values()):
-        return data, []
+        return data, [], _NONE
+    interpolated = frozenset(key for key, value in config.items() if isinstance(value, str) and has_placeholder(value))
+    if not interpolated:
+        return data, [], _NONE
     resolved, unresolved = resolve_config(config, env)
     findings = [Finding(("spec", "config", u.config_key), u.message, u.hint) for u in unresolved]
-    return {**data, "spec": {**spec, "config": resolved}}, findings  # type: ignore[dict-item]
+    return {**data, "spec": {**spec, "config": resolved}}, findings, interpolated  # type: ignore[dict-item]
+
+
+def _scrubbed(found: list[Diagnostic], data: dict[str, Any], interpolated: frozenset[str]) -> list[Diagnostic]:
+    """Diagnostics that cannot repeat a value a placeholder gave (a message may quote a value).
+    An unresolved placeholder is left alone: its text is no secret, and the message is about it."""
+    config = data["spec"]["config"] if interpolated else {}
+    resolved = {key: str(config[key]) for key in interpolated if not has_placeholder(str(config[key]))}
+    if not resolved:
+        return found
+    values = secret_values(resolved, resolved.keys())
+    return [
+        d.model_copy(update={"summary": scrub(d.summary, values), "hint": None if d.hint is None else scrub(d.hint, values)})
+        for d in found
+    ]
 
 
 def _diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:

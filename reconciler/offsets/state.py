@@ -33,12 +33,19 @@ class OffsetsState:
         return None if taken is None else taken.offsets
 
 
-def read_offsets_state(settings: KafkaSettings, *, with_config: bool = True) -> OffsetsState:
-    """Live state plus our own topic's progress records (with the hook's answer) and snapshots."""
+def read_offsets_state(
+    settings: KafkaSettings, *, with_config: bool = True, with_reconciler: bool = True
+) -> OffsetsState:
+    """Live state plus our own topic's progress records (with the hook's answer) and snapshots.
+
+    `with_reconciler=False`: our topic does not exist (a group only Connect has used): read as empty.
+    """
     topics = settings.topics
     config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
     progress: dict[str, Progress] = {}
-    names = [topics.configs, topics.status, topics.reconciler] if with_config else [topics.reconciler]
+    names = [topics.configs, topics.status] if with_config else []
+    if with_reconciler:
+        names.append(topics.reconciler)
     for batch in batches_to_end(settings, names):
         for msg in batch:
             topic, key, value = msg.topic(), msg.key(), msg.value()

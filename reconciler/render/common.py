@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from reconciler.core.diagnostics import Severity
 from reconciler.core.models import OffsetEntry
 from reconciler.core.plan import Action, ActionKind, FieldChange, Plan, Summary
 from reconciler.core.redact import MASK
@@ -19,8 +20,11 @@ STATE_KINDS = frozenset({ActionKind.PAUSE, ActionKind.RESUME, ActionKind.STOP})
 
 
 def summary_line(plan: Plan) -> str:
-    """`Plan: 1 to create, 2 to update, …` or the no-changes sentence; orphans kept are counted
-    (live state does not match the manifests while one exists)."""
+    """`Plan: 1 to create, 2 to update, …`, the no-changes sentence, or that apply refuses it;
+    orphans kept are counted (live state does not match the manifests while one exists)."""
+    errors = sum(1 for d in plan.diagnostics if d.severity is Severity.ERROR)
+    if errors:
+        return f"Plan refused: {_count(errors, 'error')} (see Diagnostics); `apply` would write nothing."
     kept = f" {_count(len(plan.orphans), 'orphaned connector')} kept (--prune deletes)." if plan.orphans else ""
     if not plan.has_changes:
         return NO_CHANGES_TO_APPLY + kept if kept else NO_CHANGES

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 
+from reconciler.core.diagnostics import Severity
 from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.render.common import (
     STATE_KINDS,
@@ -110,8 +111,10 @@ def _fenced(language: str, lines: list[str]) -> list[str]:
 
 def _sections(plan: Plan) -> list[str]:
     lines: list[str] = []
-    if plan.diagnostics:
-        lines += ["### Warnings", ""] + [f"- {_escape_line(d.render())}" for d in plan.diagnostics] + [""]
+    for heading, severity in (("### Errors (apply refuses this plan)", Severity.ERROR), ("### Warnings", Severity.WARNING)):
+        found = [d for d in plan.diagnostics if d.severity is severity]
+        if found:
+            lines += [heading, ""] + [f"- {_escape_line(d.render())}" for d in found] + [""]
     if plan.orphans:
         lines += ["### Orphaned connectors (deleted only with `--prune`)", ""]
         lines += [f"- `{name}`" for name in plan.orphans] + [""]

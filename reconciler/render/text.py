@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.plan import Action, ActionKind, OffsetsStepKind, Plan
 from reconciler.render.common import (
     STATE_KINDS,
@@ -72,7 +73,7 @@ def _offsets_lines(action: Action) -> list[str]:
 def _sections(plan: Plan) -> list[str]:
     lines: list[str] = []
     if plan.diagnostics:
-        lines += ["Diagnostics:"] + [f"  ! {d.render()}" for d in plan.diagnostics] + [""]
+        lines += ["Diagnostics:"] + [f"  ! {_severity(d)}{d.render()}" for d in plan.diagnostics] + [""]
     if plan.orphans:
         lines.append("Orphaned connectors (created by this reconciler, in no manifest; deleted only with --prune):")
         lines += [f"  - {name}" for name in plan.orphans] + [""]
@@ -84,6 +85,10 @@ def _sections(plan: Plan) -> list[str]:
         lines += [f"  - {r.kind} {r.request_id} on connector \"{r.connector}\"" for r in plan.requests_done]
         lines.append("")
     return lines
+
+
+def _severity(diagnostic: Diagnostic) -> str:
+    return "error: " if diagnostic.severity is Severity.ERROR else ""  # a warning says so itself
 
 
 def _colourise(text: str) -> str:

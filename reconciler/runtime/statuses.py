@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.redact import scrub, secret_values
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.runtime.failures import FailureMark
@@ -229,11 +230,14 @@ class StatusBook:
     (`KafkaStatusBackingStore.send`) is not applied: it keeps a worker that lost an assignment
     in a rebalance from overwriting the new owner's status, and a batch worker, in no
     rebalance, reports only what it decided this tick (two of them never commit at once: the
-    tick's transactional id fences the other).
+    tick's transactional id fences the other). A trace never carries a secret value of its connector's
+    configs (`core.redact`): the status topic is read by anyone who may run `status`.
     """
 
     def __init__(self, live: LiveState, worker_id: str) -> None:
         self.worker_id = worker_id
+        self._live = live
+        self._secrets: dict[str, frozenset[str]] = {}
         self.connectors: dict[str, InstanceStatus] = {}
         self.tasks: dict[str, dict[int, InstanceStatus]] = {}
         for name, connector in live.connectors.items():
@@ -243,7 +247,7 @@ class StatusBook:
                 self.tasks[name] = dict(connector.task_statuses)
 
     def connector(self, name: str, report: Report | None) -> list[Record]:
-        changed, status = self._next(self.connectors.get(name), report, task=False)
+        changed, status = self._next(self.connectors.get(name), self._scrubbed(name, report), task=False)
         if not changed:
             return []
         if status is None:
@@ -254,7 +258,7 @@ class StatusBook:
 
     def task(self, name: str, task: int, report: Report | None) -> list[Record]:
         tasks = self.tasks.setdefault(name, {})
-        changed, status = self._next(tasks.get(task), report, task=True)
+        changed, status = self._next(tasks.get(task), self._scrubbed(name, report), task=True)
         if not changed:
             return []
         if status is None:
@@ -269,6 +273,19 @@ class StatusBook:
         for task, report in sorted(decision.tasks.items()):
             records += self.task(name, task, report)
         return records + self.connector(name, decision.connector)
+
+    def _scrubbed(self, name: str, report: Report | None) -> Report | None:
+        if report is None or not report.trace:
+            return report
+        return report._replace(trace=scrub(report.trace, self._secrets_of(name)))
+
+    def _secrets_of(self, name: str) -> frozenset[str]:
+        found = self._secrets.get(name)
+        if found is None:
+            connector, keys = self._live.connector(name), self._live.sensitive.get(name, ())
+            configs = [] if connector is None else [connector.config or {}, *connector.task_configs]
+            found = self._secrets[name] = frozenset[str]().union(*(secret_values(c, keys) for c in configs))
+        return found
 
     def _next(
         self, current: InstanceStatus | None, report: Report | None, *, task: bool

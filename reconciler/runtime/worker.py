@@ -100,6 +100,7 @@ class Worker:
         *,
         worker_id: str | None = None,
         prune: bool = False,
+        allow_empty: bool = False,
         stopping: Callable[[], bool] = lambda: False,
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
     ) -> None:
@@ -107,6 +108,7 @@ class Worker:
         self.executor = executor
         self.worker_id = worker_id or default_worker_id()
         self.prune = prune
+        self.allow_empty = allow_empty
         # Asked when the batch starts: a stop requested during the tick makes it the closing one.
         self.stopping = stopping
         self._now_ms = now_ms
@@ -146,7 +148,7 @@ class Worker:
 
         shown: list[Plan] = []
         outcome = apply_manifests(
-            self.settings, desired, prune=self.prune, manifest_paths=manifest_paths,
+            self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
             show_plan=lambda plan: shown.append(with_current_offsets(self.settings, plan, desired)),
         )
         self._prepared = True  # apply checked the broker and the internal topics

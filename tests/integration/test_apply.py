@@ -20,7 +20,7 @@ from reconciler.errors import Fenced
 from reconciler.kafka.apply import apply_manifests
 from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.reader import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 
@@ -190,6 +190,7 @@ def test_saved_plan_is_applied_while_current_and_refused_once_stale(
 ) -> None:
     path = write(tmp_path / "c.yaml", manifest("saved", topic="t"))
     plan_file = tmp_path / "plan.json"
+    prepare(kafka_settings)  # `plan` reads only: the group's topics must exist
     assert cli(capsys, kafka_settings, "plan", str(path), "--out", str(plan_file))[0] == 0
     code, out, _ = cli(capsys, kafka_settings, "apply", str(plan_file))
     assert code == 0 and "Apply complete" in out
@@ -210,6 +211,48 @@ def test_saved_plan_is_applied_while_current_and_refused_once_stale(
     write(path, manifest("saved", topic="t3"))
     code, _, err = cli(capsys, kafka_settings, "apply", str(plan_file))
     assert code == 1 and "the manifests changed since the plan was made" in err
+
+
+def test_a_saved_plan_finds_its_manifests_from_any_directory(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paths given relative to where `plan` ran; `apply` runs elsewhere, even after the checkout
+    (manifests and plan file together) moved: paths are kept relative to the plan file."""
+    repo = tmp_path / "checkout"
+    (repo / "manifests").mkdir(parents=True)
+    (repo / "plans").mkdir()
+    write(repo / "manifests" / "c.yaml", manifest("from-anywhere", topic="t"))
+    prepare(kafka_settings)
+    monkeypatch.chdir(repo)
+    assert cli(capsys, kafka_settings, "plan", "manifests", "--out", "plans/plan.json")[0] == 0
+    saved = json.loads((repo / "plans" / "plan.json").read_text())
+    assert saved["manifest_paths"] == [os.path.join("..", "manifests")]
+
+    moved = tmp_path / "ci-workspace-2"
+    shutil.move(repo, moved)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # neither the old nor the new checkout
+    code, out, err = cli(capsys, kafka_settings, "apply", str(moved / "plans" / "plan.json"))
+    assert code == 0, err
+    assert "Apply complete" in out
+    assert read_live_state(kafka_settings).connectors["from-anywhere"].exists
+
+
+def test_a_plan_printed_as_json_keeps_absolute_paths(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "c.yaml", manifest("json-plan", topic="t"))
+    prepare(kafka_settings)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = cli(capsys, kafka_settings, "plan", "c.yaml", "--format", "json")
+    assert code == 0 and json.loads(out)["manifest_paths"] == [str(tmp_path / "c.yaml")]
+    elsewhere = tmp_path / "sub" / "dir"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "plan.json").write_text(out)  # `plan --format json > …/plan.json`
+    monkeypatch.chdir(elsewhere)
+    assert cli(capsys, kafka_settings, "apply", "plan.json")[0] == 0
+    assert read_live_state(kafka_settings).connectors["json-plan"].exists
 
 
 def test_no_create_topics_refuses_and_writes_nothing(
@@ -246,7 +289,7 @@ HALF_AN_APPLY = textwrap.dedent(
     from reconciler.kafka.changes import plan_to_records
     from reconciler.kafka.client import new_producer
     from reconciler.kafka.produce import topic_for
-    from reconciler.kafka.reader import read_live_state
+    from reconciler.kafka.reader import prepare, read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
     bootstrap, group, path = sys.argv[1:4]
@@ -288,7 +331,7 @@ def test_sigkill_between_produce_and_commit_then_apply_converges(
         manifest("k2", state="stopped", topic="t"),
         manifest("k3", topic="t"),
     )
-    read_live_state(kafka_settings)  # create the topics
+    prepare(kafka_settings)  # create the topics
     kill_half_an_apply(kafka_settings, path)
 
     code, out, _ = cli(capsys, kafka_settings, "apply", str(path))
@@ -306,7 +349,7 @@ def test_sigkill_between_produce_and_commit_then_apply_converges(
 
 def test_sigkill_mid_apply_leaves_nothing_partial_visible(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", manifest("k1", state="paused", topic="t"), manifest("k2", topic="t"))
-    read_live_state(kafka_settings)
+    prepare(kafka_settings)
     kill_half_an_apply(kafka_settings, path)
     assert read_live_state(kafka_settings) == LiveState(group_id=kafka_settings.group_id)
     with TransactionalWriter(kafka_settings) as writer:

@@ -13,7 +13,7 @@ import pytest
 from reconciler.cli.main import main
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.kafka.apply import apply_manifests
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.reader import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model
@@ -41,6 +41,7 @@ def cli(capsys: pytest.CaptureFixture[str], settings: KafkaSettings, *args: str)
 def test_offsets_of_an_unknown_connector_is_connects_404(
     capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings
 ) -> None:
+    prepare(kafka_settings)  # the group exists, the connector does not
     code, out, err = cli(capsys, kafka_settings, "offsets", "ghost")
     assert (code, out) == (1, "")
     assert err.strip() == "error: Connector ghost not found"

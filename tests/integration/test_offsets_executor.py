@@ -12,7 +12,7 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.kafka.apply import apply_manifests
-from reconciler.kafka.reader import read_live_state, sink_group_offsets
+from reconciler.kafka.reader import prepare, read_live_state, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
 from reconciler.offsets.executor import execute_offsets_request, run_pending_offsets_requests
@@ -125,6 +125,7 @@ def test_sink_reset_deletes_the_group_and_a_repeated_reset_succeeds(
     kafka_settings: KafkaSettings, tmp_path: Path, sink_topic: str, sname: str
 ) -> None:
     settings = kafka_settings
+    prepare(settings)
     commit_offsets(settings, sname, f"connect-{sname}", {(sink_topic, 0): 5}, model.OffsetsAction.ALTER)
     for request_id in ("reset-1", "reset-2"):
         offsets = f"{{id: {request_id}, action: reset}}"

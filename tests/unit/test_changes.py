@@ -228,3 +228,22 @@ def test_reading_back_what_we_wrote_gives_the_declared_state() -> None:
         "tasks.max": "2",
     }
     assert live.owned == ["jdbc-src"]
+
+
+def sensitive(name: str, keys: bytes | None) -> Record:
+    return Record("reconciler", b"sensitive/" + name.encode(), keys)
+
+
+def test_sensitive_keys_are_recorded_when_they_differ_and_tombstoned_with_a_delete() -> None:
+    """`status` and `snapshot` have no manifests: what the manifests made sensitive (spec.sensitive,
+    keys from placeholders) is written to our topic, in the apply's transaction, only on change."""
+    base = desired(table="orders")
+    secretive = base.model_copy(update={"interpolated": frozenset({"table"})})
+    assert records_for(**{"jdbc-src": secretive}) == [sensitive("jdbc-src", b'{"keys":["table"]}')]
+    recorded = LiveState(sensitive={"jdbc-src": ["table"]})
+    assert records_for(live=recorded, **{"jdbc-src": secretive}) == []  # unchanged: nothing written
+    assert records_for(live=recorded, **{"jdbc-src": base}) == [sensitive("jdbc-src", None)]
+    delete = Action(kind=ActionKind.DELETE, connector="gone")
+    gone = LiveState(sensitive={"gone": ["x"]})
+    records = records_for(delete, live=gone, **{"jdbc-src": base})
+    assert records[0] == sensitive("gone", None)

@@ -226,3 +226,13 @@ def test_loading_is_fast(tmp_path: Path) -> None:
     elapsed = time.perf_counter() - started
     assert (len(result.connectors), result.diagnostics) == (2_000, [])
     assert elapsed < 1.5, f"loading 2,000 manifests took {elapsed:.2f} s"
+
+
+def test_keys_from_placeholders_are_sensitive(tmp_path: Path) -> None:
+    file = write(
+        tmp_path / "a.yaml",
+        manifest("a", config="{conn: '${env:URI}', tls: '${file:/etc/s.properties:pw}', plain: x}", sensitive="[extra]"),
+    )
+    (connector,) = load_or_raise([file], env={"URI": "mongodb://u:pw-from-env@h"})
+    assert connector.interpolated == {"conn", "tls"}
+    assert connector.sensitive_keys == {"conn", "tls", "extra"}

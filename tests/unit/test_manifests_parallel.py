@@ -90,6 +90,9 @@ def test_parallel_load_gives_the_serial_result(tree: Path, forks: list[int]) -> 
     parallel = load(tree, workers=3)
     assert len(forks) == 2  # the parent reads the first share itself
     assert_same(parallel, serial)
+    # A worker sends data, not connectors: which keys came from placeholders is found again.
+    (g,) = [c for c in parallel.connectors if c.name == "g"]
+    assert g.interpolated == {"password"}
 
 
 def test_a_worker_that_fails_has_its_share_read_by_the_parent(

@@ -253,11 +253,48 @@ def test_prune_only_owned_and_only_when_asked(
 
 
 def test_delete_lists_removed_fields_masked() -> None:
-    plan = build_plan([], _orphan_state(["ours"]), prune=True)
+    plan = build_plan([], _orphan_state(["ours"]), prune=True, allow_empty=True)
     delete = only(plan, K.DELETE)
     assert delete.from_state is TargetState.RUNNING
     assert ("db.password", "(sensitive)") in [(c.key, c.old) for c in delete.changes]
     assert "pw" not in plan.model_dump_json()
+
+
+def test_prune_with_no_manifests_is_refused_unless_allowed() -> None:
+    """Argo CD's allowEmpty: an empty manifest set must not silently delete everything we own."""
+    live = _orphan_state(["ours", "keep"])
+    refused = build_plan([], live, prune=True)
+    assert kinds(refused) == []
+    assert refused.orphans == ["keep", "ours"]  # still listed, not deleted
+    (error,) = refused.diagnostics
+    assert error.severity is Severity.ERROR
+    assert "--prune with no manifests would delete all 2 connector(s)" in error.summary
+    assert "keep, ours" in error.summary and "--allow-empty" in (error.hint or "")
+    allowed = build_plan([], live, prune=True, allow_empty=True)
+    assert kinds(allowed) == [K.DELETE, K.DELETE] and not allowed.diagnostics and allowed.allow_empty
+    # One manifest left is not "empty": the others are pruned as before; no prune, no error.
+    assert kinds(build_plan([connector("keep")], live, prune=True)) == [K.DELETE]
+    assert build_plan([], live).diagnostics == []
+
+
+def test_a_key_that_was_sensitive_when_written_stays_masked_in_the_diff() -> None:
+    """The live value was written while `spec.sensitive` (or a placeholder) covered the key;
+    the manifest no longer says so: the old value must still not be shown."""
+    live = state_of(live_of(connector("a", config={"conn": "old-hidden-value"})), sensitive={"a": ["conn"]})
+    plan = build_plan([connector("a", config={"conn": "new-plain-value"})], live)
+    (change,) = only(plan, K.UPDATE_CONFIG).changes
+    assert (change.old, change.new, change.sensitive) == ("(sensitive)", "(sensitive)", True)
+
+
+def test_credentials_inside_values_are_masked_and_a_changed_one_shows_as_changed() -> None:
+    live = state_of(live_of(connector("a", config={"uri": "mongodb://u:old-pw@h/db", "jdbc": "jdbc:x://h/d?password=a1"})))
+    plan = build_plan(
+        [connector("a", config={"uri": "mongodb://u:new-pw@h/db", "jdbc": "jdbc:x://h2/d?password=a1"})], live
+    )
+    changes = {c.key: c for c in only(plan, K.UPDATE_CONFIG).changes}
+    assert (changes["uri"].old, changes["uri"].new, changes["uri"].sensitive) == ("(sensitive)", "(sensitive)", True)
+    assert (changes["jdbc"].old, changes["jdbc"].new) == ("jdbc:x://h/d?password=****", "jdbc:x://h2/d?password=****")
+    assert "old-pw" not in plan.model_dump_json() and "new-pw" not in plan.model_dump_json()
 
 
 # --- ordering and determinism ---------------------------------------------------------------------
@@ -337,7 +374,7 @@ def test_plan_metadata_and_fingerprints() -> None:
     desired = [connector("a", config={"db.password": "one"})]
     live = LiveState(group_id="prod")
     plan = build_plan(desired, live, manifest_paths=["manifests/"])
-    assert (plan.group_id, plan.manifest_paths, plan.format_version) == ("prod", ["manifests/"], "1")
+    assert (plan.group_id, plan.manifest_paths, plan.format_version) == ("prod", ["manifests/"], "2")
     assert plan.live_fingerprint == live.fingerprint()
     assert plan.desired_fingerprint == desired_fingerprint(desired)
     # A changed secret changes the digest (it must make a saved plan stale) without being shown.

@@ -421,6 +421,8 @@ def test_reconciler_keys_refuse_ambiguous_names(call: object) -> None:
         ("applied/offsets/a.b_c/o-1", own.ReconcilerKey("applied-offsets", "a.b_c", "o-1")),
         ("offsets-progress/jdbc-src", own.ReconcilerKey("offsets-progress", "jdbc-src", None)),
         ("offsets-snapshot/jdbc-src/o/1", own.ReconcilerKey("offsets-snapshot", "jdbc-src", "o/1")),
+        ("sensitive/jdbc-src", own.ReconcilerKey("sensitive", "jdbc-src", None)),
+        ("sensitive/a/b", None),
         ("owner/", None),
         ("owner/a/b", None),
         ("applied/restart/jdbc-src", None),
@@ -439,7 +441,13 @@ def test_reconciler_value_decoders() -> None:
     assert own.decode_applied(b'{"applied-at":17}') == 17
     assert own.decode_offsets_progress(b'{"id":"o1","step":"alter"}') == own.OffsetsProgress("o1", "alter")
     assert own.decode_offsets_snapshot(b'{"offsets":[],"taken-at":3}') == own.OffsetsSnapshot([], 3)
+    record = own.sensitive_record("jdbc-src", ["table", "conn.uri"])
+    assert (record.key, record.value) == (b"sensitive/jdbc-src", b'{"keys":["conn.uri","table"]}')
+    assert own.sensitive_record("jdbc-src", []).value is None  # none left: a tombstone
+    assert own.decode_sensitive(record.value or b"") == ["conn.uri", "table"]
     for bad in (
+        own.decode_sensitive(b'{"keys":"table"}'),
+        own.decode_sensitive(b'{"keys":[1]}'),
         own.decode_owner(b"[]"),
         own.decode_applied(b'{"applied-at":"x"}'),
         own.decode_offsets_progress(b'{"id":"o1","step":"rewind"}'),

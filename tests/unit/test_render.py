@@ -181,7 +181,7 @@ def test_json_document_is_versioned_and_round_trips() -> None:
     text = render_json(plan)
     doc = json.loads(text)
     assert list(doc)[:2] == ["format_version", "group_id"]
-    assert doc["format_version"] == "1"
+    assert doc["format_version"] == "2"
     assert doc["summary"] == {"create": 1, "update": 1, "delete": 1, "state": 1, "restart": 1, "offsets": 1,
                               "total": 6}
     assert load_plan_json(text) == plan
@@ -204,7 +204,7 @@ def test_json_keeps_current_offsets_for_from_to_display() -> None:
         ("{not json", "not JSON"),
         ("[]", "expected a JSON object"),
         ('{"format_version": "99"}', "format version '99' is not supported"),
-        ('{"format_version": "1", "actions": [{"kind": "explode", "connector": "x"}]}', "actions.0.kind"),
+        ('{"format_version": "2", "actions": [{"kind": "explode", "connector": "x"}]}', "actions.0.kind"),
     ],
 )
 def test_load_plan_json_rejects_what_is_not_a_plan(text: str, message: str) -> None:
