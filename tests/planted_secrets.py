@@ -16,9 +16,22 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from reconciler.connectors.faulty import FaultySource
+
 # Secrets start with `pw` and have 10+ random characters after it: a planted secret is never
 # part of anything else the commands print.
 SECRET = st.text(alphabet=string.ascii_letters + string.digits, min_size=10, max_size=14).map(lambda s: "pw" + s)
+
+
+class AnyKeysSource(FaultySource):
+    """`planted_secrets:AnyKeysSource`: `datagen` that fails on demand (`FaultySource`) and
+    declares no config keys, so it takes any, as a connector handing its config through to a
+    client library would: secrets are planted under all sorts of keys."""
+
+    config_def = None
+
+
+CLASS = f"{__name__}:AnyKeysSource"
 
 
 @dataclass

@@ -5,10 +5,11 @@ Each example applies random connectors with secrets planted every way the rule c
 everything the commands print or write: `apply`, `run --once` (its report and failure summary),
 `status` (table and JSON, traces included), `snapshot` (stdout and `--out`, task configs
 included), `offsets` (and `--history`), `plan` in text, Markdown and JSON, with `--out`, and
-against the snapshot, the status topic as the runtime wrote it, and the log. None may hold a
-planted secret. The first connector fails to start on a `record.bytes` from `${env:…}`, so the
-error message quotes a secret value and the trace goes to the status topic; no task runs, so
-the example needs no Spark and takes a few seconds.
+against the snapshot, `validate` of a config its plugin refuses, the status topic as the runtime
+wrote it, and the log. None may hold a planted secret. The first connector fails to start
+because a marker file exists whose path comes from `${env:…}`, so the error quotes a secret
+value and the trace goes to the status topic; no task runs, so the example needs no Spark and
+takes a few seconds.
 
 Every command runs after `masking.forget_all()`: a CLI process knows only what it read itself.
 """
@@ -29,9 +30,10 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from planted_secrets import Planted, leaks, planted_connector, rotated, secret_pool
+from planted_secrets import CLASS, SECRET, Planted, leaks, planted_connector, rotated, secret_pool
 from reconciler import masking
 from reconciler.cli.main import main
+from reconciler.connectors.faulty import FAIL_CONNECTOR
 from reconciler.kafka import records as rec
 from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.produce import TransactionalWriter
@@ -41,7 +43,6 @@ from reconciler.manifests import load_or_raise
 if TYPE_CHECKING:
     from tests.conftest import KafkaUnderTest
 
-CLASS = "planted:AnyKeysSource"
 OFFSETS = {"id": "o-1", "action": "alter", "offsets": [{"partition": {"shard": 0}, "offset": {"position": 3}}]}
 
 
@@ -52,9 +53,18 @@ def scenario(draw: st.DrawFn) -> tuple[list[Planted], list[Planted]]:
     pool = secret_pool(draw)
     before = [draw(planted_connector(f"c{index}", pool)) for index in range(count)]
     failing, var = before[0], f"RECONCILER_PLANTED_{uuid.uuid4().hex[:10].upper()}"
-    failing.config["record.bytes"], failing.env[var] = f"${{env:{var}}}", next(pool)  # not an integer
+    failing.config[FAIL_CONNECTOR], failing.env[var] = f"${{env:{var}}}", next(pool)  # made a path below
     failing.secrets.add(failing.env[var])
     return before, [rotated(p, [next(pool) for _ in p.secrets]) for p in before]
+
+
+def with_markers(planted: list[Planted], directory: Path) -> dict[str, str]:
+    """The environment, the failing connector's marker made a path in `directory` that exists."""
+    env = {k: v for p in planted for k, v in p.env.items()}
+    var = planted[0].config[FAIL_CONNECTOR][len("${env:") : -1]
+    env[var] = str(directory / env[var])
+    Path(env[var]).touch()
+    return env
 
 
 @contextlib.contextmanager
@@ -112,15 +122,16 @@ class Cli:
     phases=[Phase.explicit, Phase.reuse, Phase.generate],
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@given(data=scenario())
+@given(data=scenario(), not_an_integer=SECRET)
 def test_no_planted_secret_in_any_command_output(
     data: tuple[list[Planted], list[Planted]],
+    not_an_integer: str,
     kafka: KafkaUnderTest,
     capsys: pytest.CaptureFixture[str],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     before, after = data
-    secrets = set().union(*(p.secrets for p in before + after))
+    secrets = set().union(*(p.secrets for p in before + after)) | {not_an_integer}
     group = f"t-secrets-{uuid.uuid4().hex[:10]}"
     settings_ = kafka.settings(group)
     cli = Cli(capsys, settings_)
@@ -129,7 +140,7 @@ def test_no_planted_secret_in_any_command_output(
         manifests, snapshot, plan_file = root / "manifests", root / "live.json", root / "plan.json"
         manifests.mkdir()
         write_manifests(manifests, before, f"{group}.data")
-        with environment({k: v for p in before for k, v in p.env.items()}):
+        with environment(with_markers(before, root)):
             assert cli("apply", "apply", str(manifests)) == 0, cli.outputs
             commit_task_configs(settings_, manifests)
             assert cli("run", "run", str(manifests), "--once", "--worker-id", "w:1") == 1  # c0 FAILED
@@ -147,16 +158,23 @@ def test_no_planted_secret_in_any_command_output(
         assert "FAILED" in cli.outputs["status c0 stdout"]
 
         write_manifests(manifests, after, f"{group}.data")  # every secret rotated
-        with environment({k: v for p in after for k, v in p.env.items()}):
+        with environment(with_markers(after, root)):
             for fmt in ("text", "markdown", "json"):
                 assert cli(f"plan {fmt}", "plan", str(manifests), "--format", fmt) == 0
             assert cli("plan out", "plan", str(manifests), "--out", str(plan_file)) == 0
             assert cli("plan offline", "plan", str(manifests), "--live-state", str(snapshot), kafka=False) == 0
         files = {"snapshot file": snapshot.read_text(), "plan file": plan_file.read_text()}
+        # A config its plugin refuses, at `validate`: datagen's message quotes the value.
+        bad = root / "bad.yaml"
+        bad.write_text(yaml.safe_dump(Planted("bad", {"topic": "t", "count": "1", "record.bytes": "${env:RECONCILER_BAD}"}).manifest("datagen")))
+        with environment({"RECONCILER_BAD": not_an_integer}):
+            assert cli("validate", "validate", str(bad), kafka=False) == 1
+        said = cli.outputs["validate stdout"] + cli.outputs["validate stderr"]
+        assert """spec.config["record.bytes"]: must be an integer; got '(sensitive)'""" in said
 
     statuses = [m.value.decode() for m in read_to_end(settings_, settings_.topics.status) if m.value]
-    # datagen's message quotes the value; the runtime wrote it masked.
-    assert any("must be an integer; got '(sensitive)'" in (json.loads(s).get("trace") or "") for s in statuses), statuses
+    # The failure names the marker's path (from the environment); the runtime wrote it masked.
+    assert any("fails on purpose: (sensitive) exists" in (json.loads(s).get("trace") or "") for s in statuses), statuses
     found = leaks({**cli.outputs, **files, "status topic": "\n".join(statuses), "log": caplog.text}, secrets)
     assert found == []
     # Nothing was hidden by hiding everything: plain values show, and the rotation shows as changes.

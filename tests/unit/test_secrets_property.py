@@ -17,7 +17,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from planted_secrets import Planted, leaks, planted_connector, rotated, secret_pool
+from planted_secrets import CLASS, Planted, leaks, planted_connector, rotated, secret_pool
 from reconciler import masking
 from reconciler.core.live import InstanceState, LiveConnector, LiveState, dump_snapshot, load_snapshot
 from reconciler.core.models import DesiredConnector
@@ -26,9 +26,6 @@ from reconciler.core.planner import build_plan
 from reconciler.manifests import load_manifests
 from reconciler.render import render
 from reconciler.runtime.statuses import Report, StatusBook
-
-CLASS = "datagen"
-
 
 @st.composite
 def scenario(draw: st.DrawFn) -> tuple[list[Planted], list[Planted]]:
@@ -41,7 +38,9 @@ def scenario(draw: st.DrawFn) -> tuple[list[Planted], list[Planted]]:
 def load(planted: list[Planted], directory: Path) -> list[DesiredConnector]:
     directory.mkdir(parents=True, exist_ok=True)
     for p in planted:
-        (directory / f"{p.name}.yaml").write_text(yaml.safe_dump(p.manifest(CLASS)))
+        doc = p.manifest(CLASS)
+        doc["spec"]["config"].update({"topic": "t", "count": "1"})
+        (directory / f"{p.name}.yaml").write_text(yaml.safe_dump(doc))
     env = {k: v for p in planted for k, v in p.env.items()}
     result = load_manifests([directory], env=env, cache=False)
     assert result.ok, [d.render() for d in result.diagnostics]
@@ -83,7 +82,7 @@ def test_no_planted_secret_in_plans_snapshots_traces_or_messages(data: tuple[lis
     assert changed_keys(new, offline) == changed_keys(new, live)
     outputs["plan against the snapshot"] = render(build_plan(new, offline, fingerprints=False), "text")
 
-    book = StatusBook(live, "w:1", 1)
+    book = StatusBook(live, "w:1")
     for connector in old:
         trace = "InvalidConfig: " + "; ".join(f"got {v!r}" for v in (connector.spec.config or {}).values())
         records = book.connector(connector.name, Report(InstanceState.FAILED, trace))
