@@ -18,8 +18,10 @@ from typing import Any, Protocol
 from reconciler.errors import Fenced, ReconcilerError
 from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer, translate
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.consume import wait_until_stable
 
 LOG = logging.getLogger(__name__)
+VISIBLE_WAIT_S = 5.0  # bounded: another producer's open transaction may hold a topic's stable end back
 
 
 class RecordLike(Protocol):
@@ -137,6 +139,9 @@ class TransactionalWriter:
         except KafkaException as exc:
             raise self._failed(exc) from exc
         LOG.debug("committed %d record(s) as %s", len(placed), self.transactional_id)
+        # Read-your-writes for the next command (`apply` then `status`): the commit markers reach
+        # the partitions after commit_transaction returns (see `consume.wait_until_stable`).
+        wait_until_stable(self._settings, sorted({topic for topic, _, _ in placed}), VISIBLE_WAIT_S)
         return len(placed)
 
     def _produce(self, topic: str, key: bytes, value: bytes | None) -> None:
