@@ -127,7 +127,7 @@ def test_pause_update_stop_resume_and_prune_write_what_javas_rest_writes(java: J
 
     since = java.config_end()
     java.forget(ours)
-    java.apply("--prune")
+    java.apply("--prune", "--allow-empty")  # its only manifest is gone: pruning everything is meant
     java.rest("DELETE", f"/connectors/{twin}")
     for name in (ours, twin):
         java.wait_gone(name)
