@@ -26,6 +26,8 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 _MOVED = re.compile(r"(\d+) record\(s\) moved")
 _SESSION = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s")
+_JOB = re.compile(r"^DEBUG reconciler\.runtime\.\w+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s", re.MULTILINE)
+TIMED = Path(__file__).resolve().parent / "reconciler_timed.py"
 
 
 @dataclass
@@ -36,16 +38,14 @@ class Result:
     broker_cpu_s: float
     fixed_s: float | None = None  # the side's fixed cost per run (None: kcat, nothing to speak of)
     session_s: float | None = None  # ours: Spark session start, within `usage.seconds`
+    job_s: float | None = None  # ours: the batch's Spark job (from the runtime's log), within it too
+    fixed_job_s: float | None = None  # ours: the Spark job of a batch of one record
     notes: list[str] = field(default_factory=list)
 
     @property
     def rate(self) -> float:
         return self.records / self.usage.seconds
 
-    @property
-    def data_rate(self) -> float:
-        moving = self.usage.seconds - (self.fixed_s or 0.0)
-        return self.records / moving if moving > 0 else float("nan")
 
 
 # --- topics ---------------------------------------------------------------------------------
@@ -219,10 +219,10 @@ class OursSide:
         self.workdir.mkdir(parents=True, exist_ok=True)
         path = self.workdir / f"{name}.yaml"
         path.write_text(manifest)
-        # -v: the INFO log says how long the Spark session took to start.
-        command = [sys.executable, "-m", "reconciler.cli.main", "-v", "run", str(path), "--once",
+        # `reconciler run`, with the runtime's log: the session start and the batch job's time.
+        command = [sys.executable, str(TIMED), "run", str(path), "--once",
                    "--bootstrap-servers", self.bootstrap, "--group-id", f"h2h-ours-{name}"]
-        total, moved, runs, broker, session_s = Usage(), 0, 0, cpu_of(self.broker_pid), 0.0
+        total, moved, runs, broker, session_s, job_s = Usage(), 0, 0, cpu_of(self.broker_pid), 0.0, 0.0
         while moved < records and runs < MAX_RUNS:
             runs += 1
             output, log = self.workdir / f"{name}-{runs}.out", self.workdir / f"{name}-{runs}.log"
@@ -233,10 +233,12 @@ class OursSide:
             if code != 0 or match is None or "FAILED" in text:
                 raise SystemExit(f"{label}: run {runs} failed (exit {code}):\n{text[-3000:]}\n{log.read_text()[-3000:]}")
             moved += int(match.group(1))
-            session = _SESSION.search(log.read_text())
+            session, jobs = _SESSION.search(log.read_text()), _JOB.findall(log.read_text())
             session_s += float(session.group(1)) if session else 0.0
+            job_s += sum(map(float, jobs))
             total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))
         if moved != records:
             raise SystemExit(f"{label}: moved {moved:,} records in {runs} runs, not {records:,}")
         notes = [f"{runs} runs of `reconciler run --once` (each batch's limits)"] if runs > 1 else []
-        return Result(label, total, records, cpu_of(self.broker_pid) - broker, notes=notes, session_s=session_s)
+        return Result(label, total, records, cpu_of(self.broker_pid) - broker, notes=notes, session_s=session_s,
+                      job_s=job_s)

@@ -4,9 +4,11 @@
   `os.wait4`, whose CPU times include every descendant it reaped. This process is made a
   child subreaper first (`become_subreaper`), so descendants orphaned on the way (Spark's JVM
   outlives the Python driver by a moment) are re-parented here and reaped with `wait4` too:
-  the CPU seconds are exact, not sampled. Peak memory is the largest sum of the tree's RSS,
-  sampled every `SAMPLE_S`, or a single process's own high-water mark if that is larger
-  (kcat is one process: its figure is its exact peak).
+  the CPU seconds are exact, not sampled, except for children reaped by a parent that ignores
+  SIGCHLD (PySpark's Python workers), whose time no one is told: they are sampled every
+  `SAMPLE_S` (what they spend after their last sample is missed). Peak memory is the largest
+  sum of the tree's RSS, sampled every `SAMPLE_S`, or a single process's own high-water mark
+  if that is larger (kcat is one process: its figure is its exact peak).
 - A process that keeps running (the broker, the Java Connect worker): `JvmMeter` takes the
   difference of its CPU times over the phase and samples its RSS.
 - This process and its children (throughput.py runs Spark in process): `TreeMeter` and
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -82,13 +85,19 @@ class Usage:
 # --- processes run to their end -------------------------------------------------------------
 
 
-class RssSampler:
-    """Peak of the summed RSS of a process tree, including members that were orphaned."""
+class TreeSampler:
+    """Samples a process tree (members that were orphaned included): the peak of its summed
+    RSS, and the CPU seconds `wait4` cannot see.
+
+    A child whose parent ignores SIGCHLD is reaped by the kernel and its CPU time is added to
+    no one (PySpark's daemon does this to its Python workers), so for those the last sample of
+    their own CPU time is counted instead (`unreaped_cpu`)."""
 
     def __init__(self, root: int) -> None:
         self.root, self.seen, self.peak, self.high_water = root, {root}, 0, 0
+        self.unreaped: dict[int, float] = {}
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="rss-sampler")
+        self._thread = threading.Thread(target=self._run, daemon=True, name="tree-sampler")
         self._thread.start()
 
     def _run(self) -> None:
@@ -104,16 +113,35 @@ class RssSampler:
         total = 0
         for pid in list(self.seen):
             try:
-                total += psutil.Process(pid).memory_info().rss
+                process = psutil.Process(pid)
+                total += process.memory_info().rss
+                if pid in self.unreaped or _ignores_sigchld(process.ppid()):
+                    times = process.cpu_times()
+                    self.unreaped[pid] = times.user + times.system
             except psutil.Error:
                 continue
             self.high_water = max(self.high_water, high_water_rss(pid))
         self.peak = max(self.peak, total, self.high_water)
 
-    def stop(self) -> set[int]:
+    @property
+    def unreaped_cpu(self) -> float:
+        return sum(self.unreaped.values())
+
+    def stop(self) -> None:
         self._stop.set()
         self._thread.join()
-        return self.seen
+
+
+def _ignores_sigchld(pid: int) -> bool:
+    """Whether `pid` ignores SIGCHLD (its children are then reaped without accounting)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("SigIgn:"):
+                    return bool(int(line.split()[1], 16) & (1 << (signal.SIGCHLD - 1)))
+    except (OSError, ValueError):
+        pass
+    return False
 
 
 def run_measured(
@@ -122,44 +150,42 @@ def run_measured(
 ) -> tuple[int, Usage]:
     """Run `command` to its end: its exit code, and its wall time, exact CPU seconds (with
     every descendant's) and peak RSS (summed over the tree, sampled)."""
+    earlier = _my_children()  # the broker, a Connect worker…: not this command's
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=stdout, stdin=stdin, stderr=stderr, env=env)
-    sampler = RssSampler(process.pid)
+    sampler = TreeSampler(process.pid)
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
-    seen = sampler.stop()
-    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(seen - {process.pid})
-    return process.returncode, Usage(seconds, cpu, sampler.peak)
+    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(earlier, sampler)
+    sampler.stop()
+    return process.returncode, Usage(seconds, cpu + sampler.unreaped_cpu, sampler.peak)
 
 
-def _reap_orphans(pids: set[int]) -> float:
-    """Wait for the descendants that outlived their parents and came to us; their CPU seconds
-    (with their own reaped children's). Those reaped by a parent in the tree are already in
-    that parent's times; a process that never comes to us is counted by its last sample."""
+def _my_children() -> set[int]:
+    return {child.pid for child in psutil.Process().children()}
+
+
+def _reap_orphans(earlier: set[int], sampler: TreeSampler) -> float:
+    """Wait for the command's descendants that outlived their parents: as a subreaper, this
+    process inherits every one of them (any child not in `earlier`), and `wait4` gives their
+    CPU seconds with those of the children they reaped. A process still running after
+    ORPHAN_WAIT_S is counted by its CPU so far."""
     cpu, deadline = 0.0, time.monotonic() + ORPHAN_WAIT_S
-    pending = {pid for pid in pids if _is_my_child(pid)}
-    while pending and time.monotonic() < deadline:
-        for pid in list(pending):
+    while time.monotonic() < deadline:
+        orphans = _my_children() - earlier
+        if not orphans:
+            return cpu
+        for pid in orphans:
+            sampler.seen.add(pid)
             try:
                 done, _, usage = os.wait4(pid, os.WNOHANG)
             except ChildProcessError:
-                pending.discard(pid)
                 continue
             if done:
                 cpu += usage.ru_utime + usage.ru_stime
-                pending.discard(pid)
-        pending |= {pid for pid in pids if _is_my_child(pid)}  # orphaned since
-        if pending:
-            time.sleep(0.05)
-    return cpu + sum(cpu_of(pid) for pid in pending)
-
-
-def _is_my_child(pid: int) -> bool:
-    try:
-        return bool(psutil.Process(pid).ppid() == os.getpid())
-    except psutil.Error:
-        return False
+        time.sleep(0.05)
+    return cpu + sum(cpu_of(pid) for pid in _my_children() - earlier)
 
 
 # --- processes that keep running ------------------------------------------------------------
@@ -174,7 +200,7 @@ class JvmMeter:
     @contextmanager
     def phase(self, into: Usage) -> Iterator[None]:
         before = cpu_of(self.pid)
-        sampler = RssSampler(self.pid)
+        sampler = TreeSampler(self.pid)
         try:
             yield
         finally:

@@ -68,13 +68,18 @@ def listed(live: LiveState) -> list[LiveConnector]:
 
 
 def connector_type(connector: LiveConnector) -> str:
-    """`source` or `sink` by the connector's class, as Connect's REST says (`core.kinds`)."""
-    from reconciler.connectors.registry import connector_kind
+    """`source` or `sink` by the connector's class, as Connect's REST says (`core.kinds`); a
+    class that is neither a plugin here nor a Java class name has no type: `unknown`, as
+    Connect reports a connector whose plugin it lacks."""
+    from reconciler.connectors.registry import connector_kind, is_java_class_name, plugin_kind
 
     config = connector.config
     if config is None:
         return "unknown"
-    return connector_kind(config.get("connector.class") or "", config)
+    class_name = config.get("connector.class") or ""
+    if plugin_kind(class_name) is None and not is_java_class_name(class_name):
+        return "unknown"
+    return connector_kind(class_name, config)
 
 
 UNDEFINED_VERSION = "undefined"  # Connect's `PluginDesc.UNDEFINED_VERSION`, left out of its REST bodies

@@ -7,7 +7,8 @@ Java keeps two things per offsets topic, and so does this replay:
 - per connector, the *set* of its partitions (`OffsetUtils.processPartitionKey`), compared as
   maps: a value under any encoding adds the partition, a tombstone under any encoding removes
   it. So a partition written under two encodings and tombstoned under one is gone for Java,
-  although the other encoding still holds a value.
+  although the other encoding still holds a value. (Which record comes last is the read order:
+  two encodings on two topic partitions are read in no fixed order, by Java as by us.)
 
 `GET /connectors/{name}/offsets` lists the set, and looks each partition's offset up under the
 bytes Java serialises it to (`records.encode_offset_key`: fields in HashMap order): an offset

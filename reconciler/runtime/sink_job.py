@@ -1,7 +1,6 @@
 """One batch of a sink connector: Kafka offset ranges → Spark partitions → the sink's writer.
 
-Driver side (`run_sink`), following Connect's sink groups (docs/record-formats.md#sink-offsets;
-the whole flow: docs/runtime.md#sink-tasks):
+Driver side (`run_sink`), following docs/runtime.md:
 1. the connector's topics (`topics` or `topics.regex`) and their partitions, assigned to the
    connector's tasks round-robin (`executor.assign_partitions`);
 2. each partition's end offset, snapshotted now: the batch reads up to it and no further, so

@@ -1,7 +1,7 @@
 """What each connector and task should report after a tick, and the status records for it.
 
-Connect's lifecycle rules (docs/state-machine.md#status-semantics) as pure functions over one
-connector's live state. The worker does the I/O around them: it starts the Connector
+Connect's lifecycle rules (docs/state-machine.md) as pure functions over one connector's live
+state. The worker does the I/O around them: it starts the Connector
 (plugin load, validate, task configs) only when `should_start` says so, asks `decide` what to
 write and what to run, and writes the records `StatusBook` returns.
 
@@ -227,11 +227,11 @@ class StatusBook:
 
     A status is rewritten when its state or trace changes, not when only the worker id or
     generation would: repeated ticks of an unchanged pipeline write nothing. Java's safe put
-    (docs/state-machine.md#generations-and-safe-writes) is not applied: it keeps a worker that lost an assignment in a rebalance from
-    overwriting the new owner's status, and a batch worker, in no rebalance, reports only what
-    it decided this tick (two of them never commit at once: the tick's transactional id fences
-    the other). A trace never carries a secret value of its connector's configs (`core.redact`):
-    the status topic is read by anyone who may run `status`.
+    (`KafkaStatusBackingStore.send`) is not applied: it keeps a worker that lost an assignment
+    in a rebalance from overwriting the new owner's status, and a batch worker, in no
+    rebalance, reports only what it decided this tick (two of them never commit at once: the
+    tick's transactional id fences the other). A trace never carries a secret value of its connector's
+    configs (`core.redact`): the status topic is read by anyone who may run `status`.
     """
 
     def __init__(self, live: LiveState, worker_id: str) -> None:

@@ -10,11 +10,16 @@ brought to its target state:
 2. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
    same group fences this one, so two workers never both commit task configs), then read
    the topics to the end;
-3. execute pending KIP-745 restarts: the instances to restart report RESTARTING (committed
-   before anything starts again);
+3. execute pending KIP-745 restarts (`restarts`: the first tick on a group marks where it
+   started, and older restart records are history): the instances to restart report
+   RESTARTING (committed before anything starts again);
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
-   transaction: Connect's order, docs/state-machine.md#task-configs-and-commits; all or nothing), and the statuses before the batch;
+   transaction: task configs before their commit, all or nothing); for a source of a new task
+   generation, fence the previous one and write `tasks-fencing-<name>` (KIP-618,
+   `runtime.fencing`); the statuses before the batch, with a mark of when a connector failed
+   (`failures`). Connectors of a class our runtime does not run (a Java class,
+   `runtime.plugins.left_to_connect`) are left to the group's Connect workers;
 5. one `run_batch` for every runnable task of every connector (the executor isolates them);
 6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, in
    one transaction: a restart counts as executed only once its statuses are committed.

@@ -77,6 +77,11 @@ def test_create_pause_stop_resume(java: JavaSide, ours: OurSide, tmp_path: Path)
     java.create(name, config)
     java.wait_for_states(name, "RUNNING", ["RUNNING"])
     check(java, ours, tmp_path, name, config, "RUNNING")
+    same_eventually(  # the same connectors (the session's worker holds other tests' too)
+        "the connectors",
+        lambda: sorted(java.call("GET", "/connectors", expect=200)),
+        lambda: sorted(n for n, c in ours.snapshot().connectors.items() if c.exists),
+    )
 
     java.call("PUT", f"/connectors/{name}/pause", expect=202)
     java.wait_for_states(name, "PAUSED", ["PAUSED"])

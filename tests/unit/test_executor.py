@@ -163,3 +163,19 @@ def test_a_never_committed_range_starts_at_0_only_when_the_reset_policy_is_earli
     config = {} if reset is None else {"auto.offset.reset": reset}
     wanted = getattr(confluent_kafka, expected) if isinstance(expected, str) else expected
     assert _earliest(config) == wanted
+
+
+def test_a_sink_commit_says_how_far_a_record_free_tail_was_read() -> None:
+    """Connect's offset (last delivered + 1) is committed; `scanned-to` only when offsets that
+    hold no record (a transaction's commit marker) follow it, so the next batch skips them."""
+    from reconciler.runtime.sink_job import SinkPartitionResult, commit_metadata, scanned_to
+
+    def result(offset: int | None, scanned: int | None) -> SinkPartitionResult:
+        return SinkPartitionResult(0, "t", 0, 10, offset, scanned_to=scanned)
+
+    assert commit_metadata(result(32, 33)) == "reconciler scanned-to=33"
+    assert commit_metadata(result(33, 33)) == ""  # nothing past the offset: Java's empty metadata
+    assert commit_metadata(result(32, None)) == "" and commit_metadata(result(None, 33)) == ""
+    assert scanned_to("reconciler scanned-to=33") == 33
+    for other in ("", "scanned-to=33", "reconciler scanned-to=x", "reconciler scanned-to=-1"):
+        assert scanned_to(other) is None
