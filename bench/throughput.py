@@ -232,6 +232,7 @@ def client_produce_floor(
 ) -> Measure:
     from collections import deque
     from itertools import repeat
+    from operator import length_hint
 
     from reconciler.kafka.client import new_producer
     from reconciler.runtime.source_job import PRODUCER_TUNING
@@ -245,10 +246,17 @@ def client_produce_floor(
     measure = Measure("    confluent-kafka produce()", 0.0, len(values), payload)
     with meter.tree(measure.cpu):
         started = time.perf_counter()
-        for start in range(0, len(values), 100_000):  # the local queue holds 500,000
-            end = start + 100_000
-            deque(map(producer.produce, repeat(topic, end - start), values[start:end], keys[start:end]), maxlen=0)
-            producer.poll(0)
+        position, count = 0, len(values)
+        while position < count:  # as the source task does: resume at the record that did not fit
+            end = min(count, position + 100_000)
+            pending = iter(values[position:end])
+            try:
+                deque(map(producer.produce, repeat(topic, end - position), pending, keys[position:end]), maxlen=0)
+                position = end
+                producer.poll(0)
+            except BufferError:  # the local queue is full: let deliveries drain it
+                position = end - length_hint(pending) - 1
+                producer.poll(0.05)
         if producer.flush(60):
             raise SystemExit("floor: records not delivered")
         measure.seconds = time.perf_counter() - started
