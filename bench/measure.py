@@ -123,10 +123,6 @@ class TreeSampler:
             self.high_water = max(self.high_water, high_water_rss(pid))
         self.peak = max(self.peak, total, self.high_water)
 
-    @property
-    def unreaped_cpu(self) -> float:
-        return sum(self.unreaped.values())
-
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
@@ -157,33 +153,34 @@ def run_measured(
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
-    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(earlier, sampler)
     sampler.stop()
-    return process.returncode, Usage(seconds, cpu + sampler.unreaped_cpu, sampler.peak)
+    cpu = usage.ru_utime + usage.ru_stime + _reap_orphans(earlier, sampler.unreaped)
+    return process.returncode, Usage(seconds, cpu + sum(sampler.unreaped.values()), sampler.peak)
 
 
 def _my_children() -> set[int]:
     return {child.pid for child in psutil.Process().children()}
 
 
-def _reap_orphans(earlier: set[int], sampler: TreeSampler) -> float:
+def _reap_orphans(earlier: set[int], unreaped: dict[int, float]) -> float:
     """Wait for the command's descendants that outlived their parents: as a subreaper, this
     process inherits every one of them (any child not in `earlier`), and `wait4` gives their
-    CPU seconds with those of the children they reaped. A process still running after
-    ORPHAN_WAIT_S is counted by its CPU so far."""
+    CPU seconds with those of the children they reaped. One that was sampled as unreaped (its
+    parent ignored SIGCHLD, then died first) is counted here instead, exactly. A process still
+    running after ORPHAN_WAIT_S is counted by its CPU so far."""
     cpu, deadline = 0.0, time.monotonic() + ORPHAN_WAIT_S
     while time.monotonic() < deadline:
         orphans = _my_children() - earlier
         if not orphans:
             return cpu
         for pid in orphans:
-            sampler.seen.add(pid)
             try:
                 done, _, usage = os.wait4(pid, os.WNOHANG)
             except ChildProcessError:
                 continue
             if done:
                 cpu += usage.ru_utime + usage.ru_stime
+                unreaped.pop(pid, None)
         time.sleep(0.05)
     return cpu + sum(cpu_of(pid) for pid in _my_children() - earlier)
 
