@@ -5,17 +5,22 @@ Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; withou
 `GET /connectors?expand=status` object `{name: {"status": …}}`. As in Connect, a connector
 without any status record (e.g. applied but never run) has no status: `status NAME --format
 json` is an error and the JSON listing leaves it out; tables still show it, as "no status yet".
+
+Tables also show when the runtime last ran each connector's tasks, and how that went (LAST
+BATCH): between batches and after a runner exits, statuses say who runs a connector, not when
+its data last moved (docs/runtime.md#liveness-between-batches).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
-from typing import Any
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.connect_rest import all_statuses, connector_status, connector_type, no_status_message
+from reconciler.core.live import InstanceState, LastBatch, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -42,16 +47,16 @@ def run(args: argparse.Namespace) -> int:
         connector = live.connector(args.name)
         doc = connector_status(connector) if connector is not None else None
         if connector is not None and args.format == "table" and (doc is not None or connector.exists):
-            _print_table([connector], details=True)  # an existing connector shows "no status yet"
+            _print_table(live, [connector], details=True)  # an existing connector shows "no status yet"
             return EXIT_OK
         if doc is None:  # Connect's 404
-            raise ReconcilerError(f"No status found for connector {args.name}")
+            raise ReconcilerError(no_status_message(args.name))
         print(json.dumps(doc, indent=2, ensure_ascii=False))
         return EXIT_OK
     if args.format == "json":
         print(json.dumps(all_statuses(live), indent=2, ensure_ascii=False))
     else:
-        _print_table(listed(live), details=False)
+        _print_table(live, listed(live), details=False)
     return EXIT_OK
 
 
@@ -60,45 +65,15 @@ def listed(live: LiveState) -> list[LiveConnector]:
     return [c for _, c in sorted(live.connectors.items()) if c.exists or c.connector_status is not None]
 
 
-def connector_type(connector: LiveConnector) -> str:
-    """`sink` iff the config subscribes to topics (what every sink must set), else `source`."""
-    if connector.config is None:
-        return "unknown"
-    return "sink" if "topics" in connector.config or "topics.regex" in connector.config else "source"
+def batch_summary(batch: LastBatch | None) -> str:
+    """`2026-11-22 10:04:05Z succeeded, 120 records`, or `-` when the tasks never ran."""
+    if batch is None:
+        return NO_STATUS
+    at = datetime.datetime.fromtimestamp(batch.finished_at_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return f"{at} {batch.outcome}, {batch.records} records"
 
 
-def _state_doc(status: InstanceStatus, task_id: int | None = None) -> dict[str, Any]:
-    doc: dict[str, Any] = {} if task_id is None else {"id": task_id}
-    doc["state"] = status.state.value
-    doc["worker_id"] = status.worker_id
-    if status.trace:  # Connect omits a null or empty trace
-        doc["trace"] = status.trace
-    return doc
-
-
-def connector_status(connector: LiveConnector) -> dict[str, Any] | None:
-    """`GET /connectors/{name}/status`, or None where Connect answers 404."""
-    if connector.connector_status is None:
-        return None
-    return {
-        "name": connector.name,
-        "connector": _state_doc(connector.connector_status),
-        "tasks": [_state_doc(status, task) for task, status in sorted(connector.task_statuses.items())],
-        "type": connector_type(connector),
-    }
-
-
-def all_statuses(live: LiveState) -> dict[str, Any]:
-    """`GET /connectors?expand=status`: existing connectors that have a status."""
-    result: dict[str, Any] = {}
-    for name, connector in sorted(live.connectors.items()):
-        doc = connector_status(connector) if connector.exists else None
-        if doc is not None:
-            result[name] = {"status": doc}
-    return result
-
-
-def _row(connector: LiveConnector) -> list[str]:
+def _row(connector: LiveConnector, batch: LastBatch | None) -> list[str]:
     tasks = connector.task_statuses
     total = connector.task_count if connector.task_count is not None else len(tasks)
     running = sum(1 for status in tasks.values() if status.state is InstanceState.RUNNING)
@@ -112,10 +87,11 @@ def _row(connector: LiveConnector) -> list[str]:
         state,
         f"{running}/{total}",
         ",".join(map(str, failed)) or NO_STATUS,
+        batch_summary(batch),
     ]
 
 
-HEADERS = ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS RUNNING", "FAILED TASKS"]
+HEADERS = ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS RUNNING", "FAILED TASKS", "LAST BATCH"]
 
 
 def _task_rows(connector: LiveConnector) -> list[list[str]]:
@@ -126,11 +102,11 @@ def _task_rows(connector: LiveConnector) -> list[list[str]]:
     return rows
 
 
-def _print_table(connectors: list[LiveConnector], *, details: bool) -> None:
+def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: bool) -> None:
     if not connectors:
         print("No connectors.")
         return
-    rows = [_row(c) for c in connectors]
+    rows = [_row(c, live.last_batches.get(c.name)) for c in connectors]
     task_rows = _task_rows(connectors[0]) if details else []
     if sys.stdout.isatty():
         _rich_tables(rows, task_rows)

@@ -43,6 +43,8 @@ class InstanceStatus(BaseModel):
     trace: str | None = None
     worker_id: str = ""
     generation: int = 0
+    # The plugin version Kafka 4.3.1 records (KIP-891); None when the writer gave none (we never do).
+    version: str | None = None
 
 
 class LiveConnector(BaseModel):
@@ -82,6 +84,38 @@ class AppliedRequests(BaseModel):
     offsets: list[str] = Field(default_factory=list)
 
 
+class TaskBatch(BaseModel):
+    """One task's part of a connector's last batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    records: int = 0
+    bytes: int = 0
+    failed: bool = False
+
+
+class LastBatch(BaseModel):
+    """The last batch the runtime ran of a connector's tasks (our topic's `batch/<name>`).
+
+    Connect has no such record: its tasks never stop between batches. A batch worker's status
+    says who runs a connector; this says when its data last moved, and how that went."""
+
+    model_config = ConfigDict(frozen=True)
+
+    finished_at_ms: int
+    worker_id: str
+    tasks: dict[int, TaskBatch] = Field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        """`failed` when a task of the batch failed, else `succeeded`."""
+        return "failed" if any(task.failed for task in self.tasks.values()) else "succeeded"
+
+    @property
+    def records(self) -> int:
+        return sum(task.records for task in self.tasks.values())
+
+
 class LiveState(BaseModel):
     """Everything the plan engine needs to know about the cluster."""
 
@@ -95,6 +129,10 @@ class LiveState(BaseModel):
     applied: dict[str, AppliedRequests] = Field(default_factory=dict)
     # Offsets requests that were started but not finished (crash between steps): name → id.
     offsets_in_progress: dict[str, str] = Field(default_factory=dict)
+    # KIP-558 active topics from the status topic: connector → topic names, sorted.
+    active_topics: dict[str, list[str]] = Field(default_factory=dict)
+    # The runtime's last batch of each connector (our own topic).
+    last_batches: dict[str, LastBatch] = Field(default_factory=dict)
 
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)

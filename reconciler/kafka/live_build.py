@@ -102,6 +102,8 @@ def build_live_state(
         offsets_in_progress={
             name: progress.request_id for name, progress in sorted(ours.offsets_progress.items())
         },
+        active_topics={name: sorted(topics) for name, topics in sorted(status.topics.items()) if topics},
+        last_batches=dict(sorted(ours.batches.items())),
     )
 
 

@@ -272,7 +272,8 @@ def int_field_from_json(obj: object, field: str) -> int | Invalid:
     return Invalid(f"'{field}' should be an integer") if number is None else number
 
 
-StatusValue = tuple[str, str | None, str | None, int]  # state, trace, worker_id, generation
+# state, trace, worker_id, generation, version (Kafka 4.3.1's plugin version; None when absent)
+StatusValue = tuple[str, str | None, str | None, int, str | None]
 
 
 def status_from_json(obj: object) -> StatusValue | Invalid:
@@ -280,20 +281,22 @@ def status_from_json(obj: object) -> StatusValue | Invalid:
     if type(obj) is not dict:
         return Invalid("status is not a JSON object")
     state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
-    generation = java_int(obj.get("generation"))
+    generation, version = java_int(obj.get("generation")), obj.get("version")
     if type(state) is not str or state not in STATUS_STATES:
         return Invalid(f"invalid status state {state!r}")
     if generation is None:
         return Invalid("'generation' should be an integer")
     if not (trace is None or type(trace) is str) or not (worker is None or type(worker) is str):
         return Invalid("'trace' and 'worker_id' should be strings")
-    return state, trace, worker, generation
+    if not (version is None or type(version) is str):  # Java casts it to String, and drops the record
+        return Invalid("'version' should be a string")
+    return state, trace, worker, generation, version
 
 
 def to_instance_status(value: StatusValue) -> InstanceStatus:
-    state, trace, worker, generation = value
+    state, trace, worker, generation, version = value
     return InstanceStatus.model_construct(
-        state=STATUS_STATES[state], trace=trace, worker_id=worker or "", generation=generation
+        state=STATUS_STATES[state], trace=trace, worker_id=worker or "", generation=generation, version=version
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from reconciler.core.live import LastBatch
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
@@ -131,6 +132,7 @@ class ReconcilerReplay(Replay):
         self.applied_offsets: dict[str, dict[str, int]] = {}
         self.offsets_progress: dict[str, OffsetsProgress] = {}
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
+        self.batches: dict[str, LastBatch] = {}
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
         if offset >= 0:
@@ -146,6 +148,8 @@ class ReconcilerReplay(Replay):
         elif kind == "offsets-progress":
             decoded = None if value is None else own.decode_offsets_progress(value)
             self._put(self.offsets_progress, name, decoded, text)
+        elif kind == "batch":
+            self._put(self.batches, name, None if value is None else own.decode_batch(value), text)
         elif kind == "offsets-snapshot":
             decoded_snapshot = None if value is None else own.decode_offsets_snapshot(value)
             self._put(self.snapshots, (name, request_id or ""), decoded_snapshot, text)

@@ -117,7 +117,7 @@ class StatusReplay(Replay):
             obj = from_json(value)
             if type(obj) is dict:
                 state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
-                generation = obj.get("generation")
+                generation, version = obj.get("generation"), obj.get("version")
                 if (
                     type(generation) is int
                     and _INT32_MIN <= generation <= _INT32_MAX
@@ -125,8 +125,9 @@ class StatusReplay(Replay):
                     and state in rec.STATUS_STATES
                     and type(worker) is str
                     and (trace is None or type(trace) is str)
+                    and (version is None or type(version) is str)
                 ):
-                    return state, trace, worker, generation
+                    return state, trace, worker, generation, version
         except ValueError:
             pass
         parsed = rec.status_from_json(parse_json(value))

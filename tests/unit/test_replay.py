@@ -232,7 +232,7 @@ def test_statuses_latest_wins_and_tombstones_remove() -> None:
     replay.apply(b"status-task-a-0", RUNNING7)
     replay.apply(b"status-task-a-1", RUNNING7)
     replay.apply(b"status-task-a-1", None)
-    assert replay.connectors["a"] == ("RUNNING", None, "w1:8083", 7)
+    assert replay.connectors["a"] == ("RUNNING", None, "w1:8083", 7, None)
     assert list(replay.tasks["a"]) == [0]
 
 
@@ -274,7 +274,7 @@ def test_unparseable_statuses_are_dropped_keeping_the_previous() -> None:
         replay.apply(b"status-connector-a", bad)
     replay.apply(b"status-task-a-x", RUNNING7)
     replay.apply(b"status-connector-", RUNNING7)
-    assert replay.connectors == {"a": ("RUNNING", None, "w1:8083", 7)}
+    assert replay.connectors == {"a": ("RUNNING", None, "w1:8083", 7, None)}
     assert replay.tasks == {}
     assert replay.skipped == 5
 
