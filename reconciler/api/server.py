@@ -20,6 +20,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +150,16 @@ def server_version() -> tuple[str, str]:
     return version, commit or "unknown"
 
 
+@dataclass(frozen=True)
+class Service:
+    url: str  # http://host:port
+    board: Board
+    observer: LoopObserver  # what the loop reports to
+
+
 @contextlib.contextmanager
-def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s: float) -> Iterator[LoopObserver]:
-    """The REST API and the probe run while the block runs; yields what the loop reports to."""
+def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s: float) -> Iterator[Service]:
+    """The REST API and the probe run while the block runs."""
     from reconciler.api.app import create_app
     from reconciler.api.metrics import Metrics
     from reconciler.kafka.reader import read_state
@@ -166,9 +174,10 @@ def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s
     server.start()
     probe.start()
     host, port = server.address
-    print(f"REST API (read-only) on http://{host}:{port}: /connectors, /healthz, /readyz, /metrics", flush=True)
+    url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    print(f"REST API (read-only) on {url}: /connectors, /healthz, /readyz, /metrics", flush=True)
     try:
-        yield LoopObserver(board, metrics, lambda: read_state(settings))
+        yield Service(url, board, LoopObserver(board, metrics, lambda: read_state(settings)))
     finally:
         probe.stop()
         server.stop()

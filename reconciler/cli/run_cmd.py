@@ -153,8 +153,8 @@ def serving(args: argparse.Namespace, settings: KafkaSettings, worker: Worker) -
         return
     from reconciler.api.server import serving as api_serving
 
-    with api_serving(settings, args.http_bind, worker.worker_id, interval_s=args.interval) as observer:
-        yield observer
+    with api_serving(settings, args.http_bind, worker.worker_id, interval_s=args.interval) as service:
+        yield service.observer
 
 
 @contextlib.contextmanager
