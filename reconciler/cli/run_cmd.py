@@ -117,6 +117,22 @@ def loop(
     `problems()` what is wrong with the files on disk (their edit is not applied)."""
     from reconciler.runtime.loop import run_loop
 
+    tick = make_tick(worker, manifests, observer, problems)
+    stopper.install()
+    try:
+        run_loop(tick, interval_s=interval_s, stopper=stopper, on_error=print_error)
+    finally:
+        stopper.restore()
+
+
+def make_tick(
+    worker: Worker,
+    manifests: Manifests,
+    observer: LoopObserver | None = None,
+    problems: Callable[[], Sequence[str]] = lambda: (),
+) -> Callable[[], None]:
+    """One tick of the loop: apply and run, print the report, tell the observer."""
+
     def tick() -> None:
         desired, paths = manifests()
         apply_errors: list[ReconcilerError] = []
@@ -138,11 +154,7 @@ def loop(
         if observer is not None:
             observer.finished(report, started, apply_errors[0] if apply_errors else None)
 
-    stopper.install()
-    try:
-        run_loop(tick, interval_s=interval_s, stopper=stopper, on_error=print_error)
-    finally:
-        stopper.restore()
+    return tick
 
 
 @contextlib.contextmanager
