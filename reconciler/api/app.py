@@ -158,12 +158,14 @@ def create_app(board: Board, metrics: Metrics, settings: KafkaSettings, *, stale
         return ConnectJSON(plugins.plugin_infos())
 
     @app.put("/connector-plugins/{plugin}/config/validate", response_model=schemas.ConfigInfos,
-             responses=_errors(400, 500), summary="Validates a config; changes nothing")
-    def validate_config(plugin: str, body: dict[str, Any]) -> Any:
+             responses=_errors(400, 404, 500), summary="Validates a config; changes nothing")
+    def validate_config(plugin: str, body: dict[str, str | int | float | bool | None]) -> Any:
         try:
             return ConnectJSON(plugins.validate(plugin, plugins.config_from_body(body)))
         except plugins.BadRequest as exc:
             raise NotAnswerable(400, exc.message) from exc
+        except plugins.UnknownPlugin as exc:
+            raise NotAnswerable(404, exc.message) from exc
 
     @app.get("/healthz", response_model=schemas.Liveness, summary="The process is alive")
     async def healthz() -> Any:

@@ -30,6 +30,10 @@ class BadRequest(ReconcilerError):
     """Connect's `BadRequestException`: answered 400 with the message."""
 
 
+class UnknownPlugin(ReconcilerError):
+    """Java's `NotFoundException("Unknown plugin …")`: answered 404."""
+
+
 def plugin_infos() -> list[Body]:
     """`PluginInfo`s of the registered connectors: sinks, then sources, each by class name (Java's order)."""
     infos = []
@@ -70,7 +74,14 @@ def _java_string(value: object) -> str:
 
 
 def validate(plugin: str, config: dict[str, str | None]) -> Body:
-    """`ConnectorPluginsResource.validateConfigs`; raises BadRequest where Java answers 400."""
+    """`ConnectorPluginsResource.validateConfigs`; raises BadRequest where Java answers 400.
+
+    A plugin the URL names that no registry entry or `module:Class` gives is UnknownPlugin (404),
+    as Java's other plugin routes answer; Java's validate answers 500 there."""
+    try:
+        load_connector(plugin)
+    except ReconcilerError as exc:
+        raise UnknownPlugin(f"Unknown plugin {plugin}.") from exc
     included = config.get("connector.class")
     if included is not None and not _normalized(included).endswith(_normalized(plugin)):
         raise BadRequest(f"Included connector type {included} does not match request type {plugin}")
