@@ -4,6 +4,11 @@ The socket is bound here, before uvicorn starts, so a taken port is a clear erro
 (and `--http-bind 127.0.0.1:0` reports the port it got). uvicorn installs no signal handlers
 outside the main thread: SIGTERM stays the loop's (`runtime.loop.Stopper`).
 
+While serving, the interpreter switches threads every millisecond rather than every five: the
+loop's thread mostly waits on Kafka, and each time a call returns it must take the interpreter
+lock back from whichever thread holds it; under a burst of requests that wait, up to the switch
+interval per call, made ticks measurably slower (tests/integration/test_api_burst.py).
+
 The probe asks the broker for its cluster id every few seconds (also `GET /`'s
 `kafka_cluster_id`), with the command's `--timeout`, from its own thread: `/readyz` answers
 from its last result at once, even while the broker is away and a request to it would hang.
@@ -17,6 +22,7 @@ import logging
 import os
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -33,6 +39,7 @@ LOG = logging.getLogger(__name__)
 DEFAULT_BIND = "127.0.0.1:8083"  # Connect's port; loopback unless asked (the image binds all interfaces)
 PROBE_INTERVAL_S = 5.0
 START_TIMEOUT_S = 10.0
+SWITCH_INTERVAL_S = 0.001
 
 
 def parse_bind(text: str) -> tuple[str, int]:
@@ -171,6 +178,8 @@ def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s
     app = create_app(board, metrics, settings, stale_after_s=stale_after, server_version=server_version())
     server = ApiServer(app, bind(*parse_bind(bind_to)))
     probe = BrokerProbe(settings, board, min(PROBE_INTERVAL_S, interval_s))
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(switch_interval, SWITCH_INTERVAL_S))
     server.start()
     probe.start()
     host, port = server.address
@@ -181,3 +190,4 @@ def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s
     finally:
         probe.stop()
         server.stop()
+        sys.setswitchinterval(switch_interval)
