@@ -8,7 +8,8 @@ only way to change it.
 - `state`: the loop's results as one immutable snapshot, swapped atomically after each tick;
   HTTP threads only ever read a whole snapshot (no locks on the read path, no torn reads);
 - `observer`: the loop's side, publishing each tick's results, live state and metrics;
-- `app`: the FastAPI routes; `schemas` their OpenAPI models; `plugins` the plugin routes;
+- `app`: the FastAPI application and our routes; `connect_routes` Connect's; `http` what they
+  share; `schemas` the OpenAPI models; `plugins` plugin listing and validation; `refusals` the 403s;
 - `health`: `/healthz` and `/readyz`; `metrics`: `/metrics` in Connect's metric names;
 - `server`: uvicorn in a thread beside the loop, and the broker probe.
 

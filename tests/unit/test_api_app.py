@@ -273,3 +273,33 @@ def test_metrics_parse_and_carry_connects_names_and_labels(client: httpx.Client)
     assert samples[("reconciler_task_bytes_total", (("connector", "src"), ("task", "0")))] == 90
     assert samples[("reconciler_manifests_valid", ())] == 1
     assert samples[("reconciler_connector_last_batch_timestamp_seconds", (("connector", "src"),))] == 5.0
+
+
+def test_a_stale_probe_answer_is_not_ready_and_no_tick_yet_is_not_ready() -> None:
+    from reconciler.api.health import readiness
+
+    now = time.time()
+    stale = ready_state(broker=BrokerInfo(True, now - 500, None, "cluster-1"))
+    code, body = readiness(stale, now, stale_after_s=60)
+    assert (code, body["status"]) == (503, "not ready") and "500s old" in body["checks"]["broker"]["detail"]
+    code, body = readiness(ready_state(last_tick=None), now, stale_after_s=60)
+    assert body["checks"]["reconcile"] == {"ok": False, "detail": "no reconcile has finished yet"}
+    failed = ready_state(last_tick=TickInfo(now, 1.0, "apply_failed", "the plan is stale"))
+    assert readiness(failed, now, 60)[1]["checks"]["reconcile"]["detail"] == "applying the manifests failed: the plan is stale"
+
+
+def test_http_bind_is_checked_and_a_taken_port_is_a_clear_error() -> None:
+    from reconciler.api.server import parse_bind
+    from reconciler.errors import ReconcilerError
+
+    assert parse_bind("0.0.0.0:8083") == ("0.0.0.0", 8083) and parse_bind("[::1]:80") == ("::1", 80)
+    for bad in ("8083", "host:", "host:http", ":80", "h:70000"):
+        with pytest.raises(ReconcilerError, match="--http-bind expects HOST:PORT"):
+            parse_bind(bad)
+    taken = bind("127.0.0.1", 0)
+    try:
+        with pytest.raises(ReconcilerError, match="cannot serve the REST API on 127.0.0.1:") as refused:
+            bind("127.0.0.1", taken.getsockname()[1])
+        assert refused.value.hint is not None and "--no-http" in refused.value.hint
+    finally:
+        taken.close()
