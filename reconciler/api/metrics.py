@@ -130,11 +130,12 @@ def _connectors(live: LiveState) -> Iterator[Metric]:
     kind = _gauge("kafka_connect_connector_connector_type", "The type of the connector.", labels=["connector", "connector_type"])
     tasks = _gauge("kafka_connect_connector_task_status", "The status of the connector task.", labels=[*TASK, "status"])
     for name, connector in sorted(live.connectors.items()):
+        if connector.config is None:  # deleted: like Java, no metrics for it, whatever statuses linger
+            continue
         if connector.connector_status is not None:
             status.add_metric([name, connector.connector_status.state.value.lower()], 1)
-        if connector.config is not None:
-            klass.add_metric([name, connector.config.get("connector.class") or ""], 1)
-            kind.add_metric([name, connector_type(connector)], 1)
+        klass.add_metric([name, connector.config.get("connector.class") or ""], 1)
+        kind.add_metric([name, connector_type(connector)], 1)
         for task, task_status in sorted(connector.task_statuses.items()):
             tasks.add_metric([name, str(task), task_status.state.value.lower()], 1)
     yield from (status, klass, kind, tasks)

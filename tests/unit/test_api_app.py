@@ -271,6 +271,7 @@ def test_metrics_parse_and_carry_connects_names_and_labels(client: httpx.Client)
     assert samples[("kafka_connect_task_error_total_record_failures", (("connector", "sink"), ("task", "1")))] == 1
     assert samples[("kafka_connect_worker_connector_failed_task_count", (("connector", "sink"),))] == 1
     assert samples[("reconciler_task_bytes_total", (("connector", "src"), ("task", "0")))] == 90
+    assert not [key for key in samples if ("connector", "gone") in key[1]]  # deleted: no metrics
     assert samples[("reconciler_manifests_valid", ())] == 1
     assert samples[("reconciler_connector_last_batch_timestamp_seconds", (("connector", "src"),))] == 5.0
 
