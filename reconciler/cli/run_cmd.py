@@ -22,7 +22,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import InstanceState
+from reconciler.cli.status_cmd import iso_utc
+from reconciler.core.live import AutoRestartStatus, InstanceState
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
@@ -62,6 +63,10 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--worker-id", default=None, help="worker_id in statuses (default: <hostname>:<pid>)")
     group.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
+    group.add_argument(
+        "--auto-restart-unit", type=_positive_seconds, default=60.0, metavar="SECONDS",
+        help="length of one spec.autoRestart back-off unit, Strimzi's minute (default: %(default)g)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -110,7 +115,8 @@ def make_worker(
 
     executor = SparkExecutor(settings, master=args.spark_master, spark_conf=spark_conf)
     return Worker(
-        settings, executor, worker_id=args.worker_id, prune=args.prune, stopping=lambda: stopper.stopping
+        settings, executor, worker_id=args.worker_id, prune=args.prune, stopping=lambda: stopper.stopping,
+        auto_restart_unit_s=args.auto_restart_unit,
     )
 
 
@@ -167,6 +173,8 @@ def _connector_line(connector: ConnectorReport) -> str:
     if connector.restarted is not None and connector.restarted.restarts_anything:
         what = (["connector"] if connector.restarted.connector else []) + [f"task {t}" for t in connector.restarted.tasks]
         line += f" (restarted {', '.join(what)})"
+    if connector.auto_restarted is not None:
+        line += f" (automatic restart {connector.auto_restarted.count}{_next_attempt(connector.auto_restarted)})"
     tasks = []
     for task in connector.tasks:
         state_name = task.state.value if task.state is not None else "-"
@@ -179,6 +187,12 @@ def _connector_line(connector: ConnectorReport) -> str:
         if task.state is InstanceState.FAILED and task.trace:
             line += f"\n    task {task.task}: {_last_line(task.trace)}"
     return line
+
+
+def _next_attempt(status: AutoRestartStatus) -> str:
+    if status.next_restart_ms is None:
+        return ", the last: maxRestarts reached"
+    return f", next one not before {iso_utc(status.next_restart_ms)} if it fails again"
 
 
 def _last_line(trace: str) -> str:

@@ -5,6 +5,11 @@ Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; withou
 `GET /connectors?expand=status` object `{name: {"status": …}}`. As in Connect, a connector
 without any status record (e.g. applied but never run) has no status: `status NAME --format
 json` is an error and the JSON listing leaves it out; tables still show it, as "no status yet".
+
+A connector with `spec.autoRestart` history also shows it: how many automatic restarts in a
+row, when the last was made and when the next may be (docs/runtime.md#auto-restart). In JSON
+that is an `autoRestart` object inside the status document, named after Strimzi's
+`AutoRestartStatus` fields; a connector without history keeps exactly Connect's shape.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import datetime, timezone
 from typing import Any
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.live import AutoRestartStatus, InstanceState, InstanceStatus, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -42,17 +48,44 @@ def run(args: argparse.Namespace) -> int:
         connector = live.connector(args.name)
         doc = connector_status(connector) if connector is not None else None
         if connector is not None and args.format == "table" and (doc is not None or connector.exists):
-            _print_table([connector], details=True)  # an existing connector shows "no status yet"
+            _print_table([connector], details=True, history=live.auto_restarts)  # may be "no status yet"
             return EXIT_OK
         if doc is None:  # Connect's 404
             raise ReconcilerError(f"No status found for connector {args.name}")
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json.dumps(with_auto_restart(doc, live), indent=2, ensure_ascii=False))
         return EXIT_OK
     if args.format == "json":
-        print(json.dumps(all_statuses(live), indent=2, ensure_ascii=False))
+        listing = all_statuses(live)
+        for entry in listing.values():
+            with_auto_restart(entry["status"], live)
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
     else:
-        _print_table(listed(live), details=False)
+        _print_table(listed(live), details=False, history=live.auto_restarts)
     return EXIT_OK
+
+
+def auto_restart_doc(status: AutoRestartStatus) -> dict[str, Any]:
+    """Strimzi's `AutoRestartStatus` fields, plus when the next attempt may be (null: none,
+    `maxRestarts` reached)."""
+    upcoming = status.next_restart_ms
+    return {
+        "count": status.count,
+        "lastRestartTimestamp": iso_utc(status.last_restart_ms),
+        "nextRestartTimestamp": None if upcoming is None else iso_utc(upcoming),
+    }
+
+
+def iso_utc(ms: int) -> str:
+    """Strimzi's timestamp format, `yyyy-MM-ddTHH:mm:ssZ` in UTC."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def with_auto_restart(doc: dict[str, Any], live: LiveState) -> dict[str, Any]:
+    """`doc` (a status document) with the connector's auto-restart history, if it has one."""
+    history = live.auto_restarts.get(doc["name"])
+    if history is not None:
+        doc["autoRestart"] = auto_restart_doc(history)
+    return doc
 
 
 def listed(live: LiveState) -> list[LiveConnector]:
@@ -126,19 +159,42 @@ def _task_rows(connector: LiveConnector) -> list[list[str]]:
     return rows
 
 
-def _print_table(connectors: list[LiveConnector], *, details: bool) -> None:
+def _print_table(
+    connectors: list[LiveConnector], *, details: bool, history: dict[str, AutoRestartStatus]
+) -> None:
     if not connectors:
         print("No connectors.")
         return
-    rows = [_row(c) for c in connectors]
+    headers, rows = list(HEADERS), [_row(c) for c in connectors]
+    if any(c.name in history for c in connectors):  # the column only where auto-restart is in use
+        headers.append("AUTO-RESTARTS")
+        for row, connector in zip(rows, connectors, strict=True):
+            row.append(_auto_restart_cell(history.get(connector.name)))
     task_rows = _task_rows(connectors[0]) if details else []
     if sys.stdout.isatty():
-        _rich_tables(rows, task_rows)
-        return
-    print(_plain(HEADERS, rows))
-    if task_rows:
+        _rich_tables(headers, rows, task_rows)
+    else:
+        print(_plain(headers, rows))
+        if task_rows:
+            print()
+            print(_plain(["TASK", "STATE", "WORKER", "TRACE"], task_rows))
+    if details and connectors[0].name in history:
         print()
-        print(_plain(["TASK", "STATE", "WORKER", "TRACE"], task_rows))
+        print(auto_restart_line(history[connectors[0].name]))
+
+
+def _auto_restart_cell(status: AutoRestartStatus | None) -> str:
+    if status is None:
+        return NO_STATUS
+    return f"{status.count} (max reached)" if status.next_restart_ms is None else str(status.count)
+
+
+def auto_restart_line(status: AutoRestartStatus) -> str:
+    doc = auto_restart_doc(status)
+    line = f"Auto-restart: {status.count} automatic restart(s) in a row, the last at {doc['lastRestartTimestamp']}; "
+    if doc["nextRestartTimestamp"] is None:
+        return line + "maxRestarts reached: no more automatic restarts (restart it with spec.restart)"
+    return line + f"next attempt, if it is still failing, not before {doc['nextRestartTimestamp']}"
 
 
 def _plain(headers: list[str], rows: list[list[str]]) -> str:
@@ -147,12 +203,12 @@ def _plain(headers: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _rich_tables(rows: list[list[str]], task_rows: list[list[str]]) -> None:
+def _rich_tables(headers: list[str], rows: list[list[str]], task_rows: list[list[str]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    table = Table(*HEADERS)
+    table = Table(*headers)
     for row in rows:
         style = "red" if row[3] == "FAILED" or row[5] != NO_STATUS else None
         table.add_row(*row, style=style)

@@ -73,6 +73,21 @@ class LiveConnector(BaseModel):
         return status is not None and status.state is InstanceState.FAILED
 
 
+class AutoRestartStatus(BaseModel):
+    """`spec.autoRestart` bookkeeping of one connector, as Strimzi's `AutoRestartStatus` keeps it.
+
+    `count`: automatic restarts in a row so far; `last_restart_ms`: when the latest was made;
+    `next_restart_ms`: the earliest next attempt while the connector keeps failing, None once
+    `maxRestarts` is reached. Kept in Kafka, so a restarted reconciler continues the count.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int
+    last_restart_ms: int
+    next_restart_ms: int | None = None
+
+
 class AppliedRequests(BaseModel):
     """Ids of one-shot requests the reconciler has applied, per connector (kept in Kafka)."""
 
@@ -95,6 +110,8 @@ class LiveState(BaseModel):
     applied: dict[str, AppliedRequests] = Field(default_factory=dict)
     # Offsets requests that were started but not finished (crash between steps): name → id.
     offsets_in_progress: dict[str, str] = Field(default_factory=dict)
+    # `spec.autoRestart` history per connector (a status, like statuses: not in `fingerprint`).
+    auto_restarts: dict[str, AutoRestartStatus] = Field(default_factory=dict)
 
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)

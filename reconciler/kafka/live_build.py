@@ -102,6 +102,7 @@ def build_live_state(
         offsets_in_progress={
             name: progress.request_id for name, progress in sorted(ours.offsets_progress.items())
         },
+        auto_restarts=dict(sorted(ours.auto_restarts.items())),
     )
 
 

@@ -1,6 +1,7 @@
 """The records of our own `<group>-reconciler` topic: ownership, applied request ids, offsets
-requests' progress and rollback snapshots. Connect never reads this topic; the formats are ours,
-in the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`).
+requests' progress and rollback snapshots, auto-restart history. Connect never reads this
+topic; the formats are ours, in the same style as Connect's (compact JSON values, plain UTF-8
+keys; see `records`; all of them in docs/record-formats.md#reconciler-topic).
 
 Pure: keys and values in, bytes out (and back), `Invalid(reason)` instead of raising.
 """
@@ -11,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, get_args
 
+from reconciler.core.live import AutoRestartStatus
 from reconciler.kafka.records import Invalid, Record, dumps, loads, text_key
 
 OffsetsStepName = Literal["stop", "snapshot", "alter", "reset", "return"]
@@ -22,6 +24,7 @@ APPLIED_RESTART_PREFIX: Final = "applied/restart/"
 APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
 OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
 OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
+AUTO_RESTART_PREFIX: Final = "auto-restart/"
 RECONCILER_OWNER: Final = "connect-reconciler"
 OFFSETS_STEPS: Final = frozenset(get_args(OffsetsStepName))
 
@@ -94,8 +97,20 @@ def offsets_snapshot_record(
     return Record("reconciler", key, value)
 
 
+def auto_restart_record(name: str, state: AutoRestartStatus) -> Record:
+    value = dumps(
+        {"count": state.count, "last-restart": state.last_restart_ms, "next-restart": state.next_restart_ms}
+    )
+    return Record("reconciler", text_key(AUTO_RESTART_PREFIX + _name_segment(name)), value)
+
+
+def auto_restart_tombstone(name: str) -> Record:
+    """The counter is reset (healthy long enough, auto-restart turned off, or connector gone)."""
+    return Record("reconciler", text_key(AUTO_RESTART_PREFIX + _name_segment(name)), None)
+
+
 ReconcilerKeyKind = Literal[
-    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot"
+    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot", "auto-restart"
 ]
 
 
@@ -107,12 +122,10 @@ class ReconcilerKey(NamedTuple):
 
 def parse_reconciler_key(key: str) -> ReconcilerKey | None:
     """Name = the segment after the prefix up to the next `/`; id = the rest (may hold `/`)."""
-    if key.startswith(OWNER_PREFIX):
-        name = key[len(OWNER_PREFIX) :]
-        return ReconcilerKey("owner", name, None) if name and "/" not in name else None
-    if key.startswith(OFFSETS_PROGRESS_PREFIX):
-        name = key[len(OFFSETS_PROGRESS_PREFIX) :]
-        return ReconcilerKey("offsets-progress", name, None) if name and "/" not in name else None
+    for prefix, kind in _NAME_KEYS:
+        if key.startswith(prefix):
+            name = key[len(prefix) :]
+            return ReconcilerKey(kind, name, None) if name and "/" not in name else None
     for prefix, kind in _ID_KEYS:
         if key.startswith(prefix):
             name, _, request_id = key[len(prefix) :].partition("/")
@@ -120,6 +133,11 @@ def parse_reconciler_key(key: str) -> ReconcilerKey | None:
     return None
 
 
+_NAME_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
+    (OWNER_PREFIX, "owner"),
+    (OFFSETS_PROGRESS_PREFIX, "offsets-progress"),
+    (AUTO_RESTART_PREFIX, "auto-restart"),
+)
 _ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
     (APPLIED_RESTART_PREFIX, "applied-restart"),
     (APPLIED_OFFSETS_PREFIX, "applied-offsets"),
@@ -167,3 +185,15 @@ def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
     if type(taken_at) is not int:
         return Invalid("'taken-at' should be an integer")
     return OffsetsSnapshot(offsets, taken_at)
+
+
+def decode_auto_restart(value: bytes) -> AutoRestartStatus | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("auto-restart value is not a JSON object")
+    count, last, upcoming = obj.get("count"), obj.get("last-restart"), obj.get("next-restart")
+    if type(count) is not int or count < 0 or type(last) is not int:
+        return Invalid("'count' and 'last-restart' should be non-negative integers")
+    if upcoming is not None and type(upcoming) is not int:
+        return Invalid("'next-restart' should be an integer or null")
+    return AutoRestartStatus(count=count, last_restart_ms=last, next_restart_ms=upcoming)

@@ -25,6 +25,7 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
 from reconciler.kafka.records import Invalid
+from reconciler.core.live import AutoRestartStatus
 from reconciler.kafka.own_records import OffsetsProgress, OffsetsSnapshot, OwnerInfo
 from reconciler.kafka.replay_base import ConsumedRecord, Replay, log, parse_json
 from reconciler.kafka.status_replay import StatusReplay
@@ -122,7 +123,8 @@ def partition_identity(partition: dict[str, Any]) -> Any:
 
 
 class ReconcilerReplay(Replay):
-    """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress."""
+    """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress,
+    auto-restart history."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -131,6 +133,7 @@ class ReconcilerReplay(Replay):
         self.applied_offsets: dict[str, dict[str, int]] = {}
         self.offsets_progress: dict[str, OffsetsProgress] = {}
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
+        self.auto_restarts: dict[str, AutoRestartStatus] = {}
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
         if offset >= 0:
@@ -146,6 +149,9 @@ class ReconcilerReplay(Replay):
         elif kind == "offsets-progress":
             decoded = None if value is None else own.decode_offsets_progress(value)
             self._put(self.offsets_progress, name, decoded, text)
+        elif kind == "auto-restart":
+            decoded_auto = None if value is None else own.decode_auto_restart(value)
+            self._put(self.auto_restarts, name, decoded_auto, text)
         elif kind == "offsets-snapshot":
             decoded_snapshot = None if value is None else own.decode_offsets_snapshot(value)
             self._put(self.snapshots, (name, request_id or ""), decoded_snapshot, text)

@@ -10,8 +10,9 @@ brought to its target state:
 2. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
    same group fences this one, so two workers never both commit task configs), then read
    the topics to the end;
-3. execute pending KIP-745 restarts: the instances to restart report RESTARTING (committed
-   before anything starts again);
+3. execute pending KIP-745 restarts, and the automatic restarts `spec.autoRestart` asks for
+   (`auto_restart`): the instances to restart report RESTARTING, committed with the
+   auto-restart history before anything starts again;
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
    transaction: Connect's order, all or nothing), and the statuses before the batch;
@@ -34,15 +35,17 @@ import os
 import socket
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector, LiveState
+from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime import auto_restart
+from reconciler.runtime.auto_restart import AutoRestartPolicy
 from reconciler.runtime.restarts import PendingRestart, RestartLog, RestartPlan, plan_restart, processed_record
 from reconciler.runtime.statuses import (
     Decision,
@@ -185,6 +188,7 @@ class ConnectorReport:
     trace: str | None
     tasks: list[TaskReport]
     restarted: RestartPlan | None = None
+    auto_restarted: AutoRestartStatus | None = None  # set when this tick restarted it automatically
 
 
 @dataclass
@@ -223,6 +227,7 @@ class Worker:
         prune: bool = False,
         stopping: Callable[[], bool] = lambda: False,
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        auto_restart_unit_s: float = auto_restart.DEFAULT_UNIT_S,
     ) -> None:
         self.settings = settings
         self.executor = executor
@@ -231,6 +236,7 @@ class Worker:
         # Asked when the batch starts: a stop requested during the tick makes it the closing one.
         self.stopping = stopping
         self._now_ms = now_ms
+        self._auto_restart_unit_ms = auto_restart.unit_ms(auto_restart_unit_s)
         self._prepared = False
 
     def tick(
@@ -247,6 +253,7 @@ class Worker:
         worker keeps the connectors already declared moving); without it the error is raised.
         """
         applied, offsets = None, []
+        policies = None if desired is None else auto_restart.policies(desired)
         if desired is not None:
             try:
                 applied = self.apply(desired, manifest_paths=manifest_paths)
@@ -255,7 +262,7 @@ class Worker:
                 if on_apply_error is None:
                     raise
                 on_apply_error(exc)
-        report = self.work(closing=closing)
+        report = self.work(closing=closing, auto_restart=policies)
         report.applied, report.offsets = applied, offsets
         return report
 
@@ -283,8 +290,13 @@ class Worker:
 
         return run_pending_offsets_requests(self.settings, desired, live, now_ms=self._now_ms)
 
-    def work(self, *, closing: bool = False) -> TickReport:
-        """Everything after apply: restarts, task configs, one batch, statuses."""
+    def work(
+        self, *, closing: bool = False, auto_restart: Mapping[str, AutoRestartPolicy] | None = None
+    ) -> TickReport:
+        """Everything after apply: restarts, task configs, one batch, statuses.
+
+        `auto_restart`: the manifests' enabled `spec.autoRestart` policies by connector; None
+        (manifests unknown) restarts nothing automatically and leaves the history alone."""
         from reconciler.kafka.produce import TransactionalWriter
 
         self._prepare()
@@ -292,7 +304,7 @@ class Worker:
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # before reading: a commit below proves nobody claimed the group since
             view = read_view(self.settings)
-            return self._work(view, writer, closing)
+            return self._work(view, writer, closing, auto_restart)
 
     def close(self) -> None:
         self.executor.close()
@@ -304,11 +316,21 @@ class Worker:
             prepare(self.settings)
             self._prepared = True
 
-    def _work(self, view: TickView, writer: TransactionalWriter, closing: bool) -> TickReport:
+    def _work(
+        self,
+        view: TickView,
+        writer: TransactionalWriter,
+        closing: bool,
+        policies: Mapping[str, AutoRestartPolicy] | None,
+    ) -> TickReport:
         book = StatusBook(view.live, self.worker_id, view.generation)
         report = TickReport(view.generation)
-        plans = self._restart_plans(view)
-        restarting = _restarting_records(book, plans)
+        automatic = auto_restart.tick_auto_restarts(
+            view.live, self._restart_plans(view), policies, view.config_offsets,
+            now_ms=self._now_ms(), unit_ms=self._auto_restart_unit_ms,
+        )
+        plans = automatic.plans
+        restarting = _restarting_records(book, plans) + automatic.records
         report.records_written += writer.write(restarting)
         if restarting:
             _failpoint("worker.after_restarting")
@@ -321,7 +343,7 @@ class Worker:
         final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
         report.records_written += writer.write(final)
         report.works = len(tick.works)
-        report.connectors = _connector_reports(view.live, book, tick, outcomes, plans)
+        report.connectors = _connector_reports(view.live, book, tick, outcomes, plans, automatic.restarted)
         return report
 
     def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:
@@ -421,6 +443,7 @@ def _connector_reports(
     tick: _Plan,
     outcomes: Sequence[TaskOutcome],
     plans: dict[str, RestartPlan],
+    auto_restarted: Mapping[str, AutoRestartStatus],
 ) -> list[ConnectorReport]:
     moved = {(o.connector, o.task_id): o.records for o in outcomes}
     reports = []
@@ -440,6 +463,7 @@ def _connector_reports(
                 None if status is None else status.trace,
                 tasks,
                 plans.get(name),
+                auto_restarted.get(name),
             )
         )
     return reports
