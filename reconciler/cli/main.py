@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import sys
 from collections.abc import Sequence
 
 from reconciler import heap
+from reconciler.cli import logs
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -55,16 +55,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
-    logging.basicConfig(
-        level=logging.WARNING - 10 * min(args.verbose, 2),
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    logs.configure(getattr(args, "log_format", "text"), args.verbose)
     try:
         with heap.one_shot(args.command not in LONG_RUNNING):
             code: int = args.handler(args)
     except ReconcilerError as exc:
-        print(exc.render(), file=sys.stderr)
+        logs.error(exc.render())
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -17,23 +17,23 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from reconciler.cli.logs import LOG_FORMATS
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.cli.status_cmd import iso_utc
-from reconciler.core.live import AutoRestartStatus, InstanceState
+from reconciler.cli.tick_output import Output, make_output, print_error, print_report, report_lines
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
     from reconciler.kafka.settings import KafkaSettings
     from reconciler.runtime.loop import Stopper
-    from reconciler.runtime.worker import ConnectorReport, TickReport, Worker
+    from reconciler.runtime.worker import Worker
 
 EXIT_OK = 0
 DEFAULT_INTERVAL_S = 10.0
+DEFAULT_GRACE_S = 30.0  # Kubernetes' default terminationGracePeriodSeconds
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("runtime")
     group.add_argument(
-        "--interval", type=_positive_seconds, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
+        "--interval", type=positive_seconds, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
         help="seconds from the start of one tick to the next (default: %(default)g)",
     )
     group.add_argument("--spark-master", default="local[*]", help="Spark master URL (default: %(default)s)")
@@ -64,8 +64,18 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--worker-id", default=None, help="worker_id in statuses (default: <hostname>:<pid>)")
     group.add_argument("--prune", action="store_true", help="delete orphaned connectors this reconciler created")
     group.add_argument(
-        "--auto-restart-unit", type=_positive_seconds, default=60.0, metavar="SECONDS",
+        "--auto-restart-unit", type=positive_seconds, default=60.0, metavar="SECONDS",
         help="length of one spec.autoRestart back-off unit, Strimzi's minute (default: %(default)g)",
+    )
+    group.add_argument(
+        "--grace-period", type=positive_seconds, default=DEFAULT_GRACE_S, metavar="SECONDS",
+        help="after SIGTERM/SIGINT, the time to finish the batch and stop; then exit at once "
+        "(default: %(default)g; keep it below Kubernetes' terminationGracePeriodSeconds)",
+    )
+    group.add_argument(
+        "--log-format", choices=LOG_FORMATS, default=os.environ.get("RECONCILER_LOG_FORMAT") or "text",
+        help="text lines, or one JSON object per line on stderr for log pipelines "
+        "(default: $RECONCILER_LOG_FORMAT or text)",
     )
 
 
@@ -77,32 +87,45 @@ def run(args: argparse.Namespace) -> int:
     spark_conf = parse_spark_conf(args.spark_conf)
     paths = [str(p) for p in args.paths]
     desired = load_or_raise(paths)
-    stopper = Stopper()
+    output = make_output(args.log_format)
+    stopper = Stopper(args.grace_period, notify=output.warning)
     worker = make_worker(args, settings, spark_conf, stopper)
     try:
         if args.once:
-            print_report(worker.tick(desired, manifest_paths=paths))
+            output.report(worker.tick(desired, manifest_paths=paths))
         else:
-            loop(worker, stopper, args.interval, lambda: (desired, paths))
+            loop(worker, stopper, args.interval, lambda: (desired, paths), output)
     finally:
         worker.close()
+        stopper.finished()
     return EXIT_OK
 
 
 Manifests = Callable[[], tuple[Sequence["DesiredConnector"], Sequence[str]]]
 
 
-def loop(worker: Worker, stopper: Stopper, interval_s: float, manifests: Manifests) -> None:
+def loop(
+    worker: Worker,
+    stopper: Stopper,
+    interval_s: float,
+    manifests: Manifests,
+    output: Output,
+    *,
+    resync: Callable[[], None] | None = None,
+    resync_s: float | None = None,
+) -> None:
     """Ticks until a signal; `manifests()` gives the (desired, paths) to apply at each tick."""
     from reconciler.runtime.loop import run_loop
 
     def tick() -> None:
         desired, paths = manifests()
-        print_report(worker.tick(desired, manifest_paths=paths, on_apply_error=print_error))
+        output.report(worker.tick(desired, manifest_paths=paths, on_apply_error=output.error))
 
     stopper.install()
     try:
-        run_loop(tick, interval_s=interval_s, stopper=stopper, on_error=print_error)
+        run_loop(
+            tick, interval_s=interval_s, stopper=stopper, on_error=output.error, resync=resync, resync_s=resync_s
+        )
     finally:
         stopper.restore()
 
@@ -110,10 +133,11 @@ def loop(worker: Worker, stopper: Stopper, interval_s: float, manifests: Manifes
 def make_worker(
     args: argparse.Namespace, settings: KafkaSettings, spark_conf: dict[str, str], stopper: Stopper
 ) -> Worker:
+    from reconciler.cli.progress import with_progress
     from reconciler.runtime.executor import SparkExecutor
     from reconciler.runtime.worker import Worker
 
-    executor = SparkExecutor(settings, master=args.spark_master, spark_conf=spark_conf)
+    executor = with_progress(SparkExecutor(settings, master=args.spark_master, spark_conf=spark_conf), args.log_format)
     return Worker(
         settings, executor, worker_id=args.worker_id, prune=args.prune, stopping=lambda: stopper.stopping,
         auto_restart_unit_s=args.auto_restart_unit,
@@ -130,7 +154,7 @@ def parse_spark_conf(items: Sequence[str]) -> dict[str, str]:
     return conf
 
 
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -140,65 +164,4 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-# --- output -----------------------------------------------------------------------------------
-
-
-def print_report(report: TickReport) -> None:
-    from reconciler.render import render_text
-
-    applied = report.applied
-    if applied is not None and applied.plan.has_changes:
-        sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
-    for outcome in report.offsets:
-        print(outcome.render())
-    for line in report_lines(report):
-        print(line)
-    sys.stdout.flush()
-
-
-def report_lines(report: TickReport) -> list[str]:
-    moved = sum(t.records for c in report.connectors for t in c.tasks)
-    lines = [
-        f"tick (generation {report.generation}): {len(report.connectors)} connector(s), "
-        f"{report.works} task batch(es), {moved} record(s) moved, {report.records_written} "
-        "config/status record(s) written"
-    ]
-    lines += [_connector_line(c) for c in report.connectors]
-    return lines
-
-
-def _connector_line(connector: ConnectorReport) -> str:
-    state = connector.state.value if connector.state is not None else "no status"
-    line = f"  {connector.name}: {state}"
-    if connector.restarted is not None and connector.restarted.restarts_anything:
-        what = (["connector"] if connector.restarted.connector else []) + [f"task {t}" for t in connector.restarted.tasks]
-        line += f" (restarted {', '.join(what)})"
-    if connector.auto_restarted is not None:
-        line += f" (automatic restart {connector.auto_restarted.count}{_next_attempt(connector.auto_restarted)})"
-    tasks = []
-    for task in connector.tasks:
-        state_name = task.state.value if task.state is not None else "-"
-        tasks.append(f"task {task.task} {state_name}" + (f" ({task.records} records)" if task.ran else ""))
-    if tasks:
-        line += "; " + ", ".join(tasks)
-    if connector.state is InstanceState.FAILED and connector.trace:
-        line += f"\n    connector: {_last_line(connector.trace)}"
-    for task in connector.tasks:
-        if task.state is InstanceState.FAILED and task.trace:
-            line += f"\n    task {task.task}: {_last_line(task.trace)}"
-    return line
-
-
-def _next_attempt(status: AutoRestartStatus) -> str:
-    if status.next_restart_ms is None:
-        return ", the last: maxRestarts reached"
-    return f", next one not before {iso_utc(status.next_restart_ms)} if it fails again"
-
-
-def _last_line(trace: str) -> str:
-    lines = [line for line in trace.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else ""
-
-
-def print_error(exc: ReconcilerError) -> None:
-    print(exc.render(), file=sys.stderr, flush=True)
+__all__ = ["add_runtime_options", "loop", "make_worker", "parse_spark_conf", "print_error", "print_report", "report_lines"]

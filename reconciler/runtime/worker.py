@@ -337,12 +337,17 @@ class Worker:
         tick = self._decide(view, plans, book)
         report.records_written += writer.write(tick.records)
         _failpoint("worker.after_task_commit")
-        closing = closing or self.stopping()
-        outcomes = self.executor.run_batch(tick.works, closing=closing) if tick.works else []
+        works = tick.works
+        if works and self.stopping():
+            # Asked to stop before the batch began (say, while Spark would start): none begins.
+            # The statuses above stand; nothing moved, so there is nothing to commit.
+            LOG.info("stop requested: no batch in this tick")
+            works = []
+        outcomes = self.executor.run_batch(works, closing=closing or self.stopping()) if works else []
         _failpoint("worker.before_status")
-        final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
+        final = _outcome_records(book, works, outcomes) + self._marks(view)
         report.records_written += writer.write(final)
-        report.works = len(tick.works)
+        report.works = len(works)
         report.connectors = _connector_reports(view.live, book, tick, outcomes, plans, automatic.restarted)
         return report
 
