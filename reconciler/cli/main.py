@@ -22,6 +22,7 @@ EXIT_CHANGES = 2
 COMMANDS: dict[str, str] = {
     "validate": "reconciler.cli.validate_cmd",
     "plan": "reconciler.cli.plan_cmd",
+    "drift": "reconciler.cli.drift_cmd",
     "apply": "reconciler.cli.apply_cmd",
     "status": "reconciler.cli.status_cmd",
     "snapshot": "reconciler.cli.snapshot_cmd",

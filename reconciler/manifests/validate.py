@@ -37,9 +37,9 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
         manifest = ConnectorManifest.model_validate(data)
     except ValidationError as exc:
         stages = [placeholder_findings, rule_findings, schema_findings(data), pydantic_findings(exc.errors(), data)]
-        return None, _diagnostics(document, merge(stages))
+        return None, document_diagnostics(document, merge(stages))
     if placeholder_findings or rule_findings:
-        return None, _diagnostics(document, merge([placeholder_findings, rule_findings]))
+        return None, document_diagnostics(document, merge([placeholder_findings, rule_findings]))
     return DesiredConnector(manifest=manifest, source=document.source), []
 
 
@@ -87,7 +87,7 @@ def _resolve_placeholders(data: dict[str, Any], env: Mapping[str, str]) -> tuple
     return {**data, "spec": {**spec, "config": resolved}}, findings  # type: ignore[dict-item]
 
 
-def _diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:
+def document_diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:
     name = connector_name(document)
     return [_diagnostic(document, finding, name) for finding in findings]
 
