@@ -20,6 +20,7 @@ patched in place. (docs/runtime.md#watch-mode.)
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -29,8 +30,10 @@ from pathlib import Path
 from reconciler.manifests.loader import manifest_files
 from reconciler.manifests.reading import digest, read_raw
 
+LOG = logging.getLogger(__name__)
 QUIET_MS = 100  # a burst of events ends after this long without another
 MAX_BURST_MS = 1000  # ... or this long after it began, even if events keep coming
+RETRY_S = 2.0  # after watching failed
 
 # File names editors write beside the file they save; never manifests.
 EDITOR_TEMP_NAMES = re.compile(
@@ -78,12 +81,25 @@ def watch_targets(paths: Sequence[str]) -> list[str]:
 def watch_files(
     paths: Sequence[str], on_event: Callable[[], None], stop: threading.Event
 ) -> None:
-    """Call `on_event` after each burst of relevant file events under `paths`, until `stop`."""
-    from watchfiles import DefaultFilter, watch
+    """Call `on_event` after each burst of relevant file events under `paths`, until `stop`.
+
+    If watching fails (a watched directory vanished, say, while a volume is remounted), it is
+    set up again a moment later; meanwhile `watch`'s resync passes still notice changes.
+    """
+    while not stop.is_set():
+        try:
+            _watch(paths, on_event, stop)
+        except Exception as exc:  # watchfiles' errors are plain OSError / RuntimeError
+            LOG.warning("watching %s failed (%s); trying again in %g s", ", ".join(paths), exc, RETRY_S)
+            stop.wait(RETRY_S)
+
+
+def _watch(paths: Sequence[str], on_event: Callable[[], None], stop: threading.Event) -> None:
+    from watchfiles import Change, DefaultFilter, watch
 
     class ManifestEvents(DefaultFilter):
-        def __call__(self, change: object, path: str) -> bool:
-            return not is_editor_temp(path) and super().__call__(change, path)  # type: ignore[arg-type]
+        def __call__(self, change: Change, path: str) -> bool:
+            return not is_editor_temp(path) and super().__call__(change, path)
 
     for _burst in watch(
         *watch_targets(paths),

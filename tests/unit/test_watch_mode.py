@@ -172,6 +172,26 @@ def test_real_events_a_swap_is_one_change_temporaries_none_deletion_one(tmp_path
         thread.join(10)
 
 
+def test_watching_is_set_up_again_when_it_fails(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    later = tmp_path / "volume" / "later"  # not there yet, nor its parent: watching fails
+    calls: list[int] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=watch_files, args=([str(later)], lambda: calls.append(1), stop))
+    thread.start()
+    try:
+        time.sleep(0.5)
+        assert "watching" in caplog.text and "trying again" in caplog.text
+        later.mkdir(parents=True)
+        deadline = time.monotonic() + 15
+        while not calls and time.monotonic() < deadline:
+            (later / "a.yaml").write_text(manifest("a"))
+            time.sleep(0.5)
+        assert calls
+    finally:
+        stop.set()
+        thread.join(10)
+
+
 def test_invalid_files_keep_the_last_valid_manifests_until_fixed(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(manifest("a"))
     recorder = Recorder()
