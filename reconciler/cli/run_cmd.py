@@ -4,7 +4,7 @@ Each tick applies the manifests (exactly as `reconciler apply`), then brings eve
 of the group to its target state and runs one batch of every running task on Spark
 (`reconciler.runtime.worker`). With `--once` that is one tick; without, ticks repeat every
 `--interval` seconds until SIGTERM/SIGINT, after which the current batch finishes, Spark stops
-and the command exits 0.
+and the command exits 0, all within `--grace-period` (docs/runtime.md#stopping).
 
 A tick's outcome is printed per connector. Tasks that fail are reported FAILED in the status
 topic (with the traceback) and do not make the command fail: that is the connector's state,
