@@ -31,7 +31,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from reconciler.connectors.api import ConnectorError, SinkConnector, SinkTask, TopicPartition, sink_schema
+from reconciler.connectors.api import (
+    ConnectorError,
+    SinkConnector,
+    SinkTask,
+    TopicPartition,
+    headers_type,
+    sink_schema,
+)
 from reconciler.connectors.registry import load_connector
 from reconciler.kafka.client import ErrorCollector, new_consumer
 from reconciler.kafka.consume import end_offsets
@@ -142,9 +149,16 @@ def plan_sink(
 
 
 def run_sink(
-    session: SparkSession, settings: KafkaSettings, works: Sequence[TaskWork], task_count: int, *, pool: str
+    session: SparkSession,
+    settings: KafkaSettings,
+    works: Sequence[TaskWork],
+    task_count: int,
+    *,
+    pool: str,
+    kafka_source: bool = False,
 ) -> list[TaskOutcome]:
-    """One batch of every task in `works` (all of one sink connector); one outcome per work."""
+    """One batch of every task in `works` (all of one sink connector); one outcome per work.
+    `kafka_source`: read through Spark's Kafka data source (`sink_spark`), else confluent-kafka."""
     from reconciler.kafka.admin import topic_partitions
     from reconciler.runtime.executor import assign_partitions
 
@@ -161,9 +175,14 @@ def run_sink(
     committed = committed_offsets(settings, group, tps)
     items = plan_sink(settings, works, partitions, committed)
     planned = time.monotonic()
-    results = run_partitions(
-        session, items, sink_partition, pool=pool, description=f"sink {name}: {len(items)} partition range(s)"
-    )
+    description = f"sink {name}: {len(items)} partition range(s)"
+    results: Sequence[SinkPartitionResult | PartitionFailed]
+    if kafka_source:
+        from reconciler.runtime.sink_spark import run_ranges
+
+        results = run_ranges(session, settings, items, pool=pool, description=description)
+    else:
+        results = run_partitions(session, items, sink_partition, pool=pool, description=description)
     ran = time.monotonic()
     summaries = [_summary(item, result) for item, result in zip(items, results, strict=True)]
     to_commit = {
@@ -246,7 +265,10 @@ def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int | Non
         records += batch.num_rows
         if records == batch.num_rows and not reader.done:
             failpoints.hit(failpoints.SINK_MID_WRITE)
-    safe = task.pre_commit({tp: reader.position}, closing=True).get(tp)
+    # Java's WorkerSinkTask commit: the last delivered record + 1 (on a transactional topic the
+    # end lies past a commit marker), or the start when nothing was delivered.
+    point = reader.delivered if reader.delivered is not None else start
+    safe = None if point is None else task.pre_commit({tp: point}, closing=True).get(tp)
     failpoints.hit(failpoints.SINK_AFTER_FILES)
     return records, safe
 
@@ -281,6 +303,7 @@ class RangeReader:
         self.position = start if start is not None else 0
         self.start = start
         self.done = start is not None and start >= item.end
+        self.delivered: int | None = None  # the last record yielded + 1
 
     def batches(self) -> Iterator[pa.RecordBatch]:
         if self.done:
@@ -320,7 +343,7 @@ class RangeReader:
             records, eof, past_end = self._split(messages)
             if records:
                 yield to_arrow(self.item.topic, self.item.partition, records)
-                self.position = records[-1].offset() + 1
+                self.position = self.delivered = records[-1].offset() + 1
             if past_end or self.position >= self.item.end:
                 self.position, self.done = self.item.end, True
             elif eof is not None:  # the offsets up to the end hold no records (markers, compaction)
@@ -375,6 +398,20 @@ def to_arrow(topic: str, partition: int, messages: Sequence[Any]) -> pa.RecordBa
             pa.array(timestamps, pa.int64()),
             pa.array(list(map(Message.key, messages)), pa.binary()),
             pa.array(list(map(Message.value, messages)), pa.binary()),
+            _headers(messages),
         ],
         schema=sink_schema(),
     )
+
+
+def _headers(messages: Sequence[Any]) -> pa.Array:
+    """The headers column: all null (one C-level pass) unless some record has headers."""
+    import pyarrow as pa
+    from confluent_kafka import Message
+
+    type_ = headers_type()
+    headers: list[Any] = list(map(Message.headers, messages))
+    if not any(headers):
+        return pa.nulls(len(messages), type_)
+    rows = [None if h is None else [{"key": k, "value": v} for k, v in h] for h in headers]
+    return pa.array(rows, type_)

@@ -309,10 +309,12 @@ class Worker:
         report = TickReport(view.generation)
         plans = self._restart_plans(view)
         restarting = _restarting_records(book, plans)
+        tick = self._decide(view, plans, book)
+        if tick.works:  # Spark up before anything is written: an unreachable cluster writes nothing
+            self.executor.prepare()
         report.records_written += writer.write(restarting)
         if restarting:
             _failpoint("worker.after_restarting")
-        tick = self._decide(view, plans, book)
         report.records_written += writer.write(tick.records)
         _failpoint("worker.after_task_commit")
         closing = closing or self.stopping()

@@ -35,9 +35,11 @@ TEST_MASTER = "local[2]"
 @pytest.fixture(scope="session")
 def spark_session() -> Iterator[SparkSession]:
     from reconciler.runtime.spark import active_session, start_session, warm_up
+    from reconciler.runtime.spark_kafka import with_kafka_jars
 
     existing = active_session()
-    session = existing or start_session(TEST_MASTER)
+    # With Spark's Kafka data source, as `reconciler run` starts it: sinks read through it.
+    session = existing or start_session(TEST_MASTER, with_kafka_jars({}))
     warm_up(session)
     yield session
     if existing is None:
