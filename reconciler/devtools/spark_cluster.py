@@ -66,6 +66,9 @@ def spark_env(log_dir: Path, python: str | None = None) -> dict[str, str]:
         SPARK_CONF_DIR=str(log_dir),  # no stray spark-defaults.conf from the machine
     )
     env.pop("SPARK_REMOTE", None)  # the server itself must not try to be a Connect client
+    # The executors' Python and path are the cluster's, not those of whoever started it.
+    for name in ("PYTHONPATH", "PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "RECONCILER_FAILPOINTS"):
+        env.pop(name, None)
     if python is not None:
         env["PYSPARK_PYTHON"] = python
     return env

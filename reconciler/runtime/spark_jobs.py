@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -134,6 +135,8 @@ def in_directory(path: str) -> Iterator[None]:
     """Run in `path` if this machine has it, back where we were afterwards (a Python worker
     runs one task at a time, and is reused for the next)."""
     here = os.getcwd()
+    if here != path:
+        _pin_import_paths(here)
     try:
         os.chdir(path)
     except OSError:
@@ -143,6 +146,22 @@ def in_directory(path: str) -> Iterator[None]:
         yield
     finally:
         os.chdir(here)
+
+
+def _pin_import_paths(here: str) -> None:
+    """Make relative import paths absolute before leaving `here`: Spark puts shipped files on
+    the path relative to the executor's directory (`./reconciler-….zip`), and packages
+    imported from them keep relative `__path__` entries for their later imports."""
+    def pinned(entries: list[str]) -> list[str]:
+        return [p if os.path.isabs(p) else os.path.normpath(os.path.join(here, p)) for p in entries]
+
+    if all(os.path.isabs(p) for p in sys.path):
+        return
+    sys.path[:] = pinned(sys.path)
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__path__", None)
+        if isinstance(path, list) and not all(os.path.isabs(p) for p in path):
+            path[:] = pinned(path)
 
 
 def _run_item(function: Callable[[Any], Any], item: Any) -> Any:

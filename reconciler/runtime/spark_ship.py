@@ -24,16 +24,14 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
-import socket
-import sys
-import traceback
+import re
 import zipfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.errors import ReconcilerError
+from reconciler.runtime.executor_probe import ExecutorReport, load_classes, probe
 from reconciler.runtime.spark_jobs import PartitionFailed, is_connect, run_partitions
 
 if TYPE_CHECKING:
@@ -53,15 +51,6 @@ PACKED_ENV_HINT = (
 
 class ExecutorsNotReady(ReconcilerError):
     """The executors cannot import what tasks need."""
-
-
-@dataclass(frozen=True)
-class ExecutorReport:
-    """What one Python worker of one executor found."""
-
-    executor: str  # host and the executor's working directory
-    python: str
-    missing: dict[str, str] = field(default_factory=dict)  # module or class -> the error's last line
 
 
 # --- shipping -------------------------------------------------------------------------------
@@ -106,11 +95,14 @@ def project_zip() -> Path:
     extra: list[tuple[str, bytes]] = []
     try:
         dist = importlib.metadata.distribution(DISTRIBUTION)
-        info = f"{dist.metadata['Name'].replace('-', '_')}-{dist.version}.dist-info"
-        for name in ("METADATA", "entry_points.txt"):
-            text = dist.read_text(name)
-            if text is not None:
-                extra.append((f"{info}/{name}", text.encode()))
+        info = f"{DISTRIBUTION.replace('-', '_')}-{dist.version}.dist-info"
+        # A metadata file of our own: an editable install may have none to copy, and a
+        # distribution without a name breaks readers of every distribution (pydantic's plugins).
+        metadata = f"Metadata-Version: 2.1\nName: {DISTRIBUTION}\nVersion: {dist.version}\n"
+        extra.append((f"{info}/METADATA", metadata.encode()))
+        entry_points = dist.read_text("entry_points.txt")
+        if entry_points is not None:
+            extra.append((f"{info}/entry_points.txt", entry_points.encode()))
     except importlib.metadata.PackageNotFoundError:
         pass  # run from a source tree: the built-ins are still found by module:Class
     return zip_directory(Path(reconciler.__file__).resolve().parent, extra)
@@ -158,42 +150,16 @@ def ship(session: SparkSession, paths: Sequence[Path]) -> None:
 # --- checks ---------------------------------------------------------------------------------
 
 
-def _probe(modules: Sequence[str]) -> ExecutorReport:
-    """Runs in a Python worker: import `modules` (warming them up for the first batch)."""
-    missing: dict[str, str] = {}
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except Exception as exc:  # any import failure is what we came to report
-            missing[module] = f"{type(exc).__name__}: {exc}"
-    if not missing:
-        import pyarrow as pa
-
-        from reconciler.connectors.registry import available_connectors
-
-        pa.array([b""], pa.binary())  # pyarrow sets its conversion machinery up on first use
-        available_connectors()
-    return ExecutorReport(f"{socket.gethostname()}:{os.getcwd()}", sys.executable, missing)
-
-
-def _load_classes(classes: Sequence[str]) -> ExecutorReport:
-    """Runs in a Python worker: load each connector class; the full trace of each failure."""
-    from reconciler.connectors.registry import load_connector
-
-    missing: dict[str, str] = {}
-    for name in classes:
-        try:
-            load_connector(name)
-        except Exception:
-            missing[name] = traceback.format_exc()
-    return ExecutorReport(f"{socket.gethostname()}:{os.getcwd()}", sys.executable, missing)
-
-
 def _reports(session: SparkSession, function: object, argument: Sequence[str], description: str) -> list[ExecutorReport]:
     """`function(argument)` in enough partitions to reach every executor (two per core)."""
     cores = 2 if is_connect(session) else max(1, session.sparkContext.defaultParallelism)
-    results = run_partitions(session, [argument] * (2 * cores), function,  # type: ignore[arg-type]
-                             pool="default", description=description)
+    try:
+        results = run_partitions(session, [argument] * (2 * cores), function,  # type: ignore[arg-type]
+                                 pool="default", description=description)
+    except Exception as exc:  # the job itself failed: its Python could not even start the check
+        raise ExecutorsNotReady(
+            f"the {description} job failed on the Spark executors: {_python_error(exc)}", hint=PACKED_ENV_HINT
+        ) from exc
     failed = [r.trace for r in results if isinstance(r, PartitionFailed)]
     if failed:
         raise ExecutorsNotReady(f"the {description} job failed in an executor:\n{failed[0]}")
@@ -202,7 +168,7 @@ def _reports(session: SparkSession, function: object, argument: Sequence[str], d
 
 def preflight(session: SparkSession, modules: Sequence[str] = TASK_MODULES) -> None:
     """Import what tasks use in the executors; one error naming each executor's missing modules."""
-    reports = _reports(session, _probe, list(modules), "preflight")
+    reports = _reports(session, probe, list(modules), "preflight")
     lacking = {r.executor: r for r in reports if r.missing}
     if lacking:
         lines = [
@@ -221,7 +187,7 @@ def check_connectors(session: SparkSession, classes: Sequence[str]) -> dict[str,
     if not classes:
         return {}
     failures: dict[str, str] = {}
-    for report in _reports(session, _load_classes, list(classes), "connector classes check"):
+    for report in _reports(session, load_classes, list(classes), "connector classes check"):
         for name, trace in report.missing.items():
             failures.setdefault(
                 name,
@@ -230,3 +196,10 @@ def check_connectors(session: SparkSession, classes: Sequence[str]) -> dict[str,
                 f"environment:\n{trace}",
             )
     return failures
+
+
+def _python_error(exc: Exception) -> str:
+    """The Python exception a failed job reports (its last `Error:` line), not the JVM's stack."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    python = [line for line in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", line)]
+    return (python or lines or [type(exc).__name__])[-1][:500]
