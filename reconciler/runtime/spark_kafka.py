@@ -41,8 +41,6 @@ LOG = logging.getLogger(__name__)
 
 POM = Path(__file__).resolve().parent.parent / "devtools" / "jvm" / "spark-kafka" / "pom.xml"
 FORMAT = "kafka"
-# Arrow batches of this many rows reach the sink: fewer, larger batches cost less per record.
-ARROW_BATCH_ROWS = "100000"
 
 _unavailable: dict[str, str] = {}  # why the data source cannot be used, said once per reason
 _lock = threading.Lock()
@@ -97,7 +95,6 @@ def with_kafka_jars(conf: Mapping[str, str]) -> dict[str, str]:
     if jars:
         listed = [j for j in result.get("spark.jars", "").split(",") if j]
         result["spark.jars"] = ",".join(dict.fromkeys([*listed, *map(str, jars)]))
-        result.setdefault("spark.sql.execution.arrow.maxRecordsPerBatch", ARROW_BATCH_ROWS)
     return result
 
 
