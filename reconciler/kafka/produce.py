@@ -141,7 +141,10 @@ class TransactionalWriter:
         LOG.debug("committed %d record(s) as %s", len(placed), self.transactional_id)
         # Read-your-writes for the next command (`apply` then `status`): the commit markers reach
         # the partitions after commit_transaction returns (see `consume.wait_until_stable`).
-        wait_until_stable(self._settings, sorted({topic for topic, _, _ in placed}), VISIBLE_WAIT_S)
+        late = wait_until_stable(self._settings, sorted({topic for topic, _, _ in placed}), VISIBLE_WAIT_S)
+        if late:
+            LOG.info("committed as %s, but %s still hold(s) another producer's open transaction",
+                     self.transactional_id, ", ".join(late))
         return len(placed)
 
     def _produce(self, topic: str, key: bytes, value: bytes | None) -> None:
