@@ -66,7 +66,25 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
         "--interval", type=_positive_seconds, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
         help="seconds from the start of one tick to the next (default: %(default)g)",
     )
-    group.add_argument("--spark-master", default="local[*]", help="Spark master URL (default: %(default)s)")
+    group.add_argument(
+        "--spark-master", default=None,
+        help="Spark master URL: local[N] or spark://HOST:PORT of a standalone cluster (default: local[*])",
+    )
+    group.add_argument(
+        "--spark-remote", default=None, metavar="sc://HOST:PORT",
+        help="run the tasks through this Spark Connect server instead (default: $SPARK_REMOTE)",
+    )
+    group.add_argument(
+        "--spark-timeout", type=_positive_seconds, default=60.0, metavar="SECONDS",
+        help="how long the Spark master or Connect server may take to answer and give an executor "
+        "(default: %(default)g)",
+    )
+    group.add_argument(
+        "--sink-reader", choices=["confluent-kafka", "spark-kafka", "auto"], default="confluent-kafka",
+        help="how sinks read Kafka: confluent-kafka in the Python workers (the default: faster, "
+        "measured), Spark's Kafka data source (spark-kafka), or the data source when the session "
+        "has it (auto)",
+    )
     group.add_argument(
         "--spark-conf", action="append", default=[], metavar="KEY=VALUE",
         help="a Spark setting (repeatable), e.g. --spark-conf spark.executor.memory=2g",
@@ -130,11 +148,26 @@ def make_worker(
     from reconciler.runtime.executor import SparkExecutor
     from reconciler.runtime.worker import Worker
 
-    executor = SparkExecutor(settings, master=args.spark_master, spark_conf=spark_conf)
+    master, remote = spark_target(args.spark_master, args.spark_remote)
+    executor = SparkExecutor(
+        settings, master=master, remote=remote, spark_conf=spark_conf, timeout_s=args.spark_timeout,
+        sink_reader=args.sink_reader,
+    )
     return Worker(
         settings, executor, worker_id=args.worker_id, prune=args.prune, allow_empty=args.allow_empty,
         stopping=lambda: stopper.stopping,
     )
+
+
+def spark_target(master: str | None, remote: str | None) -> tuple[str, str | None]:
+    """(master, Spark Connect URL or None): `--spark-remote` or SPARK_REMOTE, unless a master
+    is named; both named is an error."""
+    if master and remote:
+        raise ReconcilerError("give --spark-master or --spark-remote, not both")
+    if master:
+        return master, None
+    remote = remote or os.environ.get("SPARK_REMOTE") or None
+    return "local[*]", remote
 
 
 def parse_spark_conf(items: Sequence[str]) -> dict[str, str]:

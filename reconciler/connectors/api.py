@@ -175,10 +175,19 @@ class SinkRecord:
     key: bytes | None
     value: bytes | None
     timestamp_ms: int
+    headers: tuple[tuple[str, bytes | None], ...] | None = None
+
+
+def headers_type() -> pa.DataType:
+    """A record's headers, in order (a key may repeat): as Spark's Kafka source gives them."""
+    import pyarrow as pa
+
+    return pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
 
 def sink_schema() -> pa.Schema:
-    """The schema of every batch given to `SinkTask.write` (timestamp: ms since the epoch)."""
+    """The schema of every batch given to `SinkTask.write`: Connect's fields of a sink record
+    (timestamp: ms since the epoch; headers: null when a record has none)."""
     import pyarrow as pa
 
     return pa.schema(
@@ -189,6 +198,7 @@ def sink_schema() -> pa.Schema:
             ("timestamp", pa.int64()),
             ("key", pa.binary()),
             ("value", pa.binary()),
+            ("headers", headers_type()),
         ]
     )
 
@@ -204,6 +214,7 @@ def records_to_batch(records: Sequence[SinkRecord]) -> pa.RecordBatch:
         [r.timestamp_ms for r in records],
         [r.key for r in records],
         [r.value for r in records],
+        [None if r.headers is None else [{"key": k, "value": v} for k, v in r.headers] for r in records],
     ]
     return pa.RecordBatch.from_arrays(
         [pa.array(c, type=f.type) for c, f in zip(columns, sink_schema(), strict=True)],

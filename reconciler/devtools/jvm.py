@@ -91,18 +91,33 @@ def cache_dir() -> Path:
     return Path(base) / "connect-reconciler" / "jvm"
 
 
-def _classpath_file() -> Path:
-    digest = hashlib.blake2b(POM.read_bytes(), digest_size=8).hexdigest()
-    return cache_dir() / f"classpath-{kafka_version()}-{digest}.txt"
+def _classpath_file(pom: Path, label: str, properties: dict[str, str]) -> Path:
+    digest = hashlib.blake2b(pom.read_bytes(), digest_size=8)
+    digest.update(repr(sorted(properties.items())).encode())
+    return cache_dir() / f"classpath-{label}-{digest.hexdigest()}.txt"
 
 
 def kafka_classpath() -> Classpath:
     """The jars of the pinned Kafka version: from the cache, else resolved by Maven."""
+    jars = resolve_classpath(POM, f"Apache Kafka {kafka_version()}", label=kafka_version())
+    return Classpath(jars, kafka_version())
+
+
+def resolve_classpath(
+    pom: Path, what: str, *, label: str, properties: dict[str, str] | None = None, scope: str | None = None
+) -> tuple[Path, ...]:
+    """The dependency jars of `pom` (with Maven `-Dkey=value` `properties`, only `scope` if
+    given): from the classpath cache, else resolved by Maven (offline first). `what` names
+    them in errors."""
     java_binary()  # a missing Java is reported before any Maven work
-    cached = _read_cached(_classpath_file())
+    extra = dict(properties or {})
+    if scope is not None:
+        extra["includeScope"] = scope
+    target = _classpath_file(pom, label, extra)
+    cached = _read_cached(target)
     if cached is not None:
-        return Classpath(cached, kafka_version())
-    return Classpath(_resolve(_classpath_file()), kafka_version())
+        return cached
+    return _resolve(pom, target, what, [f"-D{key}={value}" for key, value in sorted(extra.items())])
 
 
 def _read_cached(path: Path) -> tuple[Path, ...] | None:
@@ -114,7 +129,7 @@ def _read_cached(path: Path) -> tuple[Path, ...] | None:
     return jars if jars and all(jar.is_file() for jar in jars) else None
 
 
-def _resolve(target: Path) -> tuple[Path, ...]:
+def _resolve(pom: Path, target: Path, what: str, arguments: list[str]) -> tuple[Path, ...]:
     mvn = shutil.which("mvn")
     if mvn is None:
         raise JvmError("Maven is not installed (no `mvn` on PATH); it is how Kafka's jars are fetched",
@@ -123,22 +138,23 @@ def _resolve(target: Path) -> tuple[Path, ...]:
     partial = target.with_suffix(f".{os.getpid()}.partial")
     failure = ""
     for offline in (True, False):
-        failure = _run_maven(mvn, partial, offline)
+        failure = _run_maven(mvn, pom, partial, offline, arguments)
         jars = _read_cached(partial)
         if not failure and jars is not None:
             os.replace(partial, target)  # atomic: a concurrent starter reads all or nothing
             return jars
     partial.unlink(missing_ok=True)
     raise JvmError(
-        f"Maven could not resolve Apache Kafka {kafka_version()} from Maven Central:\n{failure}",
+        f"Maven could not resolve {what} from Maven Central:\n{failure}",
         hint="check that https://repo1.maven.org is reachable (or a mirror/proxy in ~/.m2/settings.xml); "
         "once resolved, the jars are cached in ~/.m2 and no network is needed",
     )
 
 
-def _run_maven(mvn: str, output: Path, offline: bool) -> str:
+def _run_maven(mvn: str, pom: Path, output: Path, offline: bool, arguments: list[str]) -> str:
     """Run `dependency:build-classpath`; '' on success, else the tail of Maven's output."""
-    command = [mvn, "-B", "-q", "-f", str(POM), "dependency:build-classpath", f"-Dmdep.outputFile={output}"]
+    command = [mvn, "-B", "-q", "-f", str(pom), "dependency:build-classpath", f"-Dmdep.outputFile={output}",
+               *arguments]
     if offline:
         command.insert(1, "--offline")
     try:

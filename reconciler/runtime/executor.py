@@ -13,6 +13,7 @@ on the first batch that has work, never for a tick with nothing to run.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import traceback
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 from reconciler.connectors.api import TopicPartition
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.spark import DEFAULT_MASTER
+from reconciler.runtime.spark import DEFAULT_MASTER, DEFAULT_TIMEOUT_S, SparkTarget, is_local
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,6 +62,10 @@ class TaskOutcome:
 
 
 class TaskExecutor(Protocol):
+    def prepare(self) -> None:
+        """Get ready to run a batch (start Spark); raise if that is impossible. Called before
+        the worker writes anything for the batch."""
+
     def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]: ...
 
     def close(self) -> None: ...
@@ -91,11 +96,23 @@ def failed_outcomes(works: Sequence[TaskWork], trace: str) -> list[TaskOutcome]:
     return [TaskOutcome(w.connector, w.task_id, 0, trace) for w in works]
 
 
+SinkReader = Literal["auto", "spark-kafka", "confluent-kafka"]
+# How sinks read Kafka unless told otherwise. Measured on the 2-core reference machine, 1,000,000
+# records of ~100 B to parquet-sink on local[*] (bench/spark_backends.py, docs/runtime.md#back-ends-measured):
+# confluent-kafka in the Python workers 0.86–1.8 s and 1.3–2.9 CPU-s, Spark's Kafka data source
+# 5.0–13 s and 7–19 CPU-s (the JVM turns every record into a row, then into Arrow). So the data
+# source is there to choose (`spark-kafka`, or `auto`: it when the session has it), not the default.
+DEFAULT_SINK_READER: SinkReader = "confluent-kafka"
+
+
 class SparkExecutor:
     """`TaskExecutor` on Spark: one job per connector per batch, FAIR pools, lazy session.
 
     Joins the SparkSession already running in the process if there is one (tests share one);
-    `close()` stops Spark only when this executor started it.
+    `close()` stops Spark only when this executor started it. `remote` (sc://…) runs the jobs
+    through a Spark Connect server instead of a master. `sink_reader`: how sinks read Kafka:
+    confluent-kafka in the Python workers, Spark's Kafka data source (`spark-kafka`), or the
+    data source when the session has it (`auto`).
     """
 
     def __init__(
@@ -105,31 +122,62 @@ class SparkExecutor:
         master: str = DEFAULT_MASTER,
         spark_conf: Mapping[str, str] | None = None,
         source_batch_records: int | None = None,
+        remote: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        sink_reader: SinkReader = DEFAULT_SINK_READER,
     ) -> None:
         self.settings = settings
-        self.master = master
-        self.spark_conf = dict(spark_conf or {})
+        self.target = SparkTarget(master, remote, dict(spark_conf or {}), timeout_s)
         self.source_batch_records = source_batch_records
+        self.sink_reader = sink_reader
         self._session: SparkSession | None = None
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._checked: dict[str, str | None] = {}  # connector class -> why it cannot load on executors
+
+    @property
+    def master(self) -> str:
+        return self.target.address
 
     @property
     def started(self) -> bool:
         return self._session is not None
 
+    @property
+    def ships_code(self) -> bool:
+        """Whether executors need the code shipped (not a local master: it shares our path)."""
+        return bool(self.target.remote) or not is_local(self.target.master)
+
+    def prepare(self) -> None:
+        """Start Spark now (the worker calls this before it writes anything for a batch): a
+        cluster that cannot be reached fails the tick before any status is written."""
+        self.session()
+
     def session(self) -> SparkSession:
-        """The SparkSession, started on first use."""
-        from reconciler.runtime.spark import active_session, start_session, warm_up
+        """The SparkSession, started on first use: code shipped, executors checked."""
+        from reconciler.runtime.spark import active_session, start, warm_up
+        from reconciler.runtime.spark_kafka import with_kafka_jars
+        from reconciler.runtime.spark_ship import project_zip, ship
 
         with self._lock:
             if self._session is None:
-                existing = active_session()
-                self._session = existing or start_session(self.master, self.spark_conf)
+                existing = None if self.target.remote else active_session()
+                target = self.target
+                if existing is None and not target.remote and self.sink_reader != "confluent-kafka":
+                    target = dataclasses.replace(target, conf=with_kafka_jars(target.conf))
+                session = existing or start(target)
                 self._owns_session = existing is None
-                if self._owns_session:
-                    warm_up(self._session)
+                try:
+                    if self._owns_session and self.ships_code:
+                        ship(session, [project_zip()])
+                    if self._owns_session:
+                        warm_up(session)  # the preflight: raises if executors lack modules
+                except BaseException:
+                    if self._owns_session:
+                        session.stop()
+                    raise
+                self._session = session
             return self._session
 
     def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
@@ -142,6 +190,9 @@ class SparkExecutor:
         for work in works:
             by_connector.setdefault(work.connector, []).append(work)
         session = self.session()
+        refused = self._unloadable(session, works)
+        by_connector = {name: group for name, group in by_connector.items() if group[0].connector_class not in refused}
+        works_left = [w for w in works if w.connector_class not in refused]
         if self._threads is None:
             self._threads = ThreadPoolExecutor(MAX_PARALLEL_CONNECTORS, thread_name_prefix="connector")
         threads = self._threads
@@ -151,7 +202,7 @@ class SparkExecutor:
             for group in by_connector.values()
             if group[0].kind == "sink"
         ]
-        sources = [w for w in works if w.kind == "source"]
+        sources = [w for w in works_left if w.kind == "source"]
         if sources:
             replay, replay_error = self._source_offsets(sources)
             futures += [
@@ -160,7 +211,23 @@ class SparkExecutor:
                 if group[0].kind == "source"
             ]
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
+        outcomes.update({(w.connector, w.task_id): TaskOutcome(w.connector, w.task_id, 0, refused[w.connector_class])
+                         for w in works if w.connector_class in refused})
         return [outcomes[(w.connector, w.task_id)] for w in works]
+
+    def _unloadable(self, session: SparkSession, works: Sequence[TaskWork]) -> dict[str, str]:
+        """Connector classes the executors cannot load (checked once each), with the trace to
+        report; their `module:Class` modules are shipped first."""
+        from reconciler.runtime.spark_ship import check_connectors, plugin_files, ship
+
+        if not self.ships_code:
+            return {}
+        new = sorted({w.connector_class for w in works} - set(self._checked))
+        if new:
+            ship(session, [path for name in new for path in plugin_files(name)])
+            failures = check_connectors(session, new)
+            self._checked.update({name: failures.get(name) for name in new})
+        return {w.connector_class: why for w in works if (why := self._checked.get(w.connector_class)) is not None}
 
     def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | None, str | None]:
         """The committed source offsets, or why the source tasks cannot run in this batch."""
@@ -188,7 +255,10 @@ class SparkExecutor:
         pool = f"connector-{name}"
         try:
             if kind == "sink":
-                return sink_job.run_sink(session, self.settings, works, connector_task_count(works), pool=pool)
+                return sink_job.run_sink(
+                    session, self.settings, works, connector_task_count(works), pool=pool,
+                    kafka_source=self._kafka_source(session),
+                )
             if replay is None:  # no error: an open transaction holds the offsets back, skip a batch
                 return [TaskOutcome(w.connector, w.task_id, 0, replay_error) for w in works]
             stores = source_job.connector_stores(self.settings, works)[name]
@@ -200,6 +270,23 @@ class SparkExecutor:
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)
             return failed_outcomes(works, traceback.format_exc())
+
+    def _kafka_source(self, session: SparkSession) -> bool:
+        """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""
+        from reconciler.errors import ReconcilerError
+        from reconciler.runtime.spark_kafka import available
+
+        if self.sink_reader == "confluent-kafka":
+            return False
+        if available(session):
+            return True
+        if self.sink_reader == "spark-kafka":
+            raise ReconcilerError(
+                f"Spark's Kafka data source is not available on {self.master}",
+                hint="on Spark Connect, start the server with the spark-sql-kafka-0-10 jars (--jars or "
+                "--packages); or use --sink-reader auto to fall back to confluent-kafka",
+            )
+        return False
 
     def close(self) -> None:
         """Stop the threads, and Spark if this executor started it."""

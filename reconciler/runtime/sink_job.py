@@ -162,9 +162,16 @@ def plan_sink(
 
 
 def run_sink(
-    session: SparkSession, settings: KafkaSettings, works: Sequence[TaskWork], task_count: int, *, pool: str
+    session: SparkSession,
+    settings: KafkaSettings,
+    works: Sequence[TaskWork],
+    task_count: int,
+    *,
+    pool: str,
+    kafka_source: bool = False,
 ) -> list[TaskOutcome]:
-    """One batch of every task in `works` (all of one sink connector); one outcome per work."""
+    """One batch of every task in `works` (all of one sink connector); one outcome per work.
+    `kafka_source`: read through Spark's Kafka data source (`sink_spark`), else confluent-kafka."""
     from reconciler.kafka.admin import topic_partitions
     from reconciler.runtime.executor import assign_partitions
 
@@ -183,9 +190,14 @@ def run_sink(
     scanned = {tp: end for tp, (_, metadata) in commits.items() if (end := scanned_to(metadata)) is not None}
     items = plan_sink(settings, works, partitions, done, scanned)
     planned = time.monotonic()
-    results = run_partitions(
-        session, items, sink_partition, pool=pool, description=f"sink {name}: {len(items)} partition range(s)"
-    )
+    description = f"sink {name}: {len(items)} partition range(s)"
+    results: Sequence[SinkPartitionResult | PartitionFailed]
+    if kafka_source:
+        from reconciler.runtime.sink_spark import run_ranges
+
+        results = run_ranges(session, settings, items, pool=pool, description=description)
+    else:
+        results = run_partitions(session, items, sink_partition, pool=pool, description=description)
     ran = time.monotonic()
     summaries = [_summary(item, result) for item, result in zip(items, results, strict=True)]
     to_commit = {

@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from reconciler.connectors.api import ConnectorError, sink_schema
+from reconciler.connectors.api import ConnectorError, headers_type, sink_schema
 from reconciler.kafka.client import ErrorCollector, new_consumer
 
 if TYPE_CHECKING:
@@ -151,6 +151,20 @@ def to_arrow(topic: str, partition: int, messages: Sequence[Any]) -> pa.RecordBa
             pa.array(timestamps, pa.int64()),
             pa.array(list(map(Message.key, messages)), pa.binary()),
             pa.array(list(map(Message.value, messages)), pa.binary()),
+            _headers(messages),
         ],
         schema=sink_schema(),
     )
+
+
+def _headers(messages: Sequence[Any]) -> pa.Array:
+    """The headers column: all null (one C-level pass) unless some record has headers."""
+    import pyarrow as pa
+    from confluent_kafka import Message
+
+    type_ = headers_type()
+    headers: list[Any] = list(map(Message.headers, messages))
+    if not any(headers):
+        return pa.nulls(len(messages), type_)
+    rows = [None if h is None else [{"key": k, "value": v} for k, v in h] for h in headers]
+    return pa.array(rows, type_)

@@ -1,59 +1,50 @@
-"""The SparkSession and the one way jobs run on it: a Python function per work item.
+"""The SparkSession tasks run on: local, a cluster master, or a Spark Connect server.
 
 Session defaults (docs/runtime.md#spark-session):
-- `local[*]` unless `--spark-master` says otherwise; `--spark-conf` entries override defaults;
+- `local[*]` unless `--spark-master` (a classic session) or `--spark-remote` / SPARK_REMOTE (a
+  Spark Connect session) says otherwise; `--spark-conf` entries override defaults;
 - the web UI is off (it opens ports and costs start time), logs at WARN, FAIR scheduling so
   the jobs of different connectors share the cores instead of queueing behind each other;
-- for a local master: the workers run this very interpreter (`PYSPARK_PYTHON`, else they may
-  start a Python without confluent_kafka), see the driver's `sys.path` (so a connector given
-  as `module:Class` that the driver can import, the workers can too), and the driver listens
-  on 127.0.0.1 only. On a cluster those are the cluster's business.
+- a local master: the workers run this very interpreter (`PYSPARK_PYTHON`), see the driver's
+  `sys.path` (so a `module:Class` connector the driver imports, the workers import too), and
+  the driver listens on 127.0.0.1 only;
+- a cluster master: the driver's address is the one that routes to the master (executors call
+  back to it), the executors' Python is `spark.pyspark.python` when given (PySpark reads only
+  the environment for it, so it is copied there), and the project's code is shipped to them
+  (`spark_ship`). The master must answer within the timeout, and an executor must register.
 
-Jobs (`run_partitions`) never move data through the JVM: the input is the n integers 0…n-1
-in n partitions (no shuffle, no records), each partition looks its work item up by that id,
-does the I/O itself from the Python worker (reading Kafka into Arrow batches, or producing to
-Kafka) and returns one tiny summary. The job is a plain RDD `mapPartitions`, not a DataFrame
-`mapInArrow`: with nothing but summaries coming back, the SQL engine only adds cost — measured
-on the 2-core reference machine, the first `mapInArrow` job of a session took 4.8–6.6 s (query
-planning, code generation, Arrow set-up in the JVM) against 1.5–3.6 s for the first RDD job,
-and each later job ~0.2–0.45 s against ~0.12–0.3 s.
+How jobs run is `spark_jobs`; what the executors must have, `spark_ship`.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import sys
 import tempfile
 import time
-import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
 
-from reconciler import heap
 from reconciler.errors import ReconcilerError
 from reconciler.runtime import failpoints
+from reconciler.runtime.spark_jobs import PartitionFailed, is_connect, run_partitions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+__all__ = ["PartitionFailed", "is_connect", "run_partitions"]
+
 LOG = logging.getLogger(__name__)
 
 DEFAULT_MASTER = "local[*]"
+DEFAULT_TIMEOUT_S = 60.0
 APP_NAME = "connect-reconciler"
-
-Item = TypeVar("Item")
-Result = TypeVar("Result")
-
-
-@dataclass(frozen=True)
-class PartitionFailed:
-    """A partition function raised; the traceback text as the worker saw it."""
-
-    trace: str
-
+ENV_REMOTE = "SPARK_REMOTE"
+CONNECT_PORT = 15002  # Spark Connect's default port
 
 # Spark's default log4j profile prints start-up chatter (native-hadoop, loopback hostname, one
 # warning per FAIR pool created on the fly) on every run; keep warnings that mean something.
@@ -74,18 +65,44 @@ logger.utils.level = error
 """
 
 
+# Arrow batches to Python workers are bounded by rows only (Spark's 10,000). With a byte bound
+# as well, Spark measures the batch after every row, and measuring a list column (the sink's
+# headers) walks the whole batch: quadratic, measured at ~15 JVM CPU-seconds per 300,000
+# records; Int.MaxValue is the value that turns the measuring off.
+SQL_DEFAULTS = {"spark.sql.execution.arrow.maxBytesPerBatch": "2147483647"}
+
+
+class SparkUnavailable(ReconcilerError):
+    """The Spark master or Spark Connect server cannot be reached, or gives no executor."""
+
+
+@dataclass(frozen=True)
+class SparkTarget:
+    """Where tasks run: a classic master, or a Spark Connect server (`remote`)."""
+
+    master: str = DEFAULT_MASTER
+    remote: str | None = None
+    conf: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    @property
+    def address(self) -> str:
+        return self.remote or self.master
+
+
 def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
 def session_conf(master: str, overrides: Mapping[str, str]) -> dict[str, str]:
-    """The Spark settings a session starts with: our defaults, then the user's."""
+    """The Spark settings a classic session starts with: our defaults, then the user's."""
     conf = {
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.scheduler.mode": "FAIR",
         # Jobs here have no shuffle; keep Spark from planning 200 empty reducers if one appears.
         "spark.sql.shuffle.partitions": "8",
+        **SQL_DEFAULTS,
     }
     # The driver JVM only schedules here (data never passes through it), so the quick C1 JIT
     # is enough: measured on 2 cores, session start ~1 s shorter, and per job half the JVM CPU
@@ -95,8 +112,37 @@ def session_conf(master: str, overrides: Mapping[str, str]) -> dict[str, str]:
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"
         conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(_driver_path())
+    else:
+        # Executors connect back to the driver: it must listen on, and advertise, an address
+        # they can reach, not whatever the host name resolves to (often 127.0.1.1 on Debian).
+        host = os.environ.get("SPARK_LOCAL_IP") or route_to(master_addresses(master))
+        conf["spark.driver.host"] = host
+        conf["spark.driver.bindAddress"] = host
     conf.update(overrides)
     return conf
+
+
+def master_addresses(master: str) -> list[tuple[str, int]]:
+    """(host, port) of every master in `spark://h1:p1,h2:p2` (standalone HA lists several)."""
+    addresses = []
+    for part in master.removeprefix("spark://").split(","):
+        host, _, port = part.strip().rpartition(":")
+        if host and port.isdigit():
+            addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+def route_to(addresses: list[tuple[str, int]]) -> str:
+    """This machine's address on the route to the first of `addresses` (no packet is sent)."""
+    for host, port in addresses:
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect((host, port))
+                address: str = probe.getsockname()[0]
+                return address
+        except OSError:
+            continue
+    return socket.gethostbyname(socket.gethostname())
 
 
 def _log4j_file() -> str:
@@ -120,22 +166,45 @@ def _driver_path() -> list[str]:
     return list(dict.fromkeys(entries))
 
 
-def start_session(master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None) -> SparkSession:
-    """Start (or join the already running) SparkSession of this process."""
+def reachable(host: str, port: int, timeout_s: float) -> str | None:
+    """None when a TCP connection to host:port opens within `timeout_s`, else why not."""
     try:
-        from pyspark.sql import SparkSession
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+
+
+def start(target: SparkTarget) -> SparkSession:
+    """Start the session `target` names: a Connect client, or a classic session."""
+    if target.remote:
+        return start_remote(target.remote, target.conf, timeout_s=target.timeout_s)
+    return start_session(target.master, target.conf, timeout_s=target.timeout_s)
+
+
+def _import_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
     except ImportError as exc:
         raise ReconcilerError(
             "running connectors needs PySpark", hint="pip install 'connect-reconciler[spark]'"
         ) from exc
-    if is_local(master):
-        # Read by PySpark when the context starts: the workers must run this interpreter.
-        os.environ["PYSPARK_PYTHON"] = sys.executable
-        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def start_session(
+    master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> SparkSession:
+    """Start (or join the already running) classic SparkSession of this process."""
+    _import_pyspark()
+    from pyspark.sql import SparkSession
+
+    conf = dict(conf or {})
+    if master.startswith("spark://"):
+        _check_masters(master, timeout_s)
+    _python_for_workers(master, conf)
     failpoints.mark_driver()  # inherited by the JVM and, through it, by every Python worker
     builder = SparkSession.builder.master(master).appName(APP_NAME)
-    for key, value in session_conf(master, conf or {}).items():
+    for key, value in session_conf(master, conf).items():
         builder = builder.config(key, value)
     started = time.monotonic()
     try:
@@ -146,33 +215,94 @@ def start_session(master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None =
             hint="check Java 17 is installed (JAVA_HOME), --spark-master and --spark-conf",
         ) from exc
     session.sparkContext.setLogLevel("WARN")
+    if not is_local(master):
+        _wait_for_executor(session, master, timeout_s)
     LOG.info("Spark session (%s) ready in %.1fs", master, time.monotonic() - started)
     return session
 
 
-def warm_up(session: SparkSession) -> None:
-    """Start one Python worker per core and import what tasks use, before the first batch.
+def _python_for_workers(master: str, conf: Mapping[str, str]) -> None:
+    """The Python the executors' workers run, as PySpark reads it: from the environment only
+    (a `spark.pyspark.python` given to the builder would be ignored, and workers would start a
+    `python3` without this project's dependencies)."""
+    chosen = conf.get("spark.pyspark.python")
+    if chosen:
+        os.environ["PYSPARK_PYTHON"] = chosen
+    elif is_local(master):
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    if is_local(master):
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-    The first job of a session otherwise pays for forking the workers and importing pyarrow,
-    confluent_kafka and the connectors (seconds on a small machine) inside a batch's time.
-    """
-    cores = max(1, session.sparkContext.defaultParallelism)
-    run_partitions(session, list(range(cores)), _import_task_modules, pool="default", description="warm-up")
+
+def _check_masters(master: str, timeout_s: float) -> None:
+    """Fail fast, naming the address, when no master of `master` accepts a connection: Spark
+    itself would retry registering for a minute and leave jobs waiting for resources."""
+    addresses = master_addresses(master)
+    if not addresses:
+        raise SparkUnavailable(f"cannot read the Spark master URL {master!r}", hint="use spark://HOST:PORT")
+    problems = [f"{host}:{port}: {why}" for host, port in addresses
+                if (why := reachable(host, port, min(timeout_s, 10.0))) is not None]
+    if len(problems) == len(addresses):
+        raise SparkUnavailable(
+            f"cannot reach the Spark master at {master} ({'; '.join(problems)})",
+            hint="check --spark-master, that the master runs, and that this machine can reach it",
+        )
 
 
-def _import_task_modules(_: int) -> None:
-    import confluent_kafka  # noqa: F401
-    import pyarrow as pa
-    import pyarrow.parquet  # noqa: F401
+def _wait_for_executor(session: SparkSession, master: str, timeout_s: float) -> None:
+    """Wait until at least one executor has registered; stop the session and fail otherwise
+    (the master accepted us but no worker has free cores or memory for the application)."""
+    context = session.sparkContext
+    deadline = time.monotonic() + timeout_s
+    while executor_count(session) < 1:
+        if context._jsc.sc().isStopped() or time.monotonic() > deadline:
+            session.stop()
+            raise SparkUnavailable(
+                f"no executor registered with the Spark master at {master} within {timeout_s:g}s",
+                hint="check that its workers are alive and have the cores and memory asked for "
+                "(spark.executor.cores, spark.executor.memory), and that they can reach this "
+                "driver (spark.driver.host)",
+            )
+        time.sleep(0.2)
 
-    from reconciler.connectors.registry import available_connectors
 
-    pa.array([b""], pa.binary())  # pyarrow sets its conversion machinery up on first use
-    available_connectors()
+def executor_count(session: SparkSession) -> int:
+    """Executors registered with a classic session (the driver's own block manager excluded)."""
+    status = session.sparkContext._jsc.sc().getExecutorMemoryStatus()
+    return max(0, int(status.size()) - 1)
+
+
+def start_remote(url: str, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> SparkSession:
+    """A Spark Connect session with the server at `url` (`sc://host:port`), which must answer."""
+    _import_pyspark()
+    from pyspark.sql import SparkSession
+
+    parsed = urlparse(url)
+    if parsed.scheme != "sc" or not parsed.hostname:
+        raise SparkUnavailable(f"cannot read the Spark Connect URL {url!r}", hint="use sc://HOST:PORT")
+    why = reachable(parsed.hostname, parsed.port or CONNECT_PORT, min(timeout_s, 10.0))
+    if why is not None:
+        raise SparkUnavailable(
+            f"cannot reach the Spark Connect server at {url} ({why})",
+            hint="check --spark-remote (or SPARK_REMOTE) and that the server runs",
+        )
+    builder = SparkSession.builder.remote(url)
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+        _ = session.version  # one round trip: a server that accepts TCP but is not Spark Connect fails here
+        for key, value in SQL_DEFAULTS.items():
+            if key not in (conf or {}):
+                session.conf.set(key, value)
+    except Exception as exc:  # gRPC errors come in many types
+        raise SparkUnavailable(f"the Spark Connect server at {url} did not answer: {exc}") from exc
+    return session
 
 
 def active_session() -> SparkSession | None:
-    """The SparkSession already running in this process, if any.
+    """The classic SparkSession already running in this process, if any.
 
     Not `SparkSession.getActiveSession()`: that one is per thread, so from another thread it
     would miss a running session and the caller would think it started (and may stop) Spark.
@@ -188,54 +318,13 @@ def active_session() -> SparkSession | None:
     return session
 
 
-def run_partitions(
-    session: SparkSession,
-    items: Sequence[Item],
-    function: Callable[[Item], Result],
-    *,
-    pool: str,
-    description: str,
-) -> list[Result | PartitionFailed]:
-    """`function(item)` for every item, each in its own Spark partition; results in item order.
+def warm_up(session: SparkSession) -> None:
+    """Start the Python workers and import what tasks use, before the first batch.
 
-    `function` must be importable by the workers (a module-level function, or a `partial` of
-    one) and should catch its own errors; anything it raises comes back as `PartitionFailed`
-    rather than failing the job, so one item cannot take the others down with it.
+    The first job of a session otherwise pays for forking the workers and importing pyarrow,
+    confluent_kafka and the connectors (seconds on a small machine) inside a batch's time. On a
+    cluster this is the preflight, which reports what the executors lack (`spark_ship`).
     """
-    if not items:
-        return []
-    context = session.sparkContext
-    # Relative paths in connector configs (a sink's `path`) mean "where `reconciler run` runs".
-    # A local master's workers share this machine: run each partition there, whatever
-    # directory the session was started from (a session can outlive a change of directory).
-    directory = os.getcwd() if is_local(context.master or "") else None
-    # Per-thread properties (PySpark pins Python threads to JVM threads): this job's FAIR pool.
-    context.setLocalProperty("spark.scheduler.pool", pool)
-    context.setJobDescription(description)
-    indexes = context.parallelize(range(len(items)), len(items))
-    pairs = indexes.mapPartitions(partial(_partition_main, function, list(items), directory)).collect()
-    results: dict[int, Result | PartitionFailed] = dict(pairs)
-    for index in range(len(items)):  # only if Spark lost a partition: say so rather than guess
-        results.setdefault(index, PartitionFailed(f"Spark returned no result for partition {index}"))
-    return [results[i] for i in range(len(items))]
+    from reconciler.runtime.spark_ship import preflight
 
-
-def _partition_main(
-    function: Callable[[Any], Any], items: list[Any], directory: str | None, indexes: Iterator[int]
-) -> Iterator[tuple[int, Any]]:
-    """Runs in a Python worker: the partition's element is the index of the item to run.
-
-    The cyclic garbage collector is paused meanwhile: moving records allocates millions of
-    short-lived containers (one message object per record) that reference counting frees
-    anyway, and the collector's passes over them cost ~20% of a sink partition's CPU
-    (measured: 1.0–1.3 s instead of 1.3–1.6 s per 500,000 records).
-    """
-    if directory is not None and os.path.isdir(directory):
-        os.chdir(directory)
-    for index in indexes:
-        try:
-            with heap.building():
-                result: Any = function(items[index])
-        except Exception:
-            result = PartitionFailed(traceback.format_exc())
-        yield index, result
+    preflight(session)

@@ -192,10 +192,12 @@ class Worker:
         # The first tick on a group marks where it started: older restart records are history.
         started = [started_record(view.config_end)] if view.first_tick else []
         restarting = started + _restarting_records(book, plans)
+        tick = self._decide(view, plans, book)
+        if tick.works:  # Spark up before anything is written: an unreachable cluster writes nothing
+            self.executor.prepare()
         report.records_written += writer.write(restarting)
         if restarting:
             _failpoint("worker.after_restarting")
-        tick = self._decide(view, plans, book)
         report.records_written += writer.write(tick.records)
         _failpoint("worker.after_task_commit")
         closing = closing or self.stopping()

@@ -23,6 +23,8 @@ from reconciler.kafka.settings import KafkaSettings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from reconciler.devtools.spark_cluster import RunningCluster, RunningConnectServer
+
     from reconciler.runtime.executor import SparkExecutor
 
 PLUGINS_DIR = Path(__file__).resolve().parent / "plugins"
@@ -30,14 +32,17 @@ if str(PLUGINS_DIR) not in sys.path:
     sys.path.insert(0, str(PLUGINS_DIR))
 
 TEST_MASTER = "local[2]"
+TEST_LOGS = Path(__file__).resolve().parents[2] / ".test-logs"  # as tests/conftest.py keeps them
 
 
 @pytest.fixture(scope="session")
 def spark_session() -> Iterator[SparkSession]:
     from reconciler.runtime.spark import active_session, start_session, warm_up
+    from reconciler.runtime.spark_kafka import with_kafka_jars
 
     existing = active_session()
-    session = existing or start_session(TEST_MASTER)
+    # With Spark's Kafka data source, as `reconciler run` starts it: sinks read through it.
+    session = existing or start_session(TEST_MASTER, with_kafka_jars({}))
     warm_up(session)
     yield session
     if existing is None:
@@ -57,3 +62,53 @@ def spark_executor(spark_session: SparkSession, kafka_settings: KafkaSettings) -
     executor = SparkExecutor(kafka_settings, master=TEST_MASTER)
     yield executor
     executor.close()
+
+
+# --- a standalone cluster and a Spark Connect server, one each per test session -------------
+
+
+@pytest.fixture(scope="session")
+def executor_env() -> Path:
+    """The executors' packed environment (confluent-kafka, pyarrow, numpy, pydantic; no
+    reconciler: the driver ships it), built once with venv-pack and cached in ~/.cache."""
+    from reconciler.devtools.pack_env import cached_pack
+
+    return cached_pack()
+
+
+@pytest.fixture(scope="session")
+def executor_python(executor_env: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The packed environment unpacked, as a Spark Connect server's workers run it: a Python
+    with the dependencies but without this project, so only shipped code can be imported."""
+    import tarfile
+
+    target = tmp_path_factory.mktemp("executor-env")
+    with tarfile.open(executor_env) as archive:
+        archive.extractall(target, filter="tar")
+    return str(target / "bin" / "python")
+
+
+@pytest.fixture(scope="session")
+def spark_cluster() -> Iterator[RunningCluster]:
+    """A master and two workers (1 core, 1 GiB each), separate processes on loopback."""
+    from reconciler.devtools.spark_cluster import start_cluster
+
+    cluster = start_cluster(TEST_LOGS)
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_connect_server(executor_python: str) -> Iterator[RunningConnectServer]:
+    """A Spark Connect server (local[2]) with Spark's Kafka data source on its classpath."""
+    from reconciler.devtools.spark_cluster import start_connect_server
+    from reconciler.runtime.spark_kafka import kafka_source_jars
+
+    server = start_connect_server(TEST_LOGS, jars=kafka_source_jars() or (), python=executor_python,
+                                  conf={"spark.driver.memory": "768m"})
+    try:
+        yield server
+    finally:
+        server.stop()

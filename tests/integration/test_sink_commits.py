@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from reconciler.devtools.connect import RunningConnect
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.reader import sink_group_commits, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.executor import SparkExecutor, TaskWork
+from reconciler.runtime.executor import SinkReader, SparkExecutor, TaskWork
 from reconciler.kafka.groups import commit_offsets as commit_group_offsets
 from reconciler.runtime.sink_job import SCANNED_PREFIX
 
@@ -40,6 +43,29 @@ def produce_in_transactions(settings: KafkaSettings, topic: str) -> None:
         producer.commit_transaction(settings.timeout_s)
 
 
+def produce_aborted(settings: KafkaSettings, topic: str, count: int) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "transactional.id": f"{topic}-aborter"})
+    producer.init_transactions(settings.timeout_s)
+    producer.begin_transaction()
+    for i in range(count):
+        producer.produce(topic, b"aborted %d" % i)
+    producer.flush(settings.timeout_s)  # in the log before the abort (else librdkafka drops them)
+    producer.abort_transaction(settings.timeout_s)
+
+
+@pytest.fixture(params=["spark-kafka", "confluent-kafka"])
+def reader_executor(
+    request: pytest.FixtureRequest, spark_session: object, kafka_settings: KafkaSettings
+) -> Iterator[SparkExecutor]:
+    """Both sink readers commit the same way."""
+    reader: SinkReader = request.param
+    executor = SparkExecutor(kafka_settings, master="local[2]", sink_reader=reader)
+    yield executor
+    executor.close()
+
+
 def keeping_sink(name: str, topic: str) -> list[TaskWork]:
     """`unpackaged:PickySink` keeps nothing and calls every record safe: the commit is ours."""
     props: dict[str, str | None] = {"name": name, "connector.class": "unpackaged:PickySink", "tasks.max": "1", "topics": topic}
@@ -48,8 +74,9 @@ def keeping_sink(name: str, topic: str) -> list[TaskWork]:
 
 
 def test_a_sink_commits_the_last_delivered_record_plus_one(
-    kafka_settings: KafkaSettings, spark_executor: SparkExecutor
+    kafka_settings: KafkaSettings, reader_executor: SparkExecutor
 ) -> None:
+    spark_executor = reader_executor
     ensure_topics(kafka_settings)
     topic = f"txn-{uuid.uuid4().hex[:8]}"
     produce_in_transactions(kafka_settings, topic)
@@ -73,6 +100,17 @@ def test_a_sink_commits_the_last_delivered_record_plus_one(
     [rewound] = spark_executor.run_batch(works)
     assert rewound.records == 10
     assert sink_group_offsets(kafka_settings, group) == {(topic, 0): last_record + 1}
+
+    # Only an aborted transaction follows: nothing is delivered, the offset stays, and the
+    # commit says the range was read to its new end, so no later batch schedules it again.
+    produce_aborted(kafka_settings, topic, 5)
+    deadline = time.monotonic() + 30  # the coordinator writes the abort marker after it answers
+    while (new_end := end_offsets(kafka_settings, topic)[0]) != end + 6 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert new_end == end + 6
+    [skipped] = spark_executor.run_batch(works)
+    assert (skipped.records, skipped.error) == (0, None), skipped.error
+    assert sink_group_commits(kafka_settings, group) == {(topic, 0): (last_record + 1, f"{SCANNED_PREFIX}{new_end}")}
 
 
 def test_java_commits_the_same_offset_on_a_transactional_topic(

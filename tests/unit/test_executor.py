@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -14,7 +15,7 @@ from reconciler.runtime.executor import TaskWork, assign_partitions, connector_t
 from reconciler.offsets.model import sink_group
 from reconciler.runtime.sink_job import consumer_overrides, sink_topics
 from reconciler.kafka.produce import task_transactional_id as transactional_id
-from reconciler.runtime.spark import is_local, session_conf
+from reconciler.runtime.spark import is_local, master_addresses, session_conf
 
 
 @pytest.mark.parametrize(
@@ -100,11 +101,65 @@ def test_local_sessions_bind_loopback_and_run_this_interpreters_path() -> None:
     assert all(p in paths for p in map(os.path.abspath, sys.path) if p and os.path.isdir(p))
 
 
-def test_cluster_sessions_leave_addresses_and_paths_to_the_cluster() -> None:
+def test_cluster_sessions_advertise_the_address_that_routes_to_the_master(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPARK_LOCAL_IP", raising=False)
     assert not is_local("spark://host:7077") and is_local("local") and is_local("local[2]")
-    conf = session_conf("spark://host:7077", {})
-    assert "spark.driver.bindAddress" not in conf and "spark.executorEnv.PYTHONPATH" not in conf
+    conf = session_conf("spark://127.0.0.1:7077", {})
+    # Executors call the driver back: the address on the route to the master, not the host name's.
+    assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
+    assert "spark.executorEnv.PYTHONPATH" not in conf  # the code is shipped instead
     assert conf["spark.ui.enabled"] == "false"
+    assert session_conf("spark://127.0.0.1:7077", {"spark.driver.host": "10.0.0.5"})["spark.driver.host"] == "10.0.0.5"
+
+
+def test_master_urls_with_several_masters_are_all_read() -> None:
+    assert master_addresses("spark://a:7077,b:7078") == [("a", 7077), ("b", 7078)]
+    assert master_addresses("spark://[::1]:7077") == [("::1", 7077)]
+    assert master_addresses("spark://nohost") == []
+
+
+def test_spark_target_takes_the_remote_from_spark_remote_unless_a_master_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from reconciler.cli.run_cmd import spark_target
+    from reconciler.errors import ReconcilerError
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    assert spark_target(None, None) == ("local[*]", None)
+    monkeypatch.setenv("SPARK_REMOTE", "sc://h:15002")
+    assert spark_target(None, None) == ("local[*]", "sc://h:15002")
+    assert spark_target("spark://m:7077", None) == ("spark://m:7077", None)
+    with pytest.raises(ReconcilerError, match="not both"):
+        spark_target("spark://m:7077", "sc://h:1")
+
+
+def test_plugins_outside_installed_distributions_are_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from reconciler.runtime.spark_ship import plugin_files
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "plainmod.py").write_text("X = 1\n")
+    (tmp_path / "pkgmod").mkdir()
+    (tmp_path / "pkgmod" / "__init__.py").write_text("")
+    (tmp_path / "pkgmod" / "sinks.py").write_text("Y = 2\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert plugin_files("plainmod:Sink") == [tmp_path / "plainmod.py"]
+    [archive] = plugin_files("pkgmod.sinks:Sink")
+    import zipfile
+
+    assert sorted(zipfile.ZipFile(archive).namelist()) == ["pkgmod/__init__.py", "pkgmod/sinks.py"]
+    assert plugin_files("parquet-sink") == [] and plugin_files("reconciler.connectors.datagen:X") == []
+    assert plugin_files("yaml:Loader") == []  # an installed distribution: the environment's
+
+
+def test_the_shipped_project_zip_carries_the_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import zipfile
+
+    from reconciler.runtime.spark_ship import project_zip
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    names = zipfile.ZipFile(project_zip()).namelist()
+    assert "reconciler/runtime/spark_ship.py" in names and not any("__pycache__" in n for n in names)
+    assert any(n.endswith(".dist-info/entry_points.txt") for n in names)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,109 @@
+"""Pack the Python environment Spark executors need, for `spark.archives` (venv-pack).
+
+PySpark's documented way to give executors third-party packages: a virtual environment with
+them, packed into one archive that Spark unpacks in every executor's working directory
+(README, "Running on a cluster"). The executors need what tasks import besides this project
+(which the driver ships itself) and PySpark (which Spark puts on their path): confluent-kafka,
+pyarrow, numpy and pydantic, at the versions this driver runs.
+
+    python -m reconciler.devtools.pack_env executor-env.tar.gz
+    reconciler run … --spark-master spark://HOST:7077 \\
+        --spark-conf spark.archives=executor-env.tar.gz#environment \\
+        --spark-conf spark.pyspark.python=./environment/bin/python
+
+venv-pack keeps the interpreter out of the archive: the environment's `bin/python` points at
+this machine's Python, so every worker needs the same Python at the same path (conda-pack
+packs the interpreter too, for machines that differ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from reconciler.errors import ReconcilerError
+
+EXECUTOR_PACKAGES = ("confluent-kafka", "pyarrow", "numpy", "pydantic")
+PACK_TIMEOUT_S = 900.0
+
+
+class PackError(ReconcilerError):
+    """The executors' environment could not be built or packed."""
+
+
+def requirements() -> list[str]:
+    """EXECUTOR_PACKAGES pinned to the versions installed here (unpinned if not installed)."""
+    pinned = []
+    for name in EXECUTOR_PACKAGES:
+        try:
+            pinned.append(f"{name}=={version(name)}")
+        except PackageNotFoundError:
+            pinned.append(name)
+    return pinned
+
+
+def pack(output: Path, *, python: str = sys.executable) -> Path:
+    """Build a venv with `requirements()` and venv-pack it to `output` (kept if it exists and
+    was packed from the same requirements: its name's sibling `.req` file says which)."""
+    wanted = "\n".join(requirements()) + f"\npython {python}\n"
+    stamp = output.with_name(output.name + ".req")
+    if output.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return output
+    venv_pack = shutil.which("venv-pack") or str(Path(sys.executable).with_name("venv-pack"))
+    if not Path(venv_pack).exists():
+        raise PackError("venv-pack is not installed", hint="pip install venv-pack")
+    with tempfile.TemporaryDirectory(prefix="reconciler-env-") as scratch:
+        env = Path(scratch) / "env"
+        _run([python, "-m", "venv", str(env)], "creating the virtual environment")
+        _run([str(env / "bin" / "python"), "-m", "pip", "install", "--quiet", *requirements()],
+             "installing " + ", ".join(requirements()))
+        output.parent.mkdir(parents=True, exist_ok=True)
+        partial = output.with_name(f".partial-{output.name}")  # venv-pack reads the format from the suffix
+        partial.unlink(missing_ok=True)
+        _run([venv_pack, "-p", str(env), "-o", str(partial), "--quiet"], "packing with venv-pack")
+        partial.replace(output)
+    stamp.write_text(wanted)
+    return output
+
+
+def cached_pack(directory: Path | None = None) -> Path:
+    """`pack()` into a cache directory, under a name that says what it holds."""
+    wanted = "\n".join(requirements()) + sys.executable
+    digest = hashlib.blake2b(wanted.encode(), digest_size=6).hexdigest()
+    base = directory or Path.home() / ".cache" / "connect-reconciler" / "envs"
+    return pack(base / f"executor-env-{digest}.tar.gz")
+
+
+def _run(command: list[str], what: str) -> None:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=PACK_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PackError(f"{what} failed: {exc}") from exc
+    if done.returncode != 0:
+        raise PackError(f"{what} failed:\n{(done.stdout + done.stderr)[-2000:]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reconciler.devtools.pack_env",
+        description="Pack the executors' Python environment (" + ", ".join(EXECUTOR_PACKAGES) + ") for spark.archives.",
+    )
+    parser.add_argument("output", type=Path, help="the archive to write, e.g. executor-env.tar.gz")
+    args = parser.parse_args(argv)
+    try:
+        path = pack(args.output)
+    except PackError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Imported by `needs_driver_only`; never shipped to executors (see that module)."""

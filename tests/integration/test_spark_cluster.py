@@ -1,0 +1,233 @@
+"""`reconciler run --spark-master spark://…` on a real standalone cluster, and its faults.
+
+One cluster for the session (`spark_cluster`: a master and two 1-core workers, separate
+processes with their own work directories). The executors run the packed environment
+(`executor_env`, venv-pack, through `spark.archives`): confluent-kafka, pyarrow, numpy,
+pydantic, and no reconciler, so everything of this project they run was shipped by the driver,
+and so was the `module:Class` plugin. Each run is a `reconciler run --once` subprocess: its
+own driver, application and executors.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from reconciler.devtools.broker import free_port
+from reconciler.kafka.consume import read_to_end
+from recording import recorded
+from test_run_support import Pipeline, child_env, ids, parquet_keys, topic_keys
+
+if TYPE_CHECKING:
+    from reconciler.devtools.spark_cluster import RunningCluster
+    from tests.conftest import KafkaUnderTest
+
+pytestmark = pytest.mark.spark
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+RUN_TIMEOUT_S = 300
+COUNT = 600
+
+
+@dataclass
+class Run:
+    code: int
+    output: str
+    seconds: float
+
+
+def run_once(pipeline: Pipeline, *spark: str, env: dict[str, str] | None = None, timeout_s: float = RUN_TIMEOUT_S) -> Run:
+    """`reconciler run DIR --once` as a subprocess, the plugins directory on its path."""
+    settings = pipeline.settings
+    command = [sys.executable, "-m", "reconciler.cli.main", "run", str(pipeline.dir), "--once",
+               "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id, *spark]
+    started = time.monotonic()
+    done = subprocess.run(
+        command, cwd=ROOT, env=child_env(PYTHONPATH=str(PLUGINS), **(env or {})), stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True, timeout=timeout_s,
+    )
+    return Run(done.returncode, done.stdout, time.monotonic() - started)
+
+
+def cluster_args(cluster: RunningCluster, executor_env: Path, *extra: str) -> list[str]:
+    """The README's recipe: the packed environment as `spark.archives`, its Python for the workers."""
+    args = ["--spark-master", cluster.master_url, "--spark-timeout", "60",
+            "--spark-conf", f"spark.archives={executor_env}#environment",
+            "--spark-conf", "spark.pyspark.python=./environment/bin/python",
+            "--spark-conf", "spark.executor.memory=512m", "--spark-conf", "spark.driver.memory=512m"]
+    for item in extra:
+        args += ["--spark-conf", item]
+    return args
+
+
+def task_records_written(pipeline: Pipeline) -> list[str]:
+    """Status records and task configs: what a tick writes for its tasks."""
+    settings = pipeline.settings
+    keys = [(m.key or b"").decode() for m in read_to_end(settings, settings.topics.status)]
+    keys += [key for key, _ in pipeline.config_records("task-")] + [key for key, _ in pipeline.config_records("commit-")]
+    return keys
+
+
+def new_pipeline(kafka: KafkaUnderTest, root: Path) -> Pipeline:
+    group = f"t-cluster-{uuid.uuid4().hex[:8]}"
+    return Pipeline(kafka.settings(group), root)
+
+
+# --- source -> topic -> sink, two ticks -----------------------------------------------------
+
+
+@dataclass
+class ClusterPipeline:
+    pipeline: Pipeline
+    topic: str
+    runs: list[Run]
+
+
+@pytest.fixture(scope="module")
+def two_ticks(
+    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_env: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClusterPipeline]:
+    """datagen -> topic -> parquet-sink and a shipped plugin sink, plus a plugin the executors
+    cannot load, run as two `run --once` ticks on the cluster."""
+    root = tmp_path_factory.mktemp("cluster")
+    pipeline = new_pipeline(kafka, root)
+    topic = pipeline.topic("orders", partitions=2)
+    pipeline.connector("gen", "datagen", {"topic": topic, "count": COUNT, "shards": 4, "record.bytes": 60},
+                       tasks_max=2)
+    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": str(root / "parquet")}, tasks_max=2)
+    pipeline.connector("recorder", "recording:RecordingSink", {"topics": topic, "path": str(root / "recorded")})
+    pipeline.connector("broken", "needs_driver_only:Sink", {"topics": topic})
+    runs = [run_once(pipeline, *cluster_args(spark_cluster, executor_env)) for _ in range(2)]
+    yield ClusterPipeline(pipeline, topic, runs)
+
+
+def test_two_ticks_on_the_cluster_move_every_record_exactly_once(two_ticks: ClusterPipeline) -> None:
+    pipeline, runs = two_ticks.pipeline, two_ticks.runs
+    assert [r.code for r in runs] == [0, 0], "\n".join(r.output for r in runs)
+    assert all("Traceback" not in r.output for r in runs)
+    assert topic_keys(pipeline.settings, two_ticks.topic) == ids(COUNT)
+    assert parquet_keys(pipeline.root / "parquet") == ids(COUNT)
+    shipped = recorded(pipeline.root / "recorded")  # the module:Class plugin ran on the executors
+    assert Counter(shipped.column("key").to_pylist()) == ids(COUNT)
+    for name in ("gen", "archive", "recorder"):
+        assert pipeline.states(name)[0] == "RUNNING"
+        assert set(pipeline.states(name)[1].values()) == {"RUNNING"}
+
+
+def test_a_plugin_missing_on_the_executors_fails_its_tasks_with_the_module_named(two_ticks: ClusterPipeline) -> None:
+    connector = two_ticks.pipeline.state("broken")
+    [task] = connector.task_statuses.values()
+    assert task.state.value == "FAILED"
+    assert "needs_driver_only:Sink" in (task.trace or "") and "cannot be loaded on Spark executor" in (task.trace or "")
+    assert "No module named 'driver_only_helper'" in (task.trace or "")
+    assert any("broken: RUNNING; task 0 FAILED" in run.output for run in two_ticks.runs)
+
+
+# --- faults ---------------------------------------------------------------------------------
+
+
+def test_an_unreachable_master_fails_fast_naming_it_and_writes_nothing_for_tasks(
+    kafka: KafkaUnderTest, tmp_path: Path
+) -> None:
+    pipeline = new_pipeline(kafka, tmp_path)
+    pipeline.connector("gen", "datagen", {"topic": pipeline.topic("t", partitions=1), "count": 10})
+    master = f"spark://127.0.0.1:{free_port()}"
+    run = run_once(pipeline, "--spark-master", master, "--spark-timeout", "5", timeout_s=120)
+    assert run.code == 1 and f"cannot reach the Spark master at {master}" in run.output
+    assert "Traceback" not in run.output and run.seconds < 60
+    assert task_records_written(pipeline) == []
+
+
+def test_executors_without_the_tasks_modules_are_named_one_by_one(
+    kafka: KafkaUnderTest, spark_cluster: RunningCluster, tmp_path: Path
+) -> None:
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    pipeline = new_pipeline(kafka, tmp_path)
+    pipeline.connector("gen", "datagen", {"topic": pipeline.topic("t", partitions=1), "count": 10})
+    args = ["--spark-master", spark_cluster.master_url, "--spark-conf", f"spark.pyspark.python={bare}/bin/python",
+            "--spark-conf", "spark.executor.memory=512m", "--spark-conf", "spark.driver.memory=512m"]
+    run = run_once(pipeline, *args)
+    assert run.code == 1, run.output
+    assert "Spark executor(s) cannot import what tasks need" in run.output
+    lines = [line for line in run.output.splitlines() if line.strip().startswith("executor ")]
+    assert lines and all("confluent_kafka: ModuleNotFoundError" in line for line in lines)
+    assert "spark.archives" in run.output and "Traceback" not in run.output
+    assert task_records_written(pipeline) == []
+
+
+def test_an_executor_lost_mid_batch_loses_and_repeats_nothing(
+    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_env: Path, tmp_path: Path
+) -> None:
+    from test_run_support import create_topic
+
+    pipeline = new_pipeline(kafka, tmp_path)
+    topic = pipeline.topic("lost")
+    create_topic(pipeline.settings, topic, 2)
+    _produce_ids(pipeline, topic, 2000)
+    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": str(tmp_path / "out"),
+                                                   "flush.records": 100}, tasks_max=2)
+    pauses = tmp_path / "pauses"
+    pauses.mkdir()
+    failpoint = ["spark.executorEnv.RECONCILER_FAILPOINTS=sink.mid_write",
+                 f"spark.executorEnv.RECONCILER_FAILPOINT_PAUSE_DIR={pauses}"]
+    # Through Spark's Kafka data source (its jars shipped to the executors by spark.jars), in
+    # Arrow batches of 200 records, so a range is written in several batches: a middle to pause in.
+    reader = ["--sink-reader", "spark-kafka"]
+    small = "spark.sql.execution.arrow.maxRecordsPerBatch=200"
+    first = _run_in_background(pipeline, [*cluster_args(spark_cluster, executor_env, small, *failpoint), *reader])
+    killed = None
+    try:
+        marker = _wait_for(pauses / "sink.mid_write.paused", first)
+        ancestors = {int(pid) for pid in marker.read_text().split()}
+        killed = next(i for i, w in enumerate(spark_cluster.workers) if w.pid in ancestors)
+        spark_cluster.kill_worker(killed)  # the paused task's machine is gone, mid-batch
+        output, _ = first.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+        if killed is not None:
+            spark_cluster.restart_worker(killed)
+    assert first.returncode == 0, output
+    second = run_once(pipeline, *cluster_args(spark_cluster, executor_env), *reader)
+    assert second.code == 0, second.output
+    assert parquet_keys(tmp_path / "out") == ids(2000)  # 0 rows lost, 0 duplicated
+
+
+def _produce_ids(pipeline: Pipeline, topic: str, count: int) -> None:
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": pipeline.settings.bootstrap_servers, "partitioner": "murmur2_random"})
+    for i in range(count):
+        producer.produce(topic, b"%d" % i, b"%d" % i)
+    assert producer.flush(30) == 0
+
+
+def _run_in_background(pipeline: Pipeline, spark: list[str]) -> subprocess.Popen[str]:
+    settings = pipeline.settings
+    command = [sys.executable, "-m", "reconciler.cli.main", "run", str(pipeline.dir), "--once",
+               "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id, *spark]
+    return subprocess.Popen(command, cwd=ROOT, env=child_env(PYTHONPATH=str(PLUGINS)), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _wait_for(path: Path, process: subprocess.Popen[str], timeout_s: float = 240) -> Path:
+    deadline = time.monotonic() + timeout_s
+    while not (path.exists() and path.read_text().endswith("\n")):
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended before pausing:\n{process.communicate()[0]}")
+        assert time.monotonic() < deadline, f"no task paused at {path.name} within {timeout_s}s"
+        time.sleep(0.2)
+    return path
+
