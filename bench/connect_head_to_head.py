@@ -13,7 +13,11 @@ The same records, on the same machine, in the same run, on Apache Kafka (one KRa
 - sink, that topic (the records kcat produced, the same for all three) → lines in files:
   `kcat -C -e -f '%s\\n'` into a file; Java's `FileStreamSinkConnector` (one file, one task per
   partition: each record is one `write` to a file opened for appending, so lines never mix);
-  our `file-sink` (one task per partition, a file per partition) through `reconciler run --once`.
+  our `file-sink` (one task per partition, a file per partition) and `parquet-sink` through
+  `reconciler run --once`;
+- our three again on a standalone Spark cluster started from the installed PySpark (a master and
+  two 1-core workers on this machine, `reconciler.devtools.spark_cluster`), the executors on the
+  packed environment through `spark.archives`, as the README's recipe (`--no-cluster` skips them).
 
 How each side is timed, so that each pays for everything it needs to move the records:
 
@@ -40,6 +44,8 @@ sampled: bench/measure.py); the
 Java worker's JVM over its phase; and, for every phase, the broker's JVM ("broker CPU s").
 Peak memory: kcat's own peak; ours summed over the process tree (driver, Spark's JVM, Python
 workers), sampled every 100 ms; the Java worker's whole RSS in its phase (sampled likewise).
+On the cluster, ours adds the processes under the two worker JVMs (executors, their Python
+workers, and the workers themselves), sampled every 100 ms (bench/measure.py `ClusterMeter`).
 Each side's output is checked afterwards: every record exactly once (ids compared).
 
 Other work on the machine slows every side: the load average is printed, and the CPU seconds
@@ -49,15 +55,24 @@ say what each side costs whatever the load. Use `--records 200000` for a quick r
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from h2h_sides import ID_BASE, JavaSide, OursSide, Result, Topics, count_topic_lines, verify_lines  # bench/h2h_sides.py
+from h2h_sides import (  # bench/h2h_sides.py
+    ID_BASE,
+    JavaSide,
+    OursSide,
+    Result,
+    Topics,
+    count_topic_lines,
+    verify_lines,
+)
 from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
-from measure import become_subreaper, cpu_of, load_average, run_measured  # bench/measure.py
+from measure import ClusterMeter, become_subreaper, cpu_of, load_average, run_measured  # bench/measure.py
 
 from reconciler.devtools.broker import start_broker
 from reconciler.devtools.connect import start_connect
@@ -92,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--record-bytes", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=2, help="partitions of the topics (default 2)")
+    parser.add_argument("--no-cluster", dest="cluster", action="store_false",
+                        help="skip our rows on a standalone cluster (local[*] only)")
     args = parser.parse_args(argv)
     kcat = kcat_binary()
     become_subreaper()  # before anything starts: orphans of `reconciler run` come to us (CPU counted)
@@ -112,57 +129,115 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_all(args: argparse.Namespace, kcat: str, workdir: Path, bootstrap: str, broker_pid: int,
             worker: Any) -> dict[str, list[Result]]:
-    n, partitions = args.records, args.partitions
+    n = args.records
     source_file = workdir / "in" / "records.jsonl"
     write_input(source_file, n, args.record_bytes)
-    topics = Topics(bootstrap, partitions)
+    topics = Topics(bootstrap, args.partitions)
     java, ours = JavaSide(worker, bootstrap, broker_pid), OursSide(bootstrap, broker_pid, workdir / "ours")
     results: dict[str, list[Result]] = {"source": [], "sink": []}
+    run_sources(args, kcat, workdir, source_file, topics, java, ours, results["source"])
+    out = workdir / "out"
+    out.mkdir()
+    run_sinks(args, kcat, out, topics, java, ours, results["sink"])
+    if args.cluster:
+        run_on_cluster(args, workdir, source_file, topics, ours, results)
+    topics.close()
+    return results
 
+
+def run_sources(args: argparse.Namespace, kcat: str, workdir: Path, source_file: Path, topics: Topics,
+                java: JavaSide, ours: OursSide, rows: list[Result]) -> None:
+    n, bootstrap, broker_pid = args.records, topics.bootstrap, ours.broker_pid
     phase("source: kcat -P")
     topics.create("src-kcat")
     kcat_p = [kcat, "-P", "-b", bootstrap, "-t", "src-kcat", "-l", str(source_file), *producer_flags()]
-    results["source"].append(kcat_measured("kcat -P", kcat_p, broker_pid, n))
+    rows.append(kcat_measured("kcat -P", kcat_p, broker_pid, n))
     phase("source: Java FileStreamSourceConnector")
     topics.create("src-java")
-    results["source"].append(java.source(source_file, "src-java", n, topics))
+    rows.append(java.source(source_file, "src-java", n, topics))
     phase("source: our file-source, reconciler run --once")
     topics.create("src-ours")
-    results["source"].append(ours.source(source_file.parent, "src-ours", n))
+    rows.append(ours.source(source_file.parent, "src-ours", n))
     phase("source: our fixed cost (one record)")
     topics.create("src-fixed")
     one = workdir / "in-one" / "one.jsonl"
     write_input(one, 1, args.record_bytes)
-    with_fixed(results["source"][-1], ours.source(one.parent, "src-fixed", 1, name="fixed"))
-
+    with_fixed(rows[-1], ours.source(one.parent, "src-fixed", 1, name="fixed"))
     phase("checking the three topics")
-    for topic in ("src-kcat", "src-java", "src-ours"):
+    check_topics(kcat, bootstrap, ("src-kcat", "src-java", "src-ours"), workdir, n)
+
+
+def check_topics(kcat: str, bootstrap: str, names: tuple[str, ...], workdir: Path, n: int) -> None:
+    for topic in names:
         dump = workdir / f"{topic}.lines"
         count_topic_lines(kcat, bootstrap, topic, dump)
         verify_lines([dump], n, f"topic {topic}")
         dump.unlink()
 
-    out = workdir / "out"
-    out.mkdir()
+
+def run_sinks(args: argparse.Namespace, kcat: str, out: Path, topics: Topics, java: JavaSide, ours: OursSide,
+              rows: list[Result]) -> None:
+    n, bootstrap, partitions = args.records, topics.bootstrap, args.partitions
     phase("sink: kcat -C")
     kcat_c = [kcat, "-C", "-b", bootstrap, "-t", "src-kcat", "-o", "beginning", "-e", "-q", "-f", "%s\n", *consumer_flags()]
-    results["sink"].append(kcat_measured("kcat -C", kcat_c, broker_pid, n, stdout=out / "kcat.txt"))
+    rows.append(kcat_measured("kcat -C", kcat_c, ours.broker_pid, n, stdout=out / "kcat.txt"))
     phase("sink: Java FileStreamSinkConnector")
-    expected_bytes = n * (args.record_bytes + 1)
-    results["sink"].append(java.sink("src-kcat", out / "java.txt", n, expected_bytes, partitions))
-    phase("sink: our file-sink, reconciler run --once")
-    results["sink"].append(ours.sink("src-kcat", out / "ours", n, partitions))
-    phase("sink: our fixed cost (one record)")
-    topics.create("sink-fixed")
-    topics.produce_one("sink-fixed")
-    with_fixed(results["sink"][-1], ours.sink("sink-fixed", out / "fixed", 1, partitions, name="fixed"))
-
-    topics.close()
-    phase("checking the three outputs")
+    rows.append(java.sink("src-kcat", out / "java.txt", n, n * (args.record_bytes + 1), partitions))
+    ours_sinks(ours, topics, out, n, partitions, rows, "")
+    phase("checking the outputs")
     verify_lines([out / "kcat.txt"], n, "kcat -C output")
     verify_lines([out / "java.txt"], n, "FileStreamSink output")
-    verify_lines(sorted(p for p in (out / "ours").rglob("*.txt") if not p.name.startswith(".")), n, "file-sink output")
-    return results
+
+
+def ours_sinks(ours: OursSide, topics: Topics, out: Path, n: int, partitions: int, rows: list[Result],
+               tag: str) -> None:
+    """Our file-sink (with its fixed cost) and parquet-sink over `src-kcat`, each output checked."""
+    phase(f"sink: our file-sink on {ours.where}, reconciler run --once")
+    rows.append(ours.sink("src-kcat", out / f"ours{tag}", n, partitions, name=f"bench{tag}"))
+    phase(f"sink: our fixed cost on {ours.where} (one record)")
+    topics.create(f"sink-fixed{tag}")
+    topics.produce_one(f"sink-fixed{tag}")
+    with_fixed(rows[-1], ours.sink(f"sink-fixed{tag}", out / f"fixed{tag}", 1, partitions, name=f"fixed{tag}"))
+    verify_lines(sorted(p for p in (out / f"ours{tag}").rglob("*.txt") if not p.name.startswith(".")), n,
+                 f"file-sink output ({ours.where})")
+    phase(f"sink: our parquet-sink on {ours.where}, reconciler run --once")
+    rows.append(ours.sink("src-kcat", out / f"parquet{tag}", n, partitions, name=f"bench{tag}", sink="parquet-sink"))
+    verify_parquet(out / f"parquet{tag}", n, f"parquet-sink output ({ours.where})")
+
+
+def verify_parquet(path: Path, records: int, what: str) -> None:
+    """Every id exactly once in the Parquet files' values (the same check as `verify_lines`)."""
+    import pyarrow.parquet as pq
+
+    lines = path / "lines.txt"
+    with lines.open("wb") as out:
+        for file in sorted(p for p in path.rglob("*.parquet") if not p.name.startswith(".")):
+            out.writelines(v + b"\n" for v in pq.read_table(file, columns=["value"]).column("value").to_pylist())
+    verify_lines([lines], records, what)
+
+
+def run_on_cluster(args: argparse.Namespace, workdir: Path, source_file: Path, topics: Topics, ours: OursSide,
+                   results: dict[str, list[Result]]) -> None:
+    """Our rows again on a standalone cluster (a master and two 1-core workers on this machine,
+    `reconciler.devtools.spark_cluster`), the executors on the packed environment, as the README
+    says; their CPU and memory are metered through the workers."""
+    from reconciler.devtools.pack_env import cached_pack
+    from reconciler.devtools.spark_cluster import start_cluster
+
+    phase("starting a standalone cluster (master + 2 workers) and packing the executors' environment")
+    env = cached_pack()
+    with start_cluster(workdir / "spark", workers=2) as cluster:
+        spark = ("--spark-master", cluster.master_url, "--spark-conf", f"spark.archives={env}#environment",
+                 "--spark-conf", "spark.pyspark.python=./environment/bin/python",
+                 "--spark-conf", "spark.executor.memory=512m")
+        meter = ClusterMeter([w.pid for w in cluster.workers])
+        on_cluster = OursSide(ours.bootstrap, ours.broker_pid, workdir / "ours-cluster", spark, meter,
+                              "standalone cluster")
+        phase("source: our file-source on the cluster")
+        topics.create("src-cluster")
+        results["source"].append(on_cluster.source(source_file.parent, "src-cluster", args.records, name="cluster"))
+        ours_sinks(on_cluster, topics, workdir / "out", args.records, args.partitions, results["sink"], "-cluster")
+    check_topics(kcat_binary(), topics.bootstrap, ("src-cluster",), workdir, args.records)
 
 
 def with_fixed(result: Result, fixed: Result) -> None:
@@ -186,7 +261,8 @@ def line(label: str, seconds: float, records: int, reference: float, fixed: floa
 def report(args: argparse.Namespace, started_load: str, results: dict[str, list[Result]]) -> None:
     print(
         f"\nhead-to-head: {args.records:,} records of {args.record_bytes} B (+ newline), topics of {args.partitions} "
-        f"partitions, Apache Kafka (one KRaft node) on loopback, Spark local[*], 2 cores"
+        f"partitions, Apache Kafka (one KRaft node) on loopback, Spark local[*] and a standalone cluster "
+        f"(master + two 1-core workers on the same machine), {os.cpu_count()} cores"
     )
     print(f"load average: {started_load} at the start, {load_average()} at the end (other work slows every side)")
     for direction, rows in results.items():

@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
-from measure import JvmMeter, Usage, cpu_of, run_measured  # bench/measure.py
+from measure import ClusterMeter, JvmMeter, Usage, cpu_of, run_measured  # bench/measure.py
 
 if TYPE_CHECKING:
     from reconciler.devtools.connect import RunningConnect
@@ -193,7 +193,7 @@ apiVersion: reconciler.io/v1
 kind: Connector
 metadata: {{name: {name}}}
 spec:
-  class: file-sink
+  class: {sink}
   tasksMax: {tasks}
   config: {{topics: {topic}, path: "{path}"}}
 """
@@ -201,17 +201,25 @@ spec:
 
 @dataclass
 class OursSide:
+    """`reconciler run --once` on `local[*]`, or on a standalone cluster: `spark_args` name it
+    (`--spark-master`, the packed environment), `cluster` meters its workers' processes (the
+    executors are theirs, not the command's), `where` labels the rows."""
+
     bootstrap: str
     broker_pid: int
     workdir: Path
+    spark_args: tuple[str, ...] = ()
+    cluster: ClusterMeter | None = None
+    where: str = "local[*]"
 
     def source(self, directory: Path, topic: str, records: int, name: str = "bench") -> Result:
         manifest = SOURCE_MANIFEST.format(name=f"{name}-file-source", path=directory, topic=topic)
-        return self._run(f"{name}-source", manifest, records, "ours: file-source, run --once")
+        return self._run(f"{name}-source", manifest, records, f"ours: file-source, {self.where}")
 
-    def sink(self, topic: str, path: Path, records: int, partitions: int, name: str = "bench") -> Result:
-        manifest = SINK_MANIFEST.format(name=f"{name}-file-sink", tasks=partitions, topic=topic, path=path)
-        return self._run(f"{name}-sink", manifest, records, "ours: file-sink, run --once")
+    def sink(self, topic: str, path: Path, records: int, partitions: int, name: str = "bench",
+             sink: str = "file-sink") -> Result:
+        manifest = SINK_MANIFEST.format(name=f"{name}-{sink}", sink=sink, tasks=partitions, topic=topic, path=path)
+        return self._run(f"{name}-{sink}", manifest, records, f"ours: {sink}, {self.where}")
 
     def _run(self, name: str, manifest: str, records: int, label: str) -> Result:
         """`reconciler run --once` on a group of its own (no other connector runs in its tick),
@@ -221,13 +229,13 @@ class OursSide:
         path.write_text(manifest)
         # `reconciler run`, with the runtime's log: the session start and the batch job's time.
         command = [sys.executable, str(TIMED), "run", str(path), "--once",
-                   "--bootstrap-servers", self.bootstrap, "--group-id", f"h2h-ours-{name}"]
+                   "--bootstrap-servers", self.bootstrap, "--group-id", f"h2h-ours-{name}", *self.spark_args]
         total, moved, runs, broker, session_s, job_s = Usage(), 0, 0, cpu_of(self.broker_pid), 0.0, 0.0
         while moved < records and runs < MAX_RUNS:
             runs += 1
             output, log = self.workdir / f"{name}-{runs}.out", self.workdir / f"{name}-{runs}.log"
             with output.open("wb") as out, log.open("wb") as err:
-                code, usage = run_measured(command, stdout=out, stderr=err)
+                code, usage = self._measured(command, out, err)
             text = output.read_text()
             match = _MOVED.search(text)
             if code != 0 or match is None or "FAILED" in text:
@@ -242,3 +250,12 @@ class OursSide:
         notes = [f"{runs} runs of `reconciler run --once` (each batch's limits)"] if runs > 1 else []
         return Result(label, total, records, cpu_of(self.broker_pid) - broker, notes=notes, session_s=session_s,
                       job_s=job_s)
+
+    def _measured(self, command: list[str], out: IO[bytes], err: IO[bytes]) -> tuple[int, Usage]:
+        """The command's own usage, plus its executors' on a cluster (CPU added, peaks summed)."""
+        if self.cluster is None:
+            return run_measured(command, stdout=out, stderr=err)
+        executors = Usage()
+        with self.cluster.phase(executors):
+            code, usage = run_measured(command, stdout=out, stderr=err)
+        return code, Usage(usage.seconds, usage.cpu_s + executors.cpu_s, usage.peak_rss + executors.peak_rss)

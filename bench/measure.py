@@ -13,6 +13,10 @@
   difference of its CPU times over the phase and samples its RSS.
 - This process and its children (throughput.py runs Spark in process): `TreeMeter` and
   `MemorySampler`, the difference of the tree's CPU times and its sampled RSS.
+- A standalone Spark cluster's workers (their executors and Python workers come and go with
+  each application): `ClusterMeter` samples every process under the worker JVMs, counting
+  each one's CPU seconds from its first sample in the phase (or from 0 when it started in the
+  phase) to its last, and the largest sum of their RSS.
 """
 
 from __future__ import annotations
@@ -204,6 +208,55 @@ class JvmMeter:
             sampler.stop()
             into.cpu_s = cpu_of(self.pid) - before
             into.peak_rss = sampler.peak
+
+
+class ClusterMeter:
+    """CPU seconds and peak RSS of the processes under `roots` (the cluster's worker JVMs) over
+    a phase, sampled every SAMPLE_S: an executor's last moments after its last sample are
+    missed, and so is a process that lived less than SAMPLE_S."""
+
+    def __init__(self, roots: list[int]) -> None:
+        self.roots = roots
+
+    def _tree(self) -> dict[int, tuple[float, int]]:
+        found: dict[int, tuple[float, int]] = {}
+        for root in self.roots:
+            try:
+                processes = [psutil.Process(root), *psutil.Process(root).children(recursive=True)]
+            except psutil.Error:
+                continue
+            for process in processes:
+                try:
+                    times = process.cpu_times()
+                    found[process.pid] = (times.user + times.system, process.memory_info().rss)
+                except psutil.Error:
+                    continue
+        return found
+
+    @contextmanager
+    def phase(self, into: Usage) -> Iterator[None]:
+        baseline = {pid: cpu for pid, (cpu, _) in self._tree().items()}
+        last: dict[int, float] = dict(baseline)
+        peak, stop = 0, threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while True:
+                tree = self._tree()
+                last.update({pid: cpu for pid, (cpu, _) in tree.items()})
+                peak = max(peak, sum(rss for _, rss in tree.values()))
+                if stop.wait(SAMPLE_S):
+                    return
+
+        thread = threading.Thread(target=sample, daemon=True, name="cluster-sampler")
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+            into.cpu_s = sum(cpu - baseline.get(pid, 0.0) for pid, cpu in last.items())
+            into.peak_rss = peak
 
 
 # --- this process's tree (Spark in process) ---------------------------------------------------

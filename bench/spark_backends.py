@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         for round_ in range(args.rounds):
             for reader in args.readers.split(","):
                 name = f"bench-{reader}-{round_}"
-                seconds, cpu, records = sink_once(settings, reader, name, workdir / name)  # type: ignore[arg-type]
+                seconds, cpu, records = sink_once(settings, reader, name, workdir / name)
                 print(f"sink via {reader:>15}: {records} records in {seconds:.2f} s = "
                       f"{records / seconds:,.0f} rec/s, {cpu:.2f} CPU-s (load {psutil.getloadavg()[0]:.1f})",
                       flush=True)
