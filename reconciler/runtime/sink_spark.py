@@ -40,7 +40,6 @@ def run_ranges(
     session: SparkSession, settings: KafkaSettings, items: Sequence[SinkPartitionWork], *, pool: str, description: str
 ) -> list[SinkPartitionResult]:
     """One result per item, in order; a range with no record reports 0 records, no offset."""
-    from reconciler.runtime.sink_job import SinkPartitionResult
     from reconciler.runtime.spark_kafka import read_ranges
 
     if not items:
