@@ -14,23 +14,30 @@ of what failed and what to do (`--allow-failed`: the summary, and exit 0). In th
 (`run`, `watch`) failures are reported and the ticks go on: a bad moment of the control plane
 or of one connector stops no other data. Owned connectors left in no manifest (orphans) are
 logged at every tick until deleted (`--prune`) or declared again.
+
+When the command ends (after `--once`, or after SIGTERM in the loop) it reports its
+connectors and tasks UNASSIGNED, as a Connect worker does when it stops them
+(docs/runtime.md#liveness-between-batches). The loop serves the read-only REST API, health and
+metrics (`reconciler.api`) unless `--no-http`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.core.live import InstanceState
-from reconciler.errors import ReconcilerError
+from reconciler.errors import BrokerUnreachable, ReconcilerError
 
 if TYPE_CHECKING:
+    from reconciler.api.observer import LoopObserver
     from reconciler.core.models import DesiredConnector
     from reconciler.kafka.settings import KafkaSettings
     from reconciler.runtime.loop import Stopper
@@ -91,6 +98,13 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--worker-id", default=None, help="worker_id in statuses (default: <hostname>:<pid>)")
     add_prune_options(group)
+    http = parser.add_argument_group("REST API, health and metrics (loop mode)")
+    http.add_argument(
+        "--http-bind", default=os.environ.get("RECONCILER_HTTP_BIND", "127.0.0.1:8083"), metavar="HOST:PORT",
+        help="where to serve the read-only REST API, /healthz, /readyz and /metrics "
+        "(default: $RECONCILER_HTTP_BIND or %(default)s)",
+    )
+    http.add_argument("--no-http", action="store_true", help="serve no HTTP at all")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -105,10 +119,12 @@ def run(args: argparse.Namespace) -> int:
     worker = make_worker(args, settings, spark_conf, stopper)
     try:
         if args.once:
-            report = worker.tick(desired, manifest_paths=paths)
-            print_report(report)
+            with releasing(worker):
+                report = worker.tick(desired, manifest_paths=paths)
+                print_report(report)
             return _exit_once(report, allow_failed=args.allow_failed)
-        loop(worker, stopper, args.interval, lambda: (desired, paths))
+        with serving(args, settings, worker) as observer, releasing(worker):
+            loop(worker, stopper, args.interval, lambda: (desired, paths), observer=observer)
     finally:
         worker.close()
     return EXIT_OK
@@ -127,19 +143,94 @@ def _exit_once(report: TickReport, *, allow_failed: bool) -> int:
 Manifests = Callable[[], tuple[Sequence["DesiredConnector"], Sequence[str]]]
 
 
-def loop(worker: Worker, stopper: Stopper, interval_s: float, manifests: Manifests) -> None:
-    """Ticks until a signal; `manifests()` gives the (desired, paths) to apply at each tick."""
+def loop(
+    worker: Worker,
+    stopper: Stopper,
+    interval_s: float,
+    manifests: Manifests,
+    *,
+    observer: LoopObserver | None = None,
+    problems: Callable[[], Sequence[str]] = lambda: (),
+) -> None:
+    """Ticks until a signal; `manifests()` gives the (desired, paths) to apply at each tick,
+    `problems()` what is wrong with the files on disk (their edit is not applied)."""
     from reconciler.runtime.loop import run_loop
 
-    def tick() -> None:
-        desired, paths = manifests()
-        print_report(worker.tick(desired, manifest_paths=paths, on_apply_error=print_error))
-
+    tick = make_tick(worker, manifests, observer, problems)
     stopper.install()
     try:
         run_loop(tick, interval_s=interval_s, stopper=stopper, on_error=print_error)
     finally:
         stopper.restore()
+
+
+def make_tick(
+    worker: Worker,
+    manifests: Manifests,
+    observer: LoopObserver | None = None,
+    problems: Callable[[], Sequence[str]] = lambda: (),
+) -> Callable[[], None]:
+    """One tick of the loop: apply and run, print the report, tell the observer."""
+
+    def tick() -> None:
+        desired, paths = manifests()
+        apply_errors: list[ReconcilerError] = []
+
+        def on_apply_error(exc: ReconcilerError) -> None:
+            print_error(exc)
+            apply_errors.append(exc)
+
+        started = time.time()
+        if observer is not None:
+            observer.manifests(desired, problems())
+        try:
+            report = worker.tick(desired, manifest_paths=paths, on_apply_error=on_apply_error)
+        except ReconcilerError as exc:
+            if observer is not None:
+                observer.failed(exc, started)
+            raise
+        print_report(report)
+        if observer is not None:
+            observer.finished(report, started, apply_errors[0] if apply_errors else None)
+
+    return tick
+
+
+@contextlib.contextmanager
+def serving(args: argparse.Namespace, settings: KafkaSettings, worker: Worker) -> Iterator[LoopObserver | None]:
+    """The REST API, health and metrics while the loop runs (None with --no-http)."""
+    if args.no_http:
+        yield None
+        return
+    from reconciler.api.server import serving as api_serving
+
+    with api_serving(settings, args.http_bind, worker.worker_id, interval_s=args.interval) as service:
+        yield service.observer
+
+
+@contextlib.contextmanager
+def releasing(worker: Worker) -> Iterator[None]:
+    """When the block ends, report this worker's instances UNASSIGNED (Connect's shutdown);
+    not after the broker proved unreachable: that would only wait for it once more."""
+    try:
+        yield
+    except BrokerUnreachable:
+        raise
+    except BaseException:
+        _release(worker)
+        raise
+    _release(worker)
+
+
+def _release(worker: Worker) -> None:
+    try:
+        written = worker.release()
+    except ReconcilerError as exc:
+        print_error(exc)
+        print("statuses still name this worker: the next run rewrites them", file=sys.stderr, flush=True)
+        return
+    if written:
+        print(f"stopped: {written} status(es) now UNASSIGNED", flush=True)
 
 
 def make_worker(

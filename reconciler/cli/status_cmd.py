@@ -11,18 +11,23 @@ each connector whose statuses have not caught up with its target yet: `apply` on
 the target; the worker (`reconciler run`) moves the connector and its tasks at its next tick.
 `type` is the plugin's kind (Connect's `unknown` when no plugin of that name is installed);
 for a Java class, run by a Java Connect worker, it is read from the config (`topics`).
+
+Tables also show when the runtime last ran each connector's tasks, and how that went (LAST
+BATCH): between batches and after a runner exits, statuses say who runs a connector, not when
+its data last moved (docs/runtime.md#liveness-between-batches).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
-from typing import Any
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.live import ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState
 from reconciler.core.normalize import from_connect_state
+from reconciler.render.connect_rest import all_statuses, connector_status, connector_type, no_status_message
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -49,16 +54,16 @@ def run(args: argparse.Namespace) -> int:
         connector = live.connector(args.name)
         doc = connector_status(connector) if connector is not None else None
         if connector is not None and args.format == "table" and (doc is not None or connector.exists):
-            _print_table([connector], details=True)  # an existing connector shows "no status yet"
+            _print_table(live, [connector], details=True)  # an existing connector shows "no status yet"
             return EXIT_OK
         if doc is None:  # Connect's 404
-            raise ReconcilerError(f"No status found for connector {args.name}")
+            raise ReconcilerError(no_status_message(args.name))
         print(json.dumps(doc, indent=2, ensure_ascii=False))
         return EXIT_OK
     if args.format == "json":
         print(json.dumps(all_statuses(live), indent=2, ensure_ascii=False))
     else:
-        _print_table(listed(live), details=False)
+        _print_table(live, listed(live), details=False)
     return EXIT_OK
 
 
@@ -67,60 +72,15 @@ def listed(live: LiveState) -> list[LiveConnector]:
     return [c for _, c in sorted(live.connectors.items()) if c.exists or c.connector_status is not None]
 
 
-def connector_type(connector: LiveConnector) -> str:
-    """`source` or `sink` by the connector's class, as Connect's REST says (`core.kinds`); a
-    class that is neither a plugin here nor a Java class name has no type: `unknown`, as
-    Connect reports a connector whose plugin it lacks."""
-    from reconciler.connectors.registry import connector_kind, is_java_class_name, plugin_kind
-
-    config = connector.config
-    if config is None:
-        return "unknown"
-    class_name = config.get("connector.class") or ""
-    if plugin_kind(class_name) is None and not is_java_class_name(class_name):
-        return "unknown"
-    return connector_kind(class_name, config)
+def batch_summary(batch: LastBatch | None) -> str:
+    """`2026-11-22 10:04:05Z succeeded, 120 records`, or `-` when the tasks never ran."""
+    if batch is None:
+        return NO_STATUS
+    at = datetime.datetime.fromtimestamp(batch.finished_at_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return f"{at} {batch.outcome}, {batch.records} records"
 
 
-UNDEFINED_VERSION = "undefined"  # Connect's `PluginDesc.UNDEFINED_VERSION`, left out of its REST bodies
-
-
-def _state_doc(status: InstanceStatus, task_id: int | None = None) -> dict[str, Any]:
-    """Connect's `ConnectorStateInfo` state: `trace` only when non-empty, `version` (null when the
-    record had none) unless it is "undefined" (`PluginInfo.NoVersionFilter`)."""
-    doc: dict[str, Any] = {} if task_id is None else {"id": task_id}
-    doc["state"] = status.state.value
-    doc["worker_id"] = status.worker_id
-    if status.trace:  # Connect omits a null or empty trace
-        doc["trace"] = status.trace
-    if status.version != UNDEFINED_VERSION:
-        doc["version"] = status.version
-    return doc
-
-
-def connector_status(connector: LiveConnector) -> dict[str, Any] | None:
-    """`GET /connectors/{name}/status`, or None where Connect answers 404."""
-    if connector.connector_status is None:
-        return None
-    return {
-        "name": connector.name,
-        "connector": _state_doc(connector.connector_status),
-        "tasks": [_state_doc(status, task) for task, status in sorted(connector.task_statuses.items())],
-        "type": connector_type(connector),
-    }
-
-
-def all_statuses(live: LiveState) -> dict[str, Any]:
-    """`GET /connectors?expand=status`: existing connectors that have a status."""
-    result: dict[str, Any] = {}
-    for name, connector in sorted(live.connectors.items()):
-        doc = connector_status(connector) if connector.exists else None
-        if doc is not None:
-            result[name] = {"status": doc}
-    return result
-
-
-def _row(connector: LiveConnector) -> list[str]:
+def _row(connector: LiveConnector, batch: LastBatch | None) -> list[str]:
     tasks = connector.task_statuses
     total = connector.task_count if connector.task_count is not None else len(tasks)
     running = sum(1 for status in tasks.values() if status.state is InstanceState.RUNNING)
@@ -134,10 +94,11 @@ def _row(connector: LiveConnector) -> list[str]:
         state,
         f"{running}/{total}",
         ",".join(map(str, failed)) or NO_STATUS,
+        batch_summary(batch),
     ]
 
 
-HEADERS = ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS RUNNING", "FAILED TASK IDS"]
+HEADERS = ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS RUNNING", "FAILED TASK IDS", "LAST BATCH"]
 _SETTLED = {
     ConnectTargetState.STARTED: InstanceState.RUNNING,
     ConnectTargetState.PAUSED: InstanceState.PAUSED,
@@ -169,11 +130,11 @@ def _task_rows(connector: LiveConnector) -> list[list[str]]:
     return rows
 
 
-def _print_table(connectors: list[LiveConnector], *, details: bool) -> None:
+def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: bool) -> None:
     if not connectors:
         print("No connectors.")
         return
-    rows = [_row(c) for c in connectors]
+    rows = [_row(c, live.last_batches.get(c.name)) for c in connectors]
     task_rows = _task_rows(connectors[0]) if details else []
     if sys.stdout.isatty():
         _rich_tables(rows, task_rows, connectors, details)

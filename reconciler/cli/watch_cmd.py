@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.cli.run_cmd import add_runtime_options, loop, make_worker, parse_spark_conf, stamp
+from reconciler.cli.run_cmd import add_runtime_options, loop, make_worker, parse_spark_conf, releasing, serving, stamp
 
 if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
@@ -45,6 +45,7 @@ class Manifests:
         self.paths = list(paths)
         self.desired = list(desired)
         self.changed = threading.Event()
+        self.problems: list[str] = []  # of the files on disk, while an invalid edit is not applied
 
     def __call__(self) -> tuple[Sequence[DesiredConnector], Sequence[str]]:
         if self.changed.is_set():
@@ -58,12 +59,13 @@ class Manifests:
 
         result = load_manifests(self.paths)
         if not result.ok:
-            for diagnostic in result.diagnostics:
-                print(diagnostic.render(), file=sys.stderr)
+            self.problems = [diagnostic.render() for diagnostic in result.diagnostics]
+            for problem in self.problems:
+                print(problem, file=sys.stderr)
             print(f"{stamp()} manifests changed but are invalid; still running the previous valid ones", file=sys.stderr)
             sys.stderr.flush()
             return False
-        self.desired = list(result.connectors)
+        self.desired, self.problems = list(result.connectors), []
         print(f"{stamp()} manifests reloaded: {len(self.desired)} connector(s)", flush=True)
         return True
 
@@ -92,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
     watcher.start()
     worker = make_worker(args, settings, spark_conf, stopper)
     try:
-        loop(worker, stopper, args.interval, manifests)
+        with serving(args, settings, worker) as observer, releasing(worker):
+            loop(worker, stopper, args.interval, manifests, observer=observer, problems=lambda: manifests.problems)
     finally:
         stopper.request_stop()
         worker.close()

@@ -117,6 +117,38 @@ class AppliedRequests(BaseModel):
     offsets: list[str] = Field(default_factory=list)
 
 
+class TaskBatch(BaseModel):
+    """One task's part of a connector's last batch."""
+
+    model_config = ConfigDict(frozen=True)
+
+    records: int = 0
+    bytes: int = 0
+    failed: bool = False
+
+
+class LastBatch(BaseModel):
+    """The last batch the runtime ran of a connector's tasks (our topic's `batch/<name>`).
+
+    Connect has no such record: its tasks never stop between batches. A batch worker's status
+    says who runs a connector; this says when its data last moved, and how that went."""
+
+    model_config = ConfigDict(frozen=True)
+
+    finished_at_ms: int
+    worker_id: str
+    tasks: dict[int, TaskBatch] = Field(default_factory=dict)
+
+    @property
+    def outcome(self) -> str:
+        """`failed` when a task of the batch failed, else `succeeded`."""
+        return "failed" if any(task.failed for task in self.tasks.values()) else "succeeded"
+
+    @property
+    def records(self) -> int:
+        return sum(task.records for task in self.tasks.values())
+
+
 class LiveState(BaseModel):
     """Everything the plan engine needs to know about the cluster."""
 
@@ -138,6 +170,10 @@ class LiveState(BaseModel):
     # Set in a snapshot file: the fingerprint of the live state it was made from, whose secrets
     # the file holds only sealed (see `sealed_snapshot`).
     source_fingerprint: str = ""
+    # KIP-558 active topics from the status topic: connector → topic names, sorted.
+    active_topics: dict[str, list[str]] = Field(default_factory=dict)
+    # The runtime's last batch of each connector (our own topic).
+    last_batches: dict[str, LastBatch] = Field(default_factory=dict)
 
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)

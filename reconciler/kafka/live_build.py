@@ -105,6 +105,8 @@ def build_live_state(
         },
         sensitive=dict(sorted(ours.sensitive.items())),
         source_fingerprint="",
+        active_topics={name: sorted(topics) for name, topics in sorted(status.topics.items()) if topics},
+        last_batches=dict(sorted(ours.batches.items())),
     )
     masking.remember_live(live)  # whatever prints later never shows their secrets
     return live

@@ -1,5 +1,5 @@
 """The records of our own `<group>-reconciler` topic: ownership, applied request ids, offsets
-requests' progress and rollback snapshots. Connect never reads this topic; the formats are ours,
+requests' progress and rollback snapshots, each connector's last batch. Connect never reads this topic; the formats are ours,
 in the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`).
 
 Pure: keys and values in, bytes out (and back), `Invalid(reason)` instead of raising.
@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, get_args
 
+from reconciler.core.live import LastBatch, TaskBatch
 from reconciler.kafka.records import Invalid, Record, dumps, loads, text_key
 
 OffsetsStepName = Literal["stop", "snapshot", "alter", "reset", "return"]
@@ -23,6 +24,7 @@ APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
 OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
 OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 SENSITIVE_PREFIX: Final = "sensitive/"
+BATCH_PREFIX: Final = "batch/"
 RECONCILER_OWNER: Final = "connect-reconciler"
 OFFSETS_STEPS: Final = frozenset(get_args(OffsetsStepName))
 
@@ -101,8 +103,20 @@ def sensitive_record(name: str, keys: Sequence[str]) -> Record:
     return Record("reconciler", key, dumps({"keys": sorted(keys)}) if keys else None)
 
 
+def batch_record(name: str, batch: LastBatch) -> Record:
+    tasks = [
+        {"id": task, "records": t.records, "bytes": t.bytes, "failed": t.failed} for task, t in sorted(batch.tasks.items())
+    ]
+    value = dumps({"finished-at": batch.finished_at_ms, "worker-id": batch.worker_id, "tasks": tasks})
+    return Record("reconciler", text_key(BATCH_PREFIX + _name_segment(name)), value)
+
+
+def batch_tombstone(name: str) -> Record:
+    return Record("reconciler", text_key(BATCH_PREFIX + _name_segment(name)), None)
+
+
 ReconcilerKeyKind = Literal[
-    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot", "sensitive"
+    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot", "sensitive", "batch"
 ]
 
 
@@ -123,6 +137,9 @@ def parse_reconciler_key(key: str) -> ReconcilerKey | None:
     if key.startswith(SENSITIVE_PREFIX):
         name = key[len(SENSITIVE_PREFIX) :]
         return ReconcilerKey("sensitive", name, None) if name and "/" not in name else None
+    if key.startswith(BATCH_PREFIX):
+        name = key[len(BATCH_PREFIX) :]
+        return ReconcilerKey("batch", name, None) if name and "/" not in name else None
     for prefix, kind in _ID_KEYS:
         if key.startswith(prefix):
             name, _, request_id = key[len(prefix) :].partition("/")
@@ -187,3 +204,19 @@ def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
     if type(taken_at) is not int:
         return Invalid("'taken-at' should be an integer")
     return OffsetsSnapshot(offsets, taken_at)
+
+
+def decode_batch(value: bytes) -> LastBatch | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("batch value is not a JSON object")
+    at, worker, tasks = obj.get("finished-at"), obj.get("worker-id"), obj.get("tasks")
+    if type(at) is not int or type(worker) is not str or type(tasks) is not list:
+        return Invalid("'finished-at', 'worker-id' and 'tasks' should be an integer, a string and a list")
+    parsed: dict[int, TaskBatch] = {}
+    for task in tasks:
+        fields = [task.get(k) for k in ("id", "records", "bytes")] if type(task) is dict else [None]
+        if not all(type(f) is int for f in fields) or type(task.get("failed")) is not bool:
+            return Invalid(f"invalid task in batch value: {task!r}")
+        parsed[task["id"]] = TaskBatch(records=task["records"], bytes=task["bytes"], failed=task["failed"])
+    return LastBatch(finished_at_ms=at, worker_id=worker, tasks=parsed)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from reconciler.core.live import LastBatch
 from reconciler.kafka import own_records as own
 from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
@@ -43,6 +44,7 @@ class ReconcilerReplay(Replay):
         self.offsets_progress: dict[str, OffsetsProgress] = {}
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
         self.sensitive: dict[str, list[str]] = {}  # name → config keys its manifest made sensitive
+        self.batches: dict[str, LastBatch] = {}
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
         if offset >= 0:
@@ -60,6 +62,8 @@ class ReconcilerReplay(Replay):
             self._put(self.offsets_progress, name, decoded, text)
         elif kind == "sensitive":
             self._put(self.sensitive, name, None if value is None else own.decode_sensitive(value), text)
+        elif kind == "batch":
+            self._put(self.batches, name, None if value is None else own.decode_batch(value), text)
         elif kind == "offsets-snapshot":
             decoded_snapshot = None if value is None else own.decode_offsets_snapshot(value)
             self._put(self.snapshots, (name, request_id or ""), decoded_snapshot, text)

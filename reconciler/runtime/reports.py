@@ -44,6 +44,7 @@ class TickReport:
     works: int = 0  # tasks that ran a batch
     applied: ApplyOutcome | None = None
     offsets: list[OffsetsOutcome] = field(default_factory=list)
+    outcomes: list[TaskOutcome] = field(default_factory=list)  # of the batch, one per task that ran
     # Connectors of classes our runtime does not run, left to the group's Connect workers.
     left_to_connect: list[str] = field(default_factory=list)
 

@@ -46,6 +46,7 @@ from reconciler.runtime.sink_reader import ISOLATION, RangeReader
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import SparkSession
 
     from reconciler.runtime.executor import TaskOutcome, TaskWork
@@ -78,6 +79,7 @@ class SinkPartitionResult:
     offset: int | None  # what pre_commit called safe to commit; None: nothing to commit
     error: str | None = None
     seconds: float = 0.0  # time spent in the partition (debug log: job overhead = job - max)
+    bytes: int = 0  # key and value bytes read
     # The end read to, when everything from `offset` to it holds no record (markers, aborted or
     # compacted records): the commit says so, and the next batch skips the range.
     scanned_to: int | None = None
@@ -206,12 +208,13 @@ def run_sink(
         if s.offset is not None and (s.offset, commit_metadata(s)) != commits.get((s.topic, s.partition))
     }
     groups.commit_offsets(settings, group, to_commit)
+    lags = {(i.topic, i.partition): i.end - (i.committed or 0) for i in items}
     LOG.debug(
         "sink %s: %d range(s) planned in %.3fs, job %.3fs (partitions %s s), %d offset(s) committed in %.3fs",
         name, len(items), planned - started, ran - planned, ", ".join(f"{s.seconds:.2f}" for s in summaries),
         len(to_commit), time.monotonic() - ran,
     )
-    return _outcomes(works, summaries)
+    return _outcomes(works, summaries, partitions, lags, set(to_commit))
 
 
 def _check_sink(connector_class: str) -> None:
@@ -226,15 +229,28 @@ def _summary(item: SinkPartitionWork, result: SinkPartitionResult | PartitionFai
     return result
 
 
-def _outcomes(works: Sequence[TaskWork], summaries: Sequence[SinkPartitionResult]) -> list[TaskOutcome]:
+def _outcomes(
+    works: Sequence[TaskWork],
+    summaries: Sequence[SinkPartitionResult],
+    partitions: Mapping[int, Sequence[TopicPartition]],
+    lags: Mapping[TopicPartition, int],
+    committed: set[TopicPartition],
+) -> list[TaskOutcome]:
+    """One outcome per task; `lags` holds only the partitions that had records to read."""
     from reconciler.runtime.executor import TaskOutcome
 
     outcomes = []
     for work in works:
         mine = [s for s in summaries if s.task_id == work.task_id]
         errors = [s.error for s in mine if s.error is not None]
+        assigned = partitions.get(work.task_id, [])
         outcomes.append(
-            TaskOutcome(work.connector, work.task_id, sum(s.records for s in mine), "\n".join(errors) or None)
+            TaskOutcome(
+                work.connector, work.task_id, sum(s.records for s in mine), "\n".join(errors) or None,
+                bytes=sum(s.bytes for s in mine),
+                lag=max((lags.get(tp, 0) for tp in assigned), default=0),
+                offsets_committed=any(tp in committed for tp in assigned),
+            )
         )
     return outcomes
 
@@ -244,20 +260,22 @@ def _outcomes(works: Sequence[TaskWork], summaries: Sequence[SinkPartitionResult
 
 def sink_partition(item: SinkPartitionWork) -> SinkPartitionResult:
     """Runs in a Python worker: read the range, write it through the task, report the offset."""
-    started, records = time.monotonic(), 0
+    started, records, size = time.monotonic(), 0, 0
     offset: int | None = None
     scanned: int | None = None
     error: str | None = None
     try:
         task = _start_task(item)
         try:
-            records, offset, scanned = _move_range(task, item)
+            records, size, offset, scanned = _move_range(task, item)
         finally:
             task.stop()
     except Exception:
         offset, scanned, error = None, None, traceback.format_exc()
     seconds = time.monotonic() - started
-    return SinkPartitionResult(item.task_id, item.topic, item.partition, records, offset, error, seconds, scanned)
+    return SinkPartitionResult(
+        item.task_id, item.topic, item.partition, records, offset, error, seconds, bytes=size, scanned_to=scanned
+    )
 
 
 def _start_task(item: SinkPartitionWork) -> SinkTask:
@@ -269,23 +287,37 @@ def _start_task(item: SinkPartitionWork) -> SinkTask:
     return task
 
 
-def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int | None, int | None]:
-    """(records written, the offset to commit, the end read to when nothing but offsets without
-    records lie between the two). The offset is Java's: the last record delivered + 1, or where
-    the range started when none was (its files or the group say everything below is done)."""
+def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int, int | None, int | None]:
+    """(records written, their key and value bytes, the offset to commit, the end read to when
+    nothing but offsets without records lie between the two). The offset is Java's: the last
+    record delivered + 1, or where the range started when none was (its files or the group say
+    everything below is done)."""
     tp = (item.topic, item.partition)
     held = task.open([tp]).get(tp)
     known = [o for o in (held, item.committed) if o is not None]
     start = max(known) if known else None
     reader = RangeReader(item, start)
-    records = 0
+    records = size = 0
     for batch in reader.batches():
         task.write(batch)
         records += batch.num_rows
+        size += payload_bytes(batch)
         if records == batch.num_rows and not reader.done:
             failpoints.hit(failpoints.SINK_MID_WRITE)
     point = reader.delivered if reader.delivered is not None else start
     safe = None if point is None else task.pre_commit({tp: point}, closing=True).get(tp)
     failpoints.hit(failpoints.SINK_AFTER_FILES)
     scanned = item.end if reader.done and safe is not None and safe == point else None
-    return records, safe, scanned
+    return records, size, safe, scanned
+
+
+def payload_bytes(batch: pa.RecordBatch) -> int:
+    """Key and value bytes of a `sink_schema()` batch, from the binary columns' offsets: exact
+    for sliced or filtered batches, and no per-record work."""
+    total = 0
+    for name in ("key", "value"):
+        column = batch.column(name)
+        if len(column):
+            offsets = column.offsets
+            total += offsets[-1].as_py() - offsets[0].as_py()
+    return total

@@ -87,7 +87,7 @@ def _run_task(item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]) -> Sin
     from reconciler.heap import building
     from reconciler.runtime.sink_job import SinkPartitionResult, _start_task
 
-    started, records = time.monotonic(), 0
+    started, records, size = time.monotonic(), 0, 0
     offset: int | None = None
     scanned: int | None = None
     error: str | None = None
@@ -95,33 +95,38 @@ def _run_task(item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]) -> Sin
         with building():
             task = _start_task(item)
             try:
-                records, offset, scanned = _deliver(task, item, batches)
+                records, size, offset, scanned = _deliver(task, item, batches)
             finally:
                 task.stop()
     except Exception:
         offset, scanned, error = None, None, traceback.format_exc()
     seconds = time.monotonic() - started
-    return SinkPartitionResult(item.task_id, item.topic, item.partition, records, offset, error, seconds, scanned)
+    return SinkPartitionResult(
+        item.task_id, item.topic, item.partition, records, offset, error, seconds, bytes=size, scanned_to=scanned
+    )
 
 
 def _deliver(
     task: SinkTask, item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]
-) -> tuple[int, int | None, int | None]:
-    """(records written, what `pre_commit` called safe, the end read to when only offsets
-    without records lie past it), as `sink_job._move_range`. The offset offered is Java's: the
+) -> tuple[int, int, int | None, int | None]:
+    """(records written, their key and value bytes, what `pre_commit` called safe, the end read
+    to when only offsets without records lie past it), as `sink_job._move_range`. The offset offered is Java's: the
     last record delivered + 1, or the start when none was. The data source always reads the
     whole range, so the range is scanned to its end once the task took everything."""
+    from reconciler.runtime.sink_job import payload_bytes
+
     tp = (item.topic, item.partition)
     held = task.open([tp]).get(tp)
     known = [o for o in (held, item.committed) if o is not None]
     start = max(known) if known else None
-    records, delivered = 0, None
+    records, size, delivered = 0, 0, None
     for raw in batches:
         batch = to_sink_batch(raw, start)
         if not batch.num_rows:
             continue
         task.write(batch)
         records += batch.num_rows
+        size += payload_bytes(batch)
         delivered = batch.column("offset")[-1].as_py() + 1
         if records == batch.num_rows and delivered < item.end:  # the first batch, and more may follow
             failpoints.hit(failpoints.SINK_MID_WRITE)
@@ -129,7 +134,7 @@ def _deliver(
     safe = None if point is None else task.pre_commit({tp: point}, closing=True).get(tp)
     failpoints.hit(failpoints.SINK_AFTER_FILES)
     scanned = item.end if safe is not None and safe == point else None
-    return records, safe, scanned
+    return records, size, safe, scanned
 
 
 def to_sink_batch(raw: pa.RecordBatch, start: int | None) -> pa.RecordBatch:

@@ -307,3 +307,28 @@ def _generation(current: InstanceStatus | None, report: Report, task: bool) -> i
     if task and report.state is UNASSIGNED and current is not None and current.state is RUNNING:
         return min(current.generation + 1, MAX_GENERATION)
     return BATCH_GENERATION
+# What a stopping worker turns UNASSIGNED; FAILED keeps its trace (docs/runtime.md#liveness-between-batches).
+_RELEASED = frozenset({InstanceState.RUNNING, InstanceState.PAUSED, InstanceState.STOPPED, InstanceState.RESTARTING})
+
+
+def releasing(connector: LiveConnector, worker_id: str) -> tuple[bool, list[int]]:
+    """What a worker that stops reports UNASSIGNED, as Connect's `onShutdown` does: (the
+    connector?, its tasks) among the statuses this worker wrote, except FAILED ones."""
+
+    def ours(status: InstanceStatus | None) -> bool:
+        return status is not None and status.worker_id == worker_id and status.state in _RELEASED
+
+    tasks = [task for task, status in sorted(connector.task_statuses.items()) if ours(status)]
+    return ours(connector.connector_status), tasks
+
+
+def release_records(book: StatusBook, live: LiveState) -> list[Record]:
+    """UNASSIGNED for every instance `releasing` names, tasks before their connector."""
+    records: list[Record] = []
+    for name, connector in sorted(live.connectors.items()):
+        connector_released, tasks = releasing(connector, book.worker_id)
+        for task in tasks:
+            records += book.task(name, task, UNASSIGNED_REPORT)
+        if connector_released:
+            records += book.connector(name, UNASSIGNED_REPORT)
+    return records

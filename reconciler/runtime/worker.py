@@ -21,8 +21,12 @@ brought to its target state:
    (`failures`). Connectors of a class our runtime does not run (a Java class,
    `runtime.plugins.left_to_connect`) are left to the group's Connect workers;
 5. one `run_batch` for every runnable task of every connector (the executor isolates them);
-6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, in
-   one transaction: a restart counts as executed only once its statuses are committed.
+6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks and
+   each connector's last batch (`batch/<name>` in our topic), in one transaction: a restart
+   counts as executed only once its statuses are committed.
+
+`release` is what a Connect worker does when it stops: every instance it reported (except
+FAILED ones) becomes UNASSIGNED (docs/runtime.md#liveness-between-batches).
 
 Failpoints (crash tests, `reconciler.runtime.failpoints`): `worker.after_restarting`,
 `worker.after_task_commit` (task configs committed, batch not run) and `worker.before_status`
@@ -58,6 +62,7 @@ from reconciler.runtime.statuses import (
     StatusBook,
     decide,
     health,
+    release_records,
     should_start,
     suspending,
 )
@@ -178,6 +183,22 @@ class Worker:
     def close(self) -> None:
         self.executor.close()
 
+    def release(self) -> int:
+        """What a Connect worker writes when it stops its connectors and tasks: UNASSIGNED for
+        each instance this worker reported (FAILED ones keep their trace), after the plugin's
+        `stop()` for connectors it reported RUNNING. Returns the records written."""
+        from reconciler.kafka.produce import TransactionalWriter
+        from reconciler.runtime.liveness import running_here
+
+        self._prepare()
+        txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
+        with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
+            writer.claim()  # the same id as the ticks: a read that a commit proves current
+            view = read_view(self.settings)
+            for connector in running_here(view.live, self.worker_id):
+                stop_connector(connector)
+            return writer.write(release_records(StatusBook(view.live, self.worker_id), view.live))
+
     def _prepare(self) -> None:
         if not self._prepared:
             from reconciler.kafka.reader import prepare
@@ -204,8 +225,9 @@ class Worker:
         outcomes = self.executor.run_batch(tick.works, closing=closing) if tick.works else []
         _failpoint("worker.before_status")
         final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
-        report.records_written += writer.write(final)
-        report.works = len(tick.works)
+        batches = self._batches(view, outcomes)  # our topic's: not counted as config/status records
+        report.records_written += writer.write(final + batches) - len(batches)
+        report.works, report.outcomes = len(tick.works), list(outcomes)
         report.connectors = connector_reports(view.live, book, outcomes, plans)
         report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
@@ -262,6 +284,11 @@ class Worker:
     def _marks(self, view: TickView) -> list[Record]:
         now = self._now_ms()
         return [processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
+
+    def _batches(self, view: TickView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
+        from reconciler.runtime.liveness import batch_records
+
+        return batch_records(view.live, outcomes, self.worker_id, self._now_ms())
 
 
 def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:

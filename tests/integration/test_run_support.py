@@ -41,10 +41,12 @@ SOURCE_BATCH = 150
 
 def child_env(**extra: str) -> dict[str, str]:
     """The environment for a `reconciler` subprocess: ours, minus the failpoint settings that
-    this process's own SparkSession put there (RECONCILER_DRIVER_PID names *this* process)."""
+    this process's own SparkSession put there (RECONCILER_DRIVER_PID names *this* process); its
+    REST API (run and watch loops) on a free loopback port, not on the shared default 8083."""
     env = dict(os.environ)
     env.pop("RECONCILER_DRIVER_PID", None)
     env.pop("RECONCILER_FAILPOINTS", None)
+    env["RECONCILER_HTTP_BIND"] = "127.0.0.1:0"
     env.update(extra)
     return env
 

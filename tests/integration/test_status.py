@@ -11,13 +11,15 @@ from pathlib import Path
 import pytest
 
 from reconciler.cli.main import main
-from reconciler.core.live import InstanceState, InstanceStatus, load_snapshot
+from reconciler.core.live import InstanceState, InstanceStatus, LastBatch, TaskBatch, load_snapshot
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.produce import TransactionalWriter
 from reconciler.kafka.reader import prepare
 from reconciler.kafka.settings import KafkaSettings
 
 TRACE = "org.apache.kafka.connect.errors.ConnectException: boom\n\tat Foo.bar(Foo.java:1)"
+BATCH_AT_MS = 1_795_000_000_000  # 2026-11-18 11:06:40Z
 
 
 def kafka_args(settings: KafkaSettings) -> list[str]:
@@ -41,6 +43,11 @@ def seed(settings: KafkaSettings) -> None:
         rec.task_status_record("sink-a", 1, status(InstanceState.FAILED, "10.0.0.6:8083", TRACE)),
         rec.task_status_record("sink-a", 0, status(InstanceState.RUNNING)),
         rec.connector_status_record("src-b", status(InstanceState.PAUSED)),
+        # The runtime's last batch of sink-a: task 0 moved 120 records, task 1 failed.
+        own.batch_record("sink-a", LastBatch(
+            finished_at_ms=BATCH_AT_MS, worker_id="host:1",
+            tasks={0: TaskBatch(records=120, bytes=4000), 1: TaskBatch(failed=True)},
+        )),
     ]
     with TransactionalWriter(settings, transactional_id=f"worker-{settings.group_id}") as writer:
         writer.write(records)
@@ -93,11 +100,13 @@ def test_status_table_is_plain_text_when_not_a_tty(
     seed(kafka_settings)
     assert main(["status", *kafka_args(kafka_settings)]) == 0
     lines = [line.split() for line in capsys.readouterr().out.splitlines()]
-    assert lines[0] == ["CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS", "RUNNING", "FAILED", "TASK", "IDS"]
+    assert lines[0] == [
+        "CONNECTOR", "TYPE", "TARGET", "STATE", "TASKS", "RUNNING", "FAILED", "TASK", "IDS", "LAST", "BATCH"
+    ]
     assert lines[1:4] == [
-        ["quiet-c", "source", "running", "no", "status", "yet", "0/0", "-"],
-        ["sink-a", "sink", "running", "RUNNING", "1/2", "1"],
-        ["src-b", "source", "running", "PAUSED", "0/0", "-"],
+        ["quiet-c", "source", "running", "no", "status", "yet", "0/0", "-", "-"],
+        ["sink-a", "sink", "running", "RUNNING", "1/2", "1", "2026-11-18", "11:06:40Z", "failed,", "120", "records"],
+        ["src-b", "source", "running", "PAUSED", "0/0", "-", "-"],
     ]
     # src-b's target is running while it reports PAUSED: the table says the worker has yet to act.
     assert lines[4:] == [[], "note: src-b: target running, still PAUSED: `apply` wrote the target; the connector "
@@ -119,7 +128,7 @@ def test_table_of_one_connector_shows_its_tasks_or_that_it_has_no_status_yet(
     seed(kafka_settings)
     assert main(["status", "sink-a", *kafka_args(kafka_settings)]) == 0
     lines = [line.split() for line in capsys.readouterr().out.splitlines() if line]
-    assert lines[1] == ["sink-a", "sink", "running", "RUNNING", "1/2", "1"]
+    assert lines[1][:6] == ["sink-a", "sink", "running", "RUNNING", "1/2", "1"]
     assert lines[2] == ["TASK", "STATE", "WORKER", "TRACE"]
     assert lines[3] == ["0", "RUNNING", "10.0.0.5:8083"]
     assert lines[4] == ["1", "FAILED", "10.0.0.6:8083", "org.apache.kafka.connect.errors.ConnectException:", "boom"]

@@ -277,3 +277,33 @@ def test_stop_is_due_once_when_a_running_connector_leaves_running(
 ) -> None:
     live = connector(target, config=config, connector_status=None if reported is None else status(reported))
     assert suspending(live) is due
+
+
+# --- release: what a stopping worker reports (docs/runtime.md#liveness-between-batches) ----------
+
+
+def released(live: LiveState, worker: str = "w:1") -> list[tuple[str, str | None]]:
+    from reconciler.runtime.statuses import release_records
+
+    records = release_records(StatusBook(live, worker, 9), live)
+    return [(r.key.decode(), None if r.value is None else json.loads(r.value)["state"]) for r in records]
+
+
+def test_a_stopping_worker_reports_its_instances_unassigned_tasks_first_failed_ones_kept() -> None:
+    live = LiveState(connectors={
+        "c": connector(connector_status=status(RUNNING), tasks={0: status(RUNNING), 1: status(FAILED, "boom")}),
+    })
+    assert released(live) == [("status-task-c-0", "UNASSIGNED"), ("status-connector-c", "UNASSIGNED")]
+
+
+@pytest.mark.parametrize("state", [PAUSED, STOPPED, InstanceState.RESTARTING])
+def test_paused_stopped_and_restarting_instances_are_released_too(state: InstanceState) -> None:
+    live = LiveState(connectors={"c": connector(connector_status=status(state), tasks={0: status(state)})})
+    assert released(live) == [("status-task-c-0", "UNASSIGNED"), ("status-connector-c", "UNASSIGNED")]
+
+
+def test_statuses_of_another_worker_and_unassigned_ones_are_left_alone() -> None:
+    live = LiveState(connectors={
+        "c": connector(connector_status=status(RUNNING, worker="other:2"), tasks={0: status(UNASSIGNED)}),
+    })
+    assert released(live) == []

@@ -1,0 +1,135 @@
+"""The loop's side of the HTTP layer: after each tick, publish what the REST, health and metrics serve.
+
+Called from the tick thread only. After a tick it reads the topics once more, so the REST
+shows the statuses the tick just wrote (a tick reads them before it writes); a failed read
+keeps the previous live state and is reported as the broker's silence.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from reconciler.api.metrics import Metrics
+from reconciler.api.state import ApiState, Board, BrokerInfo, ManifestsInfo, TaskKey, TaskTotals, TickInfo, TickOutcome
+from reconciler.render.connect_rest import connector_type
+from reconciler.core.live import LiveState
+from reconciler.errors import BrokerUnreachable, ReconcilerError
+
+if TYPE_CHECKING:
+    from reconciler.core.models import DesiredConnector
+
+LOG = logging.getLogger(__name__)
+
+
+class TaskOutcome(Protocol):
+    """What the runtime's `TaskOutcome` tells (described here: this package never imports the
+    runtime, which imports Spark)."""
+
+    @property
+    def connector(self) -> str: ...
+    @property
+    def task_id(self) -> int: ...
+    @property
+    def records(self) -> int: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def bytes(self) -> int: ...
+    @property
+    def lag(self) -> int | None: ...
+    @property
+    def offsets_committed(self) -> bool: ...
+
+
+class TickReport(Protocol):
+    @property
+    def outcomes(self) -> Sequence[TaskOutcome]: ...
+
+
+class LoopObserver:
+    def __init__(self, board: Board, metrics: Metrics, read_live: Callable[[], LiveState]) -> None:
+        self.board = board
+        self.metrics = metrics
+        self.read_live = read_live
+
+    def manifests(self, desired: Sequence[DesiredConnector], problems: Sequence[str]) -> None:
+        """The manifests the loop runs, and the problems of the files on disk (none when valid)."""
+        sensitive = {d.name: frozenset(d.spec.sensitive) for d in desired}
+        info = ManifestsInfo(valid=not problems, problems=tuple(problems))
+        self.board.replace(manifests=info, sensitive=sensitive)
+
+    def finished(self, report: TickReport, started_at: float, apply_error: ReconcilerError | None) -> None:
+        outcome: TickOutcome = "succeeded" if apply_error is None else "apply_failed"
+        tick = TickInfo(started_at, time.time() - started_at, outcome, _first_line(apply_error))
+        live = self._read()
+        self.metrics.record(tick)
+        self.board.update(lambda state: _after_tick(state, tick, live, report.outcomes))
+
+    def failed(self, error: ReconcilerError, started_at: float) -> None:
+        tick = TickInfo(started_at, time.time() - started_at, "failed", _first_line(error))
+        self.metrics.record(tick)
+        self.board.update(lambda state: _after_failure(state, tick, error))
+
+    def _read(self) -> LiveState | None:
+        try:
+            return self.read_live()
+        except ReconcilerError as exc:
+            LOG.warning("reading the live state after the tick failed: %s", exc.message)
+            self.board.replace(broker=BrokerInfo(False, time.time(), exc.message))
+            return None
+
+
+def _after_tick(state: ApiState, tick: TickInfo, live: LiveState | None, outcomes: Sequence[TaskOutcome]) -> ApiState:
+    known = live or state.live
+    return dataclasses.replace(
+        state,
+        live=known,
+        last_tick=tick,
+        last_success_at=time.time() if tick.outcome == "succeeded" else state.last_success_at,
+        totals=add_outcomes(state.totals, outcomes, known),
+    )
+
+
+def _after_failure(state: ApiState, tick: TickInfo, error: ReconcilerError) -> ApiState:
+    broker = state.broker
+    if isinstance(error, BrokerUnreachable):  # the tick learnt it before the probe did
+        broker = dataclasses.replace(broker, reachable=False, checked_at=time.time(), error=error.message)
+    return dataclasses.replace(state, last_tick=tick, broker=broker)
+
+
+def add_outcomes(
+    totals: Mapping[TaskKey, TaskTotals], outcomes: Sequence[TaskOutcome], live: LiveState | None
+) -> dict[TaskKey, TaskTotals]:
+    """The counters after one batch (a new mapping: snapshots are never changed in place)."""
+    result = dict(totals)
+    for o in outcomes:
+        key = (o.connector, o.task_id)
+        before = result.get(key) or TaskTotals(kind=_kind(live, o))
+        result[key] = dataclasses.replace(
+            before,
+            records=before.records + o.records,
+            bytes=before.bytes + o.bytes,
+            batches=before.batches + 1,
+            failures=before.failures + (o.error is not None),
+            commits=before.commits + o.offsets_committed,
+            lag=o.lag if o.lag is not None else before.lag,
+        )
+    return result
+
+
+def _kind(live: LiveState | None, outcome: TaskOutcome) -> Literal["source", "sink"]:
+    connector = None if live is None else live.connector(outcome.connector)
+    if connector is not None and connector.config is not None:
+        return "sink" if connector_type(connector) == "sink" else "source"
+    return "source" if outcome.lag is None else "sink"  # only sinks measure a lag
+
+
+def _first_line(error: ReconcilerError | None) -> str | None:
+    if error is None:
+        return None
+    lines = error.message.strip().splitlines()
+    return lines[0] if lines else type(error).__name__

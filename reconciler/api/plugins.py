@@ -1,0 +1,160 @@
+"""`GET /connector-plugins` and `PUT /connector-plugins/{plugin}/config/validate`, in Connect's shapes.
+
+Validation is the one mutation-shaped call KIP-304 keeps: it checks a config and changes
+nothing. Connect answers with `ConfigInfos`: one entry per config key it knows (a definition
+and the value checked against it) and an error count. Our plugins declare no `ConfigDef`, so
+the entries are Connect's own common keys (`name`, `connector.class`, `tasks.max`, with Java's
+definitions and messages) plus, without a definition, each key the plugin's `validate` found a
+problem with. Values are shown masked like every config (`render.connect_rest.shown_config`).
+
+We have no transformations, predicates or converters: `?connectorsOnly=false` lists the same
+connectors.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import entry_points
+from typing import Any
+
+from reconciler.connectors.registry import ENTRY_POINT_GROUP, load_connector
+from reconciler.render.connect_rest import shown_config
+from reconciler.errors import ReconcilerError
+
+LOG = logging.getLogger(__name__)
+ALIAS_SUFFIX = "Connector"
+Body = dict[str, Any]
+
+
+class BadRequest(ReconcilerError):
+    """Connect's `BadRequestException`: answered 400 with the message."""
+
+
+class UnknownPlugin(ReconcilerError):
+    """Java's `NotFoundException("Unknown plugin …")`: answered 404."""
+
+
+def plugin_infos() -> list[Body]:
+    """`PluginInfo`s of the registered connectors: sinks, then sources, each by class name (Java's order)."""
+    infos = []
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            kind = load_connector(entry_point.name).kind
+        except ReconcilerError as exc:  # a broken plugin is left out, as Java skips one it cannot load
+            LOG.warning("connector plugin %s is not listed: %s", entry_point.name, exc.message)
+            continue
+        info: Body = {"class": entry_point.name, "type": kind}
+        if entry_point.dist is not None:  # Java leaves out an undefined version
+            info["version"] = entry_point.dist.version
+        infos.append(info)
+    return sorted(infos, key=lambda info: (info["type"] != "sink", info["class"]))
+
+
+def _normalized(plugin: str) -> str:
+    """Java's alias rule: `FileStreamSinkConnector` and `FileStreamSink` name one plugin."""
+    return plugin[: -len(ALIAS_SUFFIX)] if plugin.endswith(ALIAS_SUFFIX) and len(plugin) > len(ALIAS_SUFFIX) else plugin
+
+
+def config_from_body(body: object) -> dict[str, str | None]:
+    """A request body as Connect's `Map<String, String>`: scalars become strings (Jackson's coercion)."""
+    if not isinstance(body, dict):
+        raise BadRequest("the request body must be a JSON object of connector properties")
+    config: dict[str, str | None] = {}
+    for key, value in body.items():
+        if isinstance(value, (dict, list)):
+            raise BadRequest(f"the value of {key!r} must be a string, not a JSON {type(value).__name__}")
+        config[key] = None if value is None else _java_string(value)
+    return config
+
+
+def _java_string(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def validate(plugin: str, config: dict[str, str | None]) -> Body:
+    """`ConnectorPluginsResource.validateConfigs`; raises BadRequest where Java answers 400.
+
+    A plugin the URL names that no registry entry or `module:Class` gives is UnknownPlugin (404),
+    as Java's other plugin routes answer; Java's validate answers 500 there."""
+    try:
+        load_connector(plugin)
+    except ReconcilerError as exc:
+        raise UnknownPlugin(f"Unknown plugin {plugin}.") from exc
+    included = config.get("connector.class")
+    if included is not None and not _normalized(included).endswith(_normalized(plugin)):
+        raise BadRequest(f"Included connector type {included} does not match request type {plugin}")
+    if included is None:
+        shown = ", ".join(f"{k}={v}" for k, v in shown_config(config).items())
+        raise BadRequest(f"Connector config {{{shown}}} contains no connector type")
+    try:
+        connector = load_connector(included)()
+    except ReconcilerError as exc:
+        raise BadRequest(exc.message + (f" ({exc.hint})" if exc.hint else "")) from exc
+    errors: dict[str, list[str]] = {key: [] for key in COMMON}
+    for key, value in config.items():
+        if value is None:
+            errors.setdefault(key, []).append("Null value can not be supplied as the configuration value.")
+    _check_common(config, errors)
+    for problem in connector.validate(config):
+        errors.setdefault(problem.key, []).append(problem.message)
+    return _config_infos(included, config, errors)
+
+
+def _check_common(config: dict[str, str | None], errors: dict[str, list[str]]) -> None:
+    for key in ("name", "connector.class"):
+        if config.get(key) is None:
+            errors[key].append(f'Missing required configuration "{key}" which has no default value.')
+    tasks_max = config.get("tasks.max")
+    if tasks_max is not None:
+        try:
+            if int(tasks_max.strip()) < 1:
+                errors["tasks.max"].append(f"Invalid value {tasks_max} for configuration tasks.max: Value must be at least 1")
+        except ValueError:
+            errors["tasks.max"].append(f"Invalid value {tasks_max} for configuration tasks.max: Not a number of type INT")
+
+
+def _config_infos(connector_class: str, config: dict[str, str | None], errors: dict[str, list[str]]) -> Body:
+    """Java's `generateResult`: values without a definition first, then every definition."""
+    shown = shown_config(config)
+    undefined = [_info(None, key, shown.get(key), messages) for key, messages in errors.items() if key not in COMMON]
+    defined = [
+        _info(definition, key, shown.get(key, definition["default_value"]), errors[key])
+        for key, definition in COMMON.items()
+    ]
+    return {
+        "name": connector_class,
+        "error_count": sum(len(messages) for messages in errors.values()),
+        "groups": ["Common"],
+        "configs": undefined + defined,
+    }
+
+
+def _info(definition: Body | None, key: str, value: str | None, messages: list[str]) -> Body:
+    return {
+        "definition": definition,
+        "value": {"name": key, "value": value, "recommended_values": [], "errors": messages, "visible": True},
+    }
+
+
+def _definition(name: str, kind: str, default: str | None, doc: str, order: int, width: str, display: str) -> Body:
+    """A `ConfigKeyInfo` in the Common group, HIGH importance, as ConnectorConfig declares these."""
+    return {
+        "name": name, "type": kind, "required": default is None, "default_value": default, "importance": "HIGH",
+        "documentation": doc, "group": "Common", "order_in_group": order, "width": width,
+        "display_name": display, "dependents": [],
+    }
+
+
+COMMON: dict[str, Body] = {
+    "name": _definition("name", "STRING", None, "Globally unique name to use for this connector.", 1, "MEDIUM",
+                        "Connector name"),
+    "connector.class": _definition(
+        "connector.class", "STRING", None,
+        "Name of the class for this connector: a registered connector name or a 'module:Class' path.",
+        2, "LONG", "Connector class",
+    ),
+    "tasks.max": _definition("tasks.max", "INT", "1", "Maximum number of tasks to use for this connector.", 3, "SHORT",
+                             "Tasks max"),
+}

@@ -1,0 +1,49 @@
+"""What a batch runner records between batches: `batch/<name>` per connector whose tasks ran,
+readable back into the live state, tombstoned once the connector is deleted."""
+
+from __future__ import annotations
+
+from reconciler.core.live import LastBatch, LiveConnector, LiveState, TaskBatch
+from reconciler.kafka import own_records as own
+from reconciler.kafka.records import Invalid
+from reconciler.kafka.replay import ReconcilerReplay
+from reconciler.runtime.executor import TaskOutcome
+from reconciler.runtime.liveness import batch_records
+
+CONFIG: dict[str, str | None] = {"connector.class": "datagen", "name": "x"}
+
+
+def test_each_connector_that_ran_gets_its_tasks_records_bytes_and_failures() -> None:
+    outcomes = [
+        TaskOutcome("a", 1, 0, "Traceback: boom"),
+        TaskOutcome("a", 0, 120, bytes=4_000),
+        TaskOutcome("b", 0, 7, bytes=70, lag=3, offsets_committed=True),
+    ]
+    live = LiveState(connectors={"a": LiveConnector(name="a", config=CONFIG), "b": LiveConnector(name="b", config=CONFIG)})
+    records = batch_records(live, outcomes, "host:1", 1_000)
+    assert [r.key for r in records] == [b"batch/a", b"batch/b"]
+    replay = ReconcilerReplay()
+    for record in records:
+        replay.apply(record.key, record.value)
+    assert replay.batches["a"] == LastBatch(
+        finished_at_ms=1_000, worker_id="host:1",
+        tasks={0: TaskBatch(records=120, bytes=4_000), 1: TaskBatch(failed=True)},
+    )
+    assert replay.batches["a"].outcome == "failed" and replay.batches["a"].records == 120
+    assert replay.batches["b"].outcome == "succeeded"
+
+
+def test_a_deleted_connectors_last_batch_is_tombstoned_once() -> None:
+    batch = LastBatch(finished_at_ms=1, worker_id="w", tasks={0: TaskBatch(records=1)})
+    live = LiveState(
+        connectors={"gone": LiveConnector(name="gone"), "kept": LiveConnector(name="kept", config=CONFIG)},
+        last_batches={"gone": batch, "kept": batch, "vanished": batch},
+    )
+    assert [(r.key, r.value) for r in batch_records(live, [], "w", 2)] == [(b"batch/gone", None), (b"batch/vanished", None)]
+
+
+def test_unreadable_batch_values_are_refused_with_a_reason() -> None:
+    assert isinstance(own.decode_batch(b'{"finished-at":"x","worker-id":"w","tasks":[]}'), Invalid)
+    assert isinstance(own.decode_batch(b'{"finished-at":1,"worker-id":"w","tasks":[{"id":0}]}'), Invalid)
+    assert isinstance(own.decode_batch(b"[]"), Invalid)
+    assert own.parse_reconciler_key("batch/a/b") is None
