@@ -184,7 +184,6 @@ def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s
     probe.start()
     host, port = server.address
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-    print(f"REST API (read-only) on {url}: /connectors, /healthz, /readyz, /metrics", flush=True)
     try:
         yield Service(url, board, LoopObserver(board, metrics, lambda: read_state(settings)))
     finally:

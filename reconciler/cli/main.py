@@ -12,16 +12,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import io
-import logging
 import os
 import sys
-import time
 import traceback
 from collections.abc import Sequence
 from importlib import metadata
 
 from reconciler import __version__, heap, masking
-from reconciler.cli import env
+from reconciler.cli import env, logs
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -34,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "validate": "reconciler.cli.validate_cmd",
     "plugins": "reconciler.cli.plugins_cmd",
     "plan": "reconciler.cli.plan_cmd",
+    "drift": "reconciler.cli.drift_cmd",
     "apply": "reconciler.cli.apply_cmd",
     "status": "reconciler.cli.status_cmd",
     "snapshot": "reconciler.cli.snapshot_cmd",
@@ -94,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = hoist_options(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list)
     args = parser.parse_args(args_list)
-    _set_up_output(args.verbose)
+    _set_up_output(args.verbose, getattr(args, "log_format", "text"))
     masking.mask_log_handlers()
     with masking.masked_output():  # no secret value in anything a command prints (docs/secrets.md)
         return _run(args)
@@ -105,7 +104,7 @@ def _run(args: argparse.Namespace) -> int:
         with heap.one_shot(args.command not in LONG_RUNNING):
             code: int = args.handler(args)
     except ReconcilerError as exc:
-        print(exc.render(), file=sys.stderr)
+        logs.error(exc.render())
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -119,14 +118,10 @@ def _run(args: argparse.Namespace) -> int:
     return code
 
 
-def _set_up_output(verbose: int) -> None:
+def _set_up_output(verbose: int, log_format: str = "text") -> None:
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(line_buffering=True)  # block-buffered when redirected otherwise
-    handler = logging.StreamHandler(sys.stderr)
-    formatter = logging.Formatter("%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s", "%Y-%m-%dT%H:%M:%S")
-    formatter.converter = time.gmtime
-    handler.setFormatter(formatter)
-    logging.basicConfig(level=logging.WARNING - 10 * min(verbose, 2), handlers=[handler])
+    logs.configure(log_format, verbose)
 
 
 if __name__ == "__main__":  # pragma: no cover

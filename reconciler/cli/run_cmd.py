@@ -4,7 +4,7 @@ Each tick applies the manifests (exactly as `reconciler apply`), then brings eve
 of the group to its target state and runs one batch of every running task on Spark
 (`reconciler.runtime.worker`). With `--once` that is one tick; without, ticks repeat every
 `--interval` seconds until SIGTERM/SIGINT, after which the current batch finishes, Spark stops
-and the command exits 0.
+and the command exits 0, all within `--grace-period` (docs/runtime.md#stopping).
 
 A tick's outcome is printed per connector. Connectors and tasks that fail are reported FAILED
 in the status topic (with the traceback), as Connect reports them; `reconciler status` shows
@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from reconciler.cli.logs import LOG_FORMATS
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
-from reconciler.core.live import InstanceState
+from reconciler.cli.tick_output import Output, failure_summary, make_output, print_error, print_report, report_lines
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 
 if TYPE_CHECKING:
@@ -41,12 +40,12 @@ if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
     from reconciler.kafka.settings import KafkaSettings
     from reconciler.runtime.loop import Stopper
-    from reconciler.runtime.worker import ConnectorReport, TickReport, Worker
+    from reconciler.runtime.worker import TickReport, Worker
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 DEFAULT_INTERVAL_S = 10.0
-LOG = logging.getLogger("reconciler.run")
+DEFAULT_GRACE_S = 30.0  # Kubernetes' default terminationGracePeriodSeconds
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -70,7 +69,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("runtime")
     group.add_argument(
-        "--interval", type=_positive_seconds, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
+        "--interval", type=positive_seconds, default=DEFAULT_INTERVAL_S, metavar="SECONDS",
         help="seconds from the start of one tick to the next (default: %(default)g)",
     )
     group.add_argument(
@@ -82,7 +81,7 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
         help="run the tasks through this Spark Connect server instead (default: $SPARK_REMOTE)",
     )
     group.add_argument(
-        "--spark-timeout", type=_positive_seconds, default=60.0, metavar="SECONDS",
+        "--spark-timeout", type=positive_seconds, default=60.0, metavar="SECONDS",
         help="how long the Spark master or Connect server may take to answer and give an executor "
         "(default: %(default)g)",
     )
@@ -98,6 +97,24 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--worker-id", default=None, help="worker_id in statuses (default: <hostname>:<pid>)")
     add_prune_options(group)
+    group.add_argument(
+        "--auto-restart-unit", type=positive_seconds, default=60.0, metavar="SECONDS",
+        help="length of one spec.autoRestart back-off unit, Strimzi's minute (default: %(default)g)",
+    )
+    group.add_argument(
+        "--grace-period", type=positive_seconds, default=DEFAULT_GRACE_S, metavar="SECONDS",
+        help="after SIGTERM/SIGINT, the time to finish the batch and stop; then exit at once "
+        "(default: %(default)g; keep it below Kubernetes' terminationGracePeriodSeconds)",
+    )
+    group.add_argument(
+        "--log-format", choices=LOG_FORMATS, default=os.environ.get("RECONCILER_LOG_FORMAT") or "text",
+        help="text lines, or one JSON object per line on stderr for log pipelines "
+        "(default: $RECONCILER_LOG_FORMAT or text)",
+    )
+    _add_http_options(parser)
+
+
+def _add_http_options(parser: argparse.ArgumentParser) -> None:
     http = parser.add_argument_group("REST API, health and metrics (loop mode)")
     http.add_argument(
         "--http-bind", default=os.environ.get("RECONCILER_HTTP_BIND", "127.0.0.1:8083"), metavar="HOST:PORT",
@@ -115,28 +132,30 @@ def run(args: argparse.Namespace) -> int:
     spark_conf = parse_spark_conf(args.spark_conf)
     paths = [str(p) for p in args.paths]
     desired = load_or_raise(paths)
-    stopper = Stopper()
+    output = make_output(args.log_format)
+    stopper = Stopper(args.grace_period, notify=output.warning)
     worker = make_worker(args, settings, spark_conf, stopper)
     try:
         if args.once:
-            with releasing(worker):
+            with releasing(worker, output):
                 report = worker.tick(desired, manifest_paths=paths)
-                print_report(report)
-            return _exit_once(report, allow_failed=args.allow_failed)
-        with serving(args, settings, worker) as observer, releasing(worker):
-            loop(worker, stopper, args.interval, lambda: (desired, paths), observer=observer)
+                output.report(report)
+            return _exit_once(report, output, allow_failed=args.allow_failed)
+        with serving(args, settings, worker, output) as observer, releasing(worker, output):
+            loop(worker, stopper, args.interval, lambda: (desired, paths), output, observer=observer)
     finally:
         worker.close()
+        stopper.finished()
     return EXIT_OK
 
 
-def _exit_once(report: TickReport, *, allow_failed: bool) -> int:
+def _exit_once(report: TickReport, output: Output, *, allow_failed: bool) -> int:
     lines = failure_summary(report)
     if not lines:
         return EXIT_OK
     if allow_failed:
         lines.append("exit code 0 all the same: --allow-failed")
-    print("\n".join(lines), file=sys.stderr, flush=True)
+    output.warning("\n".join(lines), event="failures")
     return EXIT_OK if allow_failed else EXIT_FAILED
 
 
@@ -148,18 +167,24 @@ def loop(
     stopper: Stopper,
     interval_s: float,
     manifests: Manifests,
+    output: Output,
     *,
     observer: LoopObserver | None = None,
     problems: Callable[[], Sequence[str]] = lambda: (),
+    resync: Callable[[], None] | None = None,
+    resync_s: float | None = None,
 ) -> None:
     """Ticks until a signal; `manifests()` gives the (desired, paths) to apply at each tick,
-    `problems()` what is wrong with the files on disk (their edit is not applied)."""
+    `problems()` what is wrong with the files on disk (their edit is not applied), `resync`
+    a drift pass to run every `resync_s` seconds between ticks."""
     from reconciler.runtime.loop import run_loop
 
-    tick = make_tick(worker, manifests, observer, problems)
+    tick = make_tick(worker, manifests, output, observer, problems)
     stopper.install()
     try:
-        run_loop(tick, interval_s=interval_s, stopper=stopper, on_error=print_error)
+        run_loop(
+            tick, interval_s=interval_s, stopper=stopper, on_error=output.error, resync=resync, resync_s=resync_s
+        )
     finally:
         stopper.restore()
 
@@ -167,17 +192,18 @@ def loop(
 def make_tick(
     worker: Worker,
     manifests: Manifests,
+    output: Output,
     observer: LoopObserver | None = None,
     problems: Callable[[], Sequence[str]] = lambda: (),
 ) -> Callable[[], None]:
-    """One tick of the loop: apply and run, print the report, tell the observer."""
+    """One tick of the loop: apply and run, report it, tell the observer (the REST API's view)."""
 
     def tick() -> None:
         desired, paths = manifests()
         apply_errors: list[ReconcilerError] = []
 
         def on_apply_error(exc: ReconcilerError) -> None:
-            print_error(exc)
+            output.error(exc)
             apply_errors.append(exc)
 
         started = time.time()
@@ -189,7 +215,7 @@ def make_tick(
             if observer is not None:
                 observer.failed(exc, started)
             raise
-        print_report(report)
+        output.report(report)
         if observer is not None:
             observer.finished(report, started, apply_errors[0] if apply_errors else None)
 
@@ -197,7 +223,9 @@ def make_tick(
 
 
 @contextlib.contextmanager
-def serving(args: argparse.Namespace, settings: KafkaSettings, worker: Worker) -> Iterator[LoopObserver | None]:
+def serving(
+    args: argparse.Namespace, settings: KafkaSettings, worker: Worker, output: Output
+) -> Iterator[LoopObserver | None]:
     """The REST API, health and metrics while the loop runs (None with --no-http)."""
     if args.no_http:
         yield None
@@ -205,11 +233,15 @@ def serving(args: argparse.Namespace, settings: KafkaSettings, worker: Worker) -
     from reconciler.api.server import serving as api_serving
 
     with api_serving(settings, args.http_bind, worker.worker_id, interval_s=args.interval) as service:
+        output.notice(
+            f"REST API (read-only) on {service.url}: /connectors, /healthz, /readyz, /metrics",
+            event="rest-api", url=service.url,
+        )
         yield service.observer
 
 
 @contextlib.contextmanager
-def releasing(worker: Worker) -> Iterator[None]:
+def releasing(worker: Worker, output: Output) -> Iterator[None]:
     """When the block ends, report this worker's instances UNASSIGNED (Connect's shutdown);
     not after the broker proved unreachable: that would only wait for it once more."""
     try:
@@ -217,25 +249,26 @@ def releasing(worker: Worker) -> Iterator[None]:
     except BrokerUnreachable:
         raise
     except BaseException:
-        _release(worker)
+        _release(worker, output)
         raise
-    _release(worker)
+    _release(worker, output)
 
 
-def _release(worker: Worker) -> None:
+def _release(worker: Worker, output: Output) -> None:
     try:
         written = worker.release()
     except ReconcilerError as exc:
-        print_error(exc)
-        print("statuses still name this worker: the next run rewrites them", file=sys.stderr, flush=True)
+        output.error(exc)
+        output.warning("statuses still name this worker: the next run rewrites them")
         return
     if written:
-        print(f"stopped: {written} status(es) now UNASSIGNED", flush=True)
+        output.notice(f"stopped: {written} status(es) now UNASSIGNED", event="released", statuses=written)
 
 
 def make_worker(
     args: argparse.Namespace, settings: KafkaSettings, spark_conf: dict[str, str], stopper: Stopper
 ) -> Worker:
+    from reconciler.cli.progress import with_progress
     from reconciler.runtime.executor import SparkExecutor
     from reconciler.runtime.worker import Worker
 
@@ -245,8 +278,8 @@ def make_worker(
         sink_reader=args.sink_reader,
     )
     return Worker(
-        settings, executor, worker_id=args.worker_id, prune=args.prune, allow_empty=args.allow_empty,
-        stopping=lambda: stopper.stopping,
+        settings, with_progress(executor, args.log_format), worker_id=args.worker_id, prune=args.prune,
+        allow_empty=args.allow_empty, stopping=lambda: stopper.stopping, auto_restart_unit_s=args.auto_restart_unit,
     )
 
 
@@ -271,7 +304,7 @@ def parse_spark_conf(items: Sequence[str]) -> dict[str, str]:
     return conf
 
 
-def _positive_seconds(text: str) -> float:
+def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
@@ -281,102 +314,6 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-# --- output -----------------------------------------------------------------------------------
-
-
-def print_report(report: TickReport) -> None:
-    from reconciler.render import render_text
-
-    applied = report.applied
-    if applied is not None and applied.plan.has_changes:
-        sys.stdout.write(render_text(applied.plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
-    for name in applied.plan.orphans if applied is not None else ():
-        LOG.warning(
-            "orphan: connector %s is in no manifest and is left as it is (this reconciler created it): "
-            "declare it again, or delete it with --prune", name,
-        )
-    for outcome in report.offsets:
-        print(outcome.render())
-    header, *rest = report_lines(report)
-    print(f"{stamp()} {header}")  # one timestamp a tick: the lines below belong to it
-    for line in rest:
-        print(line)
-    sys.stdout.flush()
-
-
-def stamp() -> str:
-    """UTC time to the millisecond, as log lines show it."""
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
-
-
-def report_lines(report: TickReport) -> list[str]:
-    moved = sum(t.records for c in report.connectors for t in c.tasks)
-    lines = [
-        f"tick (config offset {report.config_end}): {len(report.connectors)} connector(s), "
-        f"{report.works} task batch(es), {moved} record(s) moved, {report.records_written} "
-        "config/status record(s) written"
-    ]
-    lines += [_connector_line(c) for c in report.connectors]
-    if report.left_to_connect:
-        lines.append(f"  left to the group's Kafka Connect workers (not Python connectors): {', '.join(report.left_to_connect)}")
-    return lines
-
-
-def _connector_line(connector: ConnectorReport) -> str:
-    from reconciler.render.common import trace_summary
-
-    state = connector.state.value if connector.state is not None else "no status"
-    line = f"  {connector.name}: {state}"
-    if connector.restarted is not None and connector.restarted.restarts_anything:
-        what = (["connector"] if connector.restarted.connector else []) + [f"task {t}" for t in connector.restarted.tasks]
-        line += f" (restarted {', '.join(what)})"
-    tasks = []
-    for task in connector.tasks:
-        state_name = task.state.value if task.state is not None else "-"
-        tasks.append(f"task {task.task} {state_name}" + (f" ({task.records} records)" if task.ran else ""))
-    if tasks:
-        line += "; " + ", ".join(tasks)
-    if connector.state is InstanceState.FAILED and connector.trace:
-        line += f"\n    connector: {trace_summary(connector.trace)}"
-    for task in connector.tasks:
-        if task.state is InstanceState.FAILED and task.trace:
-            line += f"\n    task {task.task}: {trace_summary(task.trace)}"
-    return line
-
-
-def failure_summary(report: TickReport) -> list[str]:
-    """What failed in this tick and what to do about it; empty when nothing did."""
-    from reconciler.render.common import trace_summary
-
-    offsets = [
-        f"  offsets request {o.request_id} of {o.connector}: {o.status}: {o.message}" for o in report.offsets if not o.ok
-    ]
-    instances = []
-    for connector in report.connectors:
-        if connector.state is InstanceState.FAILED:
-            instances.append(f"  connector {connector.name} FAILED: {trace_summary(connector.trace or '')}")
-        instances += [
-            f"  task {connector.name}/{task.task} FAILED: {trace_summary(task.trace or '')}"
-            for task in connector.tasks
-            if task.state is InstanceState.FAILED
-        ]
-    if not offsets and not instances:
-        return []
-    lines = [f"run --once: {len(offsets) + len(instances)} failure(s):", *offsets, *instances, "what to do:"]
-    if offsets:
-        lines.append(
-            "  - offsets: the connector stays STOPPED until its request completes; fix the cause and run "
-            "again (the request resumes at the step that failed; `reconciler plan` shows it pending)"
-        )
-    if instances:
-        lines.append(
-            "  - FAILED connectors and tasks: read the trace with `reconciler status NAME`; fix the cause "
-            "(config or data), then commit a new `spec.restart` id (a FAILED instance stays FAILED until "
-            "restarted; a config change restarts a connector)"
-        )
-    return lines
-
-
-def print_error(exc: ReconcilerError) -> None:
-    print(f"{stamp()} {exc.render()}", file=sys.stderr, flush=True)
+__all__ = [
+    "add_runtime_options", "loop", "make_worker", "parse_spark_conf", "print_error", "print_report", "report_lines",
+]

@@ -15,6 +15,11 @@ for a Java class, run by a Java Connect worker, it is read from the config (`top
 Tables also show when the runtime last ran each connector's tasks, and how that went (LAST
 BATCH): between batches and after a runner exits, statuses say who runs a connector, not when
 its data last moved (docs/runtime.md#liveness-between-batches).
+
+A connector with `spec.autoRestart` history also shows it: how many automatic restarts in a
+row, when the last was made and when the next may be (docs/runtime.md#auto-restart). In JSON
+that is an `autoRestart` object inside the status document, named after Strimzi's
+`AutoRestartStatus` fields; a connector without history keeps exactly Connect's shape.
 """
 
 from __future__ import annotations
@@ -25,9 +30,16 @@ import json
 import sys
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState
+from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState
 from reconciler.core.normalize import from_connect_state
-from reconciler.render.connect_rest import all_statuses, connector_status, connector_type, no_status_message
+from reconciler.render.connect_rest import (
+    all_statuses,
+    auto_restart_doc,
+    connector_status,
+    connector_type,
+    no_status_message,
+    with_auto_restart,
+)
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -58,10 +70,13 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_OK
         if doc is None:  # Connect's 404
             raise ReconcilerError(no_status_message(args.name))
-        print(json.dumps(doc, indent=2, ensure_ascii=False))
+        print(json.dumps(with_auto_restart(doc, live), indent=2, ensure_ascii=False))
         return EXIT_OK
     if args.format == "json":
-        print(json.dumps(all_statuses(live), indent=2, ensure_ascii=False))
+        listing = all_statuses(live)
+        for entry in listing.values():
+            with_auto_restart(entry["status"], live)
+        print(json.dumps(listing, indent=2, ensure_ascii=False))
     else:
         _print_table(live, listed(live), details=False)
     return EXIT_OK
@@ -134,15 +149,23 @@ def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: b
     if not connectors:
         print("No connectors.")
         return
-    rows = [_row(c, live.last_batches.get(c.name)) for c in connectors]
+    history = live.auto_restarts
+    headers, rows = list(HEADERS), [_row(c, live.last_batches.get(c.name)) for c in connectors]
+    if any(c.name in history for c in connectors):  # the column only where auto-restart is in use
+        headers.append("AUTO-RESTARTS")
+        for row, connector in zip(rows, connectors, strict=True):
+            row.append(_auto_restart_cell(history.get(connector.name)))
     task_rows = _task_rows(connectors[0]) if details else []
     if sys.stdout.isatty():
-        _rich_tables(rows, task_rows, connectors, details)
-        return
-    print(_plain(HEADERS, rows))
-    if task_rows:
+        _rich_tables(headers, rows, task_rows)
+    else:
+        print(_plain(headers, rows))
+        if task_rows:
+            print()
+            print(_plain(["TASK", "STATE", "WORKER", "TRACE"], task_rows))
+    if details and connectors[0].name in history:
         print()
-        print(_plain(["TASK", "STATE", "WORKER", "TRACE"], task_rows))
+        print(auto_restart_line(history[connectors[0].name]))
     _print_notes(connectors, details=details)
 
 
@@ -159,20 +182,32 @@ def _print_notes(connectors: list[LiveConnector], *, details: bool) -> None:
             print(f"note: {note}")
 
 
+def _auto_restart_cell(status: AutoRestartStatus | None) -> str:
+    if status is None:
+        return NO_STATUS
+    return f"{status.count} (max reached)" if status.next_restart_ms is None else str(status.count)
+
+
+def auto_restart_line(status: AutoRestartStatus) -> str:
+    doc = auto_restart_doc(status)
+    line = f"Auto-restart: {status.count} automatic restart(s) in a row, the last at {doc['lastRestartTimestamp']}; "
+    if doc["nextRestartTimestamp"] is None:
+        return line + "maxRestarts reached: no more automatic restarts (restart it with spec.restart)"
+    return line + f"next attempt, if it is still failing, not before {doc['nextRestartTimestamp']}"
+
+
 def _plain(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [headers, *rows]) for i in range(len(headers))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in [headers, *rows]]
     return "\n".join(lines)
 
 
-def _rich_tables(
-    rows: list[list[str]], task_rows: list[list[str]], connectors: list[LiveConnector], details: bool
-) -> None:
+def _rich_tables(headers: list[str], rows: list[list[str]], task_rows: list[list[str]]) -> None:
     from rich.console import Console
     from rich.table import Table
 
     console = Console()
-    table = Table(*HEADERS)
+    table = Table(*headers)
     for row in rows:
         style = "red" if row[3] == "FAILED" or row[5] != NO_STATUS else None
         table.add_row(*row, style=style)
@@ -182,4 +217,3 @@ def _rich_tables(
         for row in task_rows:
             tasks.add_row(*row, style="red" if row[1] == "FAILED" else None)
         console.print(tasks)
-    _print_notes(connectors, details=details)

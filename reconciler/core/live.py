@@ -108,6 +108,21 @@ class UncommittedView(BaseModel):
     committed_target_state: ConnectTargetState | None = None
 
 
+class AutoRestartStatus(BaseModel):
+    """`spec.autoRestart` bookkeeping of one connector, as Strimzi's `AutoRestartStatus` keeps it.
+
+    `count`: automatic restarts in a row so far; `last_restart_ms`: when the latest was made;
+    `next_restart_ms`: the earliest next attempt while the connector keeps failing, None once
+    `maxRestarts` is reached. Kept in Kafka, so a restarted reconciler continues the count.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    count: int
+    last_restart_ms: int
+    next_restart_ms: int | None = None
+
+
 class AppliedRequests(BaseModel):
     """Ids of one-shot requests the reconciler has applied, per connector (kept in Kafka)."""
 
@@ -174,6 +189,8 @@ class LiveState(BaseModel):
     active_topics: dict[str, list[str]] = Field(default_factory=dict)
     # The runtime's last batch of each connector (our own topic).
     last_batches: dict[str, LastBatch] = Field(default_factory=dict)
+    # `spec.autoRestart` history per connector (a status, like statuses: not in `fingerprint`).
+    auto_restarts: dict[str, AutoRestartStatus] = Field(default_factory=dict)
 
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)

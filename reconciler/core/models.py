@@ -62,6 +62,29 @@ class RestartRequest(_Strict):
     )
 
 
+class AutoRestart(_Strict):
+    """Restart FAILED instances automatically, with Strimzi's back-off (`spec.autoRestart`).
+
+    Each attempt restarts the failed connector and tasks (`includeTasks`, `onlyFailed`). The
+    n-th attempt waits `min(n*n + n, 60)` minutes after the previous one; the count resets once
+    the connector has stayed healthy for longer than its current back-off.
+    """
+
+    # strict: the schema says boolean / integer, so "yes" or "3" must not slip through either.
+    enabled: bool = Field(
+        default=True, strict=True, description="Restart failed connectors and tasks automatically."
+    )
+    # At least 1: Strimzi restarts once even with 0 (its first attempt skips the check);
+    # `enabled: false` says "never" without that surprise.
+    maxRestarts: int | None = Field(
+        default=None,
+        ge=1,
+        strict=True,
+        description="Give up after this many restarts in a row (default: no limit); "
+        "then only a `spec.restart` request restarts the connector.",
+    )
+
+
 class OffsetEntry(_Strict):
     """One element of Connect's `PATCH /connectors/{name}/offsets` body."""
 
@@ -116,6 +139,7 @@ class ConnectorSpec(_Strict):
     )
     restart: RestartRequest | None = None
     offsets: OffsetsRequest | None = None
+    autoRestart: AutoRestart | None = None
 
     @field_validator("config")
     @classmethod

@@ -107,6 +107,7 @@ def build_live_state(
         source_fingerprint="",
         active_topics={name: sorted(topics) for name, topics in sorted(status.topics.items()) if topics},
         last_batches=dict(sorted(ours.batches.items())),
+        auto_restarts=dict(sorted(ours.auto_restarts.items())),
     )
     masking.remember_live(live)  # whatever prints later never shows their secrets
     return live

@@ -1,6 +1,8 @@
 """The records of our own `<group>-reconciler` topic: ownership, applied request ids, offsets
-requests' progress and rollback snapshots, each connector's last batch. Connect never reads this topic; the formats are ours,
-in the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`).
+requests' progress and rollback snapshots, which config keys are sensitive, each connector's
+last batch and auto-restart history. Connect never reads this topic; the formats are ours, in
+the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`; all of them
+in docs/record-formats.md#reconciler-topic).
 
 Pure: keys and values in, bytes out (and back), `Invalid(reason)` instead of raising.
 """
@@ -11,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, get_args
 
-from reconciler.core.live import LastBatch, TaskBatch
+from reconciler.core.live import AutoRestartStatus, LastBatch, TaskBatch
 from reconciler.kafka.records import Invalid, Record, dumps, loads, text_key
 
 OffsetsStepName = Literal["stop", "snapshot", "alter", "reset", "return"]
@@ -25,6 +27,7 @@ OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
 OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 SENSITIVE_PREFIX: Final = "sensitive/"
 BATCH_PREFIX: Final = "batch/"
+AUTO_RESTART_PREFIX: Final = "auto-restart/"
 RECONCILER_OWNER: Final = "connect-reconciler"
 OFFSETS_STEPS: Final = frozenset(get_args(OffsetsStepName))
 
@@ -115,8 +118,21 @@ def batch_tombstone(name: str) -> Record:
     return Record("reconciler", text_key(BATCH_PREFIX + _name_segment(name)), None)
 
 
+def auto_restart_record(name: str, state: AutoRestartStatus) -> Record:
+    value = dumps(
+        {"count": state.count, "last-restart": state.last_restart_ms, "next-restart": state.next_restart_ms}
+    )
+    return Record("reconciler", text_key(AUTO_RESTART_PREFIX + _name_segment(name)), value)
+
+
+def auto_restart_tombstone(name: str) -> Record:
+    """The counter is reset (healthy long enough, auto-restart turned off, or connector gone)."""
+    return Record("reconciler", text_key(AUTO_RESTART_PREFIX + _name_segment(name)), None)
+
+
 ReconcilerKeyKind = Literal[
-    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot", "sensitive", "batch"
+    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot", "sensitive", "batch",
+    "auto-restart",
 ]
 
 
@@ -128,18 +144,10 @@ class ReconcilerKey(NamedTuple):
 
 def parse_reconciler_key(key: str) -> ReconcilerKey | None:
     """Name = the segment after the prefix up to the next `/`; id = the rest (may hold `/`)."""
-    if key.startswith(OWNER_PREFIX):
-        name = key[len(OWNER_PREFIX) :]
-        return ReconcilerKey("owner", name, None) if name and "/" not in name else None
-    if key.startswith(OFFSETS_PROGRESS_PREFIX):
-        name = key[len(OFFSETS_PROGRESS_PREFIX) :]
-        return ReconcilerKey("offsets-progress", name, None) if name and "/" not in name else None
-    if key.startswith(SENSITIVE_PREFIX):
-        name = key[len(SENSITIVE_PREFIX) :]
-        return ReconcilerKey("sensitive", name, None) if name and "/" not in name else None
-    if key.startswith(BATCH_PREFIX):
-        name = key[len(BATCH_PREFIX) :]
-        return ReconcilerKey("batch", name, None) if name and "/" not in name else None
+    for prefix, kind in _NAME_KEYS:
+        if key.startswith(prefix):
+            name = key[len(prefix) :]
+            return ReconcilerKey(kind, name, None) if name and "/" not in name else None
     for prefix, kind in _ID_KEYS:
         if key.startswith(prefix):
             name, _, request_id = key[len(prefix) :].partition("/")
@@ -147,6 +155,13 @@ def parse_reconciler_key(key: str) -> ReconcilerKey | None:
     return None
 
 
+_NAME_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
+    (OWNER_PREFIX, "owner"),
+    (OFFSETS_PROGRESS_PREFIX, "offsets-progress"),
+    (SENSITIVE_PREFIX, "sensitive"),
+    (BATCH_PREFIX, "batch"),
+    (AUTO_RESTART_PREFIX, "auto-restart"),
+)
 _ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
     (APPLIED_RESTART_PREFIX, "applied-restart"),
     (APPLIED_OFFSETS_PREFIX, "applied-offsets"),
@@ -220,3 +235,15 @@ def decode_batch(value: bytes) -> LastBatch | Invalid:
             return Invalid(f"invalid task in batch value: {task!r}")
         parsed[task["id"]] = TaskBatch(records=task["records"], bytes=task["bytes"], failed=task["failed"])
     return LastBatch(finished_at_ms=at, worker_id=worker, tasks=parsed)
+
+
+def decode_auto_restart(value: bytes) -> AutoRestartStatus | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("auto-restart value is not a JSON object")
+    count, last, upcoming = obj.get("count"), obj.get("last-restart"), obj.get("next-restart")
+    if type(count) is not int or count < 0 or type(last) is not int:
+        return Invalid("'count' and 'last-restart' should be non-negative integers")
+    if upcoming is not None and type(upcoming) is not int:
+        return Invalid("'next-restart' should be an integer or null")
+    return AutoRestartStatus(count=count, last_restart_ms=last, next_restart_ms=upcoming)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from reconciler.core.live import LastBatch
+from reconciler.core.live import AutoRestartStatus, LastBatch
 from reconciler.kafka import own_records as own
 from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
@@ -34,7 +34,8 @@ from reconciler.kafka.status_replay import StatusReplay
 
 class ReconcilerReplay(Replay):
     """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress,
-    rollback snapshots and which config keys are sensitive."""
+    rollback snapshots, which config keys are sensitive, each connector's last batch and its
+    auto-restart history."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -45,6 +46,7 @@ class ReconcilerReplay(Replay):
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
         self.sensitive: dict[str, list[str]] = {}  # name → config keys its manifest made sensitive
         self.batches: dict[str, LastBatch] = {}
+        self.auto_restarts: dict[str, AutoRestartStatus] = {}
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
         if offset >= 0:
@@ -64,6 +66,9 @@ class ReconcilerReplay(Replay):
             self._put(self.sensitive, name, None if value is None else own.decode_sensitive(value), text)
         elif kind == "batch":
             self._put(self.batches, name, None if value is None else own.decode_batch(value), text)
+        elif kind == "auto-restart":
+            decoded_auto = None if value is None else own.decode_auto_restart(value)
+            self._put(self.auto_restarts, name, decoded_auto, text)
         elif kind == "offsets-snapshot":
             decoded_snapshot = None if value is None else own.decode_offsets_snapshot(value)
             self._put(self.snapshots, (name, request_id or ""), decoded_snapshot, text)

@@ -41,14 +41,14 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
         manifest = ConnectorManifest.model_validate(data)
     except ValidationError as exc:
         stages = [placeholder_findings, rule_findings, schema_findings(data), pydantic_findings(exc.errors(), data)]
-        return None, _scrubbed(_diagnostics(document, merge(stages)), data, interpolated)
+        return None, _scrubbed(document_diagnostics(document, merge(stages)), data, interpolated)
     if placeholder_findings or rule_findings:
-        return None, _scrubbed(_diagnostics(document, merge([placeholder_findings, rule_findings])), data, interpolated)
+        return None, _scrubbed(document_diagnostics(document, merge([placeholder_findings, rule_findings])), data, interpolated)
     # A flawed document (e.g. a duplicate key) is never a connector: which value its plugin
     # would see is a guess, so the reading problem is reported alone.
     found = [] if document.flawed else plugin_findings(manifest)
     if found:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
-        return None, _scrubbed(_diagnostics(document, merge([found])), data, interpolated)
+        return None, _scrubbed(document_diagnostics(document, merge([found])), data, interpolated)
     return _desired(manifest, document.source, interpolated), []
 
 
@@ -125,7 +125,7 @@ def _scrubbed(found: list[Diagnostic], data: dict[str, Any], interpolated: froze
     ]
 
 
-def _diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:
+def document_diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:
     name = connector_name(document)
     return [_diagnostic(document, finding, name) for finding in findings]
 

@@ -12,9 +12,10 @@ Every config shown goes through `shown_config`, the one place secrets are masked
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
+from datetime import datetime, timezone
 from typing import Any
 
-from reconciler.core.live import InstanceStatus, LiveConnector, LiveState
+from reconciler.core.live import AutoRestartStatus, InstanceStatus, LiveConnector, LiveState
 from reconciler.core.redact import mask_config
 
 Body = dict[str, Any]
@@ -163,6 +164,31 @@ def expanded(
 
 
 # --- ours: not Connect's ---------------------------------------------------------------------------
+
+
+def auto_restart_doc(status: AutoRestartStatus) -> Body:
+    """Strimzi's `AutoRestartStatus` fields, plus when the next attempt may be (null: none,
+    `maxRestarts` reached)."""
+    upcoming = status.next_restart_ms
+    return {
+        "count": status.count,
+        "lastRestartTimestamp": iso_utc(status.last_restart_ms),
+        "nextRestartTimestamp": None if upcoming is None else iso_utc(upcoming),
+    }
+
+
+def iso_utc(ms: int) -> str:
+    """Strimzi's timestamp format, `yyyy-MM-ddTHH:mm:ssZ` in UTC."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def with_auto_restart(doc: Body, live: LiveState) -> Body:
+    """`doc` (a status document) with the connector's `spec.autoRestart` history, if it has one:
+    a connector without history keeps exactly Connect's shape (docs/runtime.md#auto-restart)."""
+    history = live.auto_restarts.get(doc["name"])
+    if history is not None:
+        doc["autoRestart"] = auto_restart_doc(history)
+    return doc
 
 
 def last_batch(live: LiveState, name: str) -> Body | None:

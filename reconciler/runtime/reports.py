@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import ConnectTargetState, InstanceState, LiveState
+from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LiveState
 from reconciler.runtime.plugins import left_to_connect
 from reconciler.runtime.restarts import RestartPlan
 from reconciler.runtime.statuses import StatusBook
@@ -34,6 +34,7 @@ class ConnectorReport:
     trace: str | None
     tasks: list[TaskReport]
     restarted: RestartPlan | None = None
+    auto_restarted: AutoRestartStatus | None = None  # set when this tick restarted it automatically
 
 
 @dataclass
@@ -57,6 +58,7 @@ def connector_reports(
     book: StatusBook,
     outcomes: Sequence[TaskOutcome],
     plans: dict[str, RestartPlan],
+    auto_restarted: Mapping[str, AutoRestartStatus],
 ) -> list[ConnectorReport]:
     """Every existing connector as the book left it, with the records its tasks moved."""
     moved = {(o.connector, o.task_id): o.records for o in outcomes}
@@ -77,6 +79,7 @@ def connector_reports(
                 None if status is None else status.trace,
                 tasks,
                 plans.get(name),
+                auto_restarted.get(name),
             )
         )
     return reports

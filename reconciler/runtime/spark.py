@@ -63,6 +63,21 @@ logger.pools.level = error
 logger.utils.name = org.apache.spark.util.Utils
 logger.utils.level = error
 """
+# With `--log-format json` (RECONCILER_LOG_FORMAT=json) the JVM's lines are JSON objects too,
+# with the fields of the reconciler's own (reconciler.cli.logs), so every line of stderr parses.
+JSON_LAYOUT = (
+    "appender.console.layout.type = JsonTemplateLayout\n"
+    'appender.console.layout.eventTemplate = {"time":{"$resolver":"timestamp","pattern":'
+    '{"format":"yyyy-MM-dd\'T\'HH:mm:ss.SSS\'Z\'","timeZone":"UTC"}},'
+    '"level":{"$resolver":"level","field":"name"},"logger":{"$resolver":"logger","field":"name"},'
+    '"message":{"$resolver":"message","stringified":true},"event":"log",'
+    '"exception":{"$resolver":"exception","field":"stackTrace","stackTrace":{"stringified":true}}}\n'
+)
+LOG4J2_JSON_PROPERTIES = LOG4J2_PROPERTIES.replace(
+    "appender.console.layout.type = PatternLayout\n"
+    "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n",
+    JSON_LAYOUT,
+)
 
 
 # Arrow batches to Python workers are bounded by rows only (Spark's 10,000). With a byte bound
@@ -146,16 +161,19 @@ def route_to(addresses: list[tuple[str, int]]) -> str:
 
 
 def _log4j_file() -> str:
-    path = os.path.join(tempfile.gettempdir(), f"connect-reconciler-log4j2-{os.getuid()}.properties")
+    json_logs = os.environ.get("RECONCILER_LOG_FORMAT") == "json"
+    text = LOG4J2_JSON_PROPERTIES if json_logs else LOG4J2_PROPERTIES
+    kind = "-json" if json_logs else ""
+    path = os.path.join(tempfile.gettempdir(), f"connect-reconciler-log4j2{kind}-{os.getuid()}.properties")
     try:
         with open(path) as handle:
-            if handle.read() == LOG4J2_PROPERTIES:
+            if handle.read() == text:
                 return path
     except OSError:
         pass
     temp = f"{path}.{os.getpid()}"
     with open(temp, "w") as handle:
-        handle.write(LOG4J2_PROPERTIES)
+        handle.write(text)
     os.replace(temp, path)  # atomic: concurrent starts never read half a file
     return path
 

@@ -11,8 +11,9 @@ brought to its target state:
    same group fences this one, so two workers never both commit task configs), then read
    the topics to the end;
 3. execute pending KIP-745 restarts (`restarts`: the first tick on a group marks where it
-   started, and older restart records are history): the instances to restart report
-   RESTARTING (committed before anything starts again);
+   started, and older restart records are history), and the automatic restarts
+   `spec.autoRestart` asks for (`auto_restart`): the instances to restart report RESTARTING,
+   committed with the auto-restart history before anything starts again;
 4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
    transaction: task configs before their commit, all or nothing); for a source of a new task
@@ -40,7 +41,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -54,6 +55,8 @@ from reconciler.runtime.failures import failure_mark_record, failure_mark_tombst
 from reconciler.runtime.reports import ConnectorReport, TaskReport, TickReport, connector_reports
 from reconciler.runtime.restarts import RestartPlan, plan_restart, processed_record, started_record
 from reconciler.runtime.tick_view import TickView, read_view
+from reconciler.runtime import auto_restart
+from reconciler.runtime.auto_restart import AutoRestartPolicy
 from reconciler.runtime.statuses import (
     Decision,
     Report,
@@ -108,6 +111,7 @@ class Worker:
         allow_empty: bool = False,
         stopping: Callable[[], bool] = lambda: False,
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        auto_restart_unit_s: float = auto_restart.DEFAULT_UNIT_S,
     ) -> None:
         self.settings = settings
         self.executor = executor
@@ -117,6 +121,7 @@ class Worker:
         # Asked when the batch starts: a stop requested during the tick makes it the closing one.
         self.stopping = stopping
         self._now_ms = now_ms
+        self._auto_restart_unit_ms = auto_restart.unit_ms(auto_restart_unit_s)
         self._prepared = False
 
     def tick(
@@ -133,6 +138,7 @@ class Worker:
         worker keeps the connectors already declared moving); without it the error is raised.
         """
         applied, offsets = None, []
+        policies = None if desired is None else auto_restart.policies(desired)
         if desired is not None:
             try:
                 applied = self.apply(desired, manifest_paths=manifest_paths)
@@ -141,7 +147,7 @@ class Worker:
                 if on_apply_error is None:
                     raise
                 on_apply_error(exc)
-        report = self.work(closing=closing)
+        report = self.work(closing=closing, auto_restart=policies)
         report.applied, report.offsets = applied, offsets
         return report
 
@@ -169,8 +175,13 @@ class Worker:
 
         return run_pending_offsets_requests(self.settings, desired, live, now_ms=self._now_ms)
 
-    def work(self, *, closing: bool = False) -> TickReport:
-        """Everything after apply: restarts, task configs, one batch, statuses."""
+    def work(
+        self, *, closing: bool = False, auto_restart: Mapping[str, AutoRestartPolicy] | None = None
+    ) -> TickReport:
+        """Everything after apply: restarts, task configs, one batch, statuses.
+
+        `auto_restart`: the manifests' enabled `spec.autoRestart` policies by connector; None
+        (manifests unknown) restarts nothing automatically and leaves the history alone."""
         from reconciler.kafka.produce import TransactionalWriter
 
         self._prepare()
@@ -178,7 +189,7 @@ class Worker:
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # before reading: a commit below proves nobody claimed the group since
             view = read_view(self.settings)
-            return self._work(view, writer, closing)
+            return self._work(view, writer, closing, auto_restart)
 
     def close(self) -> None:
         self.executor.close()
@@ -206,13 +217,23 @@ class Worker:
             prepare(self.settings)
             self._prepared = True
 
-    def _work(self, view: TickView, writer: TransactionalWriter, closing: bool) -> TickReport:
+    def _work(
+        self,
+        view: TickView,
+        writer: TransactionalWriter,
+        closing: bool,
+        policies: Mapping[str, AutoRestartPolicy] | None,
+    ) -> TickReport:
         book = StatusBook(view.live, self.worker_id)
         report = TickReport(view.config_end)
-        plans = self._restart_plans(view)
+        automatic = auto_restart.tick_auto_restarts(
+            view.live, self._restart_plans(view), policies, view.config_offsets,
+            now_ms=self._now_ms(), unit_ms=self._auto_restart_unit_ms, failures=view.failures,
+        )
+        plans = automatic.plans
         # The first tick on a group marks where it started: older restart records are history.
         started = [started_record(view.config_end)] if view.first_tick else []
-        restarting = started + _restarting_records(book, plans)
+        restarting = started + _restarting_records(book, plans) + automatic.records
         tick = self._decide(view, plans, book)
         if tick.works:  # Spark up before anything is written: an unreachable cluster writes nothing
             self.executor.prepare()
@@ -221,14 +242,19 @@ class Worker:
             _failpoint("worker.after_restarting")
         report.records_written += writer.write(tick.records)
         _failpoint("worker.after_task_commit")
-        closing = closing or self.stopping()
-        outcomes = self.executor.run_batch(tick.works, closing=closing) if tick.works else []
+        works = tick.works
+        if works and self.stopping():
+            # Asked to stop before the batch began (say, while Spark would start): none begins.
+            # The statuses above stand; nothing moved, so there is nothing to commit.
+            LOG.info("stop requested: no batch in this tick")
+            works = []
+        outcomes = self.executor.run_batch(works, closing=closing or self.stopping()) if works else []
         _failpoint("worker.before_status")
-        final = _outcome_records(book, tick.works, outcomes) + self._marks(view)
+        final = _outcome_records(book, works, outcomes) + self._marks(view)
         batches = self._batches(view, outcomes)  # our topic's: not counted as config/status records
         report.records_written += writer.write(final + batches) - len(batches)
-        report.works, report.outcomes = len(tick.works), list(outcomes)
-        report.connectors = connector_reports(view.live, book, outcomes, plans)
+        report.works, report.outcomes = len(works), list(outcomes)
+        report.connectors = connector_reports(view.live, book, outcomes, plans, automatic.restarted)
         report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 

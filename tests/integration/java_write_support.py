@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from reconciler.cli.main import main
-from reconciler.cli.status_cmd import connector_status
+from reconciler.render.connect_rest import connector_status
 from reconciler.devtools.connect import RunningConnect
 from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.reader import read_live_state

@@ -321,7 +321,7 @@ CASES: list[tuple[str, str, list[str]]] = [
             "6:10: spec.class: must not be empty",
             "7:13: spec.tasksMax: must be at least 1, got 0",
             "8:10: spec.state: invalid value 'gone' (hint: one of running, paused, stopped)",
-            "9:3: spec.extra: unknown field (hint: allowed fields: class, config, offsets, restart, sensitive, state, tasksMax)",
+            "9:3: spec.extra: unknown field (hint: allowed fields: autoRestart, class, config, offsets, restart, sensitive, state, tasksMax)",
         ],
     ),
 ]

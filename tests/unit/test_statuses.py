@@ -285,7 +285,7 @@ def test_stop_is_due_once_when_a_running_connector_leaves_running(
 def released(live: LiveState, worker: str = "w:1") -> list[tuple[str, str | None]]:
     from reconciler.runtime.statuses import release_records
 
-    records = release_records(StatusBook(live, worker, 9), live)
+    records = release_records(StatusBook(live, worker), live)
     return [(r.key.decode(), None if r.value is None else json.loads(r.value)["state"]) for r in records]
 
 

@@ -1,0 +1,74 @@
+"""`reconciler drift` against live-state snapshots: 0 in sync, 2 on changes or orphans, 1 on error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reconciler.cli.main import main
+from reconciler.core.live import LiveState, dump_snapshot
+from reconciler.core.planner import build_plan
+from reconciler.kafka.changes import plan_to_records
+from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
+from reconciler.manifests import load_or_raise
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+APPLIED = EXAMPLES / "prune" / "1-two-connectors"  # prune-orders-ingest and prune-orders-archive
+ONE_REMOVED = EXAMPLES / "prune" / "2-one-removed"
+
+
+def applied_snapshot(manifests: Path, out: Path) -> Path:
+    """The live state after `apply manifests`, through the same records and state machines."""
+    desired = load_or_raise([manifests])
+    plan = build_plan(desired, LiveState(), prune=False, manifest_paths=[str(manifests)])
+    config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
+    for offset, record in enumerate(plan_to_records(plan, {d.name: d for d in desired}, LiveState(), now_ms=0)):
+        target = {"configs": config, "reconciler": ours}.get(record.topic_role)
+        if target is not None:
+            target.apply(record.key, record.value, offset)
+    out.write_text(dump_snapshot(build_live_state(config, status, ours, "drift")))
+    return out
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path) -> Path:
+    return applied_snapshot(APPLIED, tmp_path / "live.json")
+
+
+def drift(*args: str) -> int:
+    return main(["drift", *args])
+
+
+def test_in_sync_exits_0(snapshot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert drift(str(APPLIED), "--live-state", str(snapshot)) == 0
+    assert "No drift: the cluster matches the manifests (2 connector(s))." in capsys.readouterr().out
+
+
+def test_a_changed_manifest_is_drift(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    changed = tmp_path / "changed"
+    changed.mkdir()
+    text = (APPLIED / "connectors.yaml").read_text()
+    (changed / "connectors.yaml").write_text(text.replace("state: running", "state: paused", 1))
+    assert drift(str(changed), "--live-state", str(snapshot)) == 2
+    out = capsys.readouterr().out
+    assert "Drift: 1 change(s) to apply, 0 orphaned connector(s)." in out and "paused" in out
+
+
+def test_an_orphan_is_drift_and_prune_plans_its_deletion(snapshot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert drift(str(ONE_REMOVED), "--live-state", str(snapshot), "--format", "json") == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["drift"] is True and doc["changes"] == 0 and doc["orphans"] == ["prune-orders-ingest"]
+    assert doc["plan"]["actions"] == []
+    assert drift(str(ONE_REMOVED), "--live-state", str(snapshot), "--prune", "--format", "markdown") == 2
+    out = capsys.readouterr().out
+    assert out.startswith("## Connector reconciler plan") and "**Drift: 1 change(s) to apply" in out
+
+
+def test_errors_exit_1(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: reconciler.io/v1\nkind: Connector\n")
+    assert drift(str(broken), "--live-state", str(snapshot)) == 1
+    assert drift(str(APPLIED), "--live-state", str(tmp_path / "missing.json")) == 1
+    assert "Traceback" not in capsys.readouterr().err
