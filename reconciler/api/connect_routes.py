@@ -32,7 +32,7 @@ async def list_connectors(request: Request, expand: Annotated[list[str] | None, 
     view = context(request)
     if expand is None:
         return ConnectJSON(shapes.connector_names(view.live()))
-    return ConnectJSON(shapes.expanded(view.live(), expand, view.state.sensitive))
+    return ConnectJSON(shapes.expanded(view.live(), expand, view.all_sensitive()))
 
 
 @router.get("/connectors/{connector}", response_model=schemas.ConnectorInfo, responses=errors(404, 503))
@@ -51,11 +51,12 @@ async def connector_config(connector: str, request: Request) -> Any:
 
 @router.get("/connectors/{connector}/status", response_model=schemas.ConnectorStateInfo, responses=errors(404, 503))
 async def connector_status(connector: str, request: Request) -> Any:
-    found = context(request).live().connector(connector)
+    live = context(request).live()
+    found = live.connector(connector)
     body = None if found is None else shapes.connector_status(found)
     if body is None:
         raise NotAnswerable(404, shapes.no_status_message(connector))
-    return ConnectJSON(body)
+    return ConnectJSON(shapes.with_auto_restart(body, live))
 
 
 @router.get("/connectors/{connector}/tasks", response_model=list[schemas.TaskInfo], responses=errors(404, 503))

@@ -79,7 +79,14 @@ class View:
         return found
 
     def sensitive(self, name: str) -> frozenset[str]:
-        return self.state.sensitive.get(name, frozenset())
+        """The keys to mask besides those `core.redact` calls secret by name: the manifests'
+        (`spec.sensitive`, values from placeholders) and those recorded at apply."""
+        recorded = self.state.live.sensitive.get(name, ()) if self.state.live is not None else ()
+        return self.state.sensitive.get(name, frozenset()) | frozenset(recorded)
+
+    def all_sensitive(self) -> dict[str, frozenset[str]]:
+        live = self.live()
+        return {name: self.sensitive(name) for name in set(self.state.sensitive) | set(live.sensitive)}
 
 
 def context(request: Request) -> View:

@@ -58,7 +58,7 @@ class LoopObserver:
 
     def manifests(self, desired: Sequence[DesiredConnector], problems: Sequence[str]) -> None:
         """The manifests the loop runs, and the problems of the files on disk (none when valid)."""
-        sensitive = {d.name: frozenset(d.spec.sensitive) for d in desired}
+        sensitive = {d.name: d.sensitive_keys for d in desired}
         info = ManifestsInfo(valid=not problems, problems=tuple(problems))
         self.board.replace(manifests=info, sensitive=sensitive)
 

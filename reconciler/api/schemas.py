@@ -40,11 +40,21 @@ class TaskState(ConnectorState):
     id: int
 
 
+class AutoRestart(Entity):
+    """Ours, not Connect's: `spec.autoRestart` history, named after Strimzi's `AutoRestartStatus`
+    (present only for a connector that has some)."""
+
+    count: int
+    lastRestartTimestamp: str
+    nextRestartTimestamp: str | None
+
+
 class ConnectorStateInfo(Entity):
     name: str
     connector: ConnectorState
     tasks: list[TaskState]
     type: Literal["source", "sink", "unknown"]
+    autoRestart: AutoRestart | None = None
 
 
 class ConnectorTaskId(Entity):

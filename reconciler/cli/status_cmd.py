@@ -73,10 +73,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(with_auto_restart(doc, live), indent=2, ensure_ascii=False))
         return EXIT_OK
     if args.format == "json":
-        listing = all_statuses(live)
-        for entry in listing.values():
-            with_auto_restart(entry["status"], live)
-        print(json.dumps(listing, indent=2, ensure_ascii=False))
+        print(json.dumps(all_statuses(live), indent=2, ensure_ascii=False))
     else:
         _print_table(live, listed(live), details=False)
     return EXIT_OK

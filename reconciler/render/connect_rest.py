@@ -156,7 +156,7 @@ def expanded(
             status = connector_status(connector)
             if status is None:
                 continue
-            doc["status"] = status
+            doc["status"] = with_auto_restart(status, live)
         if "info" in wanted:
             doc["info"] = connector_info(connector, (sensitive or {}).get(name, ()))
         out[name] = doc

@@ -132,14 +132,20 @@ class JavaGroup:
         """Java's REST and our `status` report the same states, workers and type (Java also
         writes its `version`, which our status read leaves out)."""
 
+        seen: list[str] = []
+
         def same() -> dict[str, Any] | None:
             code, java = self.worker.rest("GET", f"/connectors/{name}/status")
             ours = self.our_status(name)
+            seen[:] = [f"Java's REST said {code} {java!r}, ours {ours!r}"]
             if code != 200 or ours is None:
                 return None
             return java if _comparable(java) == _comparable(ours) else None
 
-        return wait_for(f"our status of {name} to agree with Java's REST", same)
+        try:
+            return wait_for(f"our status of {name} to agree with Java's REST", same)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; {seen[0] if seen else 'nothing read'}") from None
 
     # --- topics --------------------------------------------------------------------------------
 
