@@ -121,7 +121,9 @@ _SETTLED = {
 def pending_note(connector: LiveConnector) -> str | None:
     """Why the statuses differ from the target, when the worker has not acted on it yet."""
     status = connector.connector_status
-    if not connector.exists or status is None or status.state is InstanceState.FAILED:
+    # FAILED waits for a restart, not a tick; UNASSIGNED is between batches (no worker holds it,
+    # LAST BATCH says when its tasks last ran; docs/runtime.md#liveness-between-batches).
+    if not connector.exists or status is None or status.state in (InstanceState.FAILED, InstanceState.UNASSIGNED):
         return None
     target = from_connect_state(connector.target_state).value
     stopped_with_tasks = connector.target_state is ConnectTargetState.STOPPED and bool(connector.task_statuses)
