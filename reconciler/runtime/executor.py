@@ -195,6 +195,7 @@ class SparkExecutor:
         for work in works:
             by_connector.setdefault(work.connector, []).append(work)
         session = self.session()
+        LOG.info("batch of %d task(s) of %d connector(s) begins", len(works), len(by_connector))
         refused = self._unloadable(session, works)
         by_connector = {name: group for name, group in by_connector.items() if group[0].connector_class not in refused}
         works_left = [w for w in works if w.connector_class not in refused]

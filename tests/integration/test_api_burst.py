@@ -19,6 +19,7 @@ from pathlib import Path
 
 from reconciler.api.server import serving
 from reconciler.cli.run_cmd import make_tick, print_error
+from reconciler.cli.tick_output import TextOutput
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
@@ -75,7 +76,7 @@ def test_a_burst_of_1000_requests_delays_no_tick(kafka_settings: KafkaSettings, 
     desired, paths = load_or_raise([str(tmp_path)]), [str(tmp_path)]
     worker = Worker(kafka_settings, SparkExecutor(kafka_settings), worker_id="burst:1")
     with serving(kafka_settings, "127.0.0.1:0", worker.worker_id, interval_s=INTERVAL_S) as service:
-        loop = TimedLoop(make_tick(worker, lambda: (desired, paths), service.observer))
+        loop = TimedLoop(make_tick(worker, lambda: (desired, paths), TextOutput(), service.observer))
         loop.thread.start()
         try:
             loop.wait_for(8)  # warm: the first ticks create topics and statuses

@@ -49,7 +49,7 @@ def service(kafka_settings: KafkaSettings) -> Iterator[Service]:
     seed(kafka_settings)
     with serving(kafka_settings, "127.0.0.1:0", "fuzz:1", interval_s=1.0) as served:
         # As after a successful tick (which this test does not run): ready, the topics read.
-        served.observer.finished(TickReport(generation=1), time.time(), None)
+        served.observer.finished(TickReport(config_end=1), time.time(), None)
         assert served.board.state.live is not None and served.board.state.live.connector("src") is not None
         yield served
 

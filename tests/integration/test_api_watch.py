@@ -70,8 +70,9 @@ def test_watch_serves_connects_read_only_rest_health_and_metrics(kafka_settings:
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     file = manifests / "gen.yaml"
-    config = {"topic": topic, "count": 500, "db.password": "hunter2"}
-    write(file, manifest("gen", config))
+    # `batch.size` made sensitive by the manifest (`spec.sensitive`): datagen has no secret of its own.
+    config = {"topic": topic, "count": 500, "batch.size": 777}
+    write(file, sensitive(manifest("gen", config)))
     args = ["watch", str(manifests), "--interval", "1", "--http-bind", "127.0.0.1:0", "--worker-id", "watcher:1"]
     watch = Running(args + ["--spark-master", "local[2]", "--spark-conf", "spark.driver.memory=768m"], kafka_settings)
     try:
@@ -101,15 +102,20 @@ def test_watch_serves_connects_read_only_rest_health_and_metrics(kafka_settings:
     assert live.last_batches["gen"].records == 0 and live.last_batches["gen"].worker_id == "watcher:1"
 
 
+def sensitive(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["spec"]["sensitive"] = ["batch.size"]
+    return doc
+
+
 def _read_with_a_connect_client(url: str) -> None:
     client = KafkaConnect(url=url)
     assert client.list_connectors() == ["gen"]
     assert client.get_connector_status("gen")["connector"]["state"] == "RUNNING"
-    assert client.get_connector_config("gen")["db.password"] == "(sensitive)"
+    assert client.get_connector_config("gen")["batch.size"] == "(sensitive)"
     assert client.list_connectors(expand="status")["gen"]["status"]["tasks"][0]["state"] == "RUNNING"
     assert client.list_connector_tasks("gen")[0]["id"] == {"connector": "gen", "task": 0}
     assert client.get_connector_task_status("gen", 0)["worker_id"] == "watcher:1"
-    assert [p["class"] for p in client.list_connector_plugins()] == ["parquet-sink", "datagen", "file-source"]
+    assert [p["class"] for p in client.list_connector_plugins()] == ["file-sink", "parquet-sink", "datagen", "file-source"]
     checked = client.validate_connector_config("datagen", {"connector.class": "datagen", "name": "x", "tasks.max": "0"})
     assert checked["error_count"] > 0  # validation is allowed: it changes nothing
 
@@ -137,7 +143,7 @@ def _moved(http: httpx.Client, records: int) -> str | None:
 
 def _pause_by_edit(http: httpx.Client, file: Path, config: dict[str, Any]) -> float:
     edited = time.monotonic()
-    write(file, manifest("gen", config, state="paused"))
+    write(file, sensitive(manifest("gen", config, state="paused")))
     until(lambda: http.get("/connectors/gen/status").json()["connector"]["state"] == "PAUSED", timeout_s=30)
     return time.monotonic() - edited
 
@@ -148,7 +154,7 @@ def _broken_file_is_degraded_until_fixed(http: httpx.Client, file: Path, config:
     assert degraded.status_code == 503 and degraded.json()["checks"]["reconcile"]["ok"]
     assert any("tasksMax" in problem for problem in degraded.json()["manifest_problems"])
     assert http.get("/connectors/gen/status").json()["connector"]["state"] == "PAUSED"  # the last valid ones run
-    write(file, manifest("gen", config, state="paused"))
+    write(file, sensitive(manifest("gen", config, state="paused")))
     until(lambda: http.get("/readyz").status_code == 200)
 
 

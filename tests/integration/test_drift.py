@@ -30,8 +30,8 @@ def test_drift_detection_against_the_broker(
 
     behind_our_back = tmp_path / "paused"
     behind_our_back.mkdir()
-    text = (declared / "connector.yaml").read_text()
-    (behind_our_back / "connector.yaml").write_text(text.replace("state: running", "state: paused", 1))
+    text = (declared / "connectors.yaml").read_text()
+    (behind_our_back / "connectors.yaml").write_text(text.replace("state: running", "state: paused", 1))
     assert reconciler(kafka_settings, "apply", str(behind_our_back)) == 0
     capsys.readouterr()
     assert reconciler(kafka_settings, "drift", str(declared), "--format", "json") == 2

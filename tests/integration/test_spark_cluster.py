@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from reconciler.kafka.reader import read_live_state
 from reconciler.devtools.broker import free_port
 from reconciler.kafka.consume import read_to_end
 from recording import recorded
@@ -122,9 +123,12 @@ def test_two_ticks_on_the_cluster_move_every_record_exactly_once(two_ticks: Clus
     assert parquet_keys(pipeline.root / "parquet") == ids(COUNT)
     shipped = recorded(pipeline.root / "recorded")  # the module:Class plugin ran on the executors
     assert Counter(shipped.column("key").to_pylist()) == ids(COUNT)
+    # `run --once` released what it ran on exit (UNASSIGNED); each connector's last batch succeeded.
+    live = read_live_state(pipeline.settings)
     for name in ("gen", "archive", "recorder"):
-        assert pipeline.states(name)[0] == "RUNNING"
-        assert set(pipeline.states(name)[1].values()) == {"RUNNING"}
+        assert pipeline.states(name)[0] == "UNASSIGNED"
+        assert set(pipeline.states(name)[1].values()) == {"UNASSIGNED"}
+        assert live.last_batches[name].outcome == "succeeded"
 
 
 def test_a_plugin_missing_on_the_executors_fails_its_tasks_with_the_module_named(two_ticks: ClusterPipeline) -> None:

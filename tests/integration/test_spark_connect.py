@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from reconciler.kafka.reader import read_live_state
 from reconciler.devtools.broker import free_port
 from recording import recorded
 from test_run_support import Pipeline, ids, parquet_keys, topic_keys
@@ -48,8 +49,11 @@ def test_source_to_sink_exactly_once_over_two_ticks_through_spark_connect(
     assert topic_keys(pipeline.settings, topic) == ids(COUNT)
     assert parquet_keys(tmp_path / "parquet") == ids(COUNT)
     assert Counter(recorded(tmp_path / "rec").column("key").to_pylist()) == ids(COUNT)
+    # `run --once` released what it ran on exit (UNASSIGNED); each connector's last batch succeeded.
+    live = read_live_state(pipeline.settings)
     for name in ("gen", "archive", "recorder"):
-        assert pipeline.states(name) == ("RUNNING", {task: "RUNNING" for task in pipeline.states(name)[1]})
+        assert pipeline.states(name) == ("UNASSIGNED", {task: "UNASSIGNED" for task in pipeline.states(name)[1]})
+        assert live.last_batches[name].outcome == "succeeded"
 
 
 def test_a_spark_connect_server_that_is_down_fails_fast_naming_it_and_writes_nothing_for_tasks(
