@@ -16,17 +16,18 @@ transaction), which alone records their ids as applied.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from reconciler import failpoints
 from reconciler.core.diagnostics import Severity
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import Action, Plan
 from reconciler.core.planner import build_plan
 from reconciler.errors import ReconcilerError, StalePlan
+from reconciler.failpoints import Failpoint
 from reconciler.kafka.changes import pending_offsets, plan_to_records
 from reconciler.kafka.produce import TransactionalWriter
 from reconciler.kafka.reader import prepare, read_state
@@ -70,25 +71,17 @@ def apply_manifests(
     return ApplyOutcome(plan=plan, live=live, records_written=written, pending_offsets=pending_offsets(plan))
 
 
-APPLY_AFTER_RECORD = "apply.after_record."
-
-
 def _crash_points() -> Callable[[TransactionalWriter, int], None] | None:
-    from reconciler.runtime import failpoints
-
-    return _crash_point if os.environ.get(failpoints.ENV_POINTS) else None
+    return _crash_point if failpoints.any_armed() else None
 
 
 def _crash_point(writer: TransactionalWriter, produced: int) -> None:
-    """Failpoint `apply.after_record.<n>` (crash tests, `reconciler.runtime.failpoints`): the
-    first n records reach the broker inside the open transaction, then the process is killed —
-    what a Connect worker reading uncommitted records sees of an interrupted apply."""
-    from reconciler.runtime import failpoints
-
-    name = f"{APPLY_AFTER_RECORD}{produced}"
-    if failpoints.armed(name):
+    """Failpoint `apply.after_record.<n>` (crash tests, `reconciler.failpoints`): the first n
+    records reach the broker inside the open transaction, then the process is killed — what a
+    Connect worker reading uncommitted records sees of an interrupted apply."""
+    if failpoints.armed(Failpoint.APPLY_AFTER_RECORD, produced):
         writer.flush()
-        failpoints.hit(name)
+        failpoints.hit(Failpoint.APPLY_AFTER_RECORD, produced)
 
 
 def refuse_stale(saved: Plan, current: Plan, group_id: str) -> None:

@@ -28,12 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
 from reconciler.connectors.registry import UnknownConnector, load_connector, runs_on_connect_worker
+from reconciler import failpoints
 from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action
 from reconciler.core.transitions import offsets_modifiable
 from reconciler.errors import ReconcilerError, RetryableError
+from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
@@ -175,12 +177,6 @@ def _outcome(
     return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed)
 
 
-def _failpoint(name: str) -> None:
-    from reconciler.runtime import failpoints
-
-    failpoints.hit(name)
-
-
 class _Execution:
     """One run of one request, from wherever its progress record says it stopped."""
 
@@ -221,7 +217,7 @@ class _Execution:
         snapshot = self._snapshot(source)
         if self.done < CHANGED:
             confirmed = self._hook(snapshot)
-            _failpoint(model.AFTER_HOOK)
+            failpoints.hit(Failpoint.OFFSETS_AFTER_HOOK)
             self._change(snapshot, source, confirmed)
         else:
             confirmed = bool(self.progress and self.progress.confirmed)
@@ -244,7 +240,7 @@ class _Execution:
         if records:
             self.writer.write_records(records)
             self.steps.append("stop")
-            _failpoint(model.AFTER_STOP)
+            failpoints.hit(Failpoint.OFFSETS_AFTER_STOP)
 
     # --- snapshot --------------------------------------------------------------------------------
 
@@ -273,7 +269,7 @@ class _Execution:
             ]
         )
         self.steps.append("snapshot")
-        _failpoint(model.AFTER_SNAPSHOT)
+        failpoints.hit(Failpoint.OFFSETS_AFTER_SNAPSHOT)
         return body
 
     def _sink_body(self) -> list[dict[str, Any]]:
@@ -334,14 +330,14 @@ class _Execution:
         progress = progress_record(self.name, self.request.id, step, confirmed)
         if self.sink:
             self._change_sink(snapshot)
-            _failpoint(model.AFTER_ALTER)
+            failpoints.hit(Failpoint.OFFSETS_AFTER_ALTER)
             self.writer.write_records([progress])
         else:
             assert source is not None
             self._change_source(source, progress)
-            _failpoint(model.AFTER_ALTER)
+            failpoints.hit(Failpoint.OFFSETS_AFTER_ALTER)
         self.steps.append(step)
-        _failpoint(model.AFTER_ALTER_RECORDED)
+        failpoints.hit(Failpoint.OFFSETS_AFTER_ALTER_RECORDED)
 
     def _change_sink(self, snapshot: list[dict[str, Any]]) -> None:
         """From the snapshot, not from the group now: a re-run after a crash computes the same."""
@@ -395,7 +391,7 @@ class _Execution:
         records.append(own.offsets_progress_tombstone(self.name))
         self.writer.write_records(records)
         self.steps.append("return" if declared is not TargetState.STOPPED else "record")
-        _failpoint(model.AFTER_RETURN)
+        failpoints.hit(Failpoint.OFFSETS_AFTER_RETURN)
 
 
 def _runs_by_cluster(writes: Sequence[Write]) -> list[tuple[KafkaSettings, list[Placed]]]:

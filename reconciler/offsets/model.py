@@ -30,6 +30,7 @@ from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_TOPIC
 from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
+from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record
@@ -50,13 +51,13 @@ STEP_INDEX: dict[str, int] = {"stop": STOPPED, "snapshot": SNAPSHOT, "alter": CH
 CONSUMER_GROUP_OVERRIDE = "consumer.override.group.id"
 OFFSETS_STORAGE_TOPIC = "offsets.storage.topic"
 
-# Failpoints (reconciler.runtime.failpoints) between the steps, for the crash tests.
-AFTER_STOP = "offsets.after_stop"
-AFTER_SNAPSHOT = "offsets.after_snapshot"
-AFTER_HOOK = "offsets.after_hook"  # the hook ran, offsets not changed yet
-AFTER_ALTER = "offsets.after_alter"  # sink: group changed, the step not recorded yet
-AFTER_ALTER_RECORDED = "offsets.after_alter_recorded"
-AFTER_RETURN = "offsets.after_return"  # returned and recorded as applied
+# The executor's crash points between the steps (`reconciler.failpoints`), in step order.
+AFTER_STOP = Failpoint.OFFSETS_AFTER_STOP
+AFTER_SNAPSHOT = Failpoint.OFFSETS_AFTER_SNAPSHOT
+AFTER_HOOK = Failpoint.OFFSETS_AFTER_HOOK
+AFTER_ALTER = Failpoint.OFFSETS_AFTER_ALTER
+AFTER_ALTER_RECORDED = Failpoint.OFFSETS_AFTER_ALTER_RECORDED
+AFTER_RETURN = Failpoint.OFFSETS_AFTER_RETURN
 FAILPOINTS = (AFTER_STOP, AFTER_SNAPSHOT, AFTER_HOOK, AFTER_ALTER, AFTER_ALTER_RECORDED, AFTER_RETURN)
 
 

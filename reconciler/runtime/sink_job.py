@@ -41,7 +41,7 @@ from reconciler.kafka import groups
 from reconciler.kafka.overrides import CONSUMER, client_settings, overrides
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import sink_group
-from reconciler.runtime import failpoints
+from reconciler import failpoints
 from reconciler.runtime.sink_reader import ISOLATION, RangeReader
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 

@@ -22,7 +22,7 @@ from itertools import chain
 from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import sink_schema
-from reconciler.runtime import failpoints
+from reconciler import failpoints
 from reconciler.runtime.spark_jobs import run_over_dataframe
 
 if TYPE_CHECKING:

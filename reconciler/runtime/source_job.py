@@ -54,7 +54,7 @@ from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.topic_creation import ensure_topics, from_config
 from reconciler.offsets.model import OffsetsStore, source_stores
 from reconciler.offsets.source import StoreKey, read_stores
-from reconciler.runtime import failpoints
+from reconciler import failpoints
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from reconciler.errors import ReconcilerError
-from reconciler.runtime import failpoints
+from reconciler import failpoints
 from reconciler.runtime.spark_jobs import PartitionFailed, is_connect, run_partitions
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ brought to its target state:
 `release` is what a Connect worker does when it stops: every instance it reported (except
 FAILED ones) becomes UNASSIGNED (docs/runtime.md#liveness-between-batches).
 
-Failpoints (crash tests, `reconciler.runtime.failpoints`): `worker.after_restarting`,
+Failpoints (crash tests, `reconciler.failpoints`): `worker.after_restarting`,
 `worker.after_task_commit` (task configs committed, batch not run) and `worker.before_status`
 (batch done, statuses and restart marks not written).
 """
@@ -45,8 +45,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from reconciler import failpoints
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
+from reconciler.failpoints import Failpoint
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
@@ -239,9 +241,9 @@ class Worker:
             self.executor.prepare()
         report.records_written += writer.write(restarting)
         if restarting:
-            _failpoint("worker.after_restarting")
+            failpoints.hit(Failpoint.WORKER_AFTER_RESTARTING)
         report.records_written += writer.write(tick.records)
-        _failpoint("worker.after_task_commit")
+        failpoints.hit(Failpoint.WORKER_AFTER_TASK_COMMIT)
         works = tick.works
         if works and self.stopping():
             # Asked to stop before the batch began (say, while Spark would start): none begins.
@@ -249,7 +251,7 @@ class Worker:
             LOG.info("stop requested: no batch in this tick")
             works = []
         outcomes = self.executor.run_batch(works, closing=closing or self.stopping()) if works else []
-        _failpoint("worker.before_status")
+        failpoints.hit(Failpoint.WORKER_BEFORE_STATUS)
         final = _outcome_records(book, works, outcomes) + self._marks(view)
         batches = self._batches(view, outcomes)  # our topic's: not counted as config/status records
         report.records_written += writer.write(final + batches) - len(batches)
@@ -382,12 +384,6 @@ def _outcome_records(book: StatusBook, works: Sequence[TaskWork], outcomes: Sequ
             continue  # RUNNING was written before the batch
         records += book.task(work.connector, work.task_id, report)
     return records
-
-
-def _failpoint(name: str) -> None:
-    from reconciler.runtime import failpoints
-
-    failpoints.hit(name)
 
 
 __all__ = [

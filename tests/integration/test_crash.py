@@ -1,5 +1,5 @@
 """Crash tests: `reconciler run --once` SIGKILLed at chosen points (RECONCILER_FAILPOINTS, see
-reconciler/runtime/failpoints.py), then the next run leaves exactly the input in the output —
+reconciler/failpoints.py), then the next run leaves exactly the input in the output —
 no id lost, none duplicated — and a restart request still takes effect exactly once.
 
 The crashing runs are real subprocesses (their own driver, JVM and Python workers, killed with

@@ -105,7 +105,7 @@ def child_env(failpoint: str) -> dict[str, str]:
     Without this process's driver pid: a SparkSession started in the test process marks it as
     the driver, and `failpoints.hit` would kill the test run along with the child.
     """
-    from reconciler.runtime.failpoints import ENV_DRIVER_PID, ENV_POINTS
+    from reconciler.failpoints import ENV_DRIVER_PID, ENV_POINTS
 
     env = {key: value for key, value in os.environ.items() if key != ENV_DRIVER_PID}
     env[ENV_POINTS] = failpoint

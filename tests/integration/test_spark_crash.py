@@ -26,7 +26,7 @@ from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime import failpoints
+from reconciler import failpoints
 from reconciler.runtime.executor import SparkExecutor, TaskWork
 
 from test_spark_runtime import create_topic, datagen_works, dataset_rows, produce_ids, sink_works, topic_ids

@@ -16,7 +16,7 @@ from reconciler.connectors.range_files import held_ranges, partition_dir
 from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.reader import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime import failpoints
+from reconciler import failpoints
 from reconciler.runtime.executor import SparkExecutor
 
 from test_spark_crash import run_killed_batch

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.connectors.api import ConnectorError
-from reconciler.runtime import failpoints
+from reconciler import failpoints
 from reconciler.runtime.executor import TaskWork, assign_partitions, connector_task_count
 from reconciler.offsets.model import sink_group
 from reconciler.runtime.sink_job import consumer_overrides, sink_topics

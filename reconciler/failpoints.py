@@ -1,0 +1,130 @@
+"""Named crash points for the crash tests: SIGKILL a process exactly at a chosen step.
+
+Every point is a member of `Failpoint`, the one list of them; the code that reaches a point
+calls `hit(Failpoint.X)`. A leaf module (standard library only), so that every layer may place
+a point without importing the layer that owns the crash tests.
+
+`hit(point)` does nothing unless the environment variable RECONCILER_FAILPOINTS
+(comma-separated names) names that point. Then it SIGKILLs the driver process (its pid is in
+RECONCILER_DRIVER_PID, set by the driver when it starts Spark, inherited by the JVM and the
+Python workers) and then the calling process: the closest thing to pulling the plug, with no
+`finally`, no flush and no atexit handler running anywhere.
+
+With RECONCILER_FAILPOINT_PAUSE_DIR set, an armed point pauses instead, once: the first
+process to reach it writes `<dir>/<name>.paused` (its pid and its ancestors' pids, so a test
+can tell which Spark worker runs it) and sleeps until killed or PAUSE_S passed; later hits,
+such as the retry of the task on another executor, go on. The executor-loss test kills the
+paused task's Spark worker this way.
+
+Where they are (docs/runtime.md#crash-points): the Spark tasks (`sink.*`, `source.*`), the
+worker's tick (`worker.*`), the offsets executor between its steps (`offsets.*`), and
+`reconciler apply` after each of its records (`apply.after_record.<n>`: its first n records
+are delivered inside the open transaction, then it dies — a Connect worker reading uncommitted
+records has seen them, readers of committed records never will).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import signal
+import time
+
+ENV_POINTS = "RECONCILER_FAILPOINTS"
+ENV_DRIVER_PID = "RECONCILER_DRIVER_PID"
+ENV_PAUSE_DIR = "RECONCILER_FAILPOINT_PAUSE_DIR"
+PAUSE_S = 120.0
+
+
+class Failpoint(enum.StrEnum):
+    """Every crash point, by the name RECONCILER_FAILPOINTS arms it with."""
+
+    # A sink partition wrote its first batch (with a small `flush.records`, its first file) and
+    # has more to read.
+    SINK_MID_WRITE = "sink.mid_write"
+    # A sink partition's `pre_commit(closing=True)` returned (its files are renamed into place),
+    # the group offsets are not committed yet.
+    SINK_AFTER_FILES = "sink.after_files"
+    SOURCE_BEFORE_COMMIT = "source.before_commit"  # records and offsets produced, transaction open
+    SOURCE_AFTER_COMMIT = "source.after_commit"  # committed, the driver has recorded nothing yet
+    WORKER_AFTER_RESTARTING = "worker.after_restarting"  # RESTARTING statuses committed
+    WORKER_AFTER_TASK_COMMIT = "worker.after_task_commit"  # task configs committed, batch not run
+    WORKER_BEFORE_STATUS = "worker.before_status"  # batch done, statuses and restart marks not written
+    OFFSETS_AFTER_STOP = "offsets.after_stop"
+    OFFSETS_AFTER_SNAPSHOT = "offsets.after_snapshot"
+    OFFSETS_AFTER_HOOK = "offsets.after_hook"  # the hook ran, offsets not changed yet
+    OFFSETS_AFTER_ALTER = "offsets.after_alter"  # sink: group changed, the step not recorded yet
+    OFFSETS_AFTER_ALTER_RECORDED = "offsets.after_alter_recorded"
+    OFFSETS_AFTER_RETURN = "offsets.after_return"  # returned and recorded as applied
+    APPLY_AFTER_RECORD = "apply.after_record"  # armed as `apply.after_record.<n>`, see `name_for`
+
+    def name_for(self, count: int | None = None) -> str:
+        """The armed name: the point's own, or `<point>.<count>` for a counted point."""
+        return self.value if count is None else f"{self.value}.{count}"
+
+
+# The Spark tasks' points under their short names (`failpoints.SINK_AFTER_FILES`).
+SINK_MID_WRITE = Failpoint.SINK_MID_WRITE
+SINK_AFTER_FILES = Failpoint.SINK_AFTER_FILES
+SOURCE_BEFORE_COMMIT = Failpoint.SOURCE_BEFORE_COMMIT
+SOURCE_AFTER_COMMIT = Failpoint.SOURCE_AFTER_COMMIT
+
+
+def any_armed() -> bool:
+    """Whether RECONCILER_FAILPOINTS names any point (callers skip per-record work otherwise)."""
+    return bool(os.environ.get(ENV_POINTS))
+
+
+def armed(point: Failpoint, count: int | None = None) -> bool:
+    """Whether RECONCILER_FAILPOINTS names the point (read each time: tests set it per process)."""
+    points = os.environ.get(ENV_POINTS, "")
+    return bool(points) and point.name_for(count) in {p.strip() for p in points.split(",")}
+
+
+def hit(point: Failpoint, count: int | None = None) -> None:
+    """SIGKILL the driver, then this process, when the point is armed."""
+    if not armed(point, count):
+        return
+    name = point.name_for(count)
+    pause_dir = os.environ.get(ENV_PAUSE_DIR)
+    if pause_dir:
+        _pause_once(pause_dir, name)
+        return
+    driver = os.environ.get(ENV_DRIVER_PID, "")
+    if driver.isdigit() and int(driver) != os.getpid():
+        try:
+            os.kill(int(driver), signal.SIGKILL)
+        except ProcessLookupError:  # already gone (another partition hit the point first)
+            pass
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def mark_driver() -> None:
+    """Record this process as the driver, for processes it starts from now on."""
+    os.environ[ENV_DRIVER_PID] = str(os.getpid())
+
+
+def _pause_once(directory: str, name: str) -> None:
+    try:
+        fd = os.open(os.path.join(directory, f"{name}.paused"), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return  # somebody paused here already: this is a retry, go on
+    with os.fdopen(fd, "w") as marker:
+        marker.write(" ".join(map(str, _ancestors())) + "\n")
+    deadline = time.monotonic() + PAUSE_S
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def _ancestors() -> list[int]:
+    """This process and its ancestors' pids, nearest first (Linux /proc)."""
+    pids: list[int] = []
+    pid = os.getpid()
+    while pid > 1 and len(pids) < 16:
+        pids.append(pid)
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return pids
