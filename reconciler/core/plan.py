@@ -79,6 +79,9 @@ class FieldChange(BaseModel):
 
 
 class OffsetsStepKind(str, enum.Enum):
+    """The steps of an offsets request: what the plan shows, what the executor reports doing,
+    and what its progress record names (every step but RECORD; docs/state-machine.md#alter-and-reset)."""
+
     STOP = "stop"  # zero-task commit + STOPPED target state, and wait for tasks to stop
     SNAPSHOT = "snapshot"  # record current offsets for rollback
     ALTER = "alter"

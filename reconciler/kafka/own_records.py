@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple, get_args
+from typing import Any, Final, Literal, NamedTuple
 
 from reconciler.core.live import AutoRestartStatus, LastBatch, TaskBatch
+from reconciler.core.plan import OffsetsStepKind
 from reconciler.kafka.records import Invalid, Record, dumps, loads, text_key
 
-OffsetsStepName = Literal["stop", "snapshot", "alter", "reset", "return"]
 AppliedKind = Literal["restart", "offsets"]
 
 # Our `<group>-reconciler` topic. Connector names never contain `/` (manifest name pattern).
@@ -29,7 +29,8 @@ SENSITIVE_PREFIX: Final = "sensitive/"
 BATCH_PREFIX: Final = "batch/"
 AUTO_RESTART_PREFIX: Final = "auto-restart/"
 RECONCILER_OWNER: Final = "connect-reconciler"
-OFFSETS_STEPS: Final = frozenset(get_args(OffsetsStepName))
+# The steps a progress record may name: RECORD is the one that deletes it.
+OFFSETS_STEPS: Final = frozenset(OffsetsStepKind) - {OffsetsStepKind.RECORD}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ class OwnerInfo:
 @dataclass(frozen=True, slots=True)
 class OffsetsProgress:
     request_id: str
-    step: OffsetsStepName
+    step: OffsetsStepKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +82,7 @@ def applied_record(kind: AppliedKind, name: str, request_id: str, applied_at_ms:
     return Record("reconciler", key, dumps({"applied-at": applied_at_ms}))
 
 
-def offsets_progress_record(name: str, request_id: str, step: OffsetsStepName) -> Record:
+def offsets_progress_record(name: str, request_id: str, step: OffsetsStepKind) -> Record:
     if step not in OFFSETS_STEPS:
         raise ValueError(f"unknown offsets step {step!r}")
     value = dumps({"id": _request_id(request_id), "step": step})
@@ -206,7 +207,7 @@ def decode_offsets_progress(value: bytes) -> OffsetsProgress | Invalid:
         return Invalid(f"invalid offsets progress {obj!r}")
     if step not in OFFSETS_STEPS:
         return Invalid(f"invalid offsets progress {obj!r}")
-    return OffsetsProgress(request_id, step)  # type: ignore[arg-type]  # checked just above
+    return OffsetsProgress(request_id, OffsetsStepKind(step))
 
 
 def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:

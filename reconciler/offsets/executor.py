@@ -32,7 +32,7 @@ from reconciler import failpoints
 from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
-from reconciler.core.plan import Action
+from reconciler.core.plan import Action, OffsetsStepKind
 from reconciler.core.transitions import offsets_modifiable
 from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.failpoints import Failpoint
@@ -172,7 +172,7 @@ def _text(exc: ReconcilerError) -> str:
 
 
 def _outcome(
-    name: str, request: OffsetsRequest, status: OutcomeStatus, message: str, steps: Sequence[str] = (), confirmed: bool | None = None
+    name: str, request: OffsetsRequest, status: OutcomeStatus, message: str, steps: Sequence[OffsetsStepKind] = (), confirmed: bool | None = None
 ) -> OffsetsOutcome:
     return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed)
 
@@ -197,7 +197,7 @@ class _Execution:
         self.sink = desired.is_sink
         self.progress = state.progress.get(self.name)
         self.done = resume_point(self.progress, request.id)
-        self.steps: list[str] = []
+        self.steps: list[OffsetsStepKind] = []
 
     def run(self, tasks_stopped: bool, worker_stopped: Callable[[], bool] | None = None) -> OffsetsOutcome:
         """`worker_stopped`: for a connector a Connect worker runs, waits until it reports the
@@ -236,10 +236,10 @@ class _Execution:
         if not offsets_modifiable(connector):
             records += [rec.commit_record(self.name, 0), rec.target_state_record(self.name, ConnectTargetState.STOPPED)]
         if records and self.done < STOPPED:
-            records.append(progress_record(self.name, self.request.id, "stop"))
+            records.append(progress_record(self.name, self.request.id, OffsetsStepKind.STOP))
         if records:
             self.writer.write_records(records)
-            self.steps.append("stop")
+            self.steps.append(OffsetsStepKind.STOP)
             failpoints.hit(Failpoint.OFFSETS_AFTER_STOP)
 
     # --- snapshot --------------------------------------------------------------------------------
@@ -265,10 +265,10 @@ class _Execution:
         self.writer.write_records(
             [
                 own.offsets_snapshot_record(self.name, self.request.id, body, self.now_ms()),
-                progress_record(self.name, self.request.id, "snapshot"),
+                progress_record(self.name, self.request.id, OffsetsStepKind.SNAPSHOT),
             ]
         )
-        self.steps.append("snapshot")
+        self.steps.append(OffsetsStepKind.SNAPSHOT)
         failpoints.hit(Failpoint.OFFSETS_AFTER_SNAPSHOT)
         return body
 
@@ -390,7 +390,7 @@ class _Execution:
         records.append(own.applied_record("offsets", self.name, self.request.id, self.now_ms()))
         records.append(own.offsets_progress_tombstone(self.name))
         self.writer.write_records(records)
-        self.steps.append("return" if declared is not TargetState.STOPPED else "record")
+        self.steps.append(OffsetsStepKind.RETURN if declared is not TargetState.STOPPED else OffsetsStepKind.RECORD)
         failpoints.hit(Failpoint.OFFSETS_AFTER_RETURN)
 
 

@@ -30,6 +30,7 @@ from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_TOPIC
 from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
+from reconciler.core.plan import OffsetsStepKind
 from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
@@ -41,12 +42,16 @@ from reconciler.kafka.settings import KafkaSettings
 TopicPartition = tuple[str, int]
 SinkOffsets = dict[TopicPartition, int]
 SourcePair = tuple[dict[str, Any], dict[str, Any] | None]  # (partition, offset or None)
-Step = Literal["stop", "snapshot", "alter", "reset", "return"]
 OutcomeStatus = Literal["applied", "already-applied", "waiting", "refused", "retry", "failed"]
 
 # How far a request got: the index of its last recorded step (-1: nothing recorded).
 NOTHING, STOPPED, SNAPSHOT, CHANGED = -1, 0, 1, 2
-STEP_INDEX: dict[str, int] = {"stop": STOPPED, "snapshot": SNAPSHOT, "alter": CHANGED, "reset": CHANGED}
+STEP_INDEX: dict[OffsetsStepKind, int] = {
+    OffsetsStepKind.STOP: STOPPED,
+    OffsetsStepKind.SNAPSHOT: SNAPSHOT,
+    OffsetsStepKind.ALTER: CHANGED,
+    OffsetsStepKind.RESET: CHANGED,
+}
 
 CONSUMER_GROUP_OVERRIDE = "consumer.override.group.id"
 OFFSETS_STORAGE_TOPIC = "offsets.storage.topic"
@@ -105,7 +110,7 @@ class OffsetsOutcome:
     action: OffsetsAction
     status: OutcomeStatus
     message: str
-    steps: tuple[str, ...] = ()  # steps executed by this call, in order
+    steps: tuple[OffsetsStepKind, ...] = ()  # steps executed by this call, in order
     confirmed: bool | None = None  # the connector's hook returned True
 
     @property
@@ -140,7 +145,7 @@ class Progress:
     """The progress record of one connector as read (`confirmed`: the hook's answer, once known)."""
 
     request_id: str
-    step: Step
+    step: OffsetsStepKind
     confirmed: bool | None = None
 
 
@@ -154,7 +159,7 @@ def decode_progress(value: bytes) -> Progress | Invalid:
     return Progress(base.request_id, base.step, confirmed if isinstance(confirmed, bool) else None)
 
 
-def progress_record(name: str, request_id: str, step: Step, confirmed: bool | None = None) -> Record:
+def progress_record(name: str, request_id: str, step: OffsetsStepKind, confirmed: bool | None = None) -> Record:
     """The progress record (the same bytes as `records.offsets_progress_record`, plus the hook's
     answer after the change step, so a resumed request still reports Connect's right message)."""
     base = own.offsets_progress_record(name, request_id, step)
@@ -170,8 +175,8 @@ def resume_point(progress: Progress | None, request_id: str) -> int:
     return STEP_INDEX.get(progress.step, NOTHING)
 
 
-def change_step(request: OffsetsRequest) -> Step:
-    return "alter" if request.action is OffsetsAction.ALTER else "reset"
+def change_step(request: OffsetsRequest) -> OffsetsStepKind:
+    return OffsetsStepKind.ALTER if request.action is OffsetsAction.ALTER else OffsetsStepKind.RESET
 
 
 def created_fresh(before: LiveConnector | None) -> bool:
