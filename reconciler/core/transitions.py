@@ -8,6 +8,8 @@ The planner uses them to decide; the runtime reuses them to act.
   Stopping a FAILED connector is allowed and yields STOPPED.
 - KIP-745 restart plan: restart the Connector iff `!onlyFailed || connector FAILED`; restart task
   t iff `includeTasks && (!onlyFailed || task t FAILED)` (docs/state-machine.md#restart-requests).
+  Two pending requests of one connector merge into the higher-impact one (`merge_restart`): the
+  config replay and the runtime both merge through it.
 - Offsets may only change while the target state is STOPPED and no task is committed
   (docs/state-machine.md#alter-and-reset).
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector
@@ -133,8 +136,28 @@ def restart_targets(
 
 def restart_impact(include_tasks: bool, only_failed: bool) -> int:
     """Rank of a restart request; Connect keeps the higher-impact one of two pending
-    (docs/state-machine.md#restart-requests)."""
+    (docs/state-machine.md#restart-requests):
+    onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
     return (0 if only_failed else 2) + (1 if include_tasks else 0)
+
+
+class RestartRequest(NamedTuple):
+    """A connector's pending KIP-745 restart request: its flags, and the config-topic offset of
+    the newest `restart-connector-` record merged into it."""
+
+    include_tasks: bool
+    only_failed: bool
+    offset: int
+
+
+def merge_restart(pending: RestartRequest | None, new: RestartRequest) -> RestartRequest:
+    """A newer request merged into the pending one, as Connect merges them: the higher-impact
+    request is kept (the pending one on a tie), covering records up to the newest offset."""
+    if pending is None or restart_impact(new.include_tasks, new.only_failed) > restart_impact(
+        pending.include_tasks, pending.only_failed
+    ):
+        return new
+    return pending._replace(offset=max(pending.offset, new.offset))
 
 
 def offsets_modifiable(live: LiveConnector | None) -> bool:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from pydantic_core import from_json
 
 from reconciler.core.live import ConnectTargetState
+from reconciler.core.transitions import RestartRequest, merge_restart
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay_base import (
@@ -29,20 +29,6 @@ _STARTED = ConnectTargetState.STARTED
 # Record kinds with a fast path in `feed`.
 _TASK, _CONNECTOR, _COMMIT, _TARGET_STATE = range(4)
 _T, _C = ord("t"), ord("c")
-
-
-class RestartRequestRecord(NamedTuple):
-    """The pending KIP-745 request for a connector; `offset` = newest restart record merged in."""
-
-    include_tasks: bool
-    only_failed: bool
-    offset: int
-
-
-def restart_impact(include_tasks: bool, only_failed: bool) -> int:
-    """Java's ranking (docs/state-machine.md#restart-requests):
-    onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
-    return (0 if only_failed else 2) + (1 if include_tasks else 0)
 
 
 class ConfigReplay(Replay):
@@ -66,7 +52,7 @@ class ConfigReplay(Replay):
         self.pending_fencing: set[str] = set()
         self.task_count_records: dict[str, int] = {}  # `tasks-fencing-` (KIP-618)
         self.task_config_generations: dict[str, int] = {}
-        self.restart_requests: dict[str, RestartRequestRecord] = {}
+        self.restart_requests: dict[str, RestartRequest] = {}
         self._restart_after = restart_after
         self._routes: dict[bytes | None, Route] = {}
         self._counts: dict[bytes, int] = {}
@@ -300,13 +286,8 @@ class ConfigReplay(Replay):
             return
         if self._restart_after is not None and offset <= self._restart_after:
             return
-        new = RestartRequestRecord(flags.include_tasks, flags.only_failed, offset)
-        old = self.restart_requests.get(name)
-        if old is not None and restart_impact(old.include_tasks, old.only_failed) >= restart_impact(
-            new.include_tasks, new.only_failed
-        ):
-            new = old._replace(offset=max(old.offset, offset))  # Java keeps the existing one
-        self.restart_requests[name] = new
+        new = RestartRequest(flags.include_tasks, flags.only_failed, offset)
+        self.restart_requests[name] = merge_restart(self.restart_requests.get(name), new)
 
     def _tasks_fencing(self, name: str, obj: object, key: str) -> None:
         count = rec.int_field_from_json(obj, "task-count")
@@ -316,7 +297,7 @@ class ConfigReplay(Replay):
         self.task_count_records[name] = count
         self.pending_fencing.discard(name)
 
-    def pop_restart_requests(self) -> dict[str, RestartRequestRecord]:
+    def pop_restart_requests(self) -> dict[str, RestartRequest]:
         """Take the pending restart requests (like the herder does once it has handled them)."""
         pending, self.restart_requests = self.restart_requests, {}
         return pending

@@ -23,7 +23,7 @@ from typing import Any
 
 from reconciler.core.live import AutoRestartStatus, LastBatch
 from reconciler.kafka import own_records as own
-from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
+from reconciler.kafka.config_replay import ConfigReplay
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.offsets_replay import OffsetsReplay, partition_identity
@@ -91,9 +91,7 @@ __all__ = [
     "ConsumedRecord",
     "OffsetsReplay",
     "ReconcilerReplay",
-    "RestartRequestRecord",
     "StatusReplay",
     "build_live_state",
     "partition_identity",
-    "restart_impact",
 ]

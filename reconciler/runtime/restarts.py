@@ -24,9 +24,9 @@ does: each request takes effect exactly once. (The keys live in `<group>-reconci
 planner's records; the planner's reader skips them as unknown keys, at debug level. The name is
 everything after the prefix, so any Connect connector name fits.)
 
-Several pending records for one connector merge as Connect merges them: the higher-impact
-request is kept (`restart_impact`), and the merged request covers every record up to the
-newest offset. The plan itself is Connect's rule, `core.transitions.restart_targets`, applied
+Several pending records for one connector merge as Connect merges them
+(`core.transitions.merge_restart`: the higher-impact request is kept, covering every record up
+to the newest offset). The plan itself is Connect's rule, `core.transitions.restart_targets`, applied
 to the statuses read at the start of the tick. Pure: records in, plans and records out.
 """
 
@@ -36,7 +36,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from reconciler.core.live import InstanceState, InstanceStatus
-from reconciler.core.transitions import restart_impact, restart_targets
+from reconciler.core.transitions import RestartRequest, merge_restart, restart_targets
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record
 
@@ -49,15 +49,6 @@ class RestartRecord:
     """One `restart-connector-<name>` record as read from the config topic."""
 
     connector: str
-    include_tasks: bool
-    only_failed: bool
-    offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class PendingRestart:
-    """The request to execute for a connector; `offset` = newest record it covers."""
-
     include_tasks: bool
     only_failed: bool
     offset: int
@@ -108,7 +99,7 @@ class RestartLog:
         if not isinstance(offset, Invalid):
             self.processed[name] = offset
 
-    def pending(self, config_end: int, applied: Collection[str] = ()) -> dict[str, PendingRestart]:
+    def pending(self, config_end: int, applied: Collection[str] = ()) -> dict[str, RestartRequest]:
         """What to execute now; `config_end`: the config topic's end offset this tick read (S on
         the first tick); `applied`: connectors our `apply` recorded a restart id for."""
         started = config_end if self.started is None else self.started
@@ -120,31 +111,24 @@ def pending_restarts(
     processed: Mapping[str, int],
     started: int = 0,
     applied: Collection[str] = (),
-) -> dict[str, PendingRestart]:
+) -> dict[str, RestartRequest]:
     """Per connector, the merged request of its records above its processed mark (no mark: at
     or above `started`), plus the newest record of an applied, never-processed connector."""
     newest: dict[str, RestartRecord] = {record.connector: record for record in records}
-    pending: dict[str, PendingRestart] = {}
+    pending: dict[str, RestartRequest] = {}
     for record in records:
         name = record.connector
         floor = processed[name] + 1 if name in processed else started
         ours = name in applied and name not in processed and record is newest[name]
         if record.offset < floor and not ours:
             continue
-        new = PendingRestart(record.include_tasks, record.only_failed, record.offset)
-        old = pending.get(record.connector)
-        if old is not None and _impact(old) >= _impact(new):
-            new = PendingRestart(old.include_tasks, old.only_failed, max(old.offset, new.offset))
-        pending[record.connector] = new
+        new = RestartRequest(record.include_tasks, record.only_failed, record.offset)
+        pending[name] = merge_restart(pending.get(name), new)
     return pending
 
 
-def _impact(request: PendingRestart) -> int:
-    return restart_impact(request.include_tasks, request.only_failed)
-
-
 def plan_restart(
-    request: PendingRestart,
+    request: RestartRequest,
     connector_status: InstanceStatus | None,
     task_statuses: Mapping[int, InstanceStatus],
 ) -> RestartPlan:

@@ -10,7 +10,8 @@ from reconciler.core.live import LiveState
 from reconciler.kafka import records as rec
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.failures import FailureLog, FailureMark
-from reconciler.runtime.restarts import PendingRestart, RestartLog
+from reconciler.core.transitions import RestartRequest
+from reconciler.runtime.restarts import RestartLog
 
 
 @dataclass(frozen=True)
@@ -19,7 +20,7 @@ class TickView:
 
     live: LiveState
     config_end: int  # the config topic's end offset this tick read
-    pending_restarts: dict[str, PendingRestart]
+    pending_restarts: dict[str, RestartRequest]
     config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
     failures: dict[str, FailureMark] = field(default_factory=dict)  # our marks of FAILED connectors
     first_tick: bool = False  # no tick ran on this group before (no `runtime-started` mark)

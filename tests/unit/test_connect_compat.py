@@ -24,11 +24,11 @@ from reconciler.core.live import (
 from reconciler.core.redact import is_seal, seal_matches
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid
+from reconciler.core.transitions import RestartRequest as RestartRequestRecord
 from reconciler.kafka.replay import (
     ConfigReplay,
     OffsetsReplay,
     ReconcilerReplay,
-    RestartRequestRecord,
     StatusReplay,
     build_live_state,
 )

@@ -7,14 +7,14 @@ import logging
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
+from reconciler.core.transitions import RestartRequest as RestartRequestRecord
+from reconciler.core.transitions import restart_impact
 from reconciler.kafka.replay import (
     ConfigReplay,
     OffsetsReplay,
     ReconcilerReplay,
-    RestartRequestRecord,
     StatusReplay,
     build_live_state,
-    restart_impact,
 )
 
 STARTED, PAUSED, STOPPED = (

@@ -9,8 +9,8 @@ import pytest
 from reconciler.core.live import InstanceState, InstanceStatus
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid
+from reconciler.core.transitions import RestartRequest as PendingRestart
 from reconciler.runtime.restarts import (
-    PendingRestart,
     RestartLog,
     RestartPlan,
     RestartRecord,
