@@ -1,8 +1,9 @@
 """The records of our own `<group>-reconciler` topic: ownership, applied request ids, offsets
 requests' progress and rollback snapshots, which config keys are sensitive, each connector's
-last batch and auto-restart history. Connect never reads this topic; the formats are ours, in
-the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`; all of them
-in docs/record-formats.md#reconciler-topic).
+last batch and auto-restart history, and the runtime's marks (restarts processed, where the
+runtime started, when a connector failed). Connect never reads this topic; the formats are
+ours, in the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`; all
+of them in docs/record-formats.md#reconciler-topic).
 
 Pure: keys and values in, bytes out (and back), `Invalid(reason)` instead of raising.
 """
@@ -10,6 +11,7 @@ Pure: keys and values in, bytes out (and back), `Invalid(reason)` instead of rai
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple
 
@@ -28,6 +30,11 @@ OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 SENSITIVE_PREFIX: Final = "sensitive/"
 BATCH_PREFIX: Final = "batch/"
 AUTO_RESTART_PREFIX: Final = "auto-restart/"
+# The runtime's marks (`runtime.restarts`, `runtime.failures`). Their names are everything after
+# the prefix: any connector of the config topic, Java-created ones too, has marks.
+RESTART_PROCESSED_PREFIX: Final = "restart-processed/"
+RUNTIME_STARTED_KEY: Final = "runtime-started"
+CONNECTOR_FAILED_PREFIX: Final = "connector-failed/"
 RECONCILER_OWNER: Final = "connect-reconciler"
 # The steps a progress record may name: RECORD is the one that deletes it.
 OFFSETS_STEPS: Final = frozenset(OffsetsStepKind) - {OffsetsStepKind.RECORD}
@@ -248,3 +255,66 @@ def decode_auto_restart(value: bytes) -> AutoRestartStatus | Invalid:
     if upcoming is not None and type(upcoming) is not int:
         return Invalid("'next-restart' should be an integer or null")
     return AutoRestartStatus(count=count, last_restart_ms=last, next_restart_ms=upcoming)
+
+
+# --- the runtime's marks ---------------------------------------------------------------------------
+
+
+def restart_processed_record(connector: str, offset: int, processed_at_ms: int) -> Record:
+    """`restart-processed/<name>`: restart records up to `offset` were executed."""
+    if not connector:
+        raise ValueError("a restart mark needs a connector name")
+    value = dumps({"offset": offset, "processed-at": processed_at_ms})
+    return Record("reconciler", text_key(RESTART_PROCESSED_PREFIX + connector), value)
+
+
+def decode_restart_processed(value: bytes) -> int | Invalid:
+    obj = loads(value)
+    if isinstance(obj, Invalid):
+        return obj
+    offset = obj.get("offset") if type(obj) is dict else None
+    return offset if type(offset) is int else Invalid("'offset' should be an integer")
+
+
+def runtime_started_record(config_offset: int) -> Record:
+    """`runtime-started`: restart records below `config_offset` predate this runtime."""
+    return Record("reconciler", text_key(RUNTIME_STARTED_KEY), dumps({"config-offset": config_offset}))
+
+
+def decode_runtime_started(value: bytes) -> int | Invalid:
+    obj = loads(value)
+    offset = obj.get("config-offset") if type(obj) is dict else None
+    return offset if type(offset) is int else Invalid("'config-offset' should be an integer")
+
+
+@dataclass(frozen=True, slots=True)
+class FailureMark:
+    """`connector-failed/<name>`: when a FAILED connector status was written (`runtime.failures`)."""
+
+    config_end: int  # the config topic's end offset when the FAILED status was written
+    trace_digest: str
+
+    def holds_for(self, trace: str | None) -> bool:
+        return self.trace_digest == trace_digest(trace)
+
+
+def trace_digest(trace: str | None) -> str:
+    return hashlib.sha256((trace or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def connector_failed_record(connector: str, config_end: int, trace: str | None) -> Record:
+    value = dumps({"config-end": config_end, "trace-sha256": trace_digest(trace)})
+    return Record("reconciler", text_key(CONNECTOR_FAILED_PREFIX + connector), value)
+
+
+def connector_failed_tombstone(connector: str) -> Record:
+    return Record("reconciler", text_key(CONNECTOR_FAILED_PREFIX + connector), None)
+
+
+def decode_connector_failed(value: bytes) -> FailureMark | Invalid:
+    obj = loads(value)
+    end = obj.get("config-end") if type(obj) is dict else None
+    digest = obj.get("trace-sha256") if type(obj) is dict else None
+    if type(end) is not int or type(digest) is not str:
+        return Invalid("a failure mark needs 'config-end' and 'trace-sha256'")
+    return FailureMark(end, digest)

@@ -30,7 +30,7 @@ from reconciler.core.live import AutoRestartStatus, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.kafka import own_records as own
 from reconciler.kafka.records import Record
-from reconciler.runtime.failures import FailureMark
+from reconciler.kafka.own_records import FailureMark
 from reconciler.core.transitions import RestartRequest
 from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.runtime.statuses import health

@@ -21,13 +21,14 @@ record is pending even below S (`apply` wrote it, and meant it for this runtime)
 The processed mark is written in the same transaction as the statuses the restart produced, so
 a crash before that commit re-executes the restart on the next tick, and one after it never
 does: each request takes effect exactly once. (The keys live in `<group>-reconciler` beside the
-planner's records; the planner's reader skips them as unknown keys, at debug level. The name is
-everything after the prefix, so any Connect connector name fits.)
+planner's records, encoded in `kafka.own_records`; the planner's reader skips them as unknown
+keys, at debug level. The name is everything after the prefix, so any Connect connector name
+fits.)
 
 Several pending records for one connector merge as Connect merges them
 (`core.transitions.merge_restart`: the higher-impact request is kept, covering every record up
 to the newest offset). The plan itself is Connect's rule, `core.transitions.restart_targets`, applied
-to the statuses read at the start of the tick. Pure: records in, plans and records out.
+to the statuses read at the start of the tick. Pure: records in, plans out.
 """
 
 from __future__ import annotations
@@ -37,11 +38,12 @@ from dataclasses import dataclass
 
 from reconciler.core.live import InstanceState, InstanceStatus
 from reconciler.core.transitions import RestartRequest, merge_restart, restart_targets
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid, Record
+from reconciler.kafka.records import Invalid
 
-PROCESSED_PREFIX = "restart-processed/"
-STARTED_KEY = "runtime-started"
+_STARTED_KEY = own.RUNTIME_STARTED_KEY.encode()
+_PROCESSED_PREFIX = own.RESTART_PROCESSED_PREFIX.encode()
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,17 +87,17 @@ class RestartLog:
         self.records.append(RestartRecord(name, flags.include_tasks, flags.only_failed, offset))
 
     def on_reconciler(self, key: bytes | None, value: bytes | None) -> None:
-        if key == STARTED_KEY.encode():
-            started = None if value is None else decode_started(value)
+        if key == _STARTED_KEY:
+            started = None if value is None else own.decode_runtime_started(value)
             self.started = None if isinstance(started, Invalid) else started
             return
-        if key is None or not key.startswith(PROCESSED_PREFIX.encode()):
+        if key is None or not key.startswith(_PROCESSED_PREFIX):
             return
-        name = key.decode("utf-8", "replace")[len(PROCESSED_PREFIX) :]
+        name = key.decode("utf-8", "replace")[len(_PROCESSED_PREFIX) :]
         if value is None:
             self.processed.pop(name, None)
             return
-        offset = decode_processed(value)
+        offset = own.decode_restart_processed(value)
         if not isinstance(offset, Invalid):
             self.processed[name] = offset
 
@@ -138,31 +140,3 @@ def plan_restart(
     states: dict[int, InstanceState] = {task: status.state for task, status in task_statuses.items()}
     connector, tasks = restart_targets(request.include_tasks, request.only_failed, state, states)
     return RestartPlan(connector, tuple(tasks), request.offset)
-
-
-def processed_record(connector: str, offset: int, processed_at_ms: int) -> Record:
-    """`restart-processed/<name>`: restart records up to `offset` were executed."""
-    if not connector:
-        raise ValueError("a restart mark needs a connector name")
-    value = rec.dumps({"offset": offset, "processed-at": processed_at_ms})
-    return Record("reconciler", (PROCESSED_PREFIX + connector).encode("utf-8"), value)
-
-
-def started_record(config_offset: int) -> Record:
-    """`runtime-started`: restart records below `config_offset` predate this runtime."""
-    value = rec.dumps({"config-offset": config_offset})
-    return Record("reconciler", STARTED_KEY.encode("utf-8"), value)
-
-
-def decode_started(value: bytes) -> int | Invalid:
-    obj = rec.loads(value)
-    offset = obj.get("config-offset") if type(obj) is dict else None
-    return offset if type(offset) is int else Invalid("'config-offset' should be an integer")
-
-
-def decode_processed(value: bytes) -> int | Invalid:
-    obj = rec.loads(value)
-    if isinstance(obj, Invalid):
-        return obj
-    offset = obj.get("offset") if type(obj) is dict else None
-    return offset if type(offset) is int else Invalid("'offset' should be an integer")

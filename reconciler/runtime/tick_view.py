@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from reconciler.core.live import LiveState
 from reconciler.kafka import records as rec
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.failures import FailureLog, FailureMark
+from reconciler.kafka.own_records import FailureMark
+from reconciler.runtime.failures import FailureLog
 from reconciler.core.transitions import RestartRequest
 from reconciler.runtime.restarts import RestartLog
 

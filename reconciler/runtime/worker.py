@@ -49,13 +49,13 @@ from reconciler import failpoints
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.failpoints import Failpoint
+from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
-from reconciler.runtime.failures import failure_mark_record, failure_mark_tombstone
 from reconciler.runtime.reports import ConnectorReport, TaskReport, TickReport, connector_reports
-from reconciler.runtime.restarts import RestartPlan, plan_restart, processed_record, started_record
+from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.runtime.tick_view import TickView, read_view
 from reconciler.runtime import auto_restart
 from reconciler.runtime.auto_restart import AutoRestartPolicy
@@ -234,7 +234,7 @@ class Worker:
         )
         plans = automatic.plans
         # The first tick on a group marks where it started: older restart records are history.
-        started = [started_record(view.config_end)] if view.first_tick else []
+        started = [own.runtime_started_record(view.config_end)] if view.first_tick else []
         restarting = started + _restarting_records(book, plans) + automatic.records
         tick = self._decide(view, plans, book)
         if tick.works:  # Spark up before anything is written: an unreachable cluster writes nothing
@@ -311,7 +311,7 @@ class Worker:
 
     def _marks(self, view: TickView) -> list[Record]:
         now = self._now_ms()
-        return [processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
+        return [own.restart_processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
 
     def _batches(self, view: TickView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
         from reconciler.runtime.liveness import batch_records
@@ -327,8 +327,8 @@ def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequ
         return []
     report = decision.connector
     if report is not None and report.state is InstanceState.FAILED:
-        return [failure_mark_record(name, view.config_end, report.trace)]
-    return [failure_mark_tombstone(name)] if name in view.failures else []
+        return [own.connector_failed_record(name, view.config_end, report.trace)]
+    return [own.connector_failed_tombstone(name)] if name in view.failures else []
 
 
 def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list[Record]:

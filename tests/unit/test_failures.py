@@ -1,16 +1,13 @@
-"""Our marks of when a connector failed (`runtime.failures`)."""
+"""Our marks of when a connector failed (`runtime.failures`, the format in `kafka.own_records`)."""
 
 from __future__ import annotations
 
 from reconciler.kafka.records import Invalid
-from reconciler.runtime.failures import (
-    FailureLog,
-    FailureMark,
-    decode_failure_mark,
-    failure_mark_record,
-    failure_mark_tombstone,
-    trace_digest,
-)
+from reconciler.kafka.own_records import FailureMark, trace_digest
+from reconciler.kafka.own_records import connector_failed_record as failure_mark_record
+from reconciler.kafka.own_records import connector_failed_tombstone as failure_mark_tombstone
+from reconciler.kafka.own_records import decode_connector_failed as decode_failure_mark
+from reconciler.runtime.failures import FailureLog
 
 
 def test_a_mark_round_trips_and_holds_only_for_its_trace() -> None:

@@ -10,15 +10,15 @@ from reconciler.core.live import InstanceState, InstanceStatus
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid
 from reconciler.core.transitions import RestartRequest as PendingRestart
+from reconciler.kafka.own_records import decode_restart_processed as decode_processed
+from reconciler.kafka.own_records import restart_processed_record as processed_record
+from reconciler.kafka.own_records import runtime_started_record as started_record
 from reconciler.runtime.restarts import (
     RestartLog,
     RestartPlan,
     RestartRecord,
-    decode_processed,
     pending_restarts,
     plan_restart,
-    processed_record,
-    started_record,
 )
 
 RUNNING, FAILED, PAUSED = InstanceState.RUNNING, InstanceState.FAILED, InstanceState.PAUSED
