@@ -32,6 +32,7 @@ from reconciler.connectors.configdef import ConfigDef as ConfigDef
 from reconciler.connectors.configdef import ConfigProblem as ConfigProblem
 from reconciler.connectors.configdef import ConnectorConfig as ConnectorConfig
 from reconciler.connectors.configdef import Type as Type
+from reconciler.core.offsets_rules import TopicPartition as TopicPartition  # a sink's Kafka partition
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
@@ -43,15 +44,11 @@ SourcePartition = Mapping[str, Primitive]
 SourceOffset = Mapping[str, Primitive]
 # A source partition as a hashable key: its canonical JSON text (see `partition_key`).
 PartitionKey = str
-# A sink's Kafka partition, as Connect's TopicPartition.
-TopicPartition = tuple[str, int]
 TaskConfig = dict[str, str]
 
 # Keys the built-in connectors add to each task config to tell a task which share is its own.
 TASK_INDEX = "task.index"
 TASK_COUNT = "task.count"
-
-SINK_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value")
 
 _S = TypeVar("_S")
 

@@ -19,6 +19,9 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 Path = tuple[str | int, ...]
+# A Kafka partition, as Connect's TopicPartition: (topic, partition number). Defined here, the
+# lowest layer that names one; the plugin API (`connectors.api`) exports it to plugins.
+TopicPartition = tuple[str, int]
 
 KAFKA_TOPIC = "kafka_topic"
 KAFKA_PARTITION = "kafka_partition"
@@ -120,7 +123,7 @@ def check_source_entry(entry: Mapping[str, object]) -> list[OffsetsProblem]:
     return problems
 
 
-def parse_sink_partition(partition: Mapping[str, object]) -> tuple[str, int]:
+def parse_sink_partition(partition: Mapping[str, object]) -> TopicPartition:
     """(topic, partition) of a sink partition map already accepted by `check_sink_entry`."""
     value = partition[KAFKA_PARTITION]
     parsed = _java_integer(value, _JAVA_INT_MAX)

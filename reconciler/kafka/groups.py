@@ -1,11 +1,15 @@
-"""A sink connector's consumer group, as its tasks use it: committed offsets, read and written.
+"""A sink connector's consumer group: its committed offsets, read and written. The one place
+our code reads or commits a group's offsets.
 
 Connect has two paths to a sink's group, and so do we. Tasks read and commit through a consumer
-(`WorkerSinkTask`: `consumer.committed`, `consumer.commitSync`); offsets requests go through the
-admin API (`Worker.alterSinkConnectorOffsets`, `reconciler.offsets.sink`). The consumer here
+(`WorkerSinkTask`: `consumer.committed`, `consumer.commitSync`): `committed` asks for the
+partitions the batch reads, `commit_offsets` commits. Offsets requests and
+`GET /connectors/{name}/offsets` need every partition the group has an offset for, which only the
+admin API lists (`Worker.alterSinkConnectorOffsets`, `sink_group_offsets`). The consumer here
 never joins the group (no subscribe): it finds the group's coordinator, retries while the
 coordinator is loading, and commits as a simple consumer (generation -1), which Kafka accepts
-for an empty group and refuses while members hold it.
+for an empty group and refuses while members hold it; `reconciler.offsets.sink` commits through
+it too, for the same reasons.
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from reconciler.core.offsets_rules import TopicPartition
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_consumer, translate
+from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, retry_transient, translate
 from reconciler.kafka.settings import KafkaSettings
 
-TopicPartition = tuple[str, int]
 # Any partition serves to ask a coordinator; Kafka's own offsets topic always exists once a
 # coordinator does, and no group commits offsets for it.
 COORDINATOR_PROBE = "__consumer_offsets"
@@ -98,3 +102,38 @@ class _group_consumer:
 
     def __exit__(self, *exc: object) -> None:
         self.consumer.close()
+
+
+def sink_group_offsets(settings: KafkaSettings, group: str) -> dict[TopicPartition, int]:
+    """Committed offsets of a consumer group (a sink connector's `connect-<name>`).
+
+    (topic, partition) → offset; partitions without a committed offset are left out.
+    """
+    return {tp: offset for tp, (offset, _metadata) in sink_group_commits(settings, group).items()}
+
+
+def sink_group_commits(settings: KafkaSettings, group: str) -> dict[TopicPartition, tuple[int, str]]:
+    """Committed (offset, metadata) of a consumer group, per (topic, partition)."""
+    from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+
+    # confluent-kafka 2.16 crashes the process (SIGSEGV) parsing the admin OffsetFetch answer
+    # COORDINATOR_LOAD_IN_PROGRESS, which a group's coordinator gives while __consumer_offsets is
+    # loading (a fresh cluster; measured 2 of 2 runs). Its consumer handles that answer: it waits
+    # for the coordinator first, so the admin call below meets a loaded one.
+    wait_for_coordinator(settings, group)
+    admin = new_admin(settings)  # keep a reference until the future completes
+    request = [ConsumerGroupTopicPartitions(group)]
+
+    def listed() -> Any:
+        future = admin.list_consumer_group_offsets(request, request_timeout=settings.timeout_s)[group]
+        return future.result(timeout=settings.timeout_s)
+
+    try:
+        result = retry_transient(settings, listed)
+    except KafkaException as exc:
+        raise translate(exc, settings, f"listing offsets of consumer group {group}") from exc
+    commits: dict[TopicPartition, tuple[int, str]] = {}
+    for tp in result.topic_partitions or []:
+        if tp.error is None and tp.offset >= 0:
+            commits[(tp.topic, tp.partition)] = (tp.offset, tp.metadata or "")
+    return commits

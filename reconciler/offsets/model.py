@@ -29,7 +29,7 @@ from reconciler.connectors.api import PartitionKey, SourceOffset, partition_key
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_TOPIC
-from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
+from reconciler.core.offsets_rules import TopicPartition, parse_sink_offset, parse_sink_partition
 from reconciler.core.plan import OffsetsStepKind
 from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
@@ -39,7 +39,6 @@ from reconciler.kafka.overrides import PRODUCER, client_settings, cluster_key, s
 from reconciler.kafka.replay import partition_identity
 from reconciler.kafka.settings import KafkaSettings
 
-TopicPartition = tuple[str, int]
 SinkOffsets = dict[TopicPartition, int]
 SourcePair = tuple[dict[str, Any], dict[str, Any] | None]  # (partition, offset or None)
 OutcomeStatus = Literal["applied", "already-applied", "waiting", "refused", "retry", "failed"]

@@ -21,7 +21,8 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.kafka.apply import apply_manifests
-from reconciler.kafka.reader import read_live_state, sink_group_offsets
+from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model

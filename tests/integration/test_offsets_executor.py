@@ -12,7 +12,8 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.kafka.apply import apply_manifests
-from reconciler.kafka.reader import prepare, read_live_state, sink_group_offsets
+from reconciler.kafka.reader import prepare, read_live_state
+from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
 from reconciler.offsets.executor import execute_offsets_request, run_pending_offsets_requests

@@ -22,7 +22,7 @@ import pytest
 
 from reconciler.core.plan import ActionKind
 from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.groups import sink_group_offsets
 from reconciler.offsets import model
 from reconciler.offsets.state import current_body, read_offsets_state
 from test_offsets_support import child_env
