@@ -123,6 +123,14 @@ class AutoRestartStatus(BaseModel):
     next_restart_ms: int | None = None
 
 
+class RequestKind(enum.StrEnum):
+    """The one-shot requests a manifest declares (`spec.restart`, `spec.offsets`), each applied
+    once per id (docs/product-rules.md#one-shot-requests)."""
+
+    RESTART = "restart"
+    OFFSETS = "offsets"
+
+
 class AppliedRequests(BaseModel):
     """Ids of one-shot requests the reconciler has applied, per connector (kept in Kafka)."""
 
@@ -195,11 +203,11 @@ class LiveState(BaseModel):
     def connector(self, name: str) -> LiveConnector | None:
         return self.connectors.get(name)
 
-    def is_applied(self, connector: str, kind: str, request_id: str) -> bool:
+    def is_applied(self, connector: str, kind: RequestKind, request_id: str) -> bool:
         applied = self.applied.get(connector)
         if applied is None:
             return False
-        return request_id in (applied.restart if kind == "restart" else applied.offsets)
+        return request_id in (applied.restart if kind == RequestKind.RESTART else applied.offsets)
 
     def fingerprint(self) -> str:
         """A digest of what plans depend on, to refuse stale saved plans.

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from reconciler.core.diagnostics import Diagnostic
+from reconciler.core.live import RequestKind
 from reconciler.core.models import OffsetEntry, OffsetsAction, TargetState
 
 # 2: manifest paths absolute or relative to the plan file (1: relative to the working directory).
@@ -147,7 +148,7 @@ class PendingRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     connector: str
-    kind: Literal["restart", "offsets"]
+    kind: RequestKind
     request_id: str
     status: Literal["applied", "in-progress"]
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pydantic import BaseModel
 
 from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.diff import added_fields, diff_config, removed_fields
-from reconciler.core.live import LiveConnector, LiveState
+from reconciler.core.live import LiveConnector, LiveState, RequestKind
 from reconciler.core.models import (
     DesiredConnector,
     OffsetsAction,
@@ -129,16 +128,16 @@ def _pending_requests(desired: DesiredConnector, live: LiveState, out: _Collecte
     """Drop requests whose id is recorded as applied, listing them as done for the reviewer."""
     spec, name = desired.spec, desired.name
     restart, offsets = spec.restart, spec.offsets
-    if restart is not None and live.is_applied(name, "restart", restart.id):
-        out.requests_done.append(_done(name, "restart", restart.id))
+    if restart is not None and live.is_applied(name, RequestKind.RESTART, restart.id):
+        out.requests_done.append(_done(name, RequestKind.RESTART, restart.id))
         restart = None
-    if offsets is not None and live.is_applied(name, "offsets", offsets.id):
-        out.requests_done.append(_done(name, "offsets", offsets.id))
+    if offsets is not None and live.is_applied(name, RequestKind.OFFSETS, offsets.id):
+        out.requests_done.append(_done(name, RequestKind.OFFSETS, offsets.id))
         offsets = None
     return _Pending(restart, offsets)
 
 
-def _done(name: str, kind: Literal["restart", "offsets"], request_id: str) -> PendingRequest:
+def _done(name: str, kind: RequestKind, request_id: str) -> PendingRequest:
     return PendingRequest(connector=name, kind=kind, request_id=request_id, status="applied")
 
 
@@ -298,7 +297,7 @@ def _interrupted_offsets_warnings(desired: DesiredConnector, live: LiveState) ->
     name = desired.name
     started = live.offsets_in_progress.get(name)
     declared = desired.spec.offsets
-    if started is None or live.is_applied(name, "offsets", started):
+    if started is None or live.is_applied(name, RequestKind.OFFSETS, started):
         return []
     if declared is not None and declared.id == started:
         return []  # resumed by this plan

@@ -15,6 +15,7 @@ from typing import Any
 
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.client import describe, kafka_error, new_admin, translate
+from reconciler.kafka.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
 
 COMPACT = "compact"
@@ -22,7 +23,7 @@ COMPACT = "compact"
 
 @dataclass(frozen=True)
 class TopicSpec:
-    role: str  # "configs" | "status" | "offsets" | "reconciler"
+    role: TopicRole
     name: str
     partitions: int
 
@@ -30,10 +31,10 @@ class TopicSpec:
 def internal_topics(settings: KafkaSettings) -> list[TopicSpec]:
     topics = settings.topics
     return [
-        TopicSpec("configs", topics.configs, 1),
-        TopicSpec("status", topics.status, topics.status_partitions),
-        TopicSpec("offsets", topics.offsets, topics.offsets_partitions),
-        TopicSpec("reconciler", topics.reconciler, 1),
+        TopicSpec(TopicRole.CONFIGS, topics.configs, 1),
+        TopicSpec(TopicRole.STATUS, topics.status, topics.status_partitions),
+        TopicSpec(TopicRole.OFFSETS, topics.offsets, topics.offsets_partitions),
+        TopicSpec(TopicRole.RECONCILER, topics.reconciler, 1),
     ]
 
 
@@ -79,7 +80,7 @@ def check_for_reading(settings: KafkaSettings) -> bool:
     admin = new_admin(settings)
     existing = topic_partitions(settings, admin)
     wanted = internal_topics(settings)
-    connect = [spec for spec in wanted if spec.role != "reconciler"]
+    connect = [spec for spec in wanted if spec.role is not TopicRole.RECONCILER]
     missing = [spec for spec in connect if spec.name not in existing]
     if missing:
         raise _missing_for_reading(settings, missing, all_missing=len(missing) == len(connect), existing=existing)
@@ -122,7 +123,7 @@ def ensure_offsets_topic(settings: KafkaSettings, topic: str) -> None:
     the connector's own cluster): created like the worker's when missing, checked when present."""
     admin = new_admin(settings)
     existing = topic_partitions(settings, admin)
-    spec = TopicSpec("offsets", topic, settings.topics.offsets_partitions)
+    spec = TopicSpec(TopicRole.OFFSETS, topic, settings.topics.offsets_partitions)
     if topic in existing:
         _check_layout(settings, admin, [spec], existing)
     elif not settings.create_topics:
@@ -137,7 +138,7 @@ def ensure_offsets_topic(settings: KafkaSettings, topic: str) -> None:
 
 def _check_layout(settings: KafkaSettings, admin: Any, present: list[TopicSpec], partitions: dict[str, int]) -> None:
     for spec in present:
-        if spec.role == "configs" and partitions[spec.name] != 1:
+        if spec.role is TopicRole.CONFIGS and partitions[spec.name] != 1:
             raise ReconcilerError(
                 f"config topic {spec.name} has {partitions[spec.name]} partitions; "
                 "Connect requires exactly 1 (the order of its records is their meaning)",

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from reconciler.core.live import ConnectTargetState, LiveState
+from reconciler.core.live import ConnectTargetState, LiveState, RequestKind
 from reconciler.core.models import DesiredConnector, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action, ActionKind, Plan
@@ -162,7 +162,7 @@ def _restart(action: Action, ctx: _Context) -> list[Record]:
             include_tasks=bool(action.include_tasks),
             only_failed=bool(action.only_failed),
         ),
-        own.applied_record("restart", action.connector, action.request_id, ctx.now_ms),
+        own.applied_record(RequestKind.RESTART, action.connector, action.request_id, ctx.now_ms),
     ]
 
 

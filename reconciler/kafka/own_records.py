@@ -15,11 +15,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple
 
-from reconciler.core.live import AutoRestartStatus, LastBatch, TaskBatch
+from reconciler.core.live import AutoRestartStatus, LastBatch, RequestKind, TaskBatch
 from reconciler.core.plan import OffsetsStepKind
-from reconciler.kafka.records import Invalid, Record, dumps, loads, text_key
+from reconciler.kafka.records import Invalid, Record, TopicRole, dumps, loads, text_key
 
-AppliedKind = Literal["restart", "offsets"]
 
 # Our `<group>-reconciler` topic. Connector names never contain `/` (manifest name pattern).
 OWNER_PREFIX: Final = "owner/"
@@ -72,32 +71,32 @@ def _request_id(request_id: str) -> str:
 
 def owner_record(name: str, created_by_plan: str) -> Record:
     value = dumps({"owner": RECONCILER_OWNER, "created-by-plan": created_by_plan})
-    return Record("reconciler", text_key(OWNER_PREFIX + _name_segment(name)), value)
+    return Record(TopicRole.RECONCILER, text_key(OWNER_PREFIX + _name_segment(name)), value)
 
 
 def owner_tombstone(name: str) -> Record:
-    return Record("reconciler", text_key(OWNER_PREFIX + _name_segment(name)), None)
+    return Record(TopicRole.RECONCILER, text_key(OWNER_PREFIX + _name_segment(name)), None)
 
 
-def applied_key(kind: AppliedKind, name: str, request_id: str) -> bytes:
-    prefix = APPLIED_RESTART_PREFIX if kind == "restart" else APPLIED_OFFSETS_PREFIX
+def applied_key(kind: RequestKind, name: str, request_id: str) -> bytes:
+    prefix = APPLIED_RESTART_PREFIX if kind == RequestKind.RESTART else APPLIED_OFFSETS_PREFIX
     return text_key(f"{prefix}{_name_segment(name)}/{_request_id(request_id)}")
 
 
-def applied_record(kind: AppliedKind, name: str, request_id: str, applied_at_ms: int) -> Record:
+def applied_record(kind: RequestKind, name: str, request_id: str, applied_at_ms: int) -> Record:
     key = applied_key(kind, name, request_id)
-    return Record("reconciler", key, dumps({"applied-at": applied_at_ms}))
+    return Record(TopicRole.RECONCILER, key, dumps({"applied-at": applied_at_ms}))
 
 
 def offsets_progress_record(name: str, request_id: str, step: OffsetsStepKind) -> Record:
     if step not in OFFSETS_STEPS:
         raise ValueError(f"unknown offsets step {step!r}")
     value = dumps({"id": _request_id(request_id), "step": step})
-    return Record("reconciler", text_key(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), value)
+    return Record(TopicRole.RECONCILER, text_key(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), value)
 
 
 def offsets_progress_tombstone(name: str) -> Record:
-    return Record("reconciler", text_key(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), None)
+    return Record(TopicRole.RECONCILER, text_key(OFFSETS_PROGRESS_PREFIX + _name_segment(name)), None)
 
 
 def offsets_snapshot_record(
@@ -105,13 +104,13 @@ def offsets_snapshot_record(
 ) -> Record:
     key = text_key(f"{OFFSETS_SNAPSHOT_PREFIX}{_name_segment(name)}/{_request_id(request_id)}")
     value = dumps({"offsets": [dict(entry) for entry in offsets], "taken-at": taken_at_ms})
-    return Record("reconciler", key, value)
+    return Record(TopicRole.RECONCILER, key, value)
 
 
 def sensitive_record(name: str, keys: Sequence[str]) -> Record:
     """The config keys of a connector its manifest made sensitive (none: a tombstone)."""
     key = text_key(SENSITIVE_PREFIX + _name_segment(name))
-    return Record("reconciler", key, dumps({"keys": sorted(keys)}) if keys else None)
+    return Record(TopicRole.RECONCILER, key, dumps({"keys": sorted(keys)}) if keys else None)
 
 
 def batch_record(name: str, batch: LastBatch) -> Record:
@@ -119,23 +118,23 @@ def batch_record(name: str, batch: LastBatch) -> Record:
         {"id": task, "records": t.records, "bytes": t.bytes, "failed": t.failed} for task, t in sorted(batch.tasks.items())
     ]
     value = dumps({"finished-at": batch.finished_at_ms, "worker-id": batch.worker_id, "tasks": tasks})
-    return Record("reconciler", text_key(BATCH_PREFIX + _name_segment(name)), value)
+    return Record(TopicRole.RECONCILER, text_key(BATCH_PREFIX + _name_segment(name)), value)
 
 
 def batch_tombstone(name: str) -> Record:
-    return Record("reconciler", text_key(BATCH_PREFIX + _name_segment(name)), None)
+    return Record(TopicRole.RECONCILER, text_key(BATCH_PREFIX + _name_segment(name)), None)
 
 
 def auto_restart_record(name: str, state: AutoRestartStatus) -> Record:
     value = dumps(
         {"count": state.count, "last-restart": state.last_restart_ms, "next-restart": state.next_restart_ms}
     )
-    return Record("reconciler", text_key(AUTO_RESTART_PREFIX + _name_segment(name)), value)
+    return Record(TopicRole.RECONCILER, text_key(AUTO_RESTART_PREFIX + _name_segment(name)), value)
 
 
 def auto_restart_tombstone(name: str) -> Record:
     """The counter is reset (healthy long enough, auto-restart turned off, or connector gone)."""
-    return Record("reconciler", text_key(AUTO_RESTART_PREFIX + _name_segment(name)), None)
+    return Record(TopicRole.RECONCILER, text_key(AUTO_RESTART_PREFIX + _name_segment(name)), None)
 
 
 ReconcilerKeyKind = Literal[
@@ -265,7 +264,7 @@ def restart_processed_record(connector: str, offset: int, processed_at_ms: int) 
     if not connector:
         raise ValueError("a restart mark needs a connector name")
     value = dumps({"offset": offset, "processed-at": processed_at_ms})
-    return Record("reconciler", text_key(RESTART_PROCESSED_PREFIX + connector), value)
+    return Record(TopicRole.RECONCILER, text_key(RESTART_PROCESSED_PREFIX + connector), value)
 
 
 def decode_restart_processed(value: bytes) -> int | Invalid:
@@ -278,7 +277,7 @@ def decode_restart_processed(value: bytes) -> int | Invalid:
 
 def runtime_started_record(config_offset: int) -> Record:
     """`runtime-started`: restart records below `config_offset` predate this runtime."""
-    return Record("reconciler", text_key(RUNTIME_STARTED_KEY), dumps({"config-offset": config_offset}))
+    return Record(TopicRole.RECONCILER, text_key(RUNTIME_STARTED_KEY), dumps({"config-offset": config_offset}))
 
 
 def decode_runtime_started(value: bytes) -> int | Invalid:
@@ -304,11 +303,11 @@ def trace_digest(trace: str | None) -> str:
 
 def connector_failed_record(connector: str, config_end: int, trace: str | None) -> Record:
     value = dumps({"config-end": config_end, "trace-sha256": trace_digest(trace)})
-    return Record("reconciler", text_key(CONNECTOR_FAILED_PREFIX + connector), value)
+    return Record(TopicRole.RECONCILER, text_key(CONNECTOR_FAILED_PREFIX + connector), value)
 
 
 def connector_failed_tombstone(connector: str) -> Record:
-    return Record("reconciler", text_key(CONNECTOR_FAILED_PREFIX + connector), None)
+    return Record(TopicRole.RECONCILER, text_key(CONNECTOR_FAILED_PREFIX + connector), None)
 
 
 def decode_connector_failed(value: bytes) -> FailureMark | Invalid:

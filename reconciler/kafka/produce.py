@@ -9,7 +9,6 @@ commit succeeds knows nobody else claimed the group between its read and its wri
 
 from __future__ import annotations
 
-import enum
 import logging
 from collections.abc import Callable, Sequence
 from types import TracebackType
@@ -17,6 +16,7 @@ from typing import Any, Protocol
 
 from reconciler.errors import Fenced, ReconcilerError
 from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer, translate
+from reconciler.kafka.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.consume import wait_until_stable
 
@@ -28,7 +28,7 @@ class RecordLike(Protocol):
     """What the writer needs of a record (`reconciler.kafka.records.Record` has these)."""
 
     @property
-    def topic_role(self) -> Any: ...  # "configs" | "status" | "offsets" | "reconciler" (or an enum of those)
+    def topic_role(self) -> TopicRole: ...
 
     @property
     def key(self) -> bytes: ...
@@ -56,20 +56,18 @@ def take_over(settings: KafkaSettings, txn_id: str) -> None:
         producer.flush(0)
 
 
-def topic_for(settings: KafkaSettings, role: object) -> str:
-    """The topic name of a record's role; an enum role is taken by its value."""
-    name = str(role.value) if isinstance(role, enum.Enum) else str(role)
-    topics = {
-        "configs": settings.topics.configs,
-        "config": settings.topics.configs,
-        "status": settings.topics.status,
-        "offsets": settings.topics.offsets,
-        "reconciler": settings.topics.reconciler,
-    }
-    try:
-        return topics[name.lower()]
-    except KeyError:
-        raise ReconcilerError(f"internal error: record for unknown topic role {role!r}") from None
+def topic_for(settings: KafkaSettings, role: TopicRole) -> str:
+    """The topic name of a record's role."""
+    topics = settings.topics
+    match TopicRole(role):  # a plain "configs" (a test's record) is the role it names
+        case TopicRole.CONFIGS:
+            return topics.configs
+        case TopicRole.STATUS:
+            return topics.status
+        case TopicRole.OFFSETS:
+            return topics.offsets
+        case TopicRole.RECONCILER:
+            return topics.reconciler
 
 
 def _is_fenced(error: Any) -> bool:

@@ -21,10 +21,11 @@ false) and return `Invalid(reason)` instead of raising for anything Java would s
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 from reconciler.kafka import jackson
@@ -32,7 +33,16 @@ from reconciler.kafka.jackson import dumps as dumps
 from reconciler.kafka.jackson import java_double as java_double
 from reconciler.kafka.javamap import map_in_java_order
 
-TopicRole = Literal["configs", "status", "offsets", "reconciler"]
+
+
+class TopicRole(enum.StrEnum):
+    """Which internal topic a record belongs to; `KafkaSettings.topics` names each role's topic."""
+
+    CONFIGS = "configs"
+    STATUS = "status"
+    OFFSETS = "offsets"
+    RECONCILER = "reconciler"
+
 
 # Config topic keys (KafkaConfigBackingStore). Keys are plain UTF-8 strings.
 CONNECTOR_PREFIX: Final = "connector-"
@@ -248,36 +258,36 @@ def encode_target_state(state: ConnectTargetState) -> bytes:
 
 
 def connector_config_record(name: str, props: Mapping[str, str | None]) -> Record:
-    return Record("configs", text_key(CONNECTOR_PREFIX + name), encode_properties(props))
+    return Record(TopicRole.CONFIGS, text_key(CONNECTOR_PREFIX + name), encode_properties(props))
 
 
 def connector_tombstone(name: str) -> Record:
-    return Record("configs", text_key(CONNECTOR_PREFIX + name), None)
+    return Record(TopicRole.CONFIGS, text_key(CONNECTOR_PREFIX + name), None)
 
 
 def task_config_record(name: str, task_id: int, props: Mapping[str, str | None]) -> Record:
-    return Record("configs", text_key(f"{TASK_PREFIX}{name}-{task_id}"), encode_properties(props))
+    return Record(TopicRole.CONFIGS, text_key(f"{TASK_PREFIX}{name}-{task_id}"), encode_properties(props))
 
 
 def commit_record(name: str, task_count: int) -> Record:
-    return Record("configs", text_key(COMMIT_PREFIX + name), dumps({"tasks": task_count}))
+    return Record(TopicRole.CONFIGS, text_key(COMMIT_PREFIX + name), dumps({"tasks": task_count}))
 
 
 def target_state_record(name: str, state: ConnectTargetState) -> Record:
-    return Record("configs", text_key(TARGET_STATE_PREFIX + name), encode_target_state(state))
+    return Record(TopicRole.CONFIGS, text_key(TARGET_STATE_PREFIX + name), encode_target_state(state))
 
 
 def target_state_tombstone(name: str) -> Record:
-    return Record("configs", text_key(TARGET_STATE_PREFIX + name), None)
+    return Record(TopicRole.CONFIGS, text_key(TARGET_STATE_PREFIX + name), None)
 
 
 def restart_record(name: str, *, include_tasks: bool, only_failed: bool) -> Record:
     value = dumps({"include-tasks": include_tasks, "only-failed": only_failed})
-    return Record("configs", text_key(RESTART_PREFIX + name), value)
+    return Record(TopicRole.CONFIGS, text_key(RESTART_PREFIX + name), value)
 
 
 def tasks_fencing_record(name: str, task_count: int) -> Record:
-    return Record("configs", text_key(TASKS_FENCING_PREFIX + name), dumps({"task-count": task_count}))
+    return Record(TopicRole.CONFIGS, text_key(TASKS_FENCING_PREFIX + name), dumps({"task-count": task_count}))
 
 
 def decode_properties(value: bytes) -> dict[str, str | None] | Invalid:
@@ -326,21 +336,21 @@ def encode_status(status: InstanceStatus) -> bytes:
 
 def connector_status_record(name: str, status: InstanceStatus | None) -> Record:
     value = None if status is None else encode_status(status)
-    return Record("status", text_key(STATUS_CONNECTOR_PREFIX + name), value)
+    return Record(TopicRole.STATUS, text_key(STATUS_CONNECTOR_PREFIX + name), value)
 
 
 def task_status_record(name: str, task_id: int, status: InstanceStatus | None) -> Record:
     value = None if status is None else encode_status(status)
-    return Record("status", text_key(f"{STATUS_TASK_PREFIX}{name}-{task_id}"), value)
+    return Record(TopicRole.STATUS, text_key(f"{STATUS_TASK_PREFIX}{name}-{task_id}"), value)
 
 
 def topic_status_record(topic: str, connector: str, task_id: int, discovered_ms: int | None) -> Record:
     """KIP-558 active topic; `discovered_ms=None` writes the tombstone that resets it."""
     key = text_key(f"{STATUS_TOPIC_PREFIX}{topic}{STATUS_TOPIC_SEPARATOR}{connector}")
     if discovered_ms is None:
-        return Record("status", key, None)
+        return Record(TopicRole.STATUS, key, None)
     inner = {"name": topic, "connector": connector, "task": task_id, "discoverTimestamp": discovered_ms}
-    return Record("status", key, dumps({"topic": inner}))
+    return Record(TopicRole.STATUS, key, dumps({"topic": inner}))
 
 
 def decode_status(value: bytes) -> InstanceStatus | Invalid:
@@ -373,7 +383,7 @@ def source_offset_record(
 ) -> Record:
     """An offset write (`offset=None`: tombstone); `raw_key` = the exact key bytes already in the topic."""
     key = raw_key if raw_key is not None else encode_offset_key(connector, partition)
-    return Record("offsets", key, None if offset is None else encode_offset_value(offset))
+    return Record(TopicRole.OFFSETS, key, None if offset is None else encode_offset_value(offset))
 
 
 def offset_key_from_json(obj: object) -> tuple[str, dict[str, Any]] | Invalid:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
 from reconciler.connectors.registry import UnknownConnector, load_connector, runs_on_connect_worker
 from reconciler import failpoints
-from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState
+from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action, OffsetsStepKind
@@ -143,7 +143,7 @@ def execute_offsets_request(
     request = desired.spec.offsets
     if request is None:
         raise ValueError(f"connector {desired.name} declares no offsets request")
-    if live is not None and live.is_applied(desired.name, "offsets", request.id):
+    if live is not None and live.is_applied(desired.name, RequestKind.OFFSETS, request.id):
         return _outcome(desired.name, request, "already-applied", "the request was applied earlier")
     if runs_on_connect_worker(desired.spec.connector_class):
         # Its tasks run on a Kafka Connect worker, not in our ticks: only a connector created
@@ -202,7 +202,7 @@ class _Execution:
     def run(self, tasks_stopped: bool, worker_stopped: Callable[[], bool] | None = None) -> OffsetsOutcome:
         """`worker_stopped`: for a connector a Connect worker runs, waits until it reports the
         connector stopped (False when it did not in time)."""
-        if self.state.live.is_applied(self.name, "offsets", self.request.id):
+        if self.state.live.is_applied(self.name, RequestKind.OFFSETS, self.request.id):
             return self._result("already-applied", "the request was applied earlier")
         connector = self.state.live.connector(self.name)
         if connector is None or not connector.exists:
@@ -387,7 +387,7 @@ class _Execution:
         declared = self.desired.spec.state
         if declared is not TargetState.STOPPED:
             records.append(rec.target_state_record(self.name, to_connect_state(declared)))
-        records.append(own.applied_record("offsets", self.name, self.request.id, self.now_ms()))
+        records.append(own.applied_record(RequestKind.OFFSETS, self.name, self.request.id, self.now_ms()))
         records.append(own.offsets_progress_tombstone(self.name))
         self.writer.write_records(records)
         self.steps.append(OffsetsStepKind.RETURN if declared is not TargetState.STOPPED else OffsetsStepKind.RECORD)

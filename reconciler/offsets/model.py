@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from reconciler.connectors.api import PartitionKey, SourceOffset, partition_key
-from reconciler.core.live import InstanceState, LiveConnector, LiveState
+from reconciler.core.live import InstanceState, LiveConnector, LiveState, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_TOPIC
 from reconciler.core.offsets_rules import TopicPartition, parse_sink_offset, parse_sink_partition
@@ -134,7 +134,7 @@ def pending_requests(desired: Iterable[DesiredConnector], live: LiveState) -> li
         connector
         for connector in desired
         if connector.spec.offsets is not None
-        and not live.is_applied(connector.name, "offsets", connector.spec.offsets.id)
+        and not live.is_applied(connector.name, RequestKind.OFFSETS, connector.spec.offsets.id)
     ]
     return sorted(pending, key=lambda c: c.name)
 
