@@ -344,15 +344,6 @@ def task_status_record(name: str, task_id: int, status: InstanceStatus | None) -
     return Record(TopicRole.STATUS, text_key(f"{STATUS_TASK_PREFIX}{name}-{task_id}"), value)
 
 
-def topic_status_record(topic: str, connector: str, task_id: int, discovered_ms: int | None) -> Record:
-    """KIP-558 active topic; `discovered_ms=None` writes the tombstone that resets it."""
-    key = text_key(f"{STATUS_TOPIC_PREFIX}{topic}{STATUS_TOPIC_SEPARATOR}{connector}")
-    if discovered_ms is None:
-        return Record(TopicRole.STATUS, key, None)
-    inner = {"name": topic, "connector": connector, "task": task_id, "discoverTimestamp": discovered_ms}
-    return Record(TopicRole.STATUS, key, dumps({"topic": inner}))
-
-
 def decode_status(value: bytes) -> InstanceStatus | Invalid:
     obj = loads(value)
     parsed = obj if isinstance(obj, Invalid) else status_from_json(obj)
@@ -372,18 +363,6 @@ def encode_offset_key(connector: str, partition: Mapping[str, object]) -> bytes:
 def encode_offset_value(offset: Mapping[str, object]) -> bytes:
     """An offset map in the given order (a task's own map; Java never looks values up)."""
     return jackson.jackson_text(jackson.primitive_map_json(offset))
-
-
-def source_offset_record(
-    connector: str,
-    partition: Mapping[str, object],
-    offset: Mapping[str, object] | None,
-    *,
-    raw_key: bytes | None = None,
-) -> Record:
-    """An offset write (`offset=None`: tombstone); `raw_key` = the exact key bytes already in the topic."""
-    key = raw_key if raw_key is not None else encode_offset_key(connector, partition)
-    return Record(TopicRole.OFFSETS, key, None if offset is None else encode_offset_value(offset))
 
 
 def offset_key_from_json(obj: object) -> tuple[str, dict[str, Any]] | Invalid:

@@ -19,7 +19,6 @@ from reconciler.render.common import (
 
 _COLOURS = {"+": "32", "~": "33", "-": "31", "!": "33;1", "#": "2"}
 FIELD_INDENT = " " * 6
-STEP_INDENT = " " * 10
 
 
 def render_text(plan: Plan, *, colour: bool = False) -> str:

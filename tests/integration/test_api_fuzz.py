@@ -20,6 +20,8 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.produce import TransactionalWriter
 from reconciler.kafka.reader import prepare
 from reconciler.kafka.settings import KafkaSettings
+
+import record_encoders
 from reconciler.runtime.worker import TickReport
 
 SRC = {"connector.class": "datagen", "name": "src", "tasks.max": "1", "topic": "t", "count": "10", "db.password": "p"}
@@ -38,7 +40,7 @@ def seed(settings: KafkaSettings) -> None:
         rec.connector_status_record("src", status(InstanceState.RUNNING)),
         rec.task_status_record("src", 0, status(InstanceState.FAILED, "Traceback …\nboom")),
         rec.connector_status_record("sink", status(InstanceState.PAUSED)),
-        rec.topic_status_record("t", "sink", 0, 1_700_000_000_000),
+        record_encoders.topic_status_record("t", "sink", 0, 1_700_000_000_000),
     ]
     with TransactionalWriter(settings, transactional_id=f"seed-{settings.group_id}") as writer:
         writer.write(records)

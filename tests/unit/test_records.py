@@ -9,6 +9,8 @@ from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record, RestartFlags
 
+import record_encoders
+
 STARTED, PAUSED, STOPPED = (
     ConnectTargetState.STARTED,
     ConnectTargetState.PAUSED,
@@ -277,30 +279,30 @@ def test_unparseable_statuses_are_invalid(value: bytes) -> None:
 
 
 def test_topic_status_record() -> None:
-    assert rec.topic_status_record("orders", "archive-sink", 0, 1700000000123) == Record(
+    assert record_encoders.topic_status_record("orders", "archive-sink", 0, 1700000000123) == Record(
         "status",
         b"status-topic-orders:connector-archive-sink",
         b'{"topic":{"name":"orders","connector":"archive-sink","task":0,'
         b'"discoverTimestamp":1700000000123}}',
     )
-    assert rec.topic_status_record("orders", "archive-sink", 0, None).value is None
+    assert record_encoders.topic_status_record("orders", "archive-sink", 0, None).value is None
 
 
 # --- offsets topic --------------------------------------------------------------------------------
 
 
 def test_source_offset_key_and_value_like_java() -> None:
-    record = rec.source_offset_record("jdbc-src", {"table": "orders"}, {"incrementing": 1234})
+    record = record_encoders.source_offset_record("jdbc-src", {"table": "orders"}, {"incrementing": 1234})
     assert record == Record("offsets", b'["jdbc-src",{"table":"orders"}]', b'{"incrementing":1234}')
     unicode_key = rec.encode_offset_key("jdbc-src", {"table": "Bestellungen-ü"})
     assert unicode_key == '["jdbc-src",{"table":"Bestellungen-ü"}]'.encode()
-    tombstone = rec.source_offset_record("jdbc-src", {"table": "orders"}, None)
+    tombstone = record_encoders.source_offset_record("jdbc-src", {"table": "orders"}, None)
     assert tombstone.value is None
 
 
 def test_offset_writes_reuse_raw_key_bytes() -> None:
     java_bytes = b'["file-src",{"path":"/a","line":1}]'
-    record = rec.source_offset_record("file-src", {"line": 1, "path": "/a"}, {"pos": 9}, raw_key=java_bytes)
+    record = record_encoders.source_offset_record("file-src", {"line": 1, "path": "/a"}, {"pos": 9}, raw_key=java_bytes)
     assert record.key == java_bytes
 
 
