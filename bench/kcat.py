@@ -18,7 +18,7 @@ import shutil
 
 from reconciler.kafka.client import consumer_config
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.source_job import PRODUCER_TUNING
+from reconciler.runtime.source_batch import PRODUCER_TUNING
 
 CONSUMER_KEYS = ("fetch.wait.max.ms",)
 PRODUCER_KEYS = ("linger.ms", "batch.num.messages", "batch.size", "queue.buffering.max.messages",

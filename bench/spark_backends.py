@@ -28,7 +28,8 @@ from reconciler.connectors.datagen import DatagenConnector
 from reconciler.devtools.broker import start_broker
 from reconciler.kafka.admin import create_topic, ensure_topics
 from reconciler.kafka.settings import KafkaSettings, Topics
-from reconciler.runtime.executor import SinkReader, SparkExecutor, TaskWork
+from reconciler.runtime.executor import SinkReader, SparkExecutor
+from reconciler.runtime.tasks import TaskWork
 from reconciler.runtime.spark import start_session, warm_up
 from reconciler.runtime.spark_jobs import run_partitions
 from reconciler.runtime.spark_kafka import with_kafka_jars

@@ -41,7 +41,8 @@ from reconciler.connectors.datagen import DatagenConnector, DatagenTask
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.settings import KafkaSettings, Topics
-from reconciler.runtime.executor import SparkExecutor, TaskOutcome, TaskWork
+from reconciler.runtime.executor import SparkExecutor
+from reconciler.runtime.tasks import TaskOutcome, TaskWork
 
 GROUP = "bench"
 SOURCE_TOPIC = "bench-datagen"
@@ -235,7 +236,7 @@ def client_produce_floor(
     from operator import length_hint
 
     from reconciler.kafka.client import new_producer
-    from reconciler.runtime.source_job import PRODUCER_TUNING
+    from reconciler.runtime.source_batch import PRODUCER_TUNING
 
     topic = "bench-floor"
     create_topic(settings, topic, args.partitions)

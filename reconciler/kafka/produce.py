@@ -56,6 +56,15 @@ def take_over(settings: KafkaSettings, txn_id: str) -> None:
         producer.flush(0)
 
 
+def fence_source_tasks(settings: KafkaSettings, connector: str, task_count: int) -> list[str]:
+    """Fence the transactional producers of tasks 0..task_count-1 (zombie fencing, docs/state-machine.md#task-count-records), on
+    the cluster `settings` reach (the connector's producer cluster). Returns the ids."""
+    fenced = [task_transactional_id(settings.group_id, connector, task) for task in range(task_count)]
+    for txn_id in fenced:
+        take_over(settings, txn_id)
+    return fenced
+
+
 def topic_for(settings: KafkaSettings, role: TopicRole) -> str:
     """The topic name of a record's role."""
     topics = settings.topics

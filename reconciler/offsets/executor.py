@@ -38,6 +38,7 @@ from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
+from reconciler.kafka.offset_stores import sink_group
 from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.reader import prepare
 from reconciler.kafka.records import Record
@@ -247,7 +248,8 @@ class _Execution:
     def _fence_and_read(self, connector: LiveConnector) -> SourceOffsets:
         """KIP-618: fence every task producer the connector may have had, then read its offsets
         (after fencing, so no zombie can commit offsets behind our back)."""
-        from reconciler.offsets.source import fence_source_tasks, read_source_offsets
+        from reconciler.kafka.produce import fence_source_tasks
+        from reconciler.offsets.source import read_source_offsets
 
         count = max(connector.task_count or 0, len(connector.task_configs), self.desired.spec.tasksMax)
         # The task producers live on the cluster the connector produces to.
@@ -279,7 +281,7 @@ class _Execution:
 
     @property
     def group(self) -> str:
-        return model.sink_group(self.name, self.config)
+        return sink_group(self.name, self.config)
 
     @property
     def group_cluster(self) -> KafkaSettings:

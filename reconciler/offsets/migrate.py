@@ -27,7 +27,8 @@ from reconciler.kafka import records as rec
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.replay import OffsetsReplay, partition_identity
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.offsets.model import SinkOffsets, sink_body, sink_group
+from reconciler.kafka.offset_stores import sink_group
+from reconciler.offsets.model import SinkOffsets, sink_body
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def run_import(
     """Read the old cluster's offsets topic(s) and sink groups for the declared connectors."""
     from reconciler.kafka.admin import topic_partitions
     from reconciler.offsets.sink import group_offsets
-    from reconciler.offsets.source import read_offsets_topics
+    from reconciler.kafka.offset_stores import read_offsets_topics
 
     chosen = _chosen(desired, only)
     existing = topic_partitions(old)

@@ -35,9 +35,7 @@ from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record
-from reconciler.kafka.overrides import PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.replay import partition_identity
-from reconciler.kafka.settings import KafkaSettings
 
 SinkOffsets = dict[TopicPartition, int]
 SourcePair = tuple[dict[str, Any], dict[str, Any] | None]  # (partition, offset or None)
@@ -52,8 +50,6 @@ STEP_INDEX: dict[OffsetsStepKind, int] = {
     OffsetsStepKind.RESET: CHANGED,
 }
 
-CONSUMER_GROUP_OVERRIDE = "consumer.override.group.id"
-OFFSETS_STORAGE_TOPIC = "offsets.storage.topic"
 
 # The executor's crash points between the steps (`reconciler.failpoints`), in step order.
 AFTER_STOP = Failpoint.OFFSETS_AFTER_STOP
@@ -193,41 +189,6 @@ def tasks_gone(connector: LiveConnector) -> bool:
 
 
 # --- connector kind, groups, topics ------------------------------------------------------------------
-
-
-def sink_group(name: str, config: Mapping[str, str | None]) -> str:
-    """Connect's `SinkUtils.consumerGroupId`: `connect-<name>`, or `consumer.override.group.id`."""
-    return config.get(CONSUMER_GROUP_OVERRIDE) or f"connect-{name}"
-
-
-@dataclass(frozen=True, eq=False)
-class OffsetsStore:
-    """An offsets topic on a cluster: where a source connector's offsets live."""
-
-    settings: KafkaSettings
-    topic: str
-
-    @property
-    def key(self) -> tuple[frozenset[str], str]:
-        return cluster_key(self.settings), self.topic
-
-    def __str__(self) -> str:
-        return f"{self.topic} at {self.settings.bootstrap_servers}"
-
-
-def source_stores(settings: KafkaSettings, config: Mapping[str, str | None]) -> list[OffsetsStore]:
-    """The offsets stores of a source connector, primary first (KIP-618, Connect's
-    `Worker.offsetStoreFor…SourceConnector`): a connector-specific store when the config names an
-    `offsets.storage.topic` or its producer targets another cluster (`producer.override.bootstrap.servers`;
-    the topic is then `offsets.storage.topic` or the worker topic's name, on that cluster), with
-    the worker's own topic as secondary. Reads consult both, the primary winning."""
-    producer = client_settings(settings, config, PRODUCER)
-    custom = (config.get(OFFSETS_STORAGE_TOPIC) or "").strip()
-    worker = OffsetsStore(settings, settings.topics.offsets)
-    if not custom and same_cluster(producer, settings):
-        return [worker]
-    primary = OffsetsStore(producer, custom or settings.topics.offsets)
-    return [primary] if primary.key == worker.key else [primary, worker]
 
 
 # --- the request body ↔ maps ------------------------------------------------------------------------

@@ -10,25 +10,18 @@ order); removing a partition's offset, or a reset, tombstones every encoding tha
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import RetryableError
 from reconciler.kafka import records as rec
-from reconciler.kafka.admin import topic_partitions
-from reconciler.kafka.produce import take_over, task_transactional_id
-from reconciler.kafka.consume import batches_to_end
+from reconciler.kafka.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
 from reconciler.kafka.replay import OffsetsReplay, partition_identity
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.offsets.model import OffsetsStore, SourcePair, source_body, source_stores
+from reconciler.offsets.model import SourcePair, source_body
 from reconciler.offsets.writer import Placed
 
-LOG = logging.getLogger(__name__)
-
-
-StoreKey = tuple[frozenset[str], str]
 Write = tuple[OffsetsStore, Placed]  # an offsets record for one store
 
 
@@ -104,41 +97,6 @@ def read_source_offsets(settings: KafkaSettings, connector: str, config: Mapping
     """The connector's offsets stores read to the end (a topic that does not exist yet is empty)."""
     stores = source_stores(settings, config)
     return SourceOffsets(connector, stores, read_stores(stores))
-
-
-def read_stores(stores: Sequence[OffsetsStore]) -> dict[StoreKey, OffsetsReplay]:
-    """Every store read to the end, one pass per cluster."""
-    by_cluster: dict[frozenset[str], list[OffsetsStore]] = {}
-    for store in stores:
-        by_cluster.setdefault(store.key[0], []).append(store)
-    replays: dict[StoreKey, OffsetsReplay] = {}
-    for group in by_cluster.values():
-        read = read_offsets_topics(group[0].settings, [store.topic for store in group])
-        replays.update({store.key: read[store.topic] for store in group})
-    return replays
-
-
-def read_offsets_topics(settings: KafkaSettings, topics: Sequence[str]) -> dict[str, OffsetsReplay]:
-    replays = {topic: OffsetsReplay() for topic in topics}
-    existing = topic_partitions(settings)
-    readable = [topic for topic in topics if topic in existing]
-    if readable:
-        for batch in batches_to_end(settings, readable):
-            for msg in batch:
-                replays[msg.topic()].apply(msg.key(), msg.value(), msg.offset())
-    for topic, replay in replays.items():
-        if replay.skipped:
-            LOG.info("%s: %d offsets record(s) ignored, as a Connect worker ignores them", topic, replay.skipped)
-    return replays
-
-
-def fence_source_tasks(settings: KafkaSettings, connector: str, task_count: int) -> list[str]:
-    """Fence the transactional producers of tasks 0..task_count-1 (zombie fencing, docs/state-machine.md#task-count-records), on
-    the cluster `settings` reach (the connector's producer cluster). Returns the ids."""
-    fenced = [task_transactional_id(settings.group_id, connector, task) for task in range(task_count)]
-    for txn_id in fenced:
-        take_over(settings, txn_id)
-    return fenced
 
 
 def confirm_reset(connector: str, stores: Sequence[OffsetsStore]) -> None:

@@ -15,7 +15,8 @@ from reconciler.kafka.records import Invalid
 from reconciler.kafka.overrides import ADMIN, client_settings
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.offsets.model import Progress, decode_progress, sink_body, sink_group
+from reconciler.kafka.offset_stores import sink_group
+from reconciler.offsets.model import Progress, decode_progress, sink_body
 
 _PROGRESS_PREFIX = own.OFFSETS_PROGRESS_PREFIX.encode()
 

@@ -38,7 +38,7 @@ def fence_generation(
     """Fence the previous generation's task producers; return the task-count record to write
     before the new generation's tasks run."""
     from reconciler.kafka.overrides import PRODUCER, client_settings
-    from reconciler.offsets.source import fence_source_tasks
+    from reconciler.kafka.produce import fence_source_tasks
 
     fence = tasks_to_fence(recorded, count)
     if fence:

@@ -18,7 +18,7 @@ from reconciler.kafka.records import Record
 from reconciler.runtime.statuses import releasing
 
 if TYPE_CHECKING:
-    from reconciler.runtime.executor import TaskOutcome
+    from reconciler.runtime.tasks import TaskOutcome
 
 
 def batch_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: str, now_ms: int) -> list[Record]:

@@ -14,7 +14,7 @@ from reconciler.runtime.statuses import StatusBook
 if TYPE_CHECKING:
     from reconciler.kafka.apply import ApplyOutcome
     from reconciler.offsets.model import OffsetsOutcome
-    from reconciler.runtime.executor import TaskOutcome
+    from reconciler.runtime.tasks import TaskOutcome
 
 
 @dataclass(frozen=True)

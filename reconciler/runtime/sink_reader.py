@@ -1,7 +1,7 @@
 """Reading one sink range on a Spark worker: Kafka records [start, end) of one partition as
 Arrow batches, with confluent-kafka (the data never passes through the JVM).
 
-Used by `sink_job.sink_partition`; see there for what a range is and what is committed.
+Used by `sink_task.sink_partition`; `sink_range` says what a range is and what is committed.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from reconciler.kafka.client import ErrorCollector, new_consumer
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from reconciler.runtime.sink_job import SinkPartitionWork
+    from reconciler.runtime.sink_range import SinkPartitionWork
 
 CONSUME_BATCH = 10_000
 POLL_S = 0.05

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import sink_schema
 from reconciler import failpoints
+from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork
+from reconciler.runtime.sink_task import payload_bytes, start_sink_task
 from reconciler.runtime.spark_jobs import run_over_dataframe
 
 if TYPE_CHECKING:
@@ -31,9 +33,8 @@ if TYPE_CHECKING:
 
     from reconciler.connectors.api import SinkTask
     from reconciler.kafka.settings import KafkaSettings
-    from reconciler.runtime.sink_job import SinkPartitionResult, SinkPartitionWork
 
-Ranges = dict[tuple[str, int], tuple[int, "SinkPartitionWork"]]
+Ranges = dict[tuple[str, int], tuple[int, SinkPartitionWork]]
 
 
 def run_ranges(
@@ -57,8 +58,6 @@ def _nothing_read(item: SinkPartitionWork) -> SinkPartitionResult:
     markers, aborted or compacted records). As the confluent-kafka reader does, the commit
     stays where it was and says the range was read to its end (`scanned-to`), so the next
     batch does not schedule it again; a never-committed range commits nothing."""
-    from reconciler.runtime.sink_job import SinkPartitionResult
-
     scanned = item.end if item.committed is not None else None
     return SinkPartitionResult(item.task_id, item.topic, item.partition, 0, item.committed, scanned_to=scanned)
 
@@ -85,7 +84,6 @@ def sink_batches(ranges: Ranges, batches: Iterator[pa.RecordBatch]) -> Iterator[
 
 def _run_task(item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]) -> SinkPartitionResult:
     from reconciler.heap import building
-    from reconciler.runtime.sink_job import SinkPartitionResult, _start_task
 
     started, records, size = time.monotonic(), 0, 0
     offset: int | None = None
@@ -93,7 +91,7 @@ def _run_task(item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]) -> Sin
     error: str | None = None
     try:
         with building():
-            task = _start_task(item)
+            task = start_sink_task(item)
             try:
                 records, size, offset, scanned = _deliver(task, item, batches)
             finally:
@@ -110,11 +108,9 @@ def _deliver(
     task: SinkTask, item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]
 ) -> tuple[int, int, int | None, int | None]:
     """(records written, their key and value bytes, what `pre_commit` called safe, the end read
-    to when only offsets without records lie past it), as `sink_job._move_range`. The offset offered is Java's: the
+    to when only offsets without records lie past it), as `sink_task.sink_partition`. The offset offered is Java's: the
     last record delivered + 1, or the start when none was. The data source always reads the
     whole range, so the range is scanned to its end once the task took everything."""
-    from reconciler.runtime.sink_job import payload_bytes
-
     tp = (item.topic, item.partition)
     held = task.open([tp]).get(tp)
     known = [o for o in (held, item.committed) if o is not None]

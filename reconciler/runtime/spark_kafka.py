@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from reconciler.kafka.settings import KafkaSettings
-    from reconciler.runtime.sink_job import SinkPartitionWork
+    from reconciler.runtime.sink_range import SinkPartitionWork
 
 LOG = logging.getLogger(__name__)
 

@@ -78,7 +78,7 @@ if TYPE_CHECKING:
     from reconciler.kafka.apply import ApplyOutcome
     from reconciler.kafka.produce import TransactionalWriter
     from reconciler.offsets.model import OffsetsOutcome
-    from reconciler.runtime.executor import TaskExecutor, TaskOutcome, TaskWork
+    from reconciler.runtime.tasks import TaskExecutor, TaskOutcome, TaskWork
 
 LOG = logging.getLogger(__name__)
 WORKER_TRANSACTION_SUFFIX = "-worker"
@@ -353,7 +353,7 @@ def _config_records(name: str, decision: Decision) -> list[Record]:
 
 
 def _works(connector: LiveConnector, start: Started, decision: Decision) -> list[TaskWork]:
-    from reconciler.runtime.executor import TaskWork
+    from reconciler.runtime.tasks import TaskWork
 
     props = dict(connector.config or {})
     configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs

@@ -159,7 +159,7 @@ def test_a_never_committed_sink_range_starts_at_the_log_start(
     policy (`consumer.override.auto.offset.reset`) it asks for the log start itself."""
     from confluent_kafka import TopicPartition
 
-    from reconciler.runtime.sink_job import SinkPartitionWork
+    from reconciler.runtime.sink_range import SinkPartitionWork
     from reconciler.runtime.sink_reader import RangeReader
 
     topic = f"retained-{kafka_settings.group_id}"  # one per parameter set

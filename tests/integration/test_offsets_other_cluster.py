@@ -20,7 +20,7 @@ import pytest
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
-from reconciler.offsets.source import read_offsets_topics
+from reconciler.kafka.offset_stores import read_offsets_topics
 from reconciler.offsets.state import current_body, read_offsets_state
 from test_offsets_run import COUNT, drain, files, sink_alter, stripes
 from test_offsets_support import create_topic

@@ -20,7 +20,8 @@ from reconciler.connectors.api import sink_schema
 from reconciler.kafka import admin
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.executor import SparkExecutor, SinkReader, TaskWork
+from reconciler.runtime.executor import SparkExecutor, SinkReader
+from reconciler.runtime.tasks import TaskWork
 
 from recording import recorded  # tests/integration/plugins, on sys.path (conftest)
 

@@ -27,7 +27,8 @@ from reconciler.kafka.consume import end_offsets
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler import failpoints
-from reconciler.runtime.executor import SparkExecutor, TaskWork
+from reconciler.runtime.executor import SparkExecutor
+from reconciler.runtime.tasks import TaskWork
 
 from test_spark_runtime import create_topic, datagen_works, dataset_rows, produce_ids, sink_works, topic_ids
 
@@ -37,7 +38,8 @@ BATCH_IN_A_SUBPROCESS = textwrap.dedent(
     """
     import json, sys
     from reconciler.kafka.settings import KafkaSettings, Topics
-    from reconciler.runtime.executor import SparkExecutor, TaskWork
+    from reconciler.runtime.executor import SparkExecutor
+    from reconciler.runtime.tasks import TaskWork
     bootstrap, group, works = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     settings = KafkaSettings(bootstrap_servers=bootstrap, group_id=group, topics=Topics.for_group(group), timeout_s=20)
     executor = SparkExecutor(settings, master="local[2]")

@@ -26,7 +26,8 @@ from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.partitioner import partition_for
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.executor import SparkExecutor, TaskWork
+from reconciler.runtime.executor import SparkExecutor
+from reconciler.runtime.tasks import TaskWork
 from reconciler.kafka.produce import task_transactional_id as transactional_id
 
 pytestmark = pytest.mark.spark
@@ -309,7 +310,7 @@ def test_a_full_producer_queue_loses_and_repeats_nothing(
     kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The produce loop resumes at the record that did not fit (run in-process, tiny queue)."""
-    from reconciler.runtime import source_job
+    from reconciler.runtime import source_batch as source_job
 
     ensure_topics(kafka_settings)
     create_topic(kafka_settings, n("queue-data"))

@@ -23,8 +23,8 @@ from reconciler.core.live import (
 )
 from reconciler.core.redact import is_seal, seal_matches
 from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid
 from reconciler.core.transitions import RestartRequest as RestartRequestRecord
+from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay import (
     ConfigReplay,
     OffsetsReplay,
@@ -32,6 +32,8 @@ from reconciler.kafka.replay import (
     StatusReplay,
     build_live_state,
 )
+
+import record_encoders
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "connect"
 STARTED, PAUSED, STOPPED = (
@@ -273,7 +275,7 @@ def test_status_values_reencode_byte_for_byte() -> None:
     assert compared == 16  # every status but the truncated one
     [(key, value)] = [(k, v) for k, v in load("status-topic.records") if k.startswith(b"status-topic-")]
     inner = json.loads(value or b"")["topic"]
-    ours = rec.topic_status_record(inner["name"], inner["connector"], inner["task"], inner["discoverTimestamp"])
+    ours = record_encoders.topic_status_record(inner["name"], inner["connector"], inner["task"], inner["discoverTimestamp"])
     assert (ours.key, ours.value) == (key, value)
 
 

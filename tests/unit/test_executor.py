@@ -11,8 +11,8 @@ import pytest
 
 from reconciler.connectors.api import ConnectorError
 from reconciler import failpoints
-from reconciler.runtime.executor import TaskWork, assign_partitions, connector_task_count
-from reconciler.offsets.model import sink_group
+from reconciler.runtime.tasks import TaskWork, assign_partitions, connector_task_count
+from reconciler.kafka.offset_stores import sink_group
 from reconciler.runtime.sink_job import consumer_overrides, sink_topics
 from reconciler.kafka.produce import task_transactional_id as transactional_id
 from reconciler.runtime.spark import is_local, master_addresses, session_conf
@@ -223,7 +223,7 @@ def test_a_never_committed_range_starts_at_0_only_when_the_reset_policy_is_earli
 def test_a_sink_commit_says_how_far_a_record_free_tail_was_read() -> None:
     """Connect's offset (last delivered + 1) is committed; `scanned-to` only when offsets that
     hold no record (a transaction's commit marker) follow it, so the next batch skips them."""
-    from reconciler.runtime.sink_job import SinkPartitionResult, commit_metadata, scanned_to
+    from reconciler.runtime.sink_range import SinkPartitionResult, commit_metadata, scanned_to
 
     def result(offset: int | None, scanned: int | None) -> SinkPartitionResult:
         return SinkPartitionResult(0, "t", 0, 10, offset, scanned_to=scanned)

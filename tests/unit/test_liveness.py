@@ -7,7 +7,7 @@ from reconciler.core.live import LastBatch, LiveConnector, LiveState, TaskBatch
 from reconciler.kafka import own_records as own
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay import ReconcilerReplay
-from reconciler.runtime.executor import TaskOutcome
+from reconciler.runtime.tasks import TaskOutcome
 from reconciler.runtime.liveness import batch_records
 
 CONFIG: dict[str, str | None] = {"connector.class": "datagen", "name": "x"}

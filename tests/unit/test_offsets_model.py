@@ -13,6 +13,7 @@ from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, L
 from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.planner import build_plan
 from reconciler.kafka import own_records as own
+from reconciler.kafka import offset_stores
 from reconciler.kafka import records as rec
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings, Topics
@@ -156,13 +157,13 @@ def test_current_entries_follow_the_requests_key_order() -> None:
 
 
 def test_groups_and_offsets_topics() -> None:
-    assert model.sink_group("s", {}) == "connect-s"
-    assert model.sink_group("s", {"consumer.override.group.id": "mine"}) == "mine"
+    assert offset_stores.sink_group("s", {}) == "connect-s"
+    assert offset_stores.sink_group("s", {"consumer.override.group.id": "mine"}) == "mine"
 
 
 def _stores(config: dict[str, str | None]) -> list[tuple[str, str]]:
     worker = KafkaSettings(bootstrap_servers="a:9092", group_id="w", topics=Topics.for_group("w"))
-    return [(store.settings.bootstrap_servers, store.topic) for store in model.source_stores(worker, config)]
+    return [(store.settings.bootstrap_servers, store.topic) for store in offset_stores.source_stores(worker, config)]
 
 
 def test_source_offsets_stores_primary_first() -> None:
