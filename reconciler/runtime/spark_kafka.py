@@ -8,7 +8,7 @@ machine it measured ~5x slower than confluent-kafka in the Python worker
 
 - The jars: `spark-sql-kafka-0-10` of the installed Spark version and its runtime
   dependencies, resolved from Maven Central through the pinned
-  `devtools/jvm/spark-kafka/pom.xml` and cached (`devtools.jvm`); jars Spark already ships are
+  `runtime/jvm/spark-kafka/pom.xml` and cached (`runtime.maven`); jars Spark already ships are
   left out. A classic session gets them as `spark.jars`; a Spark Connect server must have them
   on its own classpath (`--jars`/`--packages` when it is started).
 - One DataFrame per sink connector batch: `assign` the planned partitions, the exact
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
-POM = Path(__file__).resolve().parent.parent / "devtools" / "jvm" / "spark-kafka" / "pom.xml"
+POM = Path(__file__).resolve().parent / "jvm" / "spark-kafka" / "pom.xml"
 FORMAT = "kafka"
 
 _unavailable: dict[str, str] = {}  # why the data source cannot be used, said once per reason
@@ -65,7 +65,7 @@ def _artifact(jar: Path) -> str:
 def kafka_source_jars() -> tuple[Path, ...] | None:
     """The data source's jars for the installed Spark, minus what Spark ships; None if they
     cannot be had (the reason is logged once)."""
-    from reconciler.devtools.jvm import resolve_classpath
+    from reconciler.runtime.maven import resolve_classpath
 
     version = spark_version()
     try:
