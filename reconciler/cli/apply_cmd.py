@@ -20,10 +20,8 @@ from reconciler.errors import ReconcilerError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from reconciler.core.models import DesiredConnector
+    from reconciler.app.apply import ApplyOutcome
     from reconciler.core.plan import Plan
-    from reconciler.kafka.apply import ApplyOutcome
-    from reconciler.kafka.settings import KafkaSettings
     from reconciler.offsets.model import OffsetsOutcome
 
 EXIT_OK = 0
@@ -44,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.kafka.apply import apply_manifests
+    from reconciler.app.apply import apply
     from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing is written
     from reconciler.render import render_text
 
@@ -63,29 +61,18 @@ def run(args: argparse.Namespace) -> int:
     colour = _colour_wanted()
 
     def show(plan: Plan) -> None:
-        from reconciler.offsets.preview import with_current_offsets
-
-        sys.stdout.write(render_text(with_current_offsets(settings, plan, desired), colour=colour))
+        sys.stdout.write(render_text(plan, colour=colour))
         sys.stdout.flush()
 
-    outcome = apply_manifests(
+    # The plan's offsets requests run after the write: in full for a connector this apply created
+    # or one a Connect worker reports stopped, else the stop step only — the rest runs in the next
+    # `reconciler run` tick, or the next apply for a connector a Connect worker runs (`app.offsets`).
+    outcome = apply(
         settings, desired, prune=prune, allow_empty=allow_empty, manifest_paths=paths, saved=saved, show_plan=show
     )
-    offsets = _run_offsets_requests(settings, desired, outcome)
-    for line in result_lines(outcome, offsets):
+    for line in result_lines(outcome, outcome.offsets):
         print(line)
-    return EXIT_OK if all(o.ok or o.retryable for o in offsets) else EXIT_ERROR
-
-
-def _run_offsets_requests(
-    settings: KafkaSettings, desired: list[DesiredConnector], outcome: ApplyOutcome
-) -> list[OffsetsOutcome]:
-    """The plan's offsets requests (reconciler.offsets.executor: in full for a connector this apply
-    created or one a Connect worker reports stopped, else the stop step only — the rest runs in
-    the next `reconciler run` tick, or the next apply for a connector a Connect worker runs)."""
-    from reconciler.offsets.executor import execute_after_apply
-
-    return execute_after_apply(settings, desired, outcome.live, outcome.pending_offsets)
+    return EXIT_OK if all(o.ok or o.retryable for o in outcome.offsets) else EXIT_ERROR
 
 
 def result_lines(outcome: ApplyOutcome, offsets: Sequence[OffsetsOutcome] = ()) -> list[str]:

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from reconciler.cli.options import add_kafka_options
-from reconciler.cli.plan_cmd import read_live_state
+from reconciler.cli.plan_cmd import live_source
 
 EXIT_IN_SYNC = 0
 EXIT_DRIFT = 2
@@ -44,13 +44,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.core.planner import build_plan
+    from reconciler.app.plan import make_plan
     from reconciler.manifests import load_or_raise
     from reconciler.render import plan_document, render
 
     desired = load_or_raise(args.paths)
-    live = read_live_state(args)
-    plan = build_plan(desired, live, prune=args.prune, manifest_paths=[str(p) for p in args.paths])
+    plan = make_plan(
+        desired, live_source(args), prune=args.prune, manifest_paths=[str(p) for p in args.paths],
+        current_offsets=False,
+    )
     drifted = plan.has_changes or bool(plan.orphans)
     if args.format == "json":
         doc = {"drift": drifted, "changes": len(plan.actions), "orphans": plan.orphans, "plan": plan_document(plan)}

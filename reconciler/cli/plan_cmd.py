@@ -2,7 +2,7 @@
 
 Live state comes from a snapshot file (`--live-state`, for CI that cannot reach the cluster),
 else from Kafka when a bootstrap server is given (flag or $RECONCILER_BOOTSTRAP_SERVERS), else
-it is empty (everything would be created). Kafka client code is imported only in that case.
+it is empty (everything would be created): `live_source`. The plan itself is `app.plan`'s.
 """
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ import argparse
 import os
 import sys
 from pathlib import Path
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING
 
 from reconciler import masking
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.core.diagnostics import has_errors
-from reconciler.core.live import LiveState, load_snapshot
 from reconciler.errors import ReconcilerError
+
+if TYPE_CHECKING:
+    from reconciler.app.plan import LiveSource
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # the plan holds an error diagnostic (e.g. --prune of everything without --allow-empty)
 EXIT_CHANGES = 2  # with --detailed-exitcode (cli.main maps errors to 1)
-SNAPSHOT_HINT = "write one with `reconciler snapshot > live.json`"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,21 +45,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.core.planner import build_plan
+    from reconciler.app.plan import make_plan
     from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing else runs
     from reconciler.render import render, render_json
 
     desired = load_or_raise(args.paths)
-    live = read_live_state(args)
     saved = args.out is not None or args.format == "json"  # only a saved plan is checked against its digests
-    paths = saved_paths(args.paths, args.out)
-    plan = build_plan(
-        desired, live, prune=args.prune, allow_empty=args.allow_empty, manifest_paths=paths, fingerprints=saved
+    plan = make_plan(
+        desired, live_source(args), prune=args.prune, allow_empty=args.allow_empty,
+        manifest_paths=saved_paths(args.paths, args.out), fingerprints=saved,
     )
-    if args.live_state is None and (args.bootstrap_servers or os.environ.get("RECONCILER_BOOTSTRAP_SERVERS")):
-        from reconciler.offsets.preview import with_current_offsets  # offsets requests show from → to
-
-        plan = with_current_offsets(kafka_settings(args), plan, desired)
     if args.out is not None:
         _write(args.out, masking.scrub(render_json(plan)))
     sys.stdout.write(render(plan, args.format, colour=args.format == "text" and _colour_wanted()))
@@ -78,44 +73,17 @@ def saved_paths(paths: list[str], out: Path | None) -> list[str]:
     return [os.path.relpath(p, base) for p in absolute]
 
 
-def read_live_state(args: argparse.Namespace) -> LiveState:
+def live_source(args: argparse.Namespace) -> LiveSource:
     """Snapshot file, else Kafka (when a bootstrap server is named), else empty."""
+    from reconciler.app.plan import LiveSource
+
     if args.live_state is not None:
         if args.bootstrap_servers:
             raise ReconcilerError("--live-state and --bootstrap-servers are exclusive: pick one source of live state")
-        return load_live_state_file(args.live_state)
+        return LiveSource(snapshot=args.live_state)
     if args.bootstrap_servers or os.environ.get("RECONCILER_BOOTSTRAP_SERVERS"):
-        return _read_from_kafka(args)
-    return LiveState()
-
-
-def load_live_state_file(path: Path) -> LiveState:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ReconcilerError(f"cannot read live-state file {path}: {exc.strerror}", hint=SNAPSHOT_HINT) from exc
-    try:
-        live = load_snapshot(text)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(document)"
-        raise ReconcilerError(
-            f"{path}: not a valid live-state snapshot: {where}: {first['msg']}", hint=SNAPSHOT_HINT
-        ) from exc
-    masking.remember_live(live)  # a snapshot from before secrets were sealed holds them in clear
-    return live
-
-
-def _read_from_kafka(args: argparse.Namespace) -> LiveState:
-    settings = kafka_settings(args)
-    try:
-        from reconciler.kafka.reader import read_live_state
-    except ImportError as exc:
-        raise ReconcilerError(
-            f"reading live state from Kafka is unavailable: {exc}",
-            hint="plan against a snapshot file with --live-state FILE",
-        ) from exc
-    return read_live_state(settings, uncommitted=True)
+        return LiveSource(kafka=kafka_settings(args))
+    return LiveSource()
 
 
 def _write(path: Path, text: str) -> None:

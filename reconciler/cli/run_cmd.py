@@ -2,7 +2,7 @@
 
 Each tick applies the manifests (exactly as `reconciler apply`), then brings every connector
 of the group to its target state and runs one batch of every running task on Spark
-(`reconciler.runtime.worker`). With `--once` that is one tick; without, ticks repeat every
+(`reconciler.app.tick`). With `--once` that is one tick; without, ticks repeat every
 `--interval` seconds until SIGTERM/SIGINT, after which the current batch finishes, Spark stops
 and the command exits 0, all within `--grace-period` (docs/runtime.md#stopping).
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
     from reconciler.kafka.settings import KafkaSettings
     from reconciler.runtime.loop import Stopper
-    from reconciler.runtime.worker import TickReport, Worker
+    from reconciler.app.tick import TickReport, Worker
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -270,7 +270,7 @@ def make_worker(
 ) -> Worker:
     from reconciler.cli.progress import with_progress
     from reconciler.runtime.executor import SparkExecutor
-    from reconciler.runtime.worker import Worker
+    from reconciler.app.tick import Worker
 
     master, remote = spark_target(args.spark_master, args.spark_remote)
     executor = SparkExecutor(

@@ -21,9 +21,10 @@ from reconciler.errors import ReconcilerError
 if TYPE_CHECKING:
     from reconciler.core.diagnostics import Diagnostic
     from reconciler.core.plan import Plan
-    from reconciler.kafka.apply import ApplyOutcome
+    from reconciler.app.apply import ApplyOutcome
+    from reconciler.app.tick import TickReport
     from reconciler.offsets.model import OffsetsOutcome
-    from reconciler.runtime.worker import ConnectorReport, TickReport
+    from reconciler.runtime.reports import ConnectorReport
 
 EVENTS = logging.getLogger("reconciler.events")
 LOG = logging.getLogger("reconciler.run")

@@ -40,7 +40,7 @@ from reconciler.cli.tick_output import Output, make_output
 if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
     from reconciler.manifests.watch import Fingerprint
-    from reconciler.runtime.worker import Worker
+    from reconciler.app.tick import Worker
 
 EXIT_OK = 0
 DEFAULT_RESYNC_S = 300.0
@@ -166,4 +166,4 @@ def resync(worker: Worker, manifests: Manifests, output: Output, wake: threading
         return
     desired, paths = manifests()
     applied = worker.apply(desired, manifest_paths=paths)
-    output.resynced(applied, worker.offsets_requests(desired, applied.live))
+    output.resynced(applied, applied.offsets)

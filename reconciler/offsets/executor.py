@@ -1,60 +1,42 @@
-"""Execute declared offsets requests (KIP-875), once per id, resumable after a crash at any step.
-
-The steps and their records are described in `reconciler.offsets.model`. Where it runs:
-
-* `run_pending_offsets_requests` — the worker tick calls it after applying the manifests and
-  BEFORE running any task batch: in this architecture tasks only run inside a tick's batch, so
-  at that point none of the worker's tasks can be running, and the whole request runs.
-* `execute_after_apply` — `reconciler apply` cannot know whether a `run` loop elsewhere is in
-  the middle of a batch. It runs the whole request only for a connector the same apply created
-  (created STOPPED, it never had a task); otherwise it performs the stop step and leaves the
-  rest to the next `run` tick (outcome status `waiting`).
-* A connector of a class a Kafka Connect worker runs (a Java class, `core.kinds`) has no task
-  in our ticks at all: either path runs its whole request once the worker reports it STOPPED
-  with no task left (what Java itself requires, `DistributedHerder.modifyConnectorOffsetsChecks`),
-  waiting up to the timeout; else the outcome is `waiting` and the next apply goes on.
-
-Every request runs under the connector's own transactional id (`offsets.writer`), claimed
-before reading the topics: two executors of one request fence each other instead of racing.
+"""One declared offsets request (KIP-875) executed step by step, resumable after a crash at any
+step: `RequestExecution`. The steps and their records are described in `reconciler.offsets.model`;
+which requests run, when and how far (a tick runs them in full, `apply` mostly only stops the
+connector) is the use case's business, `reconciler.app.offsets`, which also claims the
+connector's transactional id and reads the topics before an execution starts.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
-from reconciler.connectors.registry import UnknownConnector, load_connector, runs_on_connect_worker
+from reconciler.connectors.registry import UnknownConnector, load_connector
 from reconciler import failpoints
-from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState, RequestKind
+from reconciler.core.live import ConnectTargetState, LiveConnector, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
-from reconciler.core.plan import Action, OffsetsStepKind
+from reconciler.core.plan import OffsetsStepKind
 from reconciler.core.transitions import offsets_modifiable
-from reconciler.errors import ReconcilerError, RetryableError
+from reconciler.errors import ReconcilerError
 from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.offset_stores import sink_group
 from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
-from reconciler.kafka.reader import prepare
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
 from reconciler.offsets.model import (
     CHANGED,
-    NOTHING,
     SNAPSHOT,
     STOPPED,
     OffsetsOutcome,
     OutcomeStatus,
     change_step,
-    created_fresh,
     not_found_message,
-    pending_requests,
     progress_record,
     resume_point,
     sink_change,
@@ -64,8 +46,8 @@ from reconciler.offsets.model import (
     source_targets,
     success_message,
 )
-from reconciler.offsets.state import OffsetsState, read_offsets_state
-from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE, connect_worker_stopped
+from reconciler.offsets.state import OffsetsState
+from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE
 from reconciler.offsets.writer import OffsetsWriter, Placed
 
 if TYPE_CHECKING:
@@ -79,7 +61,18 @@ WAITING_MESSAGE = (
 )
 
 
-class _Stop(Exception):
+def outcome_of(
+    name: str,
+    request: OffsetsRequest,
+    status: OutcomeStatus,
+    message: str,
+    steps: Sequence[OffsetsStepKind] = (),
+    confirmed: bool | None = None,
+) -> OffsetsOutcome:
+    return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed)
+
+
+class Stop(Exception):
     """Ends a request early with an outcome (refused by the connector, not found…)."""
 
     def __init__(self, status: OutcomeStatus, message: str) -> None:
@@ -88,97 +81,7 @@ class _Stop(Exception):
         self.message = message
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-def run_pending_offsets_requests(
-    settings: KafkaSettings,
-    desired: Sequence[DesiredConnector],
-    live: LiveState,
-    *,
-    now_ms: Callable[[], int] = _now_ms,
-) -> list[OffsetsOutcome]:
-    """Every declared request not yet applied, in full (the caller guarantees no task runs).
-
-    No I/O at all when nothing is pending. Never raises for one request's failure: each
-    outcome says what happened (`failed`, `refused`, `retry` are reported and retried next tick).
-    """
-    return [
-        execute_offsets_request(settings, connector, live, tasks_stopped=True, now_ms=now_ms)
-        for connector in pending_requests(desired, live)
-    ]
-
-
-def execute_after_apply(
-    settings: KafkaSettings,
-    desired: Sequence[DesiredConnector],
-    before: LiveState,
-    pending: Sequence[Action],
-    *,
-    now_ms: Callable[[], int] = _now_ms,
-) -> list[OffsetsOutcome]:
-    """After `apply` wrote its plan: the plan's offsets actions (`pending`), given the live
-    state the plan was made from (`before`). See the module doc for why apply mostly waits."""
-    by_name = {connector.name: connector for connector in desired}
-    outcomes = []
-    for action in pending:
-        connector = by_name.get(action.connector)
-        if connector is None or connector.spec.offsets is None:
-            continue
-        fresh = created_fresh(before.connector(connector.name))
-        outcomes.append(execute_offsets_request(settings, connector, before, tasks_stopped=fresh, now_ms=now_ms))
-    return outcomes
-
-
-def execute_offsets_request(
-    settings: KafkaSettings,
-    desired: DesiredConnector,
-    live: LiveState | None = None,
-    *,
-    tasks_stopped: bool = True,
-    now_ms: Callable[[], int] = _now_ms,
-) -> OffsetsOutcome:
-    """Run (or resume) the connector's declared request. `tasks_stopped=False`: no proof that no
-    task is running, so only the stop step is done (`waiting`). `live` only skips an applied id."""
-    request = desired.spec.offsets
-    if request is None:
-        raise ValueError(f"connector {desired.name} declares no offsets request")
-    if live is not None and live.is_applied(desired.name, RequestKind.OFFSETS, request.id):
-        return _outcome(desired.name, request, "already-applied", "the request was applied earlier")
-    if runs_on_connect_worker(desired.spec.connector_class):
-        # Its tasks run on a Kafka Connect worker, not in our ticks: only a connector created
-        # STOPPED by this apply is known to have none; otherwise the worker must report it stopped.
-        tasks_stopped = live is not None and created_fresh(live.connector(desired.name))
-        waiting: Callable[[], bool] | None = lambda: connect_worker_stopped(settings, desired.name)
-    else:
-        waiting = None
-    try:
-        prepare(settings)  # the broker answers and the internal topics exist
-        with OffsetsWriter(settings, desired.name) as writer:
-            writer.claim()  # before reading: fences another executor of this connector's request
-            state = read_offsets_state(settings)
-            execution = _Execution(settings, writer, desired, request, state, now_ms)
-            return execution.run(tasks_stopped, waiting)
-    except _Stop as stop:
-        return _outcome(desired.name, request, stop.status, stop.message)
-    except RetryableError as exc:
-        return _outcome(desired.name, request, "retry", _text(exc))
-    except ReconcilerError as exc:
-        return _outcome(desired.name, request, "failed", _text(exc))
-
-
-def _text(exc: ReconcilerError) -> str:
-    return exc.message + (f" (hint: {exc.hint})" if exc.hint else "")
-
-
-def _outcome(
-    name: str, request: OffsetsRequest, status: OutcomeStatus, message: str, steps: Sequence[OffsetsStepKind] = (), confirmed: bool | None = None
-) -> OffsetsOutcome:
-    return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed)
-
-
-class _Execution:
+class RequestExecution:
     """One run of one request, from wherever its progress record says it stopped."""
 
     def __init__(
@@ -207,7 +110,7 @@ class _Execution:
             return self._result("already-applied", "the request was applied earlier")
         connector = self.state.live.connector(self.name)
         if connector is None or not connector.exists:
-            raise _Stop("failed", not_found_message(self.name))
+            raise Stop("failed", not_found_message(self.name))
         self._stop(connector)
         if not tasks_stopped and worker_stopped is not None:
             if not worker_stopped():
@@ -226,7 +129,7 @@ class _Execution:
         return self._result("applied", success_message(self.request.action, confirmed), confirmed)
 
     def _result(self, status: OutcomeStatus, message: str, confirmed: bool | None = None) -> OffsetsOutcome:
-        return _outcome(self.name, self.request, status, message, self.steps, confirmed)
+        return outcome_of(self.name, self.request, status, message, self.steps, confirmed)
 
     # --- stop ------------------------------------------------------------------------------------
 
@@ -305,14 +208,14 @@ class _Execution:
             if isinstance(plugin, SourceConnector) and not self.sink:
                 return bool(plugin.alter_offsets(self.config, offsets))
         except OffsetsRefused as exc:  # Connect's UnsupportedOperationException: a refusal
-            raise _Stop("refused", f"the connector refused the request: {exc.message}") from exc
+            raise Stop("refused", f"the connector refused the request: {exc.message}") from exc
         except ReconcilerError as exc:  # e.g. its config is invalid
-            raise _Stop("failed", f"the connector's alter_offsets failed: {exc.message}") from exc
+            raise Stop("failed", f"the connector's alter_offsets failed: {exc.message}") from exc
         except Exception as exc:  # a plugin bug fails the request, with where it happened
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-            raise _Stop("failed", f"the connector's alter_offsets failed: {last}") from exc
+            raise Stop("failed", f"the connector's alter_offsets failed: {last}") from exc
         kind = "sink" if self.sink else "source"
-        raise _Stop("failed", f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
+        raise Stop("failed", f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
                     f"but the request was prepared for a {kind}")
 
     def _hook_offsets(self, snapshot: list[dict[str, Any]]) -> Mapping[Any, Any]:
@@ -405,12 +308,3 @@ def _runs_by_cluster(writes: Sequence[Write]) -> list[tuple[KafkaSettings, list[
         else:
             runs.append((store.settings, [placed]))
     return runs
-
-
-__all__ = [
-    "NOTHING",
-    "WAITING_MESSAGE",
-    "execute_after_apply",
-    "execute_offsets_request",
-    "run_pending_offsets_requests",
-]

@@ -1,4 +1,5 @@
-"""What a tick reports: per connector, its target, its state and its tasks' batches."""
+"""What a batch reports: per connector, its target, its state and its tasks' batches (a tick's
+report adds its apply, `app.tick.TickReport`)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,6 @@ from reconciler.runtime.restarts import RestartPlan
 from reconciler.runtime.statuses import StatusBook
 
 if TYPE_CHECKING:
-    from reconciler.kafka.apply import ApplyOutcome
-    from reconciler.offsets.model import OffsetsOutcome
     from reconciler.runtime.tasks import TaskOutcome
 
 
@@ -38,13 +37,11 @@ class ConnectorReport:
 
 
 @dataclass
-class TickReport:
+class BatchReport:
     config_end: int  # the config topic's end offset the tick read
     connectors: list[ConnectorReport] = field(default_factory=list)
     records_written: int = 0  # config and status records this tick wrote
     works: int = 0  # tasks that ran a batch
-    applied: ApplyOutcome | None = None
-    offsets: list[OffsetsOutcome] = field(default_factory=list)
     outcomes: list[TaskOutcome] = field(default_factory=list)  # of the batch, one per task that ran
     # Connectors of classes our runtime does not run, left to the group's Connect workers.
     left_to_connect: list[str] = field(default_factory=list)
@@ -57,7 +54,7 @@ def connector_reports(
     live: LiveState,
     book: StatusBook,
     outcomes: Sequence[TaskOutcome],
-    plans: dict[str, RestartPlan],
+    restarts: dict[str, RestartPlan],
     auto_restarted: Mapping[str, AutoRestartStatus],
 ) -> list[ConnectorReport]:
     """Every existing connector as the book left it, with the records its tasks moved."""
@@ -78,7 +75,7 @@ def connector_reports(
                 None if status is None else status.state,
                 None if status is None else status.trace,
                 tasks,
-                plans.get(name),
+                restarts.get(name),
                 auto_restarted.get(name),
             )
         )

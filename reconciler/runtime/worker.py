@@ -1,33 +1,34 @@
-"""One batch tick of the worker: apply the manifests, then do what a Connect worker would.
+"""One batch of the worker: what a Connect worker does for a group, after the tick's apply.
 
-A tick is level-based, like a Connect worker's loop: it reads the whole config, status and
-reconciler topics, and every connector in the config topic (not only the manifests' ones) is
-brought to its target state:
+A tick (`reconciler.app.tick`) applies the manifests and runs their offsets requests, then calls
+`BatchWorker.work`. That part is level-based, like a Connect worker's loop: it reads the whole
+config, status and reconciler topics, and every connector in the config topic (not only the
+manifests' ones) is brought to its target state:
 
-1. apply the manifests exactly as `reconciler apply` does (`reconciler.kafka.apply`), then run
-   the declared offsets requests not yet applied (`reconciler.offsets.executor`): no task of
-   this worker runs between ticks, so a request can stop, alter and resume its connector here;
-2. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
+1. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
    same group fences this one, so two workers never both commit task configs), then read
    the topics to the end;
-3. execute pending KIP-745 restarts (`restarts`: the first tick on a group marks where it
+2. execute pending KIP-745 restarts (`restarts`: the first tick on a group marks where it
    started, and older restart records are history), and the automatic restarts
    `spec.autoRestart` asks for (`auto_restart`): the instances to restart report RESTARTING,
    committed with the auto-restart history before anything starts again;
-4. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
+3. per connector, `statuses.decide`: start the Connector when STARTED (plugin lookup,
    `validate`, `task_configs`), write changed task configs then `commit-<name>` (one
    transaction: task configs before their commit, all or nothing); for a source of a new task
    generation, fence the previous one and write `tasks-fencing-<name>` (KIP-618,
    `runtime.fencing`); the statuses before the batch, with a mark of when a connector failed
    (`failures`). Connectors of a class our runtime does not run (a Java class,
    `runtime.plugins.left_to_connect`) are left to the group's Connect workers;
-5. one `run_batch` for every runnable task of every connector (the executor isolates them);
-6. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks and
+4. one `run_batch` for every runnable task of every connector (the executor isolates them);
+5. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks and
    each connector's last batch (`batch/<name>` in our topic), in one transaction: a restart
    counts as executed only once its statuses are committed.
 
 `release` is what a Connect worker does when it stops: every instance it reported (except
 FAILED ones) becomes UNASSIGNED (docs/runtime.md#liveness-between-batches).
+
+Words: a `RestartPlan` is Connect's name for what one restart request restarts; `_BatchWork` is
+what `_decide` collects for the batch (task works, and the records written before it).
 
 Failpoints (crash tests, `reconciler.failpoints`): `worker.after_restarting`,
 `worker.after_task_commit` (task configs committed, batch not run) and `worker.before_status`
@@ -36,7 +37,6 @@ Failpoints (crash tests, `reconciler.failpoints`): `worker.after_restarting`,
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 import socket
@@ -46,15 +46,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reconciler import failpoints
-from reconciler.core.live import InstanceState, LiveConnector, LiveState
-from reconciler.errors import ReconcilerError
+from reconciler.core.live import InstanceState, LiveConnector
 from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
-from reconciler.runtime.reports import ConnectorReport, TaskReport, TickReport, connector_reports
+from reconciler.runtime.reports import BatchReport, connector_reports
 from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.runtime.tick_view import TickView, read_view
 from reconciler.runtime import auto_restart
@@ -73,11 +72,7 @@ from reconciler.runtime.statuses import (
 )
 
 if TYPE_CHECKING:
-    from reconciler.core.models import DesiredConnector
-    from reconciler.core.plan import Plan
-    from reconciler.kafka.apply import ApplyOutcome
     from reconciler.kafka.produce import TransactionalWriter
-    from reconciler.offsets.model import OffsetsOutcome
     from reconciler.runtime.tasks import TaskExecutor, TaskOutcome, TaskWork
 
 LOG = logging.getLogger(__name__)
@@ -89,19 +84,19 @@ def default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-# --- the tick ---------------------------------------------------------------------------------
+# --- the batch --------------------------------------------------------------------------------
 
 
 @dataclass
-class _Plan:
-    """One tick's work, built connector by connector."""
+class _BatchWork:
+    """What the batch will do, built connector by connector."""
 
     works: list[TaskWork] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)  # config records, then pre-batch statuses
 
 
-class Worker:
-    """Runs ticks against one group with one executor; reuse it across ticks (Spark stays up)."""
+class BatchWorker:
+    """Runs batches against one group with one executor; reuse it across ticks (Spark stays up)."""
 
     def __init__(
         self,
@@ -109,8 +104,6 @@ class Worker:
         executor: TaskExecutor,
         *,
         worker_id: str | None = None,
-        prune: bool = False,
-        allow_empty: bool = False,
         stopping: Callable[[], bool] = lambda: False,
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
         auto_restart_unit_s: float = auto_restart.DEFAULT_UNIT_S,
@@ -118,68 +111,16 @@ class Worker:
         self.settings = settings
         self.executor = executor
         self.worker_id = worker_id or default_worker_id()
-        self.prune = prune
-        self.allow_empty = allow_empty
         # Asked when the batch starts: a stop requested during the tick makes it the closing one.
         self.stopping = stopping
         self._now_ms = now_ms
         self._auto_restart_unit_ms = auto_restart.unit_ms(auto_restart_unit_s)
-        self._prepared = False
-
-    def tick(
-        self,
-        desired: Sequence[DesiredConnector] | None,
-        *,
-        manifest_paths: Sequence[str] = (),
-        closing: bool = False,
-        on_apply_error: Callable[[ReconcilerError], None] | None = None,
-    ) -> TickReport:
-        """Apply `desired` and run its pending offsets requests (None: skip both), then run one batch.
-
-        `on_apply_error`: report a failed apply there and still run the batch (a long-running
-        worker keeps the connectors already declared moving); without it the error is raised.
-        """
-        applied, offsets = None, []
-        policies = None if desired is None else auto_restart.policies(desired)
-        if desired is not None:
-            try:
-                applied = self.apply(desired, manifest_paths=manifest_paths)
-                offsets = self.offsets_requests(desired, applied.live)
-            except ReconcilerError as exc:
-                if on_apply_error is None:
-                    raise
-                on_apply_error(exc)
-        report = self.work(closing=closing, auto_restart=policies)
-        report.applied, report.offsets = applied, offsets
-        return report
-
-    def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
-        """`reconciler apply`; the outcome's plan shows offsets requests from → to, with the
-        offsets read before anything was applied (as `apply` prints it)."""
-        from reconciler.kafka.apply import apply_manifests
-        from reconciler.offsets.preview import with_current_offsets
-
-        shown: list[Plan] = []
-        outcome = apply_manifests(
-            self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
-            show_plan=lambda plan: shown.append(with_current_offsets(self.settings, plan, desired)),
-        )
-        self._prepared = True  # apply checked the broker and the internal topics
-        return dataclasses.replace(outcome, plan=shown[0]) if shown else outcome
-
-    def offsets_requests(self, desired: Sequence[DesiredConnector], live: LiveState) -> list[OffsetsOutcome]:
-        """The declared offsets requests `live` does not record as applied, run in full.
-
-        Safe only here, between batches: the executor requires that no task of these
-        connectors runs, which holds because tasks live within a tick's batch.
-        """
-        from reconciler.offsets.executor import run_pending_offsets_requests
-
-        return run_pending_offsets_requests(self.settings, desired, live, now_ms=self._now_ms)
+        # The broker answered and the internal topics exist (an apply checked them, or `_prepare`).
+        self.topics_ready = False
 
     def work(
         self, *, closing: bool = False, auto_restart: Mapping[str, AutoRestartPolicy] | None = None
-    ) -> TickReport:
+    ) -> BatchReport:
         """Everything after apply: restarts, task configs, one batch, statuses.
 
         `auto_restart`: the manifests' enabled `spec.autoRestart` policies by connector; None
@@ -213,11 +154,11 @@ class Worker:
             return writer.write(release_records(StatusBook(view.live, self.worker_id), view.live))
 
     def _prepare(self) -> None:
-        if not self._prepared:
+        if not self.topics_ready:
             from reconciler.kafka.reader import prepare
 
             prepare(self.settings)
-            self._prepared = True
+            self.topics_ready = True
 
     def _work(
         self,
@@ -225,18 +166,18 @@ class Worker:
         writer: TransactionalWriter,
         closing: bool,
         policies: Mapping[str, AutoRestartPolicy] | None,
-    ) -> TickReport:
+    ) -> BatchReport:
         book = StatusBook(view.live, self.worker_id)
-        report = TickReport(view.config_end)
+        report = BatchReport(view.config_end)
         automatic = auto_restart.tick_auto_restarts(
             view.live, self._restart_plans(view), policies, view.config_offsets,
             now_ms=self._now_ms(), unit_ms=self._auto_restart_unit_ms, failures=view.failures,
         )
-        plans = automatic.plans
+        restarts = automatic.plans
         # The first tick on a group marks where it started: older restart records are history.
         started = [own.runtime_started_record(view.config_end)] if view.first_tick else []
-        restarting = started + _restarting_records(book, plans) + automatic.records
-        tick = self._decide(view, plans, book)
+        restarting = started + _restarting_records(book, restarts) + automatic.records
+        tick = self._decide(view, restarts, book)
         if tick.works:  # Spark up before anything is written: an unreachable cluster writes nothing
             self.executor.prepare()
         report.records_written += writer.write(restarting)
@@ -256,7 +197,7 @@ class Worker:
         batches = self._batches(view, outcomes)  # our topic's: not counted as config/status records
         report.records_written += writer.write(final + batches) - len(batches)
         report.works, report.outcomes = len(works), list(outcomes)
-        report.connectors = connector_reports(view.live, book, outcomes, plans, automatic.restarted)
+        report.connectors = connector_reports(view.live, book, outcomes, restarts, automatic.restarted)
         report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 
@@ -272,16 +213,16 @@ class Worker:
             LOG.info("restart of %s: %s", name, plans[name])
         return plans
 
-    def _decide(self, view: TickView, plans: dict[str, RestartPlan], book: StatusBook) -> _Plan:
-        tick = _Plan()
+    def _decide(self, view: TickView, restarts: dict[str, RestartPlan], book: StatusBook) -> _BatchWork:
+        tick = _BatchWork()
         for name, connector in sorted(view.live.connectors.items()):
             if left_to_connect(connector):
                 continue
-            plan = plans.get(name)
+            restart = restarts.get(name)
             state = health(
                 connector,
-                restarted_connector=plan is not None and plan.connector,
-                restarted_tasks=plan.tasks if plan is not None else (),
+                restarted_connector=restart is not None and restart.connector,
+                restarted_tasks=restart.tasks if restart is not None else (),
                 config_offset=view.config_offsets.get(name),
                 failure=view.failures.get(name),
             )
@@ -331,12 +272,12 @@ def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequ
     return [own.connector_failed_tombstone(name)] if name in view.failures else []
 
 
-def _restarting_records(book: StatusBook, plans: dict[str, RestartPlan]) -> list[Record]:
+def _restarting_records(book: StatusBook, restarts: dict[str, RestartPlan]) -> list[Record]:
     records: list[Record] = []
-    for name, plan in plans.items():
-        for task in plan.tasks:
+    for name, restart in restarts.items():
+        for task in restart.tasks:
             records += book.task(name, task, RESTARTING_REPORT)
-        if plan.connector:
+        if restart.connector:
             records += book.connector(name, RESTARTING_REPORT)
     return records
 
@@ -384,14 +325,3 @@ def _outcome_records(book: StatusBook, works: Sequence[TaskWork], outcomes: Sequ
             continue  # RUNNING was written before the batch
         records += book.task(work.connector, work.task_id, report)
     return records
-
-
-__all__ = [
-    "ConnectorReport",
-    "TaskReport",
-    "TickReport",
-    "TickView",
-    "Worker",
-    "default_worker_id",
-    "read_view",
-]

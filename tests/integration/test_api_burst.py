@@ -24,7 +24,7 @@ from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.loop import Stopper, run_loop
-from reconciler.runtime.worker import Worker
+from reconciler.app.tick import Worker
 from test_run_loop import manifest, write
 
 CLIENT = Path(__file__).with_name("burst_client.py")

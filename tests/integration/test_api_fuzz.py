@@ -22,7 +22,7 @@ from reconciler.kafka.reader import prepare
 from reconciler.kafka.settings import KafkaSettings
 
 import record_encoders
-from reconciler.runtime.worker import TickReport
+from reconciler.app.tick import TickReport
 
 SRC = {"connector.class": "datagen", "name": "src", "tasks.max": "1", "topic": "t", "count": "10", "db.password": "p"}
 SINK = {"connector.class": "parquet-sink", "name": "sink", "tasks.max": "1", "topics": "t", "path": "/tmp/x"}

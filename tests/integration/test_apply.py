@@ -17,7 +17,7 @@ import pytest
 from reconciler.cli.main import main
 from reconciler.core.live import ConnectTargetState, LiveState
 from reconciler.errors import Fenced
-from reconciler.kafka.apply import apply_manifests
+from reconciler.app.apply import apply_manifests
 from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.produce import TransactionalWriter
 from reconciler.kafka.reader import prepare, read_live_state

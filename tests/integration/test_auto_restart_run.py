@@ -16,7 +16,7 @@ import pytest
 
 from reconciler.cli.main import main
 from reconciler.kafka.consume import read_to_end
-from reconciler.runtime.worker import Worker
+from reconciler.app.tick import Worker
 from test_run_support import FAULTY_SOURCE, WORKER_ID, Pipeline, ids, pipeline, topic_keys
 
 __all__ = ["pipeline"]  # the fixture

@@ -37,7 +37,7 @@ from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.partitioner import partition_for
 from reconciler.kafka.reader import read_live_state
 from reconciler.manifests import load_or_raise
-from reconciler.offsets.executor import run_pending_offsets_requests
+from reconciler.app.offsets import run_pending_offsets_requests
 
 # Fields out of HashMap order (Java iterates a, filename, zone, shard, table) and an emoji.
 EMOJI_PARTITION = {"table": "t", "filename": "g😀.txt", "shard": "x", "zone": "eu", "a": 2}

@@ -12,12 +12,12 @@ import pytest
 
 from reconciler.cli.main import main
 from reconciler.devtools.broker import RunningBroker, start_broker
-from reconciler.kafka.apply import apply_manifests
+from reconciler.app.apply import apply_manifests
 from reconciler.kafka.reader import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model
-from reconciler.offsets.executor import run_pending_offsets_requests
+from reconciler.app.offsets import run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
 
 from test_offsets_support import (

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from reconciler.core.live import ConnectTargetState
-from reconciler.kafka.apply import apply_manifests
+from reconciler.app.apply import apply_manifests
 from reconciler.kafka.reader import read_live_state
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model
-from reconciler.offsets.executor import run_pending_offsets_requests
+from reconciler.app.offsets import run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
 from reconciler.offsets.state import current_body, read_offsets_state
 
@@ -47,7 +47,7 @@ CHILD = textwrap.dedent(
     from reconciler.kafka.reader import read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
-    from reconciler.offsets.executor import run_pending_offsets_requests
+    from reconciler.app.offsets import run_pending_offsets_requests
     bootstrap, group, path = sys.argv[1:4]
     settings = KafkaSettings(bootstrap_servers=bootstrap, group_id=group, topics=Topics.for_group(group), timeout_s=20)
     desired = load_or_raise([path])

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from reconciler.core.live import ConnectTargetState
-from reconciler.kafka.apply import apply_manifests
+from reconciler.app.apply import apply_manifests
 from reconciler.kafka.reader import prepare, read_live_state
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
-from reconciler.offsets.executor import execute_offsets_request, run_pending_offsets_requests
+from reconciler.app.offsets import execute_offsets_request, run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
 from reconciler.offsets.state import current_body, read_offsets_state
 from test_offsets_support import (

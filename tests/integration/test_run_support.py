@@ -27,7 +27,7 @@ from reconciler.kafka.records import decode_status
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.runtime.worker import TickReport, Worker
+from reconciler.app.tick import TickReport, Worker
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -14,7 +14,8 @@ from reconciler.errors import ReconcilerError
 from reconciler.runtime.restarts import RestartPlan
 from reconciler.runtime.statuses import StartFailed, Started
 from reconciler.runtime.plugins import start_connector
-from reconciler.runtime.worker import ConnectorReport, TaskReport, TickReport
+from reconciler.app.tick import TickReport
+from reconciler.runtime.reports import ConnectorReport, TaskReport
 
 FAULTY_SOURCE = "reconciler.connectors.faulty:FaultySource"
 FAULTY_SINK = "reconciler.connectors.faulty:FaultySink"

@@ -1,4 +1,6 @@
-"""Apply: read live state, plan, and write the plan's records in ONE Kafka transaction.
+"""Apply: plan against the live state, write the plan's records in ONE Kafka transaction, then
+run the plan's offsets requests. `reconciler apply`, every `run`/`watch` tick and `watch`'s
+resync all apply through `apply`.
 
 Order matters for safety with concurrent reconcilers on the same group:
 1. check the broker and the internal topics;
@@ -9,18 +11,20 @@ A commit succeeds only if nobody claimed the id after step 2, so the state read 
 the state the records were planned against (an optimistic lock). A reconciler that lost the
 race gets `Fenced` and exits 1 having committed nothing.
 
-Offsets actions write no records here: they are returned in `ApplyOutcome.pending_offsets`
-for `reconciler.offsets.executor` (stop → snapshot → alter/reset → return, one step per
-transaction), which alone records their ids as applied.
+Offsets actions write no records in that transaction: they are run afterwards by the offsets
+executor (stop → snapshot → alter/reset → return, one step per transaction, `app.offsets`),
+which alone records their ids as applied.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reconciler import failpoints
+from reconciler.app.offsets import run_offsets_requests
 from reconciler.core.diagnostics import Severity
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
@@ -32,16 +36,63 @@ from reconciler.kafka.changes import pending_offsets, plan_to_records
 from reconciler.kafka.produce import TransactionalWriter
 from reconciler.kafka.reader import prepare, read_state
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.offsets.model import OffsetsOutcome
+from reconciler.offsets.preview import with_current_offsets
 
 REPLAN_HINT = "run `reconciler plan … --out plan.json` again and review the new plan"
+ShowPlan = Callable[[Plan], None]
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 @dataclass(frozen=True)
 class ApplyOutcome:
+    """What an apply did: the plan (as shown), the live state it was made from, the records
+    written, its offsets actions, and what running them did (empty from `apply_manifests`,
+    which only writes)."""
+
     plan: Plan
     live: LiveState
     records_written: int
     pending_offsets: list[Action]
+    offsets: list[OffsetsOutcome] = field(default_factory=list)
+
+
+def apply(
+    settings: KafkaSettings,
+    desired: Sequence[DesiredConnector],
+    *,
+    prune: bool = False,
+    allow_empty: bool = False,
+    manifest_paths: Sequence[str] = (),
+    saved: Plan | None = None,
+    show_plan: ShowPlan = lambda plan: None,
+    between_batches: bool = False,
+    now_ms: Callable[[], int] = _now_ms,
+) -> ApplyOutcome:
+    """The manifests applied, then their offsets requests run (`app.offsets`).
+
+    The plan is shown (`show_plan`) before anything is written, with each offsets request's
+    current offsets (from → to), and is the outcome's plan. `between_batches`: no task of this
+    process's runtime can be running (a tick, before its batch), so every pending request runs
+    in full; otherwise only the plan's, as far as is safe (`app.offsets.run_offsets_requests`).
+    """
+    shown: list[Plan] = []
+
+    def show(plan: Plan) -> None:
+        shown.append(with_current_offsets(settings, plan, desired))
+        show_plan(shown[0])
+
+    outcome = apply_manifests(
+        settings, desired, prune=prune, allow_empty=allow_empty, manifest_paths=manifest_paths, saved=saved,
+        show_plan=show, now_ms=now_ms,
+    )
+    offsets = run_offsets_requests(
+        settings, desired, outcome.live, outcome.pending_offsets, between_batches=between_batches, now_ms=now_ms
+    )
+    return dataclasses.replace(outcome, plan=shown[0] if shown else outcome.plan, offsets=offsets)
 
 
 def apply_manifests(
@@ -52,10 +103,11 @@ def apply_manifests(
     allow_empty: bool = False,
     manifest_paths: Sequence[str] = (),
     saved: Plan | None = None,
-    show_plan: Callable[[Plan], None] = lambda plan: None,
-    now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    show_plan: ShowPlan = lambda plan: None,
+    now_ms: Callable[[], int] = _now_ms,
 ) -> ApplyOutcome:
-    """Bring the group's live state to `desired`; `saved`: refuse unless it is still the plan."""
+    """The transaction alone: bring the group's live state to `desired` (its offsets requests
+    not run); `saved`: refuse unless it is still the plan."""
     prepare(settings)
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
@@ -102,4 +154,3 @@ def refuse_errors(plan: Plan) -> None:
     if errors:
         lines = "\n".join(d.render() for d in errors)
         raise ReconcilerError(f"the plan has {len(errors)} error(s); nothing was applied:\n{lines}")
-

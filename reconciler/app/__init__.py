@@ -1,0 +1,16 @@
+"""The use cases, each written once: what a command or a tick does, from reading to writing.
+
+- `plan`: read the live state (a snapshot, Kafka, or none), pair it with the manifests, diff,
+  plan; against Kafka, offsets requests show their current offsets.
+- `apply`: plan against the live state read inside the apply's own transaction, write the
+  plan's records, then run its offsets requests.
+- `offsets`: which offsets requests run, when and how far, each under its connector's
+  transactional id.
+- `tick`: one tick of `run` / `watch`: apply, then one batch of every connector's tasks.
+
+The CLI calls these (and `run`/`watch` serve the REST API beside the ticks). They may import
+every layer below them: `api` and `runtime`, `offsets`, `kafka`, `manifests`, `render`,
+`connectors`, `core`. Only `tick` imports the runtime, hence Spark: `plan`, `apply` and
+`offsets` never do (an import-linter contract checks it). Nothing here parses arguments or
+prints.
+"""

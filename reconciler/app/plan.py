@@ -1,0 +1,96 @@
+"""Plan: the manifests paired with the live state and diffed, as one plan value. Nothing is written.
+
+`reconciler plan` and `reconciler drift` plan through `make_plan`; `apply` plans inside its
+transaction instead (`app.apply`), against the state read there. The live state comes from a
+snapshot file (CI that cannot reach the cluster), from a Kafka group (read-only: a missing group
+is an error, nothing is created), or from nothing (everything would be created). Against Kafka,
+offsets requests show their current offsets (from → to). Rendering the value (text, Markdown,
+JSON) is `reconciler.render`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from reconciler import masking
+from reconciler.core.live import LiveState, load_snapshot
+from reconciler.core.models import DesiredConnector
+from reconciler.core.plan import Plan
+from reconciler.core.planner import build_plan
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.settings import KafkaSettings
+
+SNAPSHOT_HINT = "write one with `reconciler snapshot > live.json`"
+
+
+@dataclass(frozen=True)
+class LiveSource:
+    """Where a plan's live state comes from: a snapshot file, else a Kafka group, else nothing."""
+
+    snapshot: Path | None = None
+    kafka: KafkaSettings | None = None
+
+
+def make_plan(
+    desired: Sequence[DesiredConnector],
+    source: LiveSource,
+    *,
+    prune: bool = False,
+    allow_empty: bool = False,
+    manifest_paths: Sequence[str] = (),
+    fingerprints: bool = True,
+    current_offsets: bool = True,
+) -> Plan:
+    """The plan that would bring the live state to `desired` (`core.planner.build_plan`); with
+    `current_offsets`, read from Kafka, its offsets requests show the offsets they start from."""
+    live = read_live(source)
+    plan = build_plan(
+        desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=manifest_paths, fingerprints=fingerprints
+    )
+    if current_offsets and source.snapshot is None and source.kafka is not None:
+        from reconciler.offsets.preview import with_current_offsets
+
+        plan = with_current_offsets(source.kafka, plan, desired)
+    return plan
+
+
+def read_live(source: LiveSource) -> LiveState:
+    """The snapshot file's state, else the Kafka group's (what a Connect worker reading
+    uncommitted records holds too, as planning needs), else an empty state."""
+    if source.snapshot is not None:
+        return load_live_state_file(source.snapshot)
+    if source.kafka is not None:
+        return _read_from_kafka(source.kafka)
+    return LiveState()
+
+
+def load_live_state_file(path: Path) -> LiveState:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReconcilerError(f"cannot read live-state file {path}: {exc.strerror}", hint=SNAPSHOT_HINT) from exc
+    try:
+        live = load_snapshot(text)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(document)"
+        raise ReconcilerError(
+            f"{path}: not a valid live-state snapshot: {where}: {first['msg']}", hint=SNAPSHOT_HINT
+        ) from exc
+    masking.remember_live(live)  # a snapshot from before secrets were sealed holds them in clear
+    return live
+
+
+def _read_from_kafka(settings: KafkaSettings) -> LiveState:
+    try:
+        from reconciler.kafka.reader import read_live_state
+    except ImportError as exc:
+        raise ReconcilerError(
+            f"reading live state from Kafka is unavailable: {exc}",
+            hint="plan against a snapshot file with --live-state FILE",
+        ) from exc
+    return read_live_state(settings, uncommitted=True)

@@ -1,0 +1,115 @@
+"""One tick of `run` / `watch`: apply the manifests, then do what a Connect worker would.
+
+1. apply the manifests exactly as `reconciler apply` does (`app.apply`), with every pending
+   offsets request run in full: no task of this worker runs between two batches, so a request
+   can stop, alter and resume its connector here (`app.offsets`);
+2. one batch of every connector of the group (`runtime.worker.BatchWorker`): restarts, task
+   configs, the tasks on Spark, their statuses (docs/runtime.md#one-tick).
+
+A failed apply is reported (`on_apply_error`) and the batch still runs: a long-running worker
+keeps the connectors already declared moving while the manifests or the control plane are wrong.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from reconciler.app.apply import ApplyOutcome, apply
+from reconciler.core.models import DesiredConnector
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.offsets.model import OffsetsOutcome
+from reconciler.runtime import auto_restart
+from reconciler.runtime.reports import BatchReport
+from reconciler.runtime.tasks import TaskExecutor
+from reconciler.runtime.worker import BatchWorker
+
+
+@dataclass
+class TickReport(BatchReport):
+    """A batch's report, with the tick's apply and offsets requests (None: no apply ran)."""
+
+    applied: ApplyOutcome | None = None
+    offsets: list[OffsetsOutcome] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, batch: BatchReport, applied: ApplyOutcome | None) -> TickReport:
+        fields = {f.name: getattr(batch, f.name) for f in dataclasses.fields(batch)}
+        return cls(**fields, applied=applied, offsets=list(applied.offsets) if applied is not None else [])
+
+
+class Worker:
+    """Runs ticks against one group with one executor; reuse it across ticks (Spark stays up)."""
+
+    def __init__(
+        self,
+        settings: KafkaSettings,
+        executor: TaskExecutor,
+        *,
+        worker_id: str | None = None,
+        prune: bool = False,
+        allow_empty: bool = False,
+        stopping: Callable[[], bool] = lambda: False,
+        now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+        auto_restart_unit_s: float = auto_restart.DEFAULT_UNIT_S,
+    ) -> None:
+        self.settings = settings
+        self.prune = prune
+        self.allow_empty = allow_empty
+        self._now_ms = now_ms
+        self.batches = BatchWorker(
+            settings, executor, worker_id=worker_id, stopping=stopping, now_ms=now_ms,
+            auto_restart_unit_s=auto_restart_unit_s,
+        )
+
+    @property
+    def executor(self) -> TaskExecutor:
+        return self.batches.executor
+
+    @property
+    def worker_id(self) -> str:
+        return self.batches.worker_id
+
+    def tick(
+        self,
+        desired: Sequence[DesiredConnector] | None,
+        *,
+        manifest_paths: Sequence[str] = (),
+        closing: bool = False,
+        on_apply_error: Callable[[ReconcilerError], None] | None = None,
+    ) -> TickReport:
+        """Apply `desired` and run its pending offsets requests (None: skip both), then run one batch.
+
+        `on_apply_error`: report a failed apply there and still run the batch; without it the
+        error is raised.
+        """
+        applied = None
+        policies = None if desired is None else auto_restart.policies(desired)
+        if desired is not None:
+            try:
+                applied = self.apply(desired, manifest_paths=manifest_paths)
+            except ReconcilerError as exc:
+                if on_apply_error is None:
+                    raise
+                on_apply_error(exc)
+        return TickReport.of(self.batches.work(closing=closing, auto_restart=policies), applied)
+
+    def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
+        """`reconciler apply`, with every pending offsets request run in full (between batches);
+        the outcome's plan shows offsets requests from → to, as `apply` prints it."""
+        outcome = apply(
+            self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
+            between_batches=True, now_ms=self._now_ms,
+        )
+        self.batches.topics_ready = True  # the apply checked the broker and the internal topics
+        return outcome
+
+    def release(self) -> int:
+        """This worker's instances reported UNASSIGNED, as a Connect worker does when it stops."""
+        return self.batches.release()
+
+    def close(self) -> None:
+        self.batches.close()
