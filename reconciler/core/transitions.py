@@ -141,7 +141,7 @@ def restart_impact(include_tasks: bool, only_failed: bool) -> int:
     return (0 if only_failed else 2) + (1 if include_tasks else 0)
 
 
-class RestartRequest(NamedTuple):
+class PendingRestart(NamedTuple):
     """A connector's pending KIP-745 restart request: its flags, and the config-topic offset of
     the newest `restart-connector-` record merged into it."""
 
@@ -150,7 +150,7 @@ class RestartRequest(NamedTuple):
     offset: int
 
 
-def merge_restart(pending: RestartRequest | None, new: RestartRequest) -> RestartRequest:
+def merge_restart(pending: PendingRestart | None, new: PendingRestart) -> PendingRestart:
     """A newer request merged into the pending one, as Connect merges them: the higher-impact
     request is kept (the pending one on a tie), covering records up to the newest offset."""
     if pending is None or restart_impact(new.include_tasks, new.only_failed) > restart_impact(

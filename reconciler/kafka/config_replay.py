@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pydantic_core import from_json
 
 from reconciler.core.live import ConnectTargetState
-from reconciler.core.transitions import RestartRequest, merge_restart
+from reconciler.core.transitions import PendingRestart, merge_restart
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay_base import (
@@ -52,7 +52,7 @@ class ConfigReplay(Replay):
         self.pending_fencing: set[str] = set()
         self.task_count_records: dict[str, int] = {}  # `tasks-fencing-` (KIP-618)
         self.task_config_generations: dict[str, int] = {}
-        self.restart_requests: dict[str, RestartRequest] = {}
+        self.restart_requests: dict[str, PendingRestart] = {}
         self._restart_after = restart_after
         self._routes: dict[bytes | None, Route] = {}
         self._counts: dict[bytes, int] = {}
@@ -286,7 +286,7 @@ class ConfigReplay(Replay):
             return
         if self._restart_after is not None and offset <= self._restart_after:
             return
-        new = RestartRequest(flags.include_tasks, flags.only_failed, offset)
+        new = PendingRestart(flags.include_tasks, flags.only_failed, offset)
         self.restart_requests[name] = merge_restart(self.restart_requests.get(name), new)
 
     def _tasks_fencing(self, name: str, obj: object, key: str) -> None:
@@ -297,7 +297,7 @@ class ConfigReplay(Replay):
         self.task_count_records[name] = count
         self.pending_fencing.discard(name)
 
-    def pop_restart_requests(self) -> dict[str, RestartRequest]:
+    def pop_restart_requests(self) -> dict[str, PendingRestart]:
         """Take the pending restart requests (like the herder does once it has handled them)."""
         pending, self.restart_requests = self.restart_requests, {}
         return pending

@@ -31,7 +31,7 @@ from reconciler.core.models import DesiredConnector
 from reconciler.kafka import own_records as own
 from reconciler.kafka.records import Record
 from reconciler.kafka.own_records import FailureMark
-from reconciler.core.transitions import RestartRequest
+from reconciler.core.transitions import PendingRestart
 from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.runtime.statuses import health
 
@@ -129,7 +129,7 @@ def unit_ms(unit_s: float) -> int:
 # --- in a tick -------------------------------------------------------------------------------
 
 # Connect's `POST /connectors/{name}/restart?includeTasks=true&onlyFailed=true`, as Strimzi calls it.
-AUTO_REQUEST = RestartRequest(include_tasks=True, only_failed=True, offset=-1)
+AUTO_REQUEST = PendingRestart(include_tasks=True, only_failed=True, offset=-1)
 
 
 @dataclass

@@ -37,7 +37,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from reconciler.core.live import InstanceState, InstanceStatus
-from reconciler.core.transitions import RestartRequest, merge_restart, restart_targets
+from reconciler.core.transitions import PendingRestart, merge_restart, restart_targets
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid
@@ -101,7 +101,7 @@ class RestartLog:
         if not isinstance(offset, Invalid):
             self.processed[name] = offset
 
-    def pending(self, config_end: int, applied: Collection[str] = ()) -> dict[str, RestartRequest]:
+    def pending(self, config_end: int, applied: Collection[str] = ()) -> dict[str, PendingRestart]:
         """What to execute now; `config_end`: the config topic's end offset this tick read (S on
         the first tick); `applied`: connectors our `apply` recorded a restart id for."""
         started = config_end if self.started is None else self.started
@@ -113,24 +113,24 @@ def pending_restarts(
     processed: Mapping[str, int],
     started: int = 0,
     applied: Collection[str] = (),
-) -> dict[str, RestartRequest]:
+) -> dict[str, PendingRestart]:
     """Per connector, the merged request of its records above its processed mark (no mark: at
     or above `started`), plus the newest record of an applied, never-processed connector."""
     newest: dict[str, RestartRecord] = {record.connector: record for record in records}
-    pending: dict[str, RestartRequest] = {}
+    pending: dict[str, PendingRestart] = {}
     for record in records:
         name = record.connector
         floor = processed[name] + 1 if name in processed else started
         ours = name in applied and name not in processed and record is newest[name]
         if record.offset < floor and not ours:
             continue
-        new = RestartRequest(record.include_tasks, record.only_failed, record.offset)
+        new = PendingRestart(record.include_tasks, record.only_failed, record.offset)
         pending[name] = merge_restart(pending.get(name), new)
     return pending
 
 
 def plan_restart(
-    request: RestartRequest,
+    request: PendingRestart,
     connector_status: InstanceStatus | None,
     task_statuses: Mapping[int, InstanceStatus],
 ) -> RestartPlan:

@@ -11,7 +11,7 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.own_records import FailureMark
 from reconciler.runtime.failures import FailureLog
-from reconciler.core.transitions import RestartRequest
+from reconciler.core.transitions import PendingRestart
 from reconciler.runtime.restarts import RestartLog
 
 
@@ -21,7 +21,7 @@ class TickView:
 
     live: LiveState
     config_end: int  # the config topic's end offset this tick read
-    pending_restarts: dict[str, RestartRequest]
+    pending_restarts: dict[str, PendingRestart]
     config_offsets: dict[str, int]  # connector → offset of its latest `connector-` record
     failures: dict[str, FailureMark] = field(default_factory=dict)  # our marks of FAILED connectors
     first_tick: bool = False  # no tick ran on this group before (no `runtime-started` mark)

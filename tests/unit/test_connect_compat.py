@@ -23,7 +23,7 @@ from reconciler.core.live import (
 )
 from reconciler.core.redact import is_seal, seal_matches
 from reconciler.kafka import records as rec
-from reconciler.core.transitions import RestartRequest as RestartRequestRecord
+from reconciler.core.transitions import PendingRestart as RestartRequestRecord
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay import (
     ConfigReplay,

@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
-from reconciler.core.transitions import RestartRequest as RestartRequestRecord
+from reconciler.core.transitions import PendingRestart as RestartRequestRecord
 from reconciler.core.transitions import restart_impact
 from reconciler.kafka.replay import (
     ConfigReplay,
