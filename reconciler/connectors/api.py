@@ -14,6 +14,7 @@ because records and offsets are written in one Kafka transaction. `SourceBatch.f
 accepts Connect-style `SourceRecord`s for plugins that prefer them.
 
 Sinks receive Arrow record batches (`sink_schema()`), the form the Spark runtime moves data in.
+The records and batches themselves are defined in `connectors.batches` and exported from here.
 
 This module imports no Kafka, Spark or pyarrow at runtime (pyarrow only inside the two sink
 helpers), so the CLI can validate configs without the `spark` extra.
@@ -21,10 +22,8 @@ helpers), so the CLI can validate configs without the `spark` extra.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
 # Re-exported: plugins import the whole API from here.
@@ -32,18 +31,24 @@ from reconciler.connectors.configdef import ConfigDef as ConfigDef
 from reconciler.connectors.configdef import ConfigProblem as ConfigProblem
 from reconciler.connectors.configdef import ConnectorConfig as ConnectorConfig
 from reconciler.connectors.configdef import Type as Type
+from reconciler.connectors.batches import PartitionKey as PartitionKey
+from reconciler.connectors.batches import Primitive as Primitive
+from reconciler.connectors.batches import SinkRecord as SinkRecord
+from reconciler.connectors.batches import SourceBatch as SourceBatch
+from reconciler.connectors.batches import SourceOffset as SourceOffset
+from reconciler.connectors.batches import SourcePartition as SourcePartition
+from reconciler.connectors.batches import SourceRecord as SourceRecord
+from reconciler.connectors.batches import headers_type as headers_type
+from reconciler.connectors.batches import partition_from_key as partition_from_key
+from reconciler.connectors.batches import partition_key as partition_key
+from reconciler.connectors.batches import records_to_batch as records_to_batch
+from reconciler.connectors.batches import sink_schema as sink_schema
 from reconciler.core.offsets_rules import TopicPartition as TopicPartition  # a sink's Kafka partition
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# Connect's OffsetUtils.validateFormat: partition and offset maps hold primitives only.
-Primitive = str | int | float | bool | None
-SourcePartition = Mapping[str, Primitive]
-SourceOffset = Mapping[str, Primitive]
-# A source partition as a hashable key: its canonical JSON text (see `partition_key`).
-PartitionKey = str
 TaskConfig = dict[str, str]
 
 # Keys the built-in connectors add to each task config to tell a task which share is its own.
@@ -82,141 +87,6 @@ class OffsetsRefused(ConnectorError):
 
     The Python counterpart of Connect's `UnsupportedOperationException` from `alterOffsets`.
     """
-
-
-# --- source partitions as keys --------------------------------------------------------------
-
-
-def partition_key(partition: SourcePartition) -> PartitionKey:
-    """Canonical JSON of a source partition map: equal maps give equal keys, whatever the order.
-
-    The runtime uses it to index committed offsets read from the offsets topic (where the key
-    is `["<connector>", <partition map>]` in whatever key order the writer used).
-    """
-    return json.dumps(dict(partition), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def partition_from_key(key: PartitionKey) -> dict[str, Primitive]:
-    value = json.loads(key)
-    if not isinstance(value, dict):
-        raise ValueError(f"not a source partition key: {key!r}")
-    return value
-
-
-# --- records and batches --------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SourceRecord:
-    """One record from a source, Connect-style: where it goes and where it came from."""
-
-    topic: str
-    key: bytes | None
-    value: bytes | None
-    partition: SourcePartition
-    offset: SourceOffset
-
-
-@dataclass(frozen=True, slots=True)
-class SourceBatch:
-    """The next records of a source task, as columns, and the offsets they bring it to.
-
-    `offsets` maps each source partition the batch advanced to its offset *after* the batch;
-    the runtime writes these in the same transaction as the records. Partitions not mentioned
-    keep their committed offsets. A batch may move offsets without records (e.g. past blank
-    lines); it is empty (nothing to do) only when it has neither (`is_empty`).
-    """
-
-    topics: Sequence[str]
-    keys: Sequence[bytes | None]
-    values: Sequence[bytes | None]
-    offsets: Mapping[PartitionKey, SourceOffset] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if not len(self.topics) == len(self.keys) == len(self.values):
-            raise ValueError("SourceBatch columns differ in length")
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.values and not self.offsets
-
-    @classmethod
-    def empty(cls) -> SourceBatch:
-        return cls([], [], [], {})
-
-    @classmethod
-    def from_records(cls, records: Iterable[SourceRecord]) -> SourceBatch:
-        """Columns from records; each partition's offset is that of its last record."""
-        topics: list[str] = []
-        keys: list[bytes | None] = []
-        values: list[bytes | None] = []
-        offsets: dict[PartitionKey, SourceOffset] = {}
-        for record in records:
-            topics.append(record.topic)
-            keys.append(record.key)
-            values.append(record.value)
-            offsets[partition_key(record.partition)] = dict(record.offset)
-        return cls(topics, keys, values, offsets)
-
-
-@dataclass(frozen=True, slots=True)
-class SinkRecord:
-    """One Kafka record as a sink sees it; sinks receive them in bulk (`records_to_batch`)."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp_ms: int
-    headers: tuple[tuple[str, bytes | None], ...] | None = None
-
-
-def headers_type() -> pa.DataType:
-    """A record's headers, in order (a key may repeat): as Spark's Kafka source gives them."""
-    import pyarrow as pa
-
-    return pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
-
-
-def sink_schema() -> pa.Schema:
-    """The schema of every batch given to `SinkTask.write`: Connect's fields of a sink record
-    (timestamp: ms since the epoch; headers: null when a record has none)."""
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("topic", pa.string()),
-            ("partition", pa.int32()),
-            ("offset", pa.int64()),
-            ("timestamp", pa.int64()),
-            ("key", pa.binary()),
-            ("value", pa.binary()),
-            ("headers", headers_type()),
-        ]
-    )
-
-
-def records_to_batch(records: Sequence[SinkRecord]) -> pa.RecordBatch:
-    """A `write` batch from records (tests, and runtimes that do not build Arrow directly)."""
-    import pyarrow as pa
-
-    columns = [
-        [r.topic for r in records],
-        [r.partition for r in records],
-        [r.offset for r in records],
-        [r.timestamp_ms for r in records],
-        [r.key for r in records],
-        [r.value for r in records],
-        [None if r.headers is None else [{"key": k, "value": v} for k, v in r.headers] for r in records],
-    ]
-    return pa.RecordBatch.from_arrays(
-        [pa.array(c, type=f.type) for c, f in zip(columns, sink_schema(), strict=True)],
-        schema=sink_schema(),
-    )
 
 
 # --- tasks ----------------------------------------------------------------------------------
