@@ -1,8 +1,9 @@
 """connect-reconciler: declarative, GitOps reconciler for Kafka Connect-style connectors.
 
-Layout: `core` (pure models, diff, plan) · `manifests` (reading YAML) · `render` (text,
-Markdown, JSON) · `kafka` (Connect's internal topics) · `runtime` + `connectors` (tasks on
-Spark) · `cli` (commands).
+Layers, top to bottom (docs/architecture.md; `lint-imports` checks them): `cli` (commands) and
+`devtools` · `app` (the use cases) · `api` (REST) and `runtime` (tasks on Spark) · `offsets`
+(KIP-875 requests) · `manifests` (YAML in) and `render` (plans out) · `connectors` (plugins) ·
+`kafka` (Connect's topics) · the leaves `errors`, `heap`, `masking`, `failpoints` · `core` (pure).
 """
 
 __version__ = "0.1.0"

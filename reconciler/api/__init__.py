@@ -13,5 +13,6 @@ only way to change it.
 - `health`: `/healthz` and `/readyz`; `metrics`: `/metrics` in Connect's metric names;
 - `server`: uvicorn in a thread beside the loop, and the broker probe.
 
-Nothing here imports Spark.
+May import `offsets`, `kafka`, `render`, `connectors`, `core` and the leaves; never the runtime
+(nothing here imports Spark), the use cases or the CLI, which starts the server.
 """

@@ -1,8 +1,11 @@
-"""Connector plugins: the plugin API (`api`), typed config definitions (`configdef`), the keys
-Connect defines for every connector (`framework`), checks before deploy (`checks`), lookup by
-name (`registry`) and the built-ins `datagen`, `file-source`, `file-sink` and
-`parquet-sink`. No Kafka client
-or Spark here: the runtime drives these.
+"""Connector plugins: the plugin API (`api`, with the data tasks move in `batches`), typed config
+definitions (`configdef`), the keys Connect defines for every connector (`framework`), checks
+before deploy (`checks`), lookup by name (`registry`) and the built-ins `datagen`,
+`file-source`, `file-sink` and `parquet-sink`.
+
+May import `core`, the leaves, and `kafka`'s pure client-property names (`kafka.client_names`,
+for the checks of `producer.override.*` keys); no Kafka client or Spark: the runtime drives
+these.
 """
 
 from reconciler.connectors.api import (

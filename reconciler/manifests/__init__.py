@@ -5,7 +5,11 @@
 
 Modules: `loader` (paths, files, duplicates), `documents` (YAML → data + node positions),
 `interpolate` (`${env:NAME}`), `rules` / `schema_errors` / `validate` (checks and messages),
-`schema` (the JSON Schema generated from the models).
+`schema` (the JSON Schema generated from the models), `plugins` (each config checked against
+its plugin), `cache` and `forked` (large trees), `watch` (file events for `watch`).
+
+May import `core`, `connectors` (the plugins that check configs) and the leaves; no Kafka,
+Spark or CLI code (docs/architecture.md).
 """
 
 from reconciler.manifests.loader import LoadResult, load_manifests, load_or_raise, manifest_files

@@ -1,4 +1,8 @@
-"""Renderers: the same plan value as text (terminals, CI logs), Markdown (PR comments) and JSON."""
+"""Renderers: the same plan value as text (terminals, CI logs), Markdown (PR comments) and JSON,
+and the bodies of Connect's REST answers (`connect_rest`). Pure: values in, text out.
+
+May import `core`, `connectors` (a plugin's kind) and the leaves; no Kafka, Spark or CLI code.
+"""
 
 from __future__ import annotations
 
