@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.live import RequestKind
@@ -98,8 +98,30 @@ class OffsetsStep(BaseModel):
     description: str
 
 
+# The fields each kind of action carries, beside `kind`, `connector` and `reason`. `Action` is
+# one flat model rather than a union of one model per kind: the plan's JSON (`render.json`,
+# read back by `apply plan.json`) keeps every field of every action, and tests pin it. This
+# table is the union's tags instead, and `Action` refuses a field its kind does not carry.
+ACTION_FIELDS: dict[ActionKind, frozenset[str]] = {
+    ActionKind.RESTORE: frozenset({"changes", "from_state", "to_state", "restore"}),
+    ActionKind.CREATE: frozenset({"changes", "to_state", "tasks_max", "connector_class"}),
+    ActionKind.UPDATE_CONFIG: frozenset({"changes", "tasks_max", "connector_class"}),
+    ActionKind.STOP: frozenset({"from_state", "to_state"}),
+    ActionKind.PAUSE: frozenset({"from_state", "to_state"}),
+    ActionKind.RESUME: frozenset({"from_state", "to_state"}),
+    ActionKind.OFFSETS: frozenset({
+        "from_state", "to_state", "request_id", "offsets_action", "offsets", "steps", "is_sink", "request_status",
+        "current_offsets",
+    }),
+    ActionKind.RESTART: frozenset({"request_id", "include_tasks", "only_failed", "request_status"}),
+    ActionKind.DELETE: frozenset({"changes", "from_state"}),
+}
+_EVERY_KIND = frozenset({"kind", "connector", "reason"})
+
+
 class Action(BaseModel):
-    """One change to one connector. Only the fields relevant to `kind` are set."""
+    """One change to one connector, of one `kind`; only the fields `ACTION_FIELDS` gives that kind
+    may be set (the others keep their defaults)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -130,6 +152,17 @@ class Action(BaseModel):
     current_offsets: list[OffsetEntry] = Field(default_factory=list)
     # restore: the records written back with their committed values (core.restore).
     restore: list[Literal["target-state", "config"]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _fields_of_its_kind(self) -> Action:
+        allowed = ACTION_FIELDS[self.kind] | _EVERY_KIND
+        stray = sorted(
+            name for name in self.model_fields_set - allowed
+            if getattr(self, name) != type(self).model_fields[name].get_default(call_default_factory=True)
+        )
+        if stray:
+            raise ValueError(f"a {self.kind.value} action has no {', '.join(stray)}")
+        return self
 
     @property
     def symbol(self) -> str:
