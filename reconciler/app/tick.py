@@ -107,6 +107,10 @@ class Worker:
         self.batches.topics_ready = True  # the apply checked the broker and the internal topics
         return outcome
 
+    def work(self, *, closing: bool = False) -> BatchReport:
+        """One batch without an apply before it (the manifests unknown: no automatic restart)."""
+        return self.batches.work(closing=closing)
+
     def release(self) -> int:
         """This worker's instances reported UNASSIGNED, as a Connect worker does when it stops."""
         return self.batches.release()
