@@ -14,6 +14,7 @@ connectors.
 from __future__ import annotations
 
 import logging
+import sys
 from importlib.metadata import entry_points
 from typing import Any
 
@@ -50,6 +51,13 @@ def plugin_infos() -> list[Body]:
     return sorted(infos, key=lambda info: (info["type"] != "sink", info["class"]))
 
 
+def _importable_here(name: str) -> bool:
+    """A registered plugin, or a `module:Class` whose module this process already imported (its
+    manifests name it): a request never makes the server import code it names."""
+    module = name.strip().partition(":")[0] if ":" in name else None
+    return module is None or module in sys.modules
+
+
 def _normalized(plugin: str) -> str:
     """Java's alias rule: `FileStreamSinkConnector` and `FileStreamSink` name one plugin."""
     return plugin[: -len(ALIAS_SUFFIX)] if plugin.endswith(ALIAS_SUFFIX) and len(plugin) > len(ALIAS_SUFFIX) else plugin
@@ -78,6 +86,8 @@ def validate(plugin: str, config: dict[str, str | None]) -> Body:
 
     A plugin the URL names that no registry entry or `module:Class` gives is UnknownPlugin (404),
     as Java's other plugin routes answer; Java's validate answers 500 there."""
+    if not _importable_here(plugin):
+        raise UnknownPlugin(f"Unknown plugin {plugin}.")
     try:
         load_connector(plugin)
     except ReconcilerError as exc:
@@ -88,6 +98,8 @@ def validate(plugin: str, config: dict[str, str | None]) -> Body:
     if included is None:
         shown = ", ".join(f"{k}={v}" for k, v in shown_config(config).items())
         raise BadRequest(f"Connector config {{{shown}}} contains no connector type")
+    if not _importable_here(included):
+        raise BadRequest(f"Unknown connector class {included}: not a plugin this process has loaded")
     try:
         connector = load_connector(included)()
     except ReconcilerError as exc:

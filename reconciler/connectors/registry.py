@@ -147,9 +147,11 @@ def _load_entry_point(entry_point: EntryPoint) -> object:
 
 def _import_path(path: str) -> object:
     module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise UnknownConnector(f"connector class {path!r}: expected 'module:Class'")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
+    except (ImportError, ValueError, TypeError) as exc:  # ValueError/TypeError: not a module name
         raise UnknownConnector(
             f"connector class {path!r}: cannot import module {module_name!r}: {exc}"
         ) from exc

@@ -304,3 +304,15 @@ def test_http_bind_is_checked_and_a_taken_port_is_a_clear_error() -> None:
         assert refused.value.hint is not None and "--no-http" in refused.value.hint
     finally:
         taken.close()
+
+
+def test_validate_never_imports_a_module_the_request_names(client: httpx.Client) -> None:
+    import sys
+
+    assert "antigravity" not in sys.modules  # importing it would open a web browser
+    for plugin in ("antigravity:Nothing", ":%C3%AF", "x:", "datagen"):
+        body = {"connector.class": plugin.replace("%C3%AF", "ï"), "name": "x"}
+        answer = client.put(f"/connector-plugins/{plugin}/config/validate", json=body)
+        assert answer.status_code in (200, 400, 404), answer.text
+        assert answer.status_code != 200 or plugin == "datagen"
+    assert "antigravity" not in sys.modules
