@@ -49,7 +49,7 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.client import new_producer
 from reconciler.kafka.consume import batches_to_end
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.store import read_live_state
 from reconciler.kafka.settings import KafkaSettings, Topics
 
 

@@ -109,7 +109,7 @@ def load_live_state_file(path: Path) -> LiveState:
 def _read_from_kafka(args: argparse.Namespace) -> LiveState:
     settings = kafka_settings(args)
     try:
-        from reconciler.kafka.reader import read_live_state
+        from reconciler.kafka.store import read_live_state
     except ImportError as exc:
         raise ReconcilerError(
             f"reading live state from Kafka is unavailable: {exc}",

@@ -29,7 +29,7 @@ from reconciler.core.planner import build_plan
 from reconciler.errors import ReconcilerError, StalePlan
 from reconciler.kafka.changes import pending_offsets, plan_to_records
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import prepare, read_state
+from reconciler.kafka.store import LiveStore, prepare, read_view
 from reconciler.kafka.settings import KafkaSettings
 
 REPLAN_HINT = "run `reconciler plan … --out plan.json` again and review the new plan"
@@ -53,12 +53,18 @@ def apply_manifests(
     saved: Plan | None = None,
     show_plan: Callable[[Plan], None] = lambda plan: None,
     now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
+    store: LiveStore | None = None,
 ) -> ApplyOutcome:
-    """Bring the group's live state to `desired`; `saved`: refuse unless it is still the plan."""
-    prepare(settings)
+    """Bring the group's live state to `desired`; `saved`: refuse unless it is still the plan.
+    `store`: read with it (the runtime's, kept across ticks; its topics prepared)."""
+    if store is None:
+        prepare(settings)
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
-        live = read_state(settings, uncommitted=True)
+        if store is not None:
+            live = store.read(uncommitted=True).live
+        else:
+            live = read_view(settings, uncommitted=True, topics="prepared").live
         plan = build_plan(desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=list(manifest_paths))
         if saved is not None:
             refuse_stale(saved, plan, settings.group_id)

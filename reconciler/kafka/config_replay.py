@@ -12,6 +12,7 @@ from pydantic_core import from_json
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.kafka import records as rec
+from reconciler.kafka.marks import RestartLog
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay_base import (
     ROUTE_CACHE_SIZE,
@@ -50,10 +51,11 @@ class ConfigReplay(Replay):
 
     `restart_after`: restart records at or below this offset were already handled by the caller
     (Java ignores every restart record read before the worker started; a reader that keeps its
-    own watermark passes it here). None keeps them all.
+    own watermark passes it here). None keeps them all. `restarts`: where every readable restart
+    record also goes, whatever its offset (the runtime's rule of which are pending, `marks`).
     """
 
-    def __init__(self, *, restart_after: int | None = None) -> None:
+    def __init__(self, *, restart_after: int | None = None, restarts: RestartLog | None = None) -> None:
         super().__init__()
         self.configs: dict[str, Properties] = {}
         self.target_states: dict[str, ConnectTargetState] = {}
@@ -67,7 +69,11 @@ class ConfigReplay(Replay):
         self.task_count_records: dict[str, int] = {}  # `tasks-fencing-` (KIP-618)
         self.task_config_generations: dict[str, int] = {}
         self.restart_requests: dict[str, RestartRequestRecord] = {}
+        # connector → offset of its latest `connector-` record, readable or not (`marks`: a
+        # config written after a failure restarts the connector).
+        self.connector_offsets: dict[str, int] = {}
         self._restart_after = restart_after
+        self._restarts = restarts
         self._routes: dict[bytes | None, Route] = {}
         self._counts: dict[bytes, int] = {}
         self._states: dict[bytes, ConnectTargetState | Invalid] = {}
@@ -89,6 +95,7 @@ class ConfigReplay(Replay):
         records = records if type(records) is list else list(records)
         routes, route_of, apply = self._routes, self._route, self.apply
         deferred_by_name, configs, target_states = self.deferred, self.configs, self.target_states
+        connector_offsets = self.connector_offsets
         states, counts, commit_tasks = self._states, self._counts, self._commit_tasks
         for record in records:
             key, value = record.key(), record.value()
@@ -109,6 +116,7 @@ class ConfigReplay(Replay):
                             deferred[route[2]] = props
                         else:
                             configs[name] = props
+                            connector_offsets[name] = record.offset()
                             if name not in target_states:
                                 target_states[name] = _STARTED
                         continue
@@ -188,6 +196,8 @@ class ConfigReplay(Replay):
             self._skip("<null>", "config record without a key")
             return
         k = key.decode("utf-8", "replace")
+        if k.startswith("connector-"):
+            self.connector_offsets[k[10:]] = offset
         obj: object = None
         if value is not None:
             try:
@@ -298,6 +308,8 @@ class ConfigReplay(Replay):
         if isinstance(flags, Invalid):
             self._skip(key, flags.reason)
             return
+        if self._restarts is not None:
+            self._restarts.add(name, flags, offset)
         if self._restart_after is not None and offset <= self._restart_after:
             return
         new = RestartRequestRecord(flags.include_tasks, flags.only_failed, offset)

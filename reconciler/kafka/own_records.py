@@ -45,6 +45,16 @@ class OffsetsProgress:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestProgress:
+    """An offsets request's progress record as its executor reads it (`confirmed`: the
+    connector's hook's answer, once known)."""
+
+    request_id: str
+    step: OffsetsStepName
+    confirmed: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class OffsetsSnapshot:
     offsets: list[dict[str, Any]]  # GET /connectors/{name}/offsets `offsets` array
     taken_at_ms: int
@@ -207,6 +217,16 @@ def decode_offsets_progress(value: bytes) -> OffsetsProgress | Invalid:
     if step not in OFFSETS_STEPS:
         return Invalid(f"invalid offsets progress {obj!r}")
     return OffsetsProgress(request_id, step)  # type: ignore[arg-type]  # checked just above
+
+
+def decode_request_progress(value: bytes) -> RequestProgress | Invalid:
+    """`offsets-progress/<name>`: `{"id","step"}` plus the executor's optional `"connector-confirmed"`."""
+    base = decode_offsets_progress(value)
+    if isinstance(base, Invalid):
+        return base
+    obj = loads(value)
+    confirmed = obj.get("connector-confirmed") if type(obj) is dict else None
+    return RequestProgress(base.request_id, base.step, confirmed if type(confirmed) is bool else None)
 
 
 def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:

@@ -37,7 +37,8 @@ from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
-from reconciler.kafka.reader import prepare
+from reconciler.kafka.store import LiveStore, prepare, read_view
+from reconciler.kafka.topics_replay import StoreView
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
@@ -61,7 +62,6 @@ from reconciler.offsets.model import (
     source_targets,
     success_message,
 )
-from reconciler.offsets.state import OffsetsState, read_offsets_state
 from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE, connect_worker_stopped
 from reconciler.offsets.writer import OffsetsWriter, Placed
 
@@ -95,14 +95,16 @@ def run_pending_offsets_requests(
     live: LiveState,
     *,
     now_ms: Callable[[], int] = _now_ms,
+    store: LiveStore | None = None,
 ) -> list[OffsetsOutcome]:
     """Every declared request not yet applied, in full (the caller guarantees no task runs).
 
     No I/O at all when nothing is pending. Never raises for one request's failure: each
     outcome says what happened (`failed`, `refused`, `retry` are reported and retried next tick).
+    `store`: the caller's (the runtime's, kept across ticks), whose topics it prepared.
     """
     return [
-        execute_offsets_request(settings, connector, live, tasks_stopped=True, now_ms=now_ms)
+        execute_offsets_request(settings, connector, live, tasks_stopped=True, now_ms=now_ms, store=store)
         for connector in pending_requests(desired, live)
     ]
 
@@ -135,9 +137,11 @@ def execute_offsets_request(
     *,
     tasks_stopped: bool = True,
     now_ms: Callable[[], int] = _now_ms,
+    store: LiveStore | None = None,
 ) -> OffsetsOutcome:
     """Run (or resume) the connector's declared request. `tasks_stopped=False`: no proof that no
-    task is running, so only the stop step is done (`waiting`). `live` only skips an applied id."""
+    task is running, so only the stop step is done (`waiting`). `live` only skips an applied id.
+    `store`: read with it (its topics prepared) instead of a store of its own."""
     request = desired.spec.offsets
     if request is None:
         raise ValueError(f"connector {desired.name} declares no offsets request")
@@ -151,10 +155,11 @@ def execute_offsets_request(
     else:
         waiting = None
     try:
-        prepare(settings)  # the broker answers and the internal topics exist
+        if store is None:
+            prepare(settings)  # the broker answers and the internal topics exist
         with OffsetsWriter(settings, desired.name) as writer:
             writer.claim()  # before reading: fences another executor of this connector's request
-            state = read_offsets_state(settings)
+            state = store.read() if store is not None else read_view(settings, topics="prepared")
             execution = _Execution(settings, writer, desired, request, state, now_ms)
             return execution.run(tasks_stopped, waiting)
     except _Stop as stop:
@@ -190,7 +195,7 @@ class _Execution:
         writer: OffsetsWriter,
         desired: DesiredConnector,
         request: OffsetsRequest,
-        state: OffsetsState,
+        state: StoreView,
         now_ms: Callable[[], int],
     ) -> None:
         self.settings, self.writer, self.desired, self.request = settings, writer, desired, request

@@ -32,7 +32,7 @@ from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_T
 from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid, Record
+from reconciler.kafka.records import Record
 from reconciler.kafka.overrides import PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.replay import partition_identity
 from reconciler.kafka.settings import KafkaSettings
@@ -134,23 +134,10 @@ def pending_requests(desired: Iterable[DesiredConnector], live: LiveState) -> li
     return sorted(pending, key=lambda c: c.name)
 
 
-@dataclass(frozen=True)
-class Progress:
-    """The progress record of one connector as read (`confirmed`: the hook's answer, once known)."""
-
-    request_id: str
-    step: Step
-    confirmed: bool | None = None
-
-
-def decode_progress(value: bytes) -> Progress | Invalid:
-    """`offsets-progress/<name>`: `{"id","step"}` plus our optional `"connector-confirmed"`."""
-    base = own.decode_offsets_progress(value)
-    if isinstance(base, Invalid):
-        return base
-    obj = rec.loads(value)
-    confirmed = obj.get("connector-confirmed") if isinstance(obj, dict) else None
-    return Progress(base.request_id, base.step, confirmed if isinstance(confirmed, bool) else None)
+# The progress record of one connector as read (`confirmed`: the hook's answer, once known);
+# read with the topics (`reconciler.kafka.store`).
+Progress = own.RequestProgress
+decode_progress = own.decode_request_progress
 
 
 def progress_record(name: str, request_id: str, step: Step, confirmed: bool | None = None) -> Record:

@@ -15,7 +15,7 @@ from reconciler.core.models import OffsetsAction
 from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.kafka import groups
 from reconciler.kafka.client import kafka_error, new_admin, retry_transient, translate
-from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, TopicPartition, zombie_sink_message
 
@@ -46,7 +46,7 @@ def delete_group(settings: KafkaSettings, connector: str, group: str, action: Of
     """Delete the group: True when deleted, False when it did not exist (success for Connect too)."""
     from confluent_kafka import KafkaError, KafkaException
 
-    groups.wait_for_coordinator(settings, group)  # see reader.sink_group_offsets: an admin call must not meet a loading one
+    groups.wait_for_coordinator(settings, group)  # see groups.sink_group_offsets: an admin call must not meet a loading one
     admin = new_admin(settings)
 
     def deleted() -> None:

@@ -17,10 +17,9 @@ from typing import Any
 
 from reconciler.errors import RetryableError
 from reconciler.kafka import records as rec
-from reconciler.kafka.admin import topic_partitions
 from reconciler.kafka.produce import take_over, task_transactional_id
-from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.replay import OffsetsReplay, partition_identity
+from reconciler.kafka.store import read_offsets_topics
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsStore, SourcePair, source_body, source_stores
 from reconciler.offsets.writer import Placed
@@ -115,20 +114,6 @@ def read_stores(stores: Sequence[OffsetsStore]) -> dict[StoreKey, OffsetsReplay]
     for group in by_cluster.values():
         read = read_offsets_topics(group[0].settings, [store.topic for store in group])
         replays.update({store.key: read[store.topic] for store in group})
-    return replays
-
-
-def read_offsets_topics(settings: KafkaSettings, topics: Sequence[str]) -> dict[str, OffsetsReplay]:
-    replays = {topic: OffsetsReplay() for topic in topics}
-    existing = topic_partitions(settings)
-    readable = [topic for topic in topics if topic in existing]
-    if readable:
-        for batch in batches_to_end(settings, readable):
-            for msg in batch:
-                replays[msg.topic()].apply(msg.key(), msg.value(), msg.offset())
-    for topic, replay in replays.items():
-        if replay.skipped:
-            LOG.info("%s: %d offsets record(s) ignored, as a Connect worker ignores them", topic, replay.skipped)
     return replays
 
 

@@ -30,8 +30,8 @@ from reconciler.core.live import AutoRestartStatus, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.kafka import own_records as own
 from reconciler.kafka.records import Record
-from reconciler.runtime.failures import FailureMark
-from reconciler.runtime.restarts import PendingRestart, RestartPlan, plan_restart
+from reconciler.kafka.marks import FailureMark, PendingRestart
+from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.runtime.statuses import health
 
 MAX_BACKOFF_UNITS = 60

@@ -46,7 +46,7 @@ from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStat
 from reconciler.core.redact import scrub, secret_values
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
-from reconciler.runtime.failures import FailureMark
+from reconciler.kafka.marks import FailureMark
 
 STARTED, PAUSED, STOPPED = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
 FAILED, RUNNING, UNASSIGNED = InstanceState.FAILED, InstanceState.RUNNING, InstanceState.UNASSIGNED

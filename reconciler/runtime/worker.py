@@ -51,10 +51,11 @@ from reconciler.kafka import records as rec
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
-from reconciler.runtime.failures import failure_mark_record, failure_mark_tombstone
+from reconciler.kafka.marks import failure_mark_record, failure_mark_tombstone, processed_record, started_record
+from reconciler.kafka.store import LiveStore
+from reconciler.kafka.topics_replay import StoreView
 from reconciler.runtime.reports import ConnectorReport, TaskReport, TickReport, connector_reports
-from reconciler.runtime.restarts import RestartPlan, plan_restart, processed_record, started_record
-from reconciler.runtime.tick_view import TickView, read_view
+from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.runtime import auto_restart
 from reconciler.runtime.auto_restart import AutoRestartPolicy
 from reconciler.runtime.statuses import (
@@ -123,6 +124,8 @@ class Worker:
         self._now_ms = now_ms
         self._auto_restart_unit_ms = auto_restart.unit_ms(auto_restart_unit_s)
         self._prepared = False
+        # One store for every tick: each read continues from where the last one stopped.
+        self.store = LiveStore(settings, topics="prepared")
 
     def tick(
         self,
@@ -158,11 +161,11 @@ class Worker:
         from reconciler.offsets.preview import with_current_offsets
 
         shown: list[Plan] = []
+        self._prepare()
         outcome = apply_manifests(
             self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
-            show_plan=lambda plan: shown.append(with_current_offsets(self.settings, plan, desired)),
+            show_plan=lambda plan: shown.append(with_current_offsets(self.settings, plan, desired)), store=self.store,
         )
-        self._prepared = True  # apply checked the broker and the internal topics
         return dataclasses.replace(outcome, plan=shown[0]) if shown else outcome
 
     def offsets_requests(self, desired: Sequence[DesiredConnector], live: LiveState) -> list[OffsetsOutcome]:
@@ -173,7 +176,7 @@ class Worker:
         """
         from reconciler.offsets.executor import run_pending_offsets_requests
 
-        return run_pending_offsets_requests(self.settings, desired, live, now_ms=self._now_ms)
+        return run_pending_offsets_requests(self.settings, desired, live, now_ms=self._now_ms, store=self.store)
 
     def work(
         self, *, closing: bool = False, auto_restart: Mapping[str, AutoRestartPolicy] | None = None
@@ -188,11 +191,17 @@ class Worker:
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # before reading: a commit below proves nobody claimed the group since
-            view = read_view(self.settings)
+            view = self.store.read()
             return self._work(view, writer, closing, auto_restart)
+
+    def read_live(self) -> LiveState:
+        """The live state now (what the REST API serves after a tick), read with the ticks' store."""
+        self._prepare()
+        return self.store.read().live
 
     def close(self) -> None:
         self.executor.close()
+        self.store.close()
 
     def release(self) -> int:
         """What a Connect worker writes when it stops its connectors and tasks: UNASSIGNED for
@@ -205,21 +214,21 @@ class Worker:
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # the same id as the ticks: a read that a commit proves current
-            view = read_view(self.settings)
+            view = self.store.read()
             for connector in running_here(view.live, self.worker_id):
                 stop_connector(connector)
             return writer.write(release_records(StatusBook(view.live, self.worker_id), view.live))
 
     def _prepare(self) -> None:
         if not self._prepared:
-            from reconciler.kafka.reader import prepare
+            from reconciler.kafka.store import prepare
 
             prepare(self.settings)
             self._prepared = True
 
     def _work(
         self,
-        view: TickView,
+        view: StoreView,
         writer: TransactionalWriter,
         closing: bool,
         policies: Mapping[str, AutoRestartPolicy] | None,
@@ -258,7 +267,7 @@ class Worker:
         report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 
-    def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:
+    def _restart_plans(self, view: StoreView) -> dict[str, RestartPlan]:
         plans: dict[str, RestartPlan] = {}
         for name, request in sorted(view.pending_restarts.items()):
             connector = view.live.connector(name)
@@ -270,7 +279,7 @@ class Worker:
             LOG.info("restart of %s: %s", name, plans[name])
         return plans
 
-    def _decide(self, view: TickView, plans: dict[str, RestartPlan], book: StatusBook) -> _Plan:
+    def _decide(self, view: StoreView, plans: dict[str, RestartPlan], book: StatusBook) -> _Plan:
         tick = _Plan()
         for name, connector in sorted(view.live.connectors.items()):
             if left_to_connect(connector):
@@ -295,7 +304,7 @@ class Worker:
                 tick.works += _works(connector, start, decision)
         return tick
 
-    def _fencing(self, view: TickView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
+    def _fencing(self, view: StoreView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
         """KIP-618, before source tasks of a new generation run: fence, then the task-count record."""
         from reconciler.runtime.fencing import fence_generation
 
@@ -307,17 +316,17 @@ class Worker:
         recorded = view.task_count_records.get(name)
         return fence_generation(self.settings, name, connector.config or {}, len(configs), recorded)
 
-    def _marks(self, view: TickView) -> list[Record]:
+    def _marks(self, view: StoreView) -> list[Record]:
         now = self._now_ms()
         return [processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
 
-    def _batches(self, view: TickView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
+    def _batches(self, view: StoreView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
         from reconciler.runtime.liveness import batch_records
 
         return batch_records(view.live, outcomes, self.worker_id, self._now_ms())
 
 
-def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:
+def _failure_marks(view: StoreView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:
     """Mark when a FAILED connector status this tick writes was written (see `failures`); drop
     the mark when the connector reports anything else."""
     key = rec.STATUS_CONNECTOR_PREFIX.encode() + name.encode()
@@ -394,8 +403,6 @@ __all__ = [
     "ConnectorReport",
     "TaskReport",
     "TickReport",
-    "TickView",
     "Worker",
     "default_worker_id",
-    "read_view",
 ]

@@ -134,7 +134,7 @@ def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSetting
     from confluent_kafka import TopicPartition
 
     from reconciler.kafka.client import new_consumer
-    from reconciler.kafka.reader import sink_group_offsets
+    from reconciler.kafka.groups import sink_group_offsets
 
     create_topic(kafka_settings, "orders", 3)
     group = f"connect-sink-{kafka_settings.group_id}"

@@ -19,7 +19,7 @@ import pytest
 from reconciler.devtools.connect import RunningConnect
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.consume import end_offsets
-from reconciler.kafka.reader import sink_group_commits, sink_group_offsets
+from reconciler.kafka.groups import sink_group_commits, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SinkReader, SparkExecutor, TaskWork
 from reconciler.kafka.groups import commit_offsets as commit_group_offsets

@@ -18,7 +18,7 @@ from confluent_kafka import Producer
 
 from reconciler.connectors.api import sink_schema
 from reconciler.kafka import admin
-from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor, SinkReader, TaskWork
 

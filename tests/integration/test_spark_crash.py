@@ -24,7 +24,7 @@ import pytest
 
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.consume import end_offsets
-from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime import failpoints
 from reconciler.runtime.executor import SparkExecutor, TaskWork

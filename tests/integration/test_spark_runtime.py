@@ -24,7 +24,7 @@ from reconciler.connectors.parquet_sink import held_ranges, partition_dir
 from reconciler.kafka.admin import ensure_topics
 from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.partitioner import partition_for
-from reconciler.kafka.reader import sink_group_offsets
+from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor, TaskWork
 from reconciler.kafka.produce import task_transactional_id as transactional_id

@@ -191,7 +191,7 @@ def test_a_requested_restart_merges_with_the_automatic_one() -> None:
 
 
 def test_a_reconfigured_connector_is_not_failing() -> None:
-    from reconciler.runtime.failures import FailureMark, trace_digest
+    from reconciler.kafka.marks import FailureMark, trace_digest
 
     failed = connector("flaky", FAILED, {})  # failed when the config topic ended at 3; rewritten at offset 7
     marks = {"flaky": FailureMark(3, trace_digest(failed.connector_status.trace if failed.connector_status else None))}

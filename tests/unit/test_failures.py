@@ -1,9 +1,9 @@
-"""Our marks of when a connector failed (`runtime.failures`)."""
+"""Our marks of when a connector failed (`kafka.marks`)."""
 
 from __future__ import annotations
 
 from reconciler.kafka.records import Invalid
-from reconciler.runtime.failures import (
+from reconciler.kafka.marks import (
     FailureLog,
     FailureMark,
     decode_failure_mark,

@@ -9,17 +9,16 @@ import pytest
 from reconciler.core.live import InstanceState, InstanceStatus
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid
-from reconciler.runtime.restarts import (
+from reconciler.kafka.marks import (
     PendingRestart,
     RestartLog,
-    RestartPlan,
     RestartRecord,
     decode_processed,
     pending_restarts,
-    plan_restart,
     processed_record,
     started_record,
 )
+from reconciler.runtime.restarts import RestartPlan, plan_restart
 
 RUNNING, FAILED, PAUSED = InstanceState.RUNNING, InstanceState.FAILED, InstanceState.PAUSED
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
-from reconciler.runtime.failures import FailureMark, trace_digest
+from reconciler.kafka.marks import FailureMark, trace_digest
 from reconciler.runtime.statuses import (
     BATCH_GENERATION,
     Decision,
