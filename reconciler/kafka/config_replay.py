@@ -16,11 +16,13 @@ from reconciler.kafka.marks import RestartLog
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay_base import (
     ROUTE_CACHE_SIZE,
+    UNREADABLE,
     VALUE_CACHE_SIZE,
     ConsumedRecord,
     Properties,
     Replay,
     Route,
+    PROPERTIES,
     log,
     parse_json,
     utf8,
@@ -95,43 +97,44 @@ class ConfigReplay(Replay):
         records = records if type(records) is list else list(records)
         routes, route_of, apply = self._routes, self._route, self.apply
         deferred_by_name, configs, target_states = self.deferred, self.configs, self.target_states
-        connector_offsets = self.connector_offsets
+        connector_offsets, decode = self.connector_offsets, PROPERTIES.decode
         states, counts, commit_tasks = self._states, self._counts, self._commit_tasks
         for record in records:
             key, value = record.key(), record.value()
             route = routes.get(key) or route_of(key)
-            if route is not None and value is not None:
-                kind, name = route[0], route[1]
-                if kind <= _CONNECTOR:  # _TASK or _CONNECTOR: a properties map
-                    try:
-                        obj = from_json(value, allow_inf_nan=False)
-                    except ValueError:
-                        obj = None
-                    props = obj.get("properties") if type(obj) is dict else None
-                    if type(props) is dict:
-                        if kind == _TASK:
-                            deferred = deferred_by_name.get(name)
-                            if deferred is None:
-                                deferred = deferred_by_name[name] = {}
-                            deferred[route[2]] = props
-                        else:
-                            configs[name] = props
-                            connector_offsets[name] = record.offset()
-                            if name not in target_states:
-                                target_states[name] = _STARTED
-                        continue
-                elif kind == _TARGET_STATE:
-                    state = states.get(value) or self._target_state_value(value)
-                    if type(state) is ConnectTargetState:
-                        target_states[name] = state
-                        continue
-                else:  # _COMMIT
-                    count = counts.get(value)
-                    if count is None:
-                        count = self._commit_count(value)
-                    if count is not None and name in configs:
-                        commit_tasks(name, count)
-                        continue
+            if route is None or value is None:
+                apply(key, value, record.offset())
+                continue
+            kind, name = route[0], route[1]
+            if kind <= _CONNECTOR:  # _TASK or _CONNECTOR: a properties map
+                try:
+                    props = decode(value).properties
+                except UNREADABLE:  # not the shape Connect writes: `apply` decides
+                    apply(key, value, record.offset())
+                    continue
+                if kind == _TASK:
+                    deferred = deferred_by_name.get(name)
+                    if deferred is None:
+                        deferred = deferred_by_name[name] = {}
+                    deferred[route[2]] = props
+                else:
+                    configs[name] = props
+                    connector_offsets[name] = record.offset()
+                    if name not in target_states:
+                        target_states[name] = _STARTED
+                continue
+            if kind == _TARGET_STATE:
+                state = states.get(value) or self._target_state_value(value)
+                if type(state) is ConnectTargetState:
+                    target_states[name] = state
+                    continue
+            else:  # _COMMIT
+                count = counts.get(value)
+                if count is None:
+                    count = self._commit_count(value)
+                if count is not None and name in configs:
+                    commit_tasks(name, count)
+                    continue
             apply(key, value, record.offset())
         self._track_offset(records)
 
@@ -277,7 +280,11 @@ class ConfigReplay(Replay):
     def _commit_tasks(self, name: str, count: int) -> None:
         """A readable commit of an existing connector: the buffered task configs become visible."""
         deferred = self.deferred.get(name)
-        if _complete(deferred, count):
+        # Ids 0..count-1 all buffered, extra (stale higher) ids allowed: with exactly `count`
+        # distinct non-negative ids, that is "the highest is count-1" (the common case, cheaply).
+        if (deferred is not None and len(deferred) == count and count > 0 and max(deferred) == count - 1) or _complete(
+            deferred, count
+        ):
             if deferred is not None:
                 self.task_configs.setdefault(name, {}).update(deferred)
                 generation = self.task_config_generations.get(name)
