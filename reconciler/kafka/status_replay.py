@@ -60,23 +60,41 @@ class StatusReplay(Replay):
         """The run's last value per key, if nothing in the run makes order matter: no tombstone
         (a connector's also removes its tasks' statuses), every value a readable status (an
         unreadable one is skipped, and logged, where it stands), every key a connector or task
-        status key (KIP-558 topic keys are applied in order, beside), and no task whose last
-        value is an UNASSIGNED that the run's earlier values decide on. False: nothing changed."""
+        status key (KIP-558 topic keys are applied in order, beside) spelled one way only, and no
+        task whose last value is an UNASSIGNED that the run's earlier values decide on.
+
+        False: the run is to be applied in order, from the state left here, which gives the same
+        result as from the state before: each status set here is the last of its key, and applied
+        in order, every value after it is decided as it would have been (a task's state before its
+        next non-UNASSIGNED value never matters; one before an UNASSIGNED set here had accepted it).
+        """
         values = list(map(_VALUE, records))
         if None in values or not self._parse_all(values):
             return False
         keys = list(map(_KEY, records))
         last = dict(zip(keys, values, strict=True))
-        routed = self._routed(last, len(last) == len(keys))
-        if routed is None:
-            return False
-        updates, topic_keys = routed
-        parsed, connectors, tasks_by_name = self._parsed, self.connectors, self.tasks
-        for (kind, name, task), value in updates:
+        distinct = len(last) == len(keys)
+        routes, route_of, parsed = self._routes, self._route, self._parsed
+        connectors, tasks_by_name = self.connectors, self.tasks
+        topic_keys: set[bytes] = set()
+        seen: set[Route] = set()
+        for key, value in last.items():
+            route = routes.get(key) or route_of(key)
+            if route is None or not route[1]:
+                if key is None or not key.startswith(_TOPIC_PREFIX):
+                    return False
+                topic_keys.add(key)
+                continue
+            if route in seen:  # two spellings of one key (`a-01`, `a-1`): their order counts
+                return False
+            seen.add(route)
+            kind, name, task = route
             status = parsed[value]
             if kind == _CONNECTOR:
                 connectors[name] = status
                 continue
+            if status[0] == "UNASSIGNED" and not distinct:
+                return False
             tasks = tasks_by_name.get(name)
             if tasks is None:
                 tasks = tasks_by_name[name] = {}
@@ -84,10 +102,9 @@ class StatusReplay(Replay):
             # `_put_task`'s rule: a late UNASSIGNED does not replace a RUNNING of its generation.
             if status[0] != "UNASSIGNED" or cached is None or cached[0] != "RUNNING" or cached[3] < status[3]:
                 tasks[task] = status
-        if topic_keys:
-            for key, value in zip(keys, values, strict=True):
-                if key in topic_keys:
-                    self._topic(key.decode("utf-8", "replace"), value)
+        for key, value in zip(keys, values, strict=True) if topic_keys else ():
+            if key in topic_keys:
+                self._topic(key.decode("utf-8", "replace"), value)
         return True
 
     def _parse_all(self, values: list[bytes]) -> bool:
@@ -103,27 +120,6 @@ class StatusReplay(Replay):
                 return False
             parsed[value] = status
         return True
-
-    def _routed(
-        self, last: dict[bytes, bytes], distinct: bool
-    ) -> tuple[list[tuple[Route, bytes]], set[bytes]] | None:
-        """(route, last value) per connector or task key, and the topic keys; None when the run
-        must be applied in order (another key, or a task's last value is an UNASSIGNED read
-        after other values of it in the run: whether it counts depends on them)."""
-        routes, route_of, parsed = self._routes, self._route, self._parsed
-        updates: list[tuple[Route, bytes]] = []
-        topic_keys: set[bytes] = set()
-        for key, value in last.items():
-            route = routes.get(key) or route_of(key)
-            if route is None or not route[1]:
-                if key is None or not key.startswith(_TOPIC_PREFIX):
-                    return None
-                topic_keys.add(key)
-                continue
-            if not distinct and route[0] == _TASK and parsed[value][0] == "UNASSIGNED":
-                return None
-            updates.append((route, value))
-        return updates, topic_keys
 
     def _feed_in_order(self, records: list[ConsumedRecord]) -> None:
         """Record by record, as `apply` does, with the keys' and values' parses cached."""

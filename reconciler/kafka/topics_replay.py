@@ -10,12 +10,14 @@ equals the one a read from offset 0 would build (tests/unit/test_topics_replay.p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler import masking
 from reconciler.core.live import LiveState, UncommittedView
+from reconciler.kafka import own_records as own
+from reconciler.kafka import records as rec
 from reconciler.kafka.marks import FailureMark, PendingRestart
 from reconciler.kafka.own_records import OffsetsSnapshot, RequestProgress
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
@@ -67,6 +69,9 @@ class TopicsReplay:
         # aborted or compacted record, or a transaction marker, leaves a gap in the offsets).
         self.contiguous_end = 0
         self._gapped = False
+        self._fed = 0  # records fed so far
+        self._last: tuple[tuple[int, bool], StoreView] | None = None  # the last view, and what it saw
+        self._changed: set[str] = set()  # connectors records were fed about since the last view
         self._feeds: dict[str, Callable[[list[ConsumedRecord]], None]] = {
             topics.configs: self._feed_config,
             topics.status: self.status.feed,
@@ -75,6 +80,9 @@ class TopicsReplay:
 
     def feed(self, topic: str, records: list[ConsumedRecord]) -> None:
         """Records of one topic, in their partitions' order (a run of one consumed batch)."""
+        self._fed += len(records)
+        if self._last is not None:  # the next view rebuilds only the connectors these are about
+            self._changed.update(connector_names(topic, self.topics, records))
         self._feeds[topic](records)
 
     def _feed_config(self, records: list[ConsumedRecord]) -> None:
@@ -102,15 +110,26 @@ class TopicsReplay:
     def view(
         self, group_id: str | None, *, task_configs: bool = True, uncommitted: dict[str, UncommittedView] | None = None
     ) -> StoreView:
-        """The replays as they are now, as an immutable value (tables copied, models built)."""
+        """The replays as they are now, as an immutable value (tables copied, models built).
+
+        Nothing fed since the last view (with the same `task_configs`): that view again. Else the
+        connectors no record was fed about since are taken from it, the others built anew.
+        """
+        seen, last = (self._fed, task_configs), self._last
+        if last is not None and last[0] == seen and last[1].live.uncommitted == (uncommitted or {}):
+            return last[1]
+        previous = last[1].live.connectors if last is not None and last[0][1] == task_configs else None
         config, ours = self.config, self.ours
-        live = build_live_state(config, self.status, ours, group_id, task_configs=task_configs)
+        live = build_live_state(
+            config, self.status, ours, group_id, task_configs=task_configs, previous=previous, changed=self._changed
+        )
+        self._changed = set()
         if uncommitted:
             live = live.model_copy(update={"uncommitted": uncommitted})
-            masking.remember_live(live)  # their configs are shown as restores
+            masking.remember_live(live, names=())  # their configs are shown as restores
         config_end = self.config_end
         applied = [name for name, requests in live.applied.items() if requests.restart]
-        return StoreView(
+        view = StoreView(
             live=live,
             config_end=config_end,
             config_offsets=dict(config.connector_offsets),
@@ -123,9 +142,40 @@ class TopicsReplay:
             snapshots=dict(ours.snapshots),
             applied_offsets={name: dict(ids) for name, ids in ours.applied_offsets.items()},
         )
+        self._last = (seen, view)
+        return view
 
     def skipped(self) -> dict[str, int]:
         """Records ignored so far, per topic, as a Connect worker would ignore them."""
         counts = {self.topics.configs: self.config.skipped, self.topics.status: self.status.skipped}
         counts[self.topics.reconciler] = self.ours.skipped
         return {topic: count for topic, count in counts.items() if count}
+
+
+def connector_names(topic: str, topics: Topics, records: Iterable[ConsumedRecord]) -> set[str]:
+    """The connectors records are about (by their keys, as the replays parse them): the config
+    and status topics' connector and task keys; our topic's keys name a connector too (its
+    sensitive keys decide what is masked in it)."""
+    prefixes = _PREFIXES.get("configs" if topic == topics.configs else "status" if topic == topics.status else "")
+    names: set[str] = set()
+    for record in records:
+        key = record.key()
+        text = "" if key is None else key.decode("utf-8", "replace")
+        if prefixes is None:
+            parsed = own.parse_reconciler_key(text)
+            if parsed is not None:
+                names.add(parsed.name)
+            continue
+        for prefix, has_task in prefixes:
+            if text.startswith(prefix):
+                task = rec.parse_task_id(text, prefix) if has_task else None
+                names.add(task[0] if task is not None else text[len(prefix) :])
+                break
+    return names
+
+
+# Key prefixes naming a connector, and whether a task id follows the name.
+_PREFIXES: dict[str, tuple[tuple[str, bool], ...]] = {
+    "configs": (("task-", True), ("connector-", False), ("commit-", False), ("target-state-", False)),
+    "status": (("status-task-", True), ("status-connector-", False)),
+}
