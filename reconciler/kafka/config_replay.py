@@ -12,7 +12,7 @@ from pydantic_core import from_json
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.kafka import records as rec
-from reconciler.kafka.marks import RestartLog
+from reconciler.kafka.marks import RestartLog, restart_impact
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay_base import (
     ROUTE_CACHE_SIZE,
@@ -40,12 +40,6 @@ class RestartRequestRecord(NamedTuple):
     include_tasks: bool
     only_failed: bool
     offset: int
-
-
-def restart_impact(include_tasks: bool, only_failed: bool) -> int:
-    """Java's ranking (docs/state-machine.md#restart-requests):
-    onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
-    return (0 if only_failed else 2) + (1 if include_tasks else 0)
 
 
 class ConfigReplay(Replay):

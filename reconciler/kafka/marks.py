@@ -41,7 +41,6 @@ import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from reconciler.core.transitions import restart_impact
 from reconciler.kafka import records as rec
 from reconciler.kafka.records import Invalid, Record
 
@@ -55,6 +54,12 @@ _RESTART = rec.RESTART_PREFIX.encode()
 
 
 # --- restarts ---------------------------------------------------------------------------------------
+
+
+def restart_impact(include_tasks: bool, only_failed: bool) -> int:
+    """Java's ranking (docs/state-machine.md#restart-requests):
+    onlyFailed∧¬tasks < onlyFailed∧tasks < ¬onlyFailed∧¬tasks < ¬onlyFailed∧tasks."""
+    return (0 if only_failed else 2) + (1 if include_tasks else 0)
 
 
 @dataclass(frozen=True, slots=True)

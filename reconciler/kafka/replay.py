@@ -23,9 +23,9 @@ from typing import Any
 
 from reconciler.core.live import AutoRestartStatus, LastBatch
 from reconciler.kafka import own_records as own
-from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord, restart_impact
+from reconciler.kafka.config_replay import ConfigReplay, RestartRequestRecord
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
-from reconciler.kafka.marks import FailureLog, RestartLog
+from reconciler.kafka.marks import FailureLog, RestartLog, restart_impact
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.offsets_replay import OffsetsReplay, partition_identity
 from reconciler.kafka.own_records import OffsetsSnapshot, OwnerInfo, RequestProgress
