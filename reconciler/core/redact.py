@@ -157,7 +157,8 @@ def secret_values_of_all(configs: Iterable[Mapping[str, str | None]]) -> set[str
 
     The common case, no credential key among them all and no value that may hold a placeholder,
     a seal or a credential, is decided in one C-level scan of every value at once instead of one
-    per config (the live state's 30,000 configs of bench/state_read.py: FIGURE).
+    per config (the live state's 30,000 configs of bench/state_read.py: 16 ms, against 39 ms
+    one config at a time).
     """
     configs = list(configs)
     keys: set[str] = set().union(*configs)

@@ -84,10 +84,9 @@ class ConfigReplay(Replay):
         """`apply` each record in order, with the same result, several times faster.
 
         The hot loop of reading a config topic. Keys repeat (every update of a connector rewrites
-        the same keys), so their parse is cached; so are the small values that repeat byte for
-        byte (target states, commits). Only the outcomes the fast paths can see at once are
-        handled here; anything else (tombstones, odd keys, values Java would skip) goes to `apply`.
-        """
+        the same keys), so their parse is cached; so are small values that repeat byte for byte
+        (target states, commits). Anything the fast paths cannot see at once (tombstones, odd keys,
+        values Java would skip, another shape of properties map) goes to `apply`."""
         records = records if type(records) is list else list(records)
         routes, route_of, apply = self._routes, self._route, self.apply
         deferred_by_name, configs, target_states = self.deferred, self.configs, self.target_states

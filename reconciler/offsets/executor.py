@@ -43,24 +43,9 @@ from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
 from reconciler.offsets.model import (
-    CHANGED,
-    NOTHING,
-    SNAPSHOT,
-    STOPPED,
-    OffsetsOutcome,
-    OutcomeStatus,
-    change_step,
-    created_fresh,
-    not_found_message,
-    pending_requests,
-    progress_record,
-    resume_point,
-    sink_change,
-    sink_offsets_from_body,
-    sink_targets,
-    source_hook_offsets,
-    source_targets,
-    success_message,
+    CHANGED, NOTHING, SNAPSHOT, STOPPED, OffsetsOutcome, OutcomeStatus, change_step, created_fresh,
+    not_found_message, pending_requests, progress_record, resume_point, sink_change, sink_offsets_from_body,
+    sink_targets, source_hook_offsets, source_targets, success_message,
 )
 from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE, connect_worker_stopped
 from reconciler.offsets.writer import OffsetsWriter, Placed
@@ -110,12 +95,8 @@ def run_pending_offsets_requests(
 
 
 def execute_after_apply(
-    settings: KafkaSettings,
-    desired: Sequence[DesiredConnector],
-    before: LiveState,
-    pending: Sequence[Action],
-    *,
-    now_ms: Callable[[], int] = _now_ms,
+    settings: KafkaSettings, desired: Sequence[DesiredConnector], before: LiveState, pending: Sequence[Action],
+    *, now_ms: Callable[[], int] = _now_ms,
 ) -> list[OffsetsOutcome]:
     """After `apply` wrote its plan: the plan's offsets actions (`pending`), given the live
     state the plan was made from (`before`). See the module doc for why apply mostly waits."""
@@ -190,13 +171,8 @@ class _Execution:
     """One run of one request, from wherever its progress record says it stopped."""
 
     def __init__(
-        self,
-        settings: KafkaSettings,
-        writer: OffsetsWriter,
-        desired: DesiredConnector,
-        request: OffsetsRequest,
-        state: StoreView,
-        now_ms: Callable[[], int],
+        self, settings: KafkaSettings, writer: OffsetsWriter, desired: DesiredConnector, request: OffsetsRequest,
+        state: StoreView, now_ms: Callable[[], int],
     ) -> None:
         self.settings, self.writer, self.desired, self.request = settings, writer, desired, request
         self.name = desired.name

@@ -1,7 +1,8 @@
 """One batch tick of the worker: apply the manifests, then do what a Connect worker would.
 
-A tick is level-based, like a Connect worker's loop: it reads the whole config, status and
-reconciler topics, and every connector in the config topic (not only the manifests' ones) is
+A tick is level-based, like a Connect worker's loop: it knows the whole config, status and
+reconciler topics (read by one store kept across ticks: each read continues from the last,
+`kafka.store`), and every connector in the config topic (not only the manifests') is
 brought to its target state:
 
 1. apply the manifests exactly as `reconciler apply` does (`reconciler.kafka.apply`), then run
@@ -86,9 +87,6 @@ WORKER_TRANSACTION_SUFFIX = "-worker"
 def default_worker_id() -> str:
     """Connect uses the REST listener's `host:port`; a batch worker has no port: `host:pid`."""
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-# --- the tick ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -399,10 +397,4 @@ def _failpoint(name: str) -> None:
     failpoints.hit(name)
 
 
-__all__ = [
-    "ConnectorReport",
-    "TaskReport",
-    "TickReport",
-    "Worker",
-    "default_worker_id",
-]
+__all__ = ["ConnectorReport", "TaskReport", "TickReport", "Worker", "default_worker_id"]
