@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from operator import methodcaller
 
 from pydantic_core import from_json
 
@@ -14,8 +13,6 @@ from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay_base import ROUTE_CACHE_SIZE, ConsumedRecord, Replay, Route, key_text, parse_json
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_KEY, _VALUE = methodcaller("key"), methodcaller("value")
-_TOPIC_PREFIX = b"status-topic-"
 _STATUS_CACHE_SIZE = 4096
 # Record kinds with a fast path in `feed`.
 _TASK, _CONNECTOR = range(2)
@@ -42,91 +39,14 @@ class StatusReplay(Replay):
         self._apply_parsed(key, value)
 
     def feed(self, records: Iterable[ConsumedRecord]) -> None:
-        """`apply` each record in order, with the same result, faster.
-
-        A run of records mostly holds several of one key (a task reports UNASSIGNED, then
-        RUNNING, then FAILED), of which the last one is the state. Such a run is applied key by
-        key, each key's last value only, whenever that is provably what applying every record in
-        order gives (`_feed_compacted`, measured: 3x faster on the benchmark's status topic,
-        bench/state_read.py); any other run record by record, with keys' and values' parses
-        cached (`_feed_in_order`).
-        """
-        records = records if type(records) is list else list(records)
-        if records and not self._feed_compacted(records):
-            self._feed_in_order(records)
-        self._track_offset(records)
-
-    def _feed_compacted(self, records: list[ConsumedRecord]) -> bool:
-        """The run's last value per key, if nothing in the run makes order matter: no tombstone
-        (a connector's also removes its tasks' statuses), every value a readable status (an
-        unreadable one is skipped, and logged, where it stands), every key a connector or task
-        status key (KIP-558 topic keys are applied in order, beside) spelled one way only, and no
-        task whose last value is an UNASSIGNED that the run's earlier values decide on.
-
-        False: the run is to be applied in order, from the state left here, which gives the same
-        result as from the state before: each status set here is the last of its key, and applied
-        in order, every value after it is decided as it would have been (a task's state before its
-        next non-UNASSIGNED value never matters; one before an UNASSIGNED set here had accepted it).
-        """
-        values = list(map(_VALUE, records))
-        if None in values or not self._parse_all(values):
-            return False
-        keys = list(map(_KEY, records))
-        last = dict(zip(keys, values, strict=True))
-        distinct = len(last) == len(keys)
-        routes, route_of, parsed = self._routes, self._route, self._parsed
-        connectors, tasks_by_name = self.connectors, self.tasks
-        topic_keys: set[bytes] = set()
-        seen: set[Route] = set()
-        for key, value in last.items():
-            route = routes.get(key) or route_of(key)
-            if route is None or not route[1]:
-                if key is None or not key.startswith(_TOPIC_PREFIX):
-                    return False
-                topic_keys.add(key)
-                continue
-            if route in seen:  # two spellings of one key (`a-01`, `a-1`): their order counts
-                return False
-            seen.add(route)
-            kind, name, task = route
-            status = parsed[value]
-            if kind == _CONNECTOR:
-                connectors[name] = status
-                continue
-            if status[0] == "UNASSIGNED" and not distinct:
-                return False
-            tasks = tasks_by_name.get(name)
-            if tasks is None:
-                tasks = tasks_by_name[name] = {}
-            cached = tasks.get(task)
-            # `_put_task`'s rule: a late UNASSIGNED does not replace a RUNNING of its generation.
-            if status[0] != "UNASSIGNED" or cached is None or cached[0] != "RUNNING" or cached[3] < status[3]:
-                tasks[task] = status
-        for key, value in zip(keys, values, strict=True) if topic_keys else ():
-            if key in topic_keys:
-                self._topic(key.decode("utf-8", "replace"), value)
-        return True
-
-    def _parse_all(self, values: list[bytes]) -> bool:
-        """Every distinct value parsed into the cache; False if one is not a readable status (or
-        the cache is full): the run is then applied in order, which skips it where it stands."""
-        parsed = self._parsed
-        new = set(values).difference(parsed)
-        if len(parsed) + len(new) > _STATUS_CACHE_SIZE:
-            return False
-        for value in new:
-            status = _readable_status(value)
-            if status is None:
-                return False
-            parsed[value] = status
-        return True
-
-    def _feed_in_order(self, records: list[ConsumedRecord]) -> None:
-        """Record by record, as `apply` does, with the keys' and values' parses cached."""
+        """`apply` each record in order, with the same result, faster (keys' parse cached)."""
         routes, route_of, apply = self._routes, self._route, self.apply
         parsed, status_of, connectors, tasks_by_name = self._parsed, self._status, self.connectors, self.tasks
+        last = -1
         for record in records:
-            key, value = record.key(), record.value()
+            key, value, offset = record.key(), record.value(), record.offset()
+            if offset >= 0:
+                last = offset
             route = routes.get(key) or route_of(key)
             if route is not None and value is not None and route[1]:
                 kind, name, task = route
@@ -144,7 +64,9 @@ class StatusReplay(Replay):
                 if status[0] != "UNASSIGNED" or cached is None or cached[0] != "RUNNING" or cached[3] < status[3]:
                     tasks[task] = status
                 continue
-            apply(key, value, record.offset())
+            apply(key, value, offset)
+        if last >= 0:
+            self.offset = last
 
     def _route(self, key: bytes | None) -> Route | None:
         """The cached dispatch of a well-formed task or connector status key; None otherwise.
@@ -191,7 +113,24 @@ class StatusReplay(Replay):
         return status
 
     def _parse_status(self, key: str, value: bytes) -> rec.StatusValue | None:
-        parsed = _status_value(value)
+        try:  # fast path: the exact shape Connect writes
+            obj = from_json(value, allow_inf_nan=False)
+            if type(obj) is dict:
+                state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
+                generation, version = obj.get("generation"), obj.get("version")
+                if (
+                    type(generation) is int
+                    and _INT32_MIN <= generation <= _INT32_MAX
+                    and type(state) is str
+                    and state in rec.STATUS_STATES
+                    and type(worker) is str
+                    and (trace is None or type(trace) is str)
+                    and (version is None or type(version) is str)
+                ):
+                    return state, trace, worker, generation, version
+        except ValueError:
+            pass
+        parsed = rec.status_from_json(parse_json(value))
         if isinstance(parsed, Invalid):  # Java drops unparseable statuses
             self._skip(key, parsed.reason)
             return None
@@ -256,29 +195,3 @@ class StatusReplay(Replay):
             self._skip(key, "invalid topic status value")
             return
         self.topics.setdefault(connector, {})[topic] = (task, stamp)
-
-
-def _status_value(value: bytes) -> rec.StatusValue | Invalid:
-    try:  # fast path: the exact shape Connect writes
-        obj = from_json(value, allow_inf_nan=False)
-        if type(obj) is dict:
-            state, trace, worker = obj.get("state"), obj.get("trace"), obj.get("worker_id")
-            generation, version = obj.get("generation"), obj.get("version")
-            if (
-                type(generation) is int
-                and _INT32_MIN <= generation <= _INT32_MAX
-                and type(state) is str
-                and state in rec.STATUS_STATES
-                and type(worker) is str
-                and (trace is None or type(trace) is str)
-                and (version is None or type(version) is str)
-            ):
-                return state, trace, worker, generation, version
-    except ValueError:
-        pass
-    return rec.status_from_json(parse_json(value))
-
-
-def _readable_status(value: bytes) -> rec.StatusValue | None:
-    status = _status_value(value)
-    return None if isinstance(status, Invalid) else status
