@@ -8,6 +8,7 @@ from a task's batch, `reconciler.runtime`). The formats are in docs/record-forma
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from reconciler.kafka.records import (
     STATUS_TOPIC_PREFIX,
@@ -40,3 +41,26 @@ def source_offset_record(
     """An offset write (`offset=None`: tombstone); `raw_key` = the exact key bytes already in the topic."""
     key = raw_key if raw_key is not None else encode_offset_key(connector, partition)
     return Record(TopicRole.OFFSETS, key, None if offset is None else encode_offset_value(offset))
+
+
+@dataclass(frozen=True)
+class Consumed:
+    """A record as consumed, shaped like a confluent-kafka `Message` as the replays' `feed` reads
+    it; `t` is the record's timestamp in milliseconds (-1: none)."""
+
+    k: bytes | None
+    v: bytes | None
+    o: int
+    t: int = -1
+
+    def key(self) -> bytes | None:
+        return self.k
+
+    def value(self) -> bytes | None:
+        return self.v
+
+    def offset(self) -> int:
+        return self.o
+
+    def timestamp(self) -> tuple[int, int]:
+        return (0 if self.t < 0 else 1, self.t)

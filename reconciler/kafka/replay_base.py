@@ -34,6 +34,10 @@ class ConsumedRecord(Protocol):
 
     def offset(self) -> int: ...
 
+    def timestamp(self) -> tuple[int, int]:
+        """(timestamp type, milliseconds); the milliseconds are -1 when the broker has none."""
+        ...
+
 
 def parse_json(value: bytes) -> object:
     try:

@@ -57,7 +57,7 @@ def read_offsets_state(
             elif topic == topics.configs:
                 config.apply(key, value, msg.offset())
             else:
-                status.apply(key, value, msg.offset())
+                status.apply(key, value, msg.offset(), msg.timestamp()[1])
     return OffsetsState(build_live_state(config, status, ours, settings.group_id), ours, progress)
 
 

@@ -49,7 +49,7 @@ def read_view(settings: KafkaSettings) -> TickView:
             if key is not None and key.startswith(connector_prefix):
                 config_offsets[key[len(connector_prefix) :].decode("utf-8", "replace")] = offset
         elif topic == topics.status:
-            status.apply(key, value, offset)
+            status.apply(key, value, offset, msg.timestamp()[1])
         else:
             ours.apply(key, value, offset)
             restarts.on_reconciler(key, value)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 
 import pytest
+from record_encoders import Consumed
 
-from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
+from reconciler.core.live import ConnectTargetState
 from reconciler.core.transitions import PendingRestart as RestartRequestRecord
 from reconciler.core.transitions import restart_impact
 from reconciler.kafka.replay import (
     ConfigReplay,
-    OffsetsReplay,
     ReconcilerReplay,
     StatusReplay,
     build_live_state,
@@ -123,8 +123,12 @@ def test_commit_for_an_unknown_connector_drops_its_state() -> None:
 
 def test_connector_tombstone_drops_config_tasks_and_buffers_but_not_target_state() -> None:
     replay = replay_config(
-        config("a"), task("a", 0), commit("a", 1), target("a", '{"state":"PAUSED","state.v2":"PAUSED"}'),
-        task("a", 0, "buffered"), ("connector-a", None),
+        config("a"),
+        task("a", 0),
+        commit("a", 1),
+        target("a", '{"state":"PAUSED","state.v2":"PAUSED"}'),
+        task("a", 0, "buffered"),
+        ("connector-a", None),
     )
     assert "a" not in replay.configs
     assert "a" not in replay.task_counts
@@ -166,8 +170,12 @@ def test_target_state_records_over_a_stopped_connector(value: str, expected: Con
 
 def test_invalid_records_are_skipped_and_counted() -> None:
     replay = replay_config(
-        config("a"), ("connector-a", '{"props":{}}'), ("connector-a", "not json"), ("task-a-x", "{}"),
-        ("task-a-0", None), ("commit-a", '{"tasks":"2"}'),
+        config("a"),
+        ("connector-a", '{"props":{}}'),
+        ("connector-a", "not json"),
+        ("task-a-x", "{}"),
+        ("task-a-0", None),
+        ("commit-a", '{"tasks":"2"}'),
     )
     assert replay.configs["a"] == {"name": "a"}  # the valid one stays
     assert replay.task_counts.get("a") is None
@@ -178,7 +186,9 @@ def test_invalid_records_are_skipped_and_counted() -> None:
 def test_a_commit_java_cannot_count_is_skipped_alone() -> None:
     """Java's `intValue` throws inside its poll loop for `{"tasks":2.0}` and loses the records
     polled with it (docs/compatibility.md); we skip that record only."""
-    replay = replay_config(config("a"), task("a", 0), ("commit-a", '{"tasks":2.0}'), config("b"), task("a", 0), commit("a", 1))
+    replay = replay_config(
+        config("a"), task("a", 0), ("commit-a", '{"tasks":2.0}'), config("b"), task("a", 0), commit("a", 1)
+    )
     assert replay.visible_task_configs("a") == [{"table": "t"}] and "b" in replay.configs
     assert replay.skipped == 1
 
@@ -291,224 +301,51 @@ def test_connector_status_tombstone_forgets_its_task_statuses() -> None:
     assert "a" not in replay.connectors and "a" not in replay.tasks
 
 
-@pytest.mark.parametrize(
-    ("incoming", "kept"),
-    [
-        (status("UNASSIGNED", 6, "w2"), "RUNNING"),  # stale rebalance write: ignored
-        (status("UNASSIGNED", 7, "w2"), "RUNNING"),  # same generation: ignored too
-        (status("UNASSIGNED", 8, "w2"), "UNASSIGNED"),  # newer generation: accepted
-        (status("FAILED", 6, "w2"), "FAILED"),  # only UNASSIGNED is filtered
-    ],
-)
-def test_unassigned_after_running_generation_rule(incoming: bytes, kept: str) -> None:
+# A connector deleted at t=200 and created again: its new statuses written at t=300. The
+# connector's key and its task's key live on different partitions of the status topic; a reader
+# from offset 0 may read either partition first. Both orders must end with the new task RUNNING.
+_CONNECTOR_PARTITION = [
+    (b"status-connector-a", RUNNING7, 100),
+    (b"status-connector-a", None, 200),
+    (b"status-connector-a", status("RUNNING", 9), 300),
+]
+_TASK_PARTITION = [
+    (b"status-task-a-0", RUNNING7, 100),
+    (b"status-task-a-0", None, 200),
+    (b"status-task-a-0", status("RUNNING", 9), 300),
+]
+
+
+@pytest.mark.parametrize("order", ["connector partition first", "task partition first", "as written"])
+@pytest.mark.parametrize("bulk", [False, True], ids=["apply", "feed"])
+def test_an_old_connector_tombstone_read_late_keeps_the_new_task_status(order: str, bulk: bool) -> None:
+    if order == "connector partition first":
+        records = _CONNECTOR_PARTITION + _TASK_PARTITION
+    elif order == "task partition first":
+        records = _TASK_PARTITION + _CONNECTOR_PARTITION
+    else:
+        records = sorted(_CONNECTOR_PARTITION + _TASK_PARTITION, key=lambda r: r[2])
     replay = StatusReplay()
-    replay.apply(b"status-task-a-0", RUNNING7)
-    replay.apply(b"status-task-a-0", incoming)
-    assert replay.tasks["a"][0][0] == kept
+    if bulk:
+        replay.feed([Consumed(key, value, offset, stamp) for offset, (key, value, stamp) in enumerate(records)])
+    else:
+        for offset, (key, value, stamp) in enumerate(records):
+            replay.apply(key, value, offset, stamp)
+    assert replay.connectors["a"][3] == 9
+    assert {task: s[3] for task, s in replay.tasks["a"].items()} == {0: 9}
 
 
-def test_unassigned_rule_does_not_apply_to_connector_statuses() -> None:
+def test_a_task_status_written_before_a_deletion_read_later_is_not_taken() -> None:
+    # The deleted connector's last task status (t=150) is read after the tombstone (t=200).
     replay = StatusReplay()
-    replay.apply(b"status-connector-a", RUNNING7)
-    replay.apply(b"status-connector-a", status("UNASSIGNED", 6))
-    assert replay.connectors["a"][0] == "UNASSIGNED"
+    replay.apply(b"status-connector-a", RUNNING7, 0, 100)
+    replay.apply(b"status-connector-a", None, 1, 200)
+    replay.apply(b"status-task-a-0", RUNNING7, 0, 150)
+    assert "a" not in replay.connectors and "a" not in replay.tasks
 
 
-def test_unparseable_statuses_are_dropped_keeping_the_previous() -> None:
+def test_a_connector_tombstone_without_timestamps_forgets_every_task_status() -> None:
     replay = StatusReplay()
-    replay.apply(b"status-connector-a", RUNNING7)
-    for bad in (b'{"state":"EXPLODED","trace":null,"worker_id":"w","generation":8}', b"{", b'{"state":"FAILED"}'):
-        replay.apply(b"status-connector-a", bad)
-    replay.apply(b"status-task-a-x", RUNNING7)
-    replay.apply(b"status-connector-", RUNNING7)
-    assert replay.connectors == {"a": ("RUNNING", None, "w1:8083", 7, None)}
-    assert replay.tasks == {}
-    assert replay.skipped == 5
-
-
-def test_topic_statuses_are_kept_apart() -> None:
-    replay = StatusReplay()
-    value = b'{"topic":{"name":"orders","connector":"s","task":0,"discoverTimestamp":17}}'
-    replay.apply(b"status-topic-orders:connector-s", value)
-    replay.apply(b"status-topic-payments:connector-s", value)
-    replay.apply(b"status-topic-payments:connector-s", None)
-    replay.apply(b"status-topic-:connector-s", value)  # empty topic: skipped
-    assert replay.topics == {"s": {"orders": (0, 17)}}
-    assert replay.connectors == {} and replay.tasks == {}
-
-
-def test_identical_status_bytes_are_parsed_once_but_stay_per_key() -> None:
-    replay = StatusReplay()
-    for task_id in range(3):
-        replay.apply(f"status-task-a-{task_id}".encode(), RUNNING7)
-    assert replay.tasks["a"][0] is replay.tasks["a"][2]
-    replay.apply(b"status-task-a-2", None)
-    assert sorted(replay.tasks["a"]) == [0, 1]
-
-
-# --- offsets topic --------------------------------------------------------------------------------
-
-
-def test_offsets_last_value_per_raw_key_and_tombstones() -> None:
-    replay = OffsetsReplay()
-    replay.apply(b'["src",{"table":"orders"}]', b'{"id":1}')
-    replay.apply(b'["src",{"table":"orders"}]', b'{"id":2}')
-    replay.apply(b'["src",{"table":"gone"}]', b'{"id":9}')
-    replay.apply(b'["src",{"table":"gone"}]', None)
-    replay.apply(b'["other",{"table":"orders"}]', b'{"id":3}')
-    assert replay.offsets_for("src") == [({"table": "orders"}, {"id": 2}, b'["src",{"table":"orders"}]')]
-    assert replay.reported("src") == [({"table": "orders"}, {"id": 2})]
-    assert replay.connectors() == ["other", "src"]
-    assert replay.keys_for("src", {"table": "gone"}) == [b'["src",{"table":"gone"}]']
-    assert replay.keys_for("src", {"table": "new"}) == [b'["src",{"table":"new"}]']
-
-
-def test_two_encodings_of_one_partition_are_two_keys() -> None:
-    """Java's set holds the map first read; its GET looks the offset up under Java's bytes for
-    it (HashMap order, compact), which neither encoding here is: it reports null. The runtime
-    resumes from the newest value, and writes under Java's bytes and both encodings."""
-    replay = OffsetsReplay()
-    replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":1}')
-    replay.apply(b'["src", {"a":"x","b":2}]', b'{"pos":2}')
-    assert replay.reported("src") == [({"b": 2, "a": "x"}, None)]
-    [(partition, offset, raw)] = replay.offsets_for("src")
-    assert partition == {"a": "x", "b": 2} and offset == {"pos": 2}
-    assert raw == b'["src", {"a":"x","b":2}]'  # the most recently written
-    assert replay.live_raw_keys("src") == [b'["src",{"b":2,"a":"x"}]', b'["src", {"a":"x","b":2}]']
-    assert replay.keys_for("src", {"b": 2, "a": "x"}) == [
-        b'["src",{"a":"x","b":2}]',
-        b'["src", {"a":"x","b":2}]',
-        b'["src",{"b":2,"a":"x"}]',
-    ]
-    replay.apply(b'["src",{"a":"x","b":2}]', b'{"pos":3}')  # what Java's PATCH writes
-    assert replay.reported("src") == [({"b": 2, "a": "x"}, {"pos": 3})]
-
-
-def test_a_tombstone_under_one_encoding_drops_the_partition() -> None:
-    """`OffsetUtils.processPartitionKey`: the partition set is updated by every encoding."""
-    replay = OffsetsReplay()
-    replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":1}')
-    replay.apply(b'["src",{"a":"x","b":2}]', b'{"pos":2}')
-    replay.apply(b'["src",{"a":"x","b":2}]', None)  # Java's DELETE tombstones its own bytes
-    assert replay.reported("src") == []
-    assert replay.offsets_for("src") == []  # the runtime starts it over, as Java's tasks would
-    assert replay.live_raw_keys("src") == [b'["src",{"b":2,"a":"x"}]']  # a reset still clears it
-    replay.apply(b'["src",{"b":2,"a":"x"}]', b'{"pos":5}')  # a value under any encoding: back
-    assert replay.offsets_for("src") == [({"b": 2, "a": "x"}, {"pos": 5}, b'["src",{"b":2,"a":"x"}]')]
-
-
-@pytest.mark.parametrize("value", [b"", b"  ", b"null"])
-def test_an_empty_or_null_offset_is_a_partition_with_a_null_offset(value: bytes) -> None:
-    replay = OffsetsReplay()
-    replay.apply(b'["src",{"p":1}]', value)
-    assert replay.reported("src") == [({"p": 1}, None)]
-    assert replay.offsets_for("src") == []
-    assert replay.live_raw_keys("src") == [b'["src",{"p":1}]']
-
-
-def test_an_unreadable_offset_leaves_the_partition_out() -> None:
-    """OffsetStorageReaderImpl logs and skips a value it cannot convert or validate."""
-    replay = OffsetsReplay()
-    replay.apply(b'["src",{"p":1}]', b'{"o":{"nested":1}}')
-    replay.apply(b'["src",{"p":2}]', b'{"o":2}xyz')  # trailing tokens: Jackson reads {"o":2}
-    assert replay.reported("src") == [({"p": 2}, {"o": 2})]
-
-
-def test_partition_values_compare_with_java_types() -> None:
-    replay = OffsetsReplay()
-    replay.apply(b'["src",{"p":1}]', b'{"o":1}')
-    replay.apply(b'["src",{"p":1.0}]', b'{"o":2}')
-    replay.apply(b'["src",{"p":true}]', b'{"o":3}')
-    assert len(replay.offsets_for("src")) == 3
-
-
-def test_bad_offset_keys_warn_except_name_null(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.DEBUG, logger="reconciler.kafka.replay")
-    replay = OffsetsReplay()
-    replay.apply(b'["src",null]', b'{"o":1}')
-    assert not caplog.records
-    replay.apply(b'{"not":"a list"}', b'{"o":1}')
-    replay.apply(b'{"not":"a list"}', b'{"o":2}')  # warned once per raw key
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1
-    assert replay.connectors() == []
-
-
-def test_unreadable_offset_value_is_live_for_reset_but_not_reported() -> None:
-    replay = OffsetsReplay()
-    replay.apply(b'["src",{"p":1}]', b"[1]")
-    assert replay.offsets_for("src") == []
-    assert replay.live_raw_keys("src") == [b'["src",{"p":1}]']
-
-
-# --- our topic --------------------------------------------------------------------------------------
-
-
-def test_reconciler_replay() -> None:
-    replay = ReconcilerReplay()
-    for key, value in [
-        (b"owner/a", b'{"owner":"connect-reconciler","created-by-plan":"p1"}'),
-        (b"owner/b", b'{"owner":"connect-reconciler","created-by-plan":"p1"}'),
-        (b"owner/b", None),
-        (b"applied/restart/a/r/1", b'{"applied-at":5}'),
-        (b"applied/offsets/a/o1", b'{"applied-at":6}'),
-        (b"applied/offsets/a/o0", b'{"applied-at":4}'),
-        (b"applied/offsets/a/o0", None),
-        (b"offsets-progress/a", b'{"id":"o2","step":"alter"}'),
-        (b"offsets-progress/c", b'{"id":"o9","step":"stop"}'),
-        (b"offsets-progress/c", None),
-        (b"offsets-snapshot/a/o2", b'{"offsets":[{"partition":{"p":1},"offset":{"o":1}}],"taken-at":7}'),
-        (b"owner/x", b"broken"),
-        (b"weird", b"{}"),
-    ]:
-        replay.apply(key, value)
-    assert list(replay.owners) == ["a"]
-    assert replay.applied_restart == {"a": {"r/1": 5}}
-    assert replay.applied_offsets == {"a": {"o1": 6}}
-    assert replay.offsets_progress["a"].step == "alter" and "c" not in replay.offsets_progress
-    assert replay.snapshots[("a", "o2")].taken_at_ms == 7
-    assert replay.skipped == 2
-
-
-# --- live state -----------------------------------------------------------------------------------
-
-
-def test_build_live_state_joins_config_status_and_ours() -> None:
-    cfg = replay_config(
-        config("a", **{"tasks.max": "2"}), task("a", 0), task("a", 1), commit("a", 2),
-        target("p", '{"state":"PAUSED","state.v2":"PAUSED"}'),  # target state, config not yet written
-    )
-    st = StatusReplay()
-    st.apply(b"status-connector-a", RUNNING7)
-    st.apply(b"status-task-a-1", status("FAILED", 7))
-    st.apply(b"status-task-a-0", RUNNING7)
-    st.apply(b"status-connector-ghost", status("UNASSIGNED", 3))  # statuses of a deleted connector
-    ours = ReconcilerReplay()
-    ours.apply(b"owner/a", b'{"owner":"connect-reconciler","created-by-plan":"p"}')
-    ours.apply(b"applied/restart/a/r1", b'{"applied-at":1}')
-    ours.apply(b"offsets-progress/a", b'{"id":"o1","step":"stop"}')
-
-    live = build_live_state(cfg, st, ours, "g1")
-
-    assert live.group_id == "g1"
-    assert list(live.connectors) == ["a", "ghost", "p"]
-    a = live.connectors["a"]
-    assert a.config == {"name": "a", "tasks.max": "2"}
-    assert (a.target_state, a.task_count, a.inconsistent) == (STARTED, 2, False)
-    assert a.task_configs == [{"table": "t"}, {"table": "t"}]
-    assert a.connector_status == InstanceStatus(state=InstanceState.RUNNING, worker_id="w1:8083", generation=7)
-    assert list(a.task_statuses) == [0, 1]
-    assert a.task_statuses[1].state is InstanceState.FAILED
-    assert live.connectors["ghost"].config is None and not live.connectors["ghost"].exists
-    assert live.connectors["p"].target_state is PAUSED and live.connectors["p"].config is None
-    assert live.owned == ["a"]
-    assert live.is_applied("a", "restart", "r1") and not live.is_applied("a", "offsets", "r1")
-    assert live.offsets_in_progress == {"a": "o1"}
-    # The constructed model is a normal LiveState: it round-trips through the snapshot JSON.
-    assert type(live).model_validate_json(live.model_dump_json()) == live
-
-
-def test_live_state_shows_non_string_properties_as_text() -> None:
-    cfg = replay_config(("connector-a", '{"properties":{"name":"a","tasks.max":2}}'))
-    live = build_live_state(cfg, StatusReplay(), ReconcilerReplay(), None)
-    assert live.connectors["a"].config == {"name": "a", "tasks.max": "2"}
+    replay.apply(b"status-task-a-0", RUNNING7, 0, 300)
+    replay.apply(b"status-connector-a", None, 0)  # no timestamp: Java's rule as is
+    assert "a" not in replay.tasks

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import itertools
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from record_encoders import Consumed as Msg
 
 from reconciler.kafka.live_build import TrustedConstructor
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
@@ -22,9 +22,22 @@ CONFIG_KEYS: list[bytes | None] = [
     *(f"task-{n}".encode() for n in ("a-0", "a-1", "a-2", "b-0", "x-y-0", "x-y-1", "a-01")),
     *(f"commit-{n}".encode() for n in ("a", "b", "x-y", "gone")),
     *(f"target-state-{n}".encode() for n in ("a", "b", "x-y")),
-    b"task-a--1", b"task-a-", b"task-a-1234567890", "task-a-\u0663".encode(), b"task--0", b"task-a",
-    b"restart-connector-a", b"tasks-fencing-a", b"session-key", b"logger-cluster-x", b"unknown-a",
-    b"connector-", b"connector-\xff", b"task-\xe2-0", b"commit-\xff", None,
+    b"task-a--1",
+    b"task-a-",
+    b"task-a-1234567890",
+    "task-a-\u0663".encode(),
+    b"task--0",
+    b"task-a",
+    b"restart-connector-a",
+    b"tasks-fencing-a",
+    b"session-key",
+    b"logger-cluster-x",
+    b"unknown-a",
+    b"connector-",
+    b"connector-\xff",
+    b"task-\xe2-0",
+    b"commit-\xff",
+    None,
 ]
 CONFIG_VALUES: list[bytes | None] = [
     b'{"properties":{"k":"v","name":"a"}}',
@@ -35,20 +48,48 @@ CONFIG_VALUES: list[bytes | None] = [
     b'{"properties":null}',
     b'{"other":{}}',
     *(b'{"tasks":%d}' % n for n in (0, 1, 2, 3, -1)),
-    b'{"tasks":"2"}', b'{"tasks":2.0}', b'{"tasks":4294967298}', b'{"tasks":true}',
-    b'{"state":"PAUSED"}', b'{"state":"STARTED"}', b'{"state":"PAUSED","state.v2":"STOPPED"}',
-    b'{"state":"BOGUS"}', b'{"state.v2":1,"state":"PAUSED"}', b'{"state.v2":"STARTED"}',
-    b'{"include-tasks":true,"only-failed":false}', b'{"task-count":2}',
-    b"null", b"[]", b'"\\ud800"', b"not json", b"", b"\xff", None, None, None,
+    b'{"tasks":"2"}',
+    b'{"tasks":2.0}',
+    b'{"tasks":4294967298}',
+    b'{"tasks":true}',
+    b'{"state":"PAUSED"}',
+    b'{"state":"STARTED"}',
+    b'{"state":"PAUSED","state.v2":"STOPPED"}',
+    b'{"state":"BOGUS"}',
+    b'{"state.v2":1,"state":"PAUSED"}',
+    b'{"state.v2":"STARTED"}',
+    b'{"include-tasks":true,"only-failed":false}',
+    b'{"task-count":2}',
+    b"null",
+    b"[]",
+    b'"\\ud800"',
+    b"not json",
+    b"",
+    b"\xff",
+    None,
+    None,
+    None,
     # what Jackson reads and strict JSON does not: whitespace only, trailing tokens, leading zeros
-    b"  ", b'{"properties":{"k":"v"}} x', b'{"tasks":02}', b'{"state":"PAUSED"}}', b'{"tasks":NaN}',
+    b"  ",
+    b'{"properties":{"k":"v"}} x',
+    b'{"tasks":02}',
+    b'{"state":"PAUSED"}}',
+    b'{"tasks":NaN}',
 ]
 STATUS_KEYS: list[bytes | None] = [
     *(f"status-connector-{n}".encode() for n in ("a", "b", "x-y")),
     *(f"status-task-{n}".encode() for n in ("a-0", "a-1", "b-0", "x-y-0", "a-01")),
-    b"status-connector-", b"status-task--0", b"status-task-a-x", b"status-task-a-", b"status-task-a",
-    b"status-topic-t:connector-a", b"status-topic-:connector-a", b"status-topic-t", b"unknown",
-    b"status-task-\xe2-0", None,
+    b"status-connector-",
+    b"status-task--0",
+    b"status-task-a-x",
+    b"status-task-a-",
+    b"status-task-a",
+    b"status-topic-t:connector-a",
+    b"status-topic-:connector-a",
+    b"status-topic-t",
+    b"unknown",
+    b"status-task-\xe2-0",
+    None,
 ]
 STATUS_VALUES: list[bytes | None] = [
     *(
@@ -62,35 +103,31 @@ STATUS_VALUES: list[bytes | None] = [
     b'{"state":"RUNNING","worker_id":null,"generation":1}',
     b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":1,"version":"4.3.1"}',
     b'{"state":"DESTROYED","trace":null,"worker_id":"w","generation":1,"version":null}',
-    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":01} ', b"",
+    b'{"state":"RUNNING","trace":null,"worker_id":"w","generation":01} ',
+    b"",
     b'{"state":"NOPE","worker_id":"w","generation":1}',
     b'{"state":"RUNNING","trace":"\\ud800","worker_id":"w","generation":1}',
     b'{"topic":{"name":"t","connector":"a","task":0,"discoverTimestamp":5}}',
-    b"null", b"[]", b"nope", None, None,
+    b"null",
+    b"[]",
+    b"nope",
+    None,
+    None,
 ]
 
 
-@dataclass(frozen=True)
-class Msg:
-    """Shaped like a confluent-kafka Message, as `feed` reads it."""
-
-    k: bytes | None
-    v: bytes | None
-    o: int
-
-    def key(self) -> bytes | None:
-        return self.k
-
-    def value(self) -> bytes | None:
-        return self.v
-
-    def offset(self) -> int:
-        return self.o
-
-
 def _records(rng: random.Random, keys: list[bytes | None], values: list[bytes | None], n: int) -> list[Msg]:
-    # Few names, so records of one connector interleave as in a real topic.
-    return [Msg(rng.choice(keys), rng.choice(values), -1 if rng.random() < 0.05 else i) for i in range(n)]
+    # Few names, so records of one connector interleave as in a real topic. Timestamps mostly
+    # rise, some run backwards (another partition's records read later) and some are unknown.
+    return [
+        Msg(
+            rng.choice(keys),
+            rng.choice(values),
+            -1 if rng.random() < 0.05 else i,
+            -1 if rng.random() < 0.05 else max(0, i * 10 - (rng.randrange(500) if rng.random() < 0.2 else 0)),
+        )
+        for i in range(n)
+    ]
 
 
 def _chunks(rng: random.Random, records: list[Msg]) -> list[list[Msg]]:
@@ -102,9 +139,19 @@ def _config_view(r: ConfigReplay) -> dict[str, Any]:
     return {
         name: getattr(r, name)
         for name in (
-            "configs", "target_states", "task_counts", "task_configs", "deferred", "inconsistent",
-            "pending_fencing", "task_count_records", "task_config_generations", "restart_requests",
-            "offset", "skipped", "problems",
+            "configs",
+            "target_states",
+            "task_counts",
+            "task_configs",
+            "deferred",
+            "inconsistent",
+            "pending_fencing",
+            "task_count_records",
+            "task_config_generations",
+            "restart_requests",
+            "offset",
+            "skipped",
+            "problems",
         )
     } | {"visible": {n: r.visible_task_configs(n) for n in ("a", "b", "x-y", "gone")}}
 
@@ -132,7 +179,7 @@ def test_status_feed_equals_apply(seed: int) -> None:
     records = _records(rng, STATUS_KEYS, STATUS_VALUES, rng.choice((5, 40, 200)))
     reference = StatusReplay()
     for m in records:
-        reference.apply(m.k, m.v, m.o)
+        reference.apply(m.k, m.v, m.o, m.t)
     fed = StatusReplay()
     for chunk in _chunks(rng, records):
         fed.feed(chunk)
@@ -148,7 +195,7 @@ def test_live_state_from_feed_equals_the_one_from_apply(seed: int) -> None:
     for m in configs:
         config.apply(m.k, m.v, m.o)
     for m in statuses:
-        status.apply(m.k, m.v, m.o)
+        status.apply(m.k, m.v, m.o, m.t)
     fed_config, fed_status = ConfigReplay(), StatusReplay()
     fed_config.feed(configs)
     fed_status.feed(statuses)
