@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
-from reconciler.core.diagnostics import Diagnostic
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # (at run time: every command imports this; pydantic models only where used)
+    from reconciler.core.diagnostics import Diagnostic
 
 
 class ReconcilerError(Exception):

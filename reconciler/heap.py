@@ -12,7 +12,11 @@ manifests). A one-shot command (`validate`, `plan`, `apply`, `status`, `snapshot
 keeps what it built until it exits, so it runs inside `one_shot()` and the objects are frozen
 instead (`gc.freeze`): taken out of the collector's sight, still freed by reference counting.
 A long-running process (`run`, `watch`) does not freeze: a reference cycle frozen there would
-outlive its use for good.
+outlive its use for good. It moves what it built to the oldest generation instead, in one step
+(`gc.freeze()` then `gc.unfreeze()` splice the lists, walking nothing): the collector's young
+generations never walk it, its full collections still do (measured: reading 10,000 connectors'
+live state, bench/state_read.py, 0.46–0.48 → 0.41 CPU-seconds, the first allocations after it
+no longer walking ~0.5 M young objects).
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ def one_shot(enabled: bool = True) -> Iterator[None]:
 
 @contextlib.contextmanager
 def building() -> Iterator[None]:
-    """No cyclic collection inside; the objects built are frozen after it in a one-shot process."""
+    """No cyclic collection inside; the objects built are frozen after it in a one-shot process,
+    moved to the oldest generation in a long-running one."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -49,4 +54,7 @@ def building() -> Iterator[None]:
     if enabled:
         if _one_shot:
             gc.freeze()
+        elif gc.get_freeze_count() == 0:  # (never thaw what a one-shot command froze)
+            gc.freeze()
+            gc.unfreeze()  # all of it into the oldest generation: see the module's doc
         gc.enable()

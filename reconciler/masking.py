@@ -18,11 +18,12 @@ import io
 import logging
 import sys
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from itertools import chain
 from typing import IO, TYPE_CHECKING, Any
 
 from reconciler.core.redact import scrub as scrub_with
-from reconciler.core.redact import secret_values
+from reconciler.core.redact import secret_values, secret_values_of_all
 
 if TYPE_CHECKING:
     from reconciler.core.live import LiveState
@@ -53,13 +54,18 @@ def remember_connectors(connectors: Sequence[DesiredConnector]) -> None:
     remember(found)
 
 
-def remember_live(live: LiveState) -> None:
-    """Every connector's and task's secret values (with the sensitive keys recorded at apply)."""
+def remember_live(live: LiveState, names: Collection[str] | None = None) -> None:
+    """Every connector's and task's secret values (with the sensitive keys recorded at apply);
+    `names`: only those connectors' (the others were remembered before)."""
     found: set[str] = set()
-    for name, connector in live.connectors.items():
-        keys = live.sensitive.get(name, ())
+    sensitive = live.sensitive
+    connectors = live.connectors if names is None else {n: live.connectors[n] for n in names if n in live.connectors}
+    for name in sensitive.keys() & connectors.keys():
+        connector = connectors[name]
         for config in (connector.config or {}, *connector.task_configs):
-            found |= secret_values(config, keys)
+            found |= secret_values(config, sensitive[name])
+    plain = [connector for name, connector in connectors.items() if name not in sensitive]
+    found |= secret_values_of_all(chain((c.config for c in plain if c.config), *(c.task_configs for c in plain)))
     for name, view in live.uncommitted.items():  # what a worker reading aborted records holds
         found |= secret_values(view.config or {}, live.sensitive.get(name, ()))
     remember(found)

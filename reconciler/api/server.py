@@ -25,13 +25,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reconciler.api.observer import LoopObserver
 from reconciler.api.state import ApiState, Board, BrokerInfo
+from reconciler.core.live import LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
 
@@ -165,11 +166,19 @@ class Service:
 
 
 @contextlib.contextmanager
-def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s: float) -> Iterator[Service]:
-    """The REST API and the probe run while the block runs."""
+def serving(
+    settings: KafkaSettings,
+    bind_to: str,
+    worker_id: str,
+    *,
+    interval_s: float,
+    read_live: Callable[[], LiveState] | None = None,
+) -> Iterator[Service]:
+    """The REST API and the probe run while the block runs. `read_live`: how the observer reads
+    the live state after a tick (the loop's own store); by default, a store of its own."""
     from reconciler.api.app import create_app
     from reconciler.api.metrics import Metrics
-    from reconciler.kafka.reader import read_state
+    from reconciler.kafka.store import LiveStore
 
     board = Board(ApiState(worker_id=worker_id))
     metrics = Metrics(board)
@@ -184,9 +193,11 @@ def serving(settings: KafkaSettings, bind_to: str, worker_id: str, *, interval_s
     probe.start()
     host, port = server.address
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+    own = LiveStore(settings, topics="prepared")  # connects on its first read only
     try:
-        yield Service(url, board, LoopObserver(board, metrics, lambda: read_state(settings)))
+        yield Service(url, board, LoopObserver(board, metrics, read_live or (lambda: own.read().live)))
     finally:
+        own.close()
         probe.stop()
         server.stop()
         sys.setswitchinterval(switch_interval)

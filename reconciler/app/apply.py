@@ -34,7 +34,7 @@ from reconciler.errors import ReconcilerError, StalePlan
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.changes import pending_offsets, plan_to_records
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import prepare, read_state
+from reconciler.kafka.store import LiveStore, prepare, read_view
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsOutcome
 from reconciler.offsets.preview import with_current_offsets
@@ -71,8 +71,10 @@ def apply(
     show_plan: ShowPlan = lambda plan: None,
     between_batches: bool = False,
     now_ms: Callable[[], int] = _now_ms,
+    store: LiveStore | None = None,
 ) -> ApplyOutcome:
-    """The manifests applied, then their offsets requests run (`app.offsets`).
+    """The manifests applied, then their offsets requests run (`app.offsets`). `store`: read
+    with it (the runtime's, kept across ticks; its topics prepared).
 
     The plan is shown (`show_plan`) before anything is written, with each offsets request's
     current offsets (from → to), and is the outcome's plan. `between_batches`: no task of this
@@ -87,10 +89,11 @@ def apply(
 
     outcome = apply_manifests(
         settings, desired, prune=prune, allow_empty=allow_empty, manifest_paths=manifest_paths, saved=saved,
-        show_plan=show, now_ms=now_ms,
+        show_plan=show, now_ms=now_ms, store=store,
     )
     offsets = run_offsets_requests(
-        settings, desired, outcome.live, outcome.pending_offsets, between_batches=between_batches, now_ms=now_ms
+        settings, desired, outcome.live, outcome.pending_offsets, between_batches=between_batches, now_ms=now_ms,
+        store=store,
     )
     return dataclasses.replace(outcome, plan=shown[0] if shown else outcome.plan, offsets=offsets)
 
@@ -105,13 +108,19 @@ def apply_manifests(
     saved: Plan | None = None,
     show_plan: ShowPlan = lambda plan: None,
     now_ms: Callable[[], int] = _now_ms,
+    store: LiveStore | None = None,
 ) -> ApplyOutcome:
     """The transaction alone: bring the group's live state to `desired` (its offsets requests
-    not run); `saved`: refuse unless it is still the plan."""
-    prepare(settings)
+    not run); `saved`: refuse unless it is still the plan. `store`: read with it (the runtime's,
+    kept across ticks; its topics prepared)."""
+    if store is None:
+        prepare(settings)
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
-        live = read_state(settings, uncommitted=True)
+        if store is not None:
+            live = store.read(uncommitted=True).live
+        else:
+            live = read_view(settings, uncommitted=True, topics="prepared").live
         plan = build_plan(desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=list(manifest_paths))
         if saved is not None:
             refuse_stale(saved, plan, settings.group_id)

@@ -27,11 +27,10 @@ from reconciler.core.live import LiveState, RequestKind
 from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import Action
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka.reader import prepare
+from reconciler.kafka.store import LiveStore, prepare, read_view
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.executor import WAITING_MESSAGE, RequestExecution, Stop, outcome_of
 from reconciler.offsets.model import OffsetsOutcome, created_fresh, pending_requests
-from reconciler.offsets.state import read_offsets_state
 from reconciler.offsets.worker_stop import connect_worker_stopped
 from reconciler.offsets.writer import OffsetsWriter
 
@@ -44,11 +43,13 @@ def run_offsets_requests(
     *,
     between_batches: bool,
     now_ms: Callable[[], int],
+    store: LiveStore | None = None,
 ) -> list[OffsetsOutcome]:
     """An apply's offsets requests: every pending one in full `between_batches` (no task of
-    ours can run), else the ones the apply planned (`planned`), as far as is safe."""
+    ours can run), else the ones the apply planned (`planned`), as far as is safe. `store`: the
+    runtime's, kept across ticks."""
     if between_batches:
-        return run_pending_offsets_requests(settings, desired, live, now_ms=now_ms)
+        return run_pending_offsets_requests(settings, desired, live, now_ms=now_ms, store=store)
     return execute_after_apply(settings, desired, live, planned, now_ms=now_ms)
 
 
@@ -62,14 +63,16 @@ def run_pending_offsets_requests(
     live: LiveState,
     *,
     now_ms: Callable[[], int] = _now_ms,
+    store: LiveStore | None = None,
 ) -> list[OffsetsOutcome]:
     """Every declared request not yet applied, in full (the caller guarantees no task runs).
 
     No I/O at all when nothing is pending. Never raises for one request's failure: each
     outcome says what happened (`failed`, `refused`, `retry` are reported and retried next tick).
+    `store`: the caller's (the runtime's, kept across ticks), whose topics it prepared.
     """
     return [
-        execute_offsets_request(settings, connector, live, tasks_stopped=True, now_ms=now_ms)
+        execute_offsets_request(settings, connector, live, tasks_stopped=True, now_ms=now_ms, store=store)
         for connector in pending_requests(desired, live)
     ]
 
@@ -102,9 +105,11 @@ def execute_offsets_request(
     *,
     tasks_stopped: bool = True,
     now_ms: Callable[[], int] = _now_ms,
+    store: LiveStore | None = None,
 ) -> OffsetsOutcome:
     """Run (or resume) the connector's declared request. `tasks_stopped=False`: no proof that no
-    task is running, so only the stop step is done (`waiting`). `live` only skips an applied id."""
+    task is running, so only the stop step is done (`waiting`). `live` only skips an applied id.
+    `store`: read with it (its topics prepared) instead of a store of its own."""
     request = desired.spec.offsets
     if request is None:
         raise ValueError(f"connector {desired.name} declares no offsets request")
@@ -118,10 +123,11 @@ def execute_offsets_request(
     else:
         waiting = None
     try:
-        prepare(settings)  # the broker answers and the internal topics exist
+        if store is None:
+            prepare(settings)  # the broker answers and the internal topics exist
         with OffsetsWriter(settings, desired.name) as writer:
             writer.claim()  # before reading: fences another executor of this connector's request
-            state = read_offsets_state(settings)
+            state = store.read() if store is not None else read_view(settings, topics="prepared")
             execution = RequestExecution(settings, writer, desired, request, state, now_ms)
             return execution.run(tasks_stopped, waiting)
     except Stop as stop:

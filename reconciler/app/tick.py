@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from reconciler.app.apply import ApplyOutcome, apply
+from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
@@ -102,7 +103,7 @@ class Worker:
         the outcome's plan shows offsets requests from → to, as `apply` prints it."""
         outcome = apply(
             self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
-            between_batches=True, now_ms=self._now_ms,
+            between_batches=True, now_ms=self._now_ms, store=self.batches.store,
         )
         self.batches.topics_ready = True  # the apply checked the broker and the internal topics
         return outcome
@@ -110,6 +111,10 @@ class Worker:
     def work(self, *, closing: bool = False) -> BatchReport:
         """One batch without an apply before it (the manifests unknown: no automatic restart)."""
         return self.batches.work(closing=closing)
+
+    def read_live(self) -> LiveState:
+        """The live state now (what the REST API serves after a tick), read with the ticks' store."""
+        return self.batches.read_live()
 
     def release(self) -> int:
         """This worker's instances reported UNASSIGNED, as a Connect worker does when it stops."""

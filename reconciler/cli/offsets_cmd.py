@@ -28,7 +28,7 @@ from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.kafka.settings import KafkaSettings
-    from reconciler.offsets.state import OffsetsState
+    from reconciler.kafka.topics_replay import StoreView
 
 EXIT_OK = 0
 IMPORT = "import"
@@ -79,13 +79,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace, name: str) -> int:
-    from reconciler.kafka.reader import prepare_read
+    from reconciler.kafka.store import read_view
     from reconciler.offsets.model import not_found_message
-    from reconciler.offsets.state import current_body, read_offsets_state
+    from reconciler.offsets.state import current_body
 
     settings = kafka_settings(args)
-    ours = prepare_read(settings)  # read-only: a group without its topics is an error
-    state = read_offsets_state(settings, with_reconciler=ours)
+    state = read_view(settings)  # read-only: a group without its topics is an error
     connector = state.live.connector(name)
     if connector is None or connector.config is None:
         raise ReconcilerError(not_found_message(name))
@@ -114,12 +113,12 @@ def print_offsets_table(entries: list[dict[str, Any]]) -> None:
         print(f"{partition.ljust(width)}  {offset}")
 
 
-def history(state: OffsetsState, name: str) -> list[dict[str, Any]]:
+def history(state: StoreView, name: str) -> list[dict[str, Any]]:
     """The connector's snapshots, oldest first: id, time taken, whether applied, the offsets then."""
-    applied = state.ours.applied_offsets.get(name, {})
+    applied = state.applied_offsets.get(name, {})
     in_progress = state.progress.get(name)
     entries = []
-    for (connector, request_id), snapshot in state.ours.snapshots.items():
+    for (connector, request_id), snapshot in state.snapshots.items():
         if connector != name:
             continue
         if request_id in applied:

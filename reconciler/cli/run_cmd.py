@@ -232,7 +232,9 @@ def serving(
         return
     from reconciler.api.server import serving as api_serving
 
-    with api_serving(settings, args.http_bind, worker.worker_id, interval_s=args.interval) as service:
+    with api_serving(
+        settings, args.http_bind, worker.worker_id, interval_s=args.interval, read_live=worker.read_live
+    ) as service:
         output.notice(
             f"REST API (read-only) on {service.url}: /connectors, /healthz, /readyz, /metrics",
             event="rest-api", url=service.url,

@@ -1,6 +1,6 @@
 """Live state: what Connect's internal topics (and the reconciler's own topic) currently hold.
 
-Built by `reconciler.kafka.reader` from the topics, or loaded from a JSON snapshot
+Built by `reconciler.kafka.store` from the topics, or loaded from a JSON snapshot
 (`reconciler snapshot > live.json`, `plan --live-state live.json`). Pure data.
 """
 
@@ -9,10 +9,11 @@ from __future__ import annotations
 import enum
 import json
 import secrets
+from itertools import chain
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from reconciler.core.redact import seal_config, slow_digest
+from reconciler.core.redact import nothing_to_seal, seal_config, slow_digest
 
 SNAPSHOT_VERSION = 1
 
@@ -239,8 +240,12 @@ def sealed_snapshot(state: LiveState) -> LiveState:
     config sealed (core.redact), the fingerprint of the unsealed state kept for saved plans."""
     salt = secrets.token_bytes(16)  # one per snapshot: equal values cost one digest
     connectors = dict(state.connectors)
+    plain = [c for name, c in state.connectors.items() if not state.sensitive.get(name)]
+    sealed_as_they_are = nothing_to_seal(chain((c.config for c in plain if c.config), *(c.task_configs for c in plain)))
     for name, connector in state.connectors.items():
         keys = state.sensitive.get(name, ())
+        if sealed_as_they_are and not keys:
+            continue
         config = None if connector.config is None else seal_config(connector.config, keys, salt)
         tasks = [seal_config(task, keys, salt) for task in connector.task_configs]
         if config is not connector.config or any(a is not b for a, b in zip(tasks, connector.task_configs, strict=True)):

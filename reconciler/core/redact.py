@@ -30,6 +30,8 @@ import hashlib
 import hmac
 import re
 from collections.abc import Collection, Iterable, Mapping
+from itertools import chain
+from operator import methodcaller
 
 MASK = "(sensitive)"
 URL_MASK = "****"
@@ -64,6 +66,7 @@ _VALUE_SECRETS = (
 PLACEHOLDER = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
 
 SEAL_PREFIX = "(sensitive hmac-sha256$"
+_VALUES = methodcaller("values")
 # Digests of whole documents that may hold secrets (a saved plan's fingerprints) are slow on
 # purpose: one per plan, and guessing a secret against them costs as much per guess.
 SLOW_DIGEST_ROUNDS = 20_000
@@ -149,6 +152,29 @@ def secret_values(config: Mapping[str, str | None], sensitive: Collection[str] =
     return {value for value in found if len(value) >= MIN_SCRUB_LENGTH and value != MASK and not is_seal(value)}
 
 
+def secret_values_of_all(configs: Iterable[Mapping[str, str | None]]) -> set[str]:
+    """`secret_values` of many configs that have no sensitive set of their own.
+
+    The common case, no credential key among them all and no value that may hold a placeholder,
+    a seal or a credential, is decided in one C-level scan of every value at once instead of one
+    per config (the live state's 30,000 configs of bench/state_read.py: 16 ms, against 39 ms
+    one config at a time).
+    """
+    configs = list(configs)
+    keys: set[str] = set().union(*configs)
+    if any(_key_rule(key)[1] for key in keys) or _suspect_values(chain.from_iterable(map(_VALUES, configs))):
+        return {value for config in configs for value in secret_values(config)}
+    return set()
+
+
+def nothing_to_seal(configs: Iterable[Mapping[str, str | None]]) -> bool:
+    """Whether `seal_config` (with no sensitive set) returns every one of `configs` as it is,
+    decided in one scan of them all (a snapshot's 30,000 configs in bench/state_read.py)."""
+    configs = list(configs)
+    keys: set[str] = set().union(*configs)
+    return not any(_key_rule(key)[0] for key in keys) and not _suspect_values(chain.from_iterable(map(_VALUES, configs)))
+
+
 @functools.lru_cache(maxsize=4096)
 def _rules_for(keys: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
     """(masked keys, strong keys) among a config's keys. Configs at scale share their key sets
@@ -159,7 +185,11 @@ def _rules_for(keys: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
 
 def _suspect(config: Mapping[str, str | None]) -> bool:
     """Whether any value may hold a placeholder, a seal or a credential (one scan of them all)."""
-    blob = "\n".join([value for value in config.values() if value])
+    return _suspect_values(config.values())
+
+
+def _suspect_values(values: Iterable[str | None]) -> bool:
+    blob = "\n".join(filter(None, values))
     return "${" in blob or "@" in blob or "=" in blob or SEAL_PREFIX in blob
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from reconciler.errors import ReconcilerError
@@ -79,14 +80,28 @@ def check_for_reading(settings: KafkaSettings) -> bool:
     """
     admin = new_admin(settings)
     existing = topic_partitions(settings, admin)
+    start_reading_check(settings, existing, admin)()
+    return settings.topics.reconciler in existing
+
+
+def start_reading_check(settings: KafkaSettings, existing: dict[str, int], admin: Any = None) -> Callable[[], None]:
+    """`check_for_reading` on partition counts already fetched (`existing`): missing topics and
+    the config topic's partitions are checked now; the cleanup policies take a round trip, which
+    is started now and checked by the call returned (a reader reads meanwhile)."""
     wanted = internal_topics(settings)
     connect = [spec for spec in wanted if spec.role is not TopicRole.RECONCILER]
     missing = [spec for spec in connect if spec.name not in existing]
     if missing:
         raise _missing_for_reading(settings, missing, all_missing=len(missing) == len(connect), existing=existing)
     present = [spec for spec in wanted if spec.name in existing]
-    _check_layout(settings, admin, present, existing)
-    return settings.topics.reconciler in existing
+    _check_partitions(present, existing)
+    client = admin if admin is not None else new_admin(settings)
+    futures = _describe_policies(client, [spec.name for spec in present])
+
+    def finish() -> None:
+        _check_policies(present, _policies(settings, client, futures))
+
+    return finish
 
 
 def _missing_for_reading(
@@ -137,6 +152,12 @@ def ensure_offsets_topic(settings: KafkaSettings, topic: str) -> None:
 
 
 def _check_layout(settings: KafkaSettings, admin: Any, present: list[TopicSpec], partitions: dict[str, int]) -> None:
+    _check_partitions(present, partitions)
+    names = [spec.name for spec in present]
+    _check_policies(present, _policies(settings, admin, _describe_policies(admin, names)))
+
+
+def _check_partitions(present: list[TopicSpec], partitions: dict[str, int]) -> None:
     for spec in present:
         if spec.role is TopicRole.CONFIGS and partitions[spec.name] != 1:
             raise ReconcilerError(
@@ -144,7 +165,9 @@ def _check_layout(settings: KafkaSettings, admin: Any, present: list[TopicSpec],
                 "Connect requires exactly 1 (the order of its records is their meaning)",
                 hint="use a single-partition topic (--config-topic) or another --group-id",
             )
-    policies = _cleanup_policies(settings, admin, [spec.name for spec in present])
+
+
+def _check_policies(present: list[TopicSpec], policies: dict[str, str]) -> None:
     for spec in present:
         policy = policies.get(spec.name, "")
         if {part.strip() for part in policy.split(",")} != {COMPACT}:
@@ -156,13 +179,17 @@ def _check_layout(settings: KafkaSettings, admin: Any, present: list[TopicSpec],
             )
 
 
-def _cleanup_policies(settings: KafkaSettings, admin: Any, names: list[str]) -> dict[str, str]:
-    from confluent_kafka import KafkaException
+def _describe_policies(admin: Any, names: list[str]) -> dict[Any, Any]:
+    """The futures of one DescribeConfigs request for these topics (none: no request)."""
     from confluent_kafka.admin import ConfigResource  # type: ignore[attr-defined]  # re-exported, no __all__
 
-    if not names:
-        return {}
-    futures = admin.describe_configs([ConfigResource("topic", name) for name in names])
+    return admin.describe_configs([ConfigResource("topic", name) for name in names]) if names else {}
+
+
+def _policies(settings: KafkaSettings, admin: Any, futures: dict[Any, Any]) -> dict[str, str]:
+    """Each topic's cleanup.policy from `_describe_policies`' futures (`admin` kept alive till then)."""
+    from confluent_kafka import KafkaException
+
     policies: dict[str, str] = {}
     for resource, future in futures.items():
         try:

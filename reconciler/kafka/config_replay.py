@@ -12,14 +12,17 @@ from pydantic_core import from_json
 from reconciler.core.live import ConnectTargetState
 from reconciler.core.transitions import PendingRestart, merge_restart
 from reconciler.kafka import records as rec
+from reconciler.kafka.marks import RestartLog
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.replay_base import (
     ROUTE_CACHE_SIZE,
+    UNREADABLE,
     VALUE_CACHE_SIZE,
     ConsumedRecord,
     Properties,
     Replay,
     Route,
+    PROPERTIES,
     log,
     parse_json,
     utf8,
@@ -36,10 +39,11 @@ class ConfigReplay(Replay):
 
     `restart_after`: restart records at or below this offset were already handled by the caller
     (Java ignores every restart record read before the worker started; a reader that keeps its
-    own watermark passes it here). None keeps them all.
+    own watermark passes it here). None keeps them all. `restarts`: where every readable restart
+    record also goes, whatever its offset (the runtime's rule of which are pending, `marks`).
     """
 
-    def __init__(self, *, restart_after: int | None = None) -> None:
+    def __init__(self, *, restart_after: int | None = None, restarts: RestartLog | None = None) -> None:
         super().__init__()
         self.configs: dict[str, Properties] = {}
         self.target_states: dict[str, ConnectTargetState] = {}
@@ -53,7 +57,11 @@ class ConfigReplay(Replay):
         self.task_count_records: dict[str, int] = {}  # `tasks-fencing-` (KIP-618)
         self.task_config_generations: dict[str, int] = {}
         self.restart_requests: dict[str, PendingRestart] = {}
+        # connector → offset of its latest `connector-` record, readable or not (`marks`: a
+        # config written after a failure restarts the connector).
+        self.connector_offsets: dict[str, int] = {}
         self._restart_after = restart_after
+        self._restarts = restarts
         self._routes: dict[bytes | None, Route] = {}
         self._counts: dict[bytes, int] = {}
         self._states: dict[bytes, ConnectTargetState | Invalid] = {}
@@ -68,48 +76,50 @@ class ConfigReplay(Replay):
         """`apply` each record in order, with the same result, several times faster.
 
         The hot loop of reading a config topic. Keys repeat (every update of a connector rewrites
-        the same keys), so their parse is cached; so are the small values that repeat byte for
-        byte (target states, commits). Only the outcomes the fast paths can see at once are
-        handled here; anything else (tombstones, odd keys, values Java would skip) goes to `apply`.
-        """
+        the same keys), so their parse is cached; so are small values that repeat byte for byte
+        (target states, commits). Anything the fast paths cannot see at once (tombstones, odd keys,
+        values Java would skip, another shape of properties map) goes to `apply`."""
         records = records if type(records) is list else list(records)
         routes, route_of, apply = self._routes, self._route, self.apply
         deferred_by_name, configs, target_states = self.deferred, self.configs, self.target_states
+        connector_offsets, decode = self.connector_offsets, PROPERTIES.decode
         states, counts, commit_tasks = self._states, self._counts, self._commit_tasks
         for record in records:
             key, value = record.key(), record.value()
             route = routes.get(key) or route_of(key)
-            if route is not None and value is not None:
-                kind, name = route[0], route[1]
-                if kind <= _CONNECTOR:  # _TASK or _CONNECTOR: a properties map
-                    try:
-                        obj = from_json(value, allow_inf_nan=False)
-                    except ValueError:
-                        obj = None
-                    props = obj.get("properties") if type(obj) is dict else None
-                    if type(props) is dict:
-                        if kind == _TASK:
-                            deferred = deferred_by_name.get(name)
-                            if deferred is None:
-                                deferred = deferred_by_name[name] = {}
-                            deferred[route[2]] = props
-                        else:
-                            configs[name] = props
-                            if name not in target_states:
-                                target_states[name] = _STARTED
-                        continue
-                elif kind == _TARGET_STATE:
-                    state = states.get(value) or self._target_state_value(value)
-                    if type(state) is ConnectTargetState:
-                        target_states[name] = state
-                        continue
-                else:  # _COMMIT
-                    count = counts.get(value)
-                    if count is None:
-                        count = self._commit_count(value)
-                    if count is not None and name in configs:
-                        commit_tasks(name, count)
-                        continue
+            if route is None or value is None:
+                apply(key, value, record.offset())
+                continue
+            kind, name = route[0], route[1]
+            if kind <= _CONNECTOR:  # _TASK or _CONNECTOR: a properties map
+                try:
+                    props = decode(value).properties
+                except UNREADABLE:  # not the shape Connect writes: `apply` decides
+                    apply(key, value, record.offset())
+                    continue
+                if kind == _TASK:
+                    deferred = deferred_by_name.get(name)
+                    if deferred is None:
+                        deferred = deferred_by_name[name] = {}
+                    deferred[route[2]] = props
+                else:
+                    configs[name] = props
+                    connector_offsets[name] = record.offset()
+                    if name not in target_states:
+                        target_states[name] = _STARTED
+                continue
+            if kind == _TARGET_STATE:
+                state = states.get(value) or self._target_state_value(value)
+                if type(state) is ConnectTargetState:
+                    target_states[name] = state
+                    continue
+            else:  # _COMMIT
+                count = counts.get(value)
+                if count is None:
+                    count = self._commit_count(value)
+                if count is not None and name in configs:
+                    commit_tasks(name, count)
+                    continue
             apply(key, value, record.offset())
         self._track_offset(records)
 
@@ -174,6 +184,8 @@ class ConfigReplay(Replay):
             self._skip("<null>", "config record without a key")
             return
         k = key.decode("utf-8", "replace")
+        if k.startswith("connector-"):
+            self.connector_offsets[k[10:]] = offset
         obj: object = None
         if value is not None:
             try:
@@ -253,7 +265,11 @@ class ConfigReplay(Replay):
     def _commit_tasks(self, name: str, count: int) -> None:
         """A readable commit of an existing connector: the buffered task configs become visible."""
         deferred = self.deferred.get(name)
-        if _complete(deferred, count):
+        # Ids 0..count-1 all buffered, extra (stale higher) ids allowed: with exactly `count`
+        # distinct non-negative ids, that is "the highest is count-1" (the common case, cheaply).
+        if (deferred is not None and len(deferred) == count and count > 0 and max(deferred) == count - 1) or _complete(
+            deferred, count
+        ):
             if deferred is not None:
                 self.task_configs.setdefault(name, {}).update(deferred)
                 generation = self.task_config_generations.get(name)
@@ -284,6 +300,8 @@ class ConfigReplay(Replay):
         if isinstance(flags, Invalid):
             self._skip(key, flags.reason)
             return
+        if self._restarts is not None:
+            self._restarts.add(name, flags, offset)
         if self._restart_after is not None and offset <= self._restart_after:
             return
         new = PendingRestart(flags.include_tasks, flags.only_failed, offset)

@@ -10,12 +10,21 @@ stable offset: an open transaction's records are not read past. Consumers here o
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, retry_transient, translate
+from reconciler.kafka.client import (
+    ErrorCollector,
+    is_unreachable,
+    kafka_error,
+    new_admin,
+    new_consumer,
+    retry_transient,
+    translate,
+    unreachable,
+)
 from reconciler.kafka.settings import KafkaSettings
 
 BATCH_SIZE = 1000
@@ -32,9 +41,14 @@ class Message:
     topic: str = ""
 
 
+class PositionLost(ReconcilerError):
+    """A partition no longer holds the offset a read was to continue from (records deleted)."""
+
+
 def reader_overrides(isolation_level: str) -> dict[str, Any]:
-    """Consumer settings for reading to the end (EOF events at each partition's end)."""
-    return {"enable.partition.eof": True, "isolation.level": isolation_level}
+    """Consumer settings for reading to the end (EOF events at each partition's end). A position
+    that no longer exists is an error, not a silent jump to the end (librdkafka's default)."""
+    return {"enable.partition.eof": True, "isolation.level": isolation_level, "auto.offset.reset": "error"}
 
 
 def partitions_of(consumer: Any, settings: KafkaSettings, topic: str) -> list[int]:
@@ -49,6 +63,73 @@ def partitions_of(consumer: Any, settings: KafkaSettings, topic: str) -> list[in
         detail = meta.error.str() if meta is not None and meta.error is not None else "no partitions"
         raise ReconcilerError(f"topic {topic} is not readable: {detail}")
     return sorted(meta.partitions)
+
+
+class TopicReader:
+    """One consumer assigned to every partition of some topics, kept between reads.
+
+    Each `to_end()` reads from where the previous one stopped (the first: from the beginning of
+    each partition) to each partition's end: a long-running reader pays for what was written
+    since, not for the whole topic again. The consumer only `assign()`s: no group, no commits.
+    """
+
+    def __init__(self, settings: KafkaSettings, *, isolation_level: str = "read_committed") -> None:
+        self.settings = settings
+        self._errors = ErrorCollector()
+        self._consumer = new_consumer(settings, self._errors, **reader_overrides(isolation_level))
+        self.positions: dict[tuple[str, int], int] = {}  # where the next read starts
+
+    def partitions_of(self, topic: str) -> list[int]:
+        """The partitions of one topic, which must exist."""
+        return partitions_of(self._consumer, self.settings, topic)
+
+    def topic_partitions(self) -> dict[str, list[int]]:
+        """The partitions of every topic of the cluster (one metadata request)."""
+        from confluent_kafka import KafkaException
+
+        try:
+            metadata = self._consumer.list_topics(timeout=self.settings.timeout_s)
+        except KafkaException as exc:
+            if is_unreachable(kafka_error(exc)):
+                raise unreachable(self.settings) from exc
+            raise translate(exc, self.settings, "fetching cluster metadata") from exc
+        return {name: sorted(meta.partitions) for name, meta in metadata.topics.items() if meta.error is None}
+
+    def assign(self, partitions: Mapping[str, Sequence[int]]) -> None:
+        """Read these partitions from now on: new ones from their beginning, the others from
+        where the last read stopped."""
+        from confluent_kafka import OFFSET_BEGINNING
+
+        for topic, ids in partitions.items():
+            for partition in ids:
+                self.positions.setdefault((topic, partition), OFFSET_BEGINNING)
+
+    def to_end(self, ends: dict[tuple[str, int], int] | None = None) -> Iterator[list[Any]]:
+        """Lists of confluent-kafka Messages (no error events) up to each partition's end.
+
+        Batches, not single messages: this is the hot loop of reading 100,000s of records.
+        Order is kept within each partition, which is all Connect's readers rely on (every key
+        lives in exactly one partition). `ends`, when given, receives where each (topic,
+        partition) ended (under read_committed, the last stable offset). Raises
+        `PositionLost` when a partition no longer holds the position to continue from.
+        """
+        from confluent_kafka import TopicPartition
+
+        assignment = [TopicPartition(topic, p, offset) for (topic, p), offset in self.positions.items()]
+        self._consumer.assign(assignment)  # (re)starts each partition's fetch: its EOF comes again
+        reached = {} if ends is None else ends
+        yield from _drain(self._consumer, self.settings, set(self.positions), self._errors, reached)
+        self._remember(assignment, reached)
+
+    def _remember(self, assignment: list[Any], ends: dict[tuple[str, int], int]) -> None:
+        """Where the next read starts: after the last record delivered (records may have come
+        after a partition's EOF, while others were still read) or at the end, if further."""
+        for tp in self._consumer.position(assignment):
+            key = (tp.topic, tp.partition)
+            self.positions[key] = max(tp.offset, ends.get(key, tp.offset))
+
+    def close(self) -> None:
+        self._consumer.close()
 
 
 def read_to_end(
@@ -77,30 +158,14 @@ def batches_to_end(
     isolation_level: str = "read_committed",
     ends: dict[tuple[str, int], int] | None = None,
 ) -> Iterator[list[Any]]:
-    """Lists of confluent-kafka Messages (no error events) of several topics, read to the end.
-
-    One consumer for all: the live-state reader pays for one connection and one set of fetch
-    round trips instead of three. Order is kept within each partition, which is all Connect's
-    readers rely on (every key lives in exactly one partition). Batches, not single messages,
-    because this is the hot loop of reading 100,000s of records. `ends`, when given, receives
-    where each (topic, partition) ended: the offset after the last one read (under
-    read_committed, the last stable offset).
-    """
-    from confluent_kafka import OFFSET_BEGINNING, TopicPartition
-
-    errors = ErrorCollector()
-    consumer = new_consumer(settings, errors, **reader_overrides(isolation_level))
+    """`TopicReader.to_end` once, from the beginning of every partition of `topics` (each of
+    them must exist), with one consumer for all: one connection and one set of fetch round trips."""
+    reader = TopicReader(settings, isolation_level=isolation_level)
     try:
-        assignment = [
-            TopicPartition(topic, p, OFFSET_BEGINNING)
-            for topic in topics
-            for p in partitions_of(consumer, settings, topic)
-        ]
-        consumer.assign(assignment)
-        pending = {(tp.topic, tp.partition) for tp in assignment}
-        yield from _drain(consumer, settings, pending, errors, {} if ends is None else ends)
+        reader.assign({topic: reader.partitions_of(topic) for topic in topics})
+        yield from reader.to_end(ends)
     finally:
-        consumer.close()
+        reader.close()
 
 
 def _drain(
@@ -145,6 +210,8 @@ def _handle_events(batch: list[Any], pending: set[tuple[str, int]], ends: dict[t
         if error.code() == KafkaError._PARTITION_EOF:
             pending.discard((msg.topic(), msg.partition()))
             ends[(msg.topic(), msg.partition())] = msg.offset()
+        elif error.code() == KafkaError._AUTO_OFFSET_RESET:
+            raise PositionLost(f"reading topic {msg.topic()} [{msg.partition()}]: {error.str()}")
         elif error.fatal() or not error.retriable():
             raise ReconcilerError(f"reading topic {msg.topic()} failed: {error.str()} ({error.name()})")
 

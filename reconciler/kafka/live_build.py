@@ -9,7 +9,7 @@ the model has anything it does not handle (aliases, extra fields, a field it was
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -53,23 +53,50 @@ class TrustedConstructor(Generic[Model]):
             and all(f.alias is None and f.validation_alias is None for f in cls.model_fields.values())
         )
         self.build: Callable[[dict[str, Any]], Model] = self._fast if plain else self._generic
+        # The slots' own setters: calling them is 2x faster than `object.__setattr__` by name
+        # (0.67 against 1.43 µs per LiveConnector, with `object.__new__`).
+        setters = [_slot_setter(cls, name) for name in _SLOTS]
+        self._set_dict, self._set_fields, self._set_extra, self._set_private = setters
 
     def _generic(self, values: dict[str, Any]) -> Model:
         return self.cls.model_construct(**values)
 
+    def for_fields(self, names: Iterable[str]) -> Callable[[dict[str, Any]], Model]:
+        """`build` for values that always name these fields: checked here once, not per object."""
+        return self._trusted if self.build == self._fast and set(names) == self._fields_set else self.build
+
     def _fast(self, values: dict[str, Any]) -> Model:
         if values.keys() != self._fields_set:  # a field added to the model: be generic
             return self._generic(values)
-        obj = self.cls.__new__(self.cls)
-        setattr_ = object.__setattr__
-        setattr_(obj, "__dict__", values)
-        setattr_(obj, "__pydantic_fields_set__", self._fields_set.copy())
-        setattr_(obj, "__pydantic_extra__", None)
-        setattr_(obj, "__pydantic_private__", None)
+        return self._trusted(values)
+
+    def _trusted(self, values: dict[str, Any]) -> Model:
+        obj: Model = object.__new__(self.cls)
+        self._set_dict(obj, values)
+        self._set_fields(obj, self._fields_set.copy())
+        self._set_extra(obj, None)
+        self._set_private(obj, None)
         return obj
 
 
+_SLOTS = ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__", "__pydantic_private__")
+
+
+def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
+    """The `__set__` of the descriptor that stores `name` on instances of `cls`."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            setter: Callable[[object, object], None] = vars(klass)[name].__set__
+            return setter
+    raise TypeError(f"{cls.__name__} has no {name} slot")
+
+
 _CONNECTOR = TrustedConstructor(LiveConnector)
+# The fields `_connector_builder` gives every LiveConnector (all of them, in declaration order).
+_BUILT_FIELDS = (
+    "name", "config", "target_state", "task_count", "task_configs", "inconsistent", "config_applied",
+    "connector_status", "task_statuses",
+)
 
 
 def build_live_state(
@@ -79,16 +106,26 @@ def build_live_state(
     group_id: str | None,
     *,
     task_configs: bool = True,
+    previous: Mapping[str, LiveConnector] | None = None,
+    changed: Collection[str] = (),
 ) -> LiveState:
     """The live state: every connector named in the config topic (config or target state) or
     in the status topic, with its statuses; plus ownership and applied requests from our topic.
 
     `task_configs=False` leaves every `task_configs` empty, for readers that never look at them
-    (plan, status): committed task configs are most of a config topic's bytes.
+    (plan, status): committed task configs are most of a config topic's bytes. `previous`: the
+    connectors of a live state built from these replays before (with the same `task_configs`),
+    of which only those named in `changed` (records about them were replayed since) are built
+    again: an incremental read rebuilds what it read about.
     """
     names = set(config.configs) | set(config.target_states) | set(status.connectors)
     names.update(name for name, tasks in status.tasks.items() if tasks)
     build = _connector_builder(config, status, task_configs)
+    if previous is None:
+        connectors = {name: build(name) for name in sorted(names)}
+    else:
+        kept = previous.get
+        connectors = {name: build(name) if name in changed else kept(name) or build(name) for name in sorted(names)}
     applied: dict[str, AppliedRequests] = {}
     for name in sorted(set(ours.applied_restart) | set(ours.applied_offsets)):
         restart = sorted(ours.applied_restart.get(name, {}))
@@ -97,7 +134,7 @@ def build_live_state(
             applied[name] = AppliedRequests.model_construct(restart=restart, offsets=offsets)
     live = LiveState.model_construct(
         group_id=group_id,
-        connectors={name: build(name) for name in sorted(names)},
+        connectors=connectors,
         owned=sorted(ours.owners),
         applied=applied,
         offsets_in_progress={
@@ -109,7 +146,8 @@ def build_live_state(
         last_batches=dict(sorted(ours.batches.items())),
         auto_restarts=dict(sorted(ours.auto_restarts.items())),
     )
-    masking.remember_live(live)  # whatever prints later never shows their secrets
+    # Whatever prints later never shows their secrets (those built before were remembered then).
+    masking.remember_live(live, None if previous is None else changed)
     return live
 
 
@@ -129,21 +167,23 @@ def _connector_builder(
     count_of, committed_of, inconsistent = config.task_counts.get, config.task_configs.get, config.inconsistent
     applied_of = config.applied_configs.get
     connector_status_of, task_statuses_of = status.connectors.get, status.tasks.get
-    statuses, string_properties, construct = _StatusCache(), rec.string_properties, _CONNECTOR.build
+    statuses, string_properties = _StatusCache(), rec.string_properties
+    construct = _CONNECTOR.for_fields(_BUILT_FIELDS)
 
     def build(name: str) -> LiveConnector:
         props, count = config_of(name), count_of(name)
         connector_status, task_statuses = connector_status_of(name), task_statuses_of(name)
+        broken = name in inconsistent
         return construct(
             {
                 "name": name,
                 "config": None if props is None else string_properties(props),
                 "target_state": target_state_of(name, _STARTED),
                 "task_count": count,
-                "task_configs": _visible(committed_of(name), count, name in inconsistent, string_properties)
+                "task_configs": _visible(committed_of(name), count, broken, string_properties)
                 if with_tasks and count
                 else [],
-                "inconsistent": name in inconsistent,
+                "inconsistent": broken,
                 "config_applied": _applied(applied_of(name), props),
                 "connector_status": None if connector_status is None else statuses[connector_status],
                 "task_statuses": {task: statuses[value] for task, value in sorted(task_statuses.items())}

@@ -12,11 +12,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reconciler.kafka.admin import topic_partitions
-from reconciler.kafka.consume import batches_to_end
 from reconciler.kafka.overrides import PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.store import read_offsets_topics
 
 LOG = logging.getLogger(__name__)
 
@@ -69,18 +68,4 @@ def read_stores(stores: Sequence[OffsetsStore]) -> dict[StoreKey, OffsetsReplay]
     for group in by_cluster.values():
         read = read_offsets_topics(group[0].settings, [store.topic for store in group])
         replays.update({store.key: read[store.topic] for store in group})
-    return replays
-
-
-def read_offsets_topics(settings: KafkaSettings, topics: Sequence[str]) -> dict[str, OffsetsReplay]:
-    replays = {topic: OffsetsReplay() for topic in topics}
-    existing = topic_partitions(settings)
-    readable = [topic for topic in topics if topic in existing]
-    if readable:
-        for batch in batches_to_end(settings, readable):
-            for msg in batch:
-                replays[msg.topic()].apply(msg.key(), msg.value(), msg.offset())
-    for topic, replay in replays.items():
-        if replay.skipped:
-            LOG.info("%s: %d offsets record(s) ignored, as a Connect worker ignores them", topic, replay.skipped)
     return replays

@@ -29,7 +29,7 @@ OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 SENSITIVE_PREFIX: Final = "sensitive/"
 BATCH_PREFIX: Final = "batch/"
 AUTO_RESTART_PREFIX: Final = "auto-restart/"
-# The runtime's marks (`runtime.restarts`, `runtime.failures`). Their names are everything after
+# The runtime's marks (read by `kafka.marks`). Their names are everything after
 # the prefix: any connector of the config topic, Java-created ones too, has marks.
 RESTART_PROCESSED_PREFIX: Final = "restart-processed/"
 RUNTIME_STARTED_KEY: Final = "runtime-started"
@@ -49,6 +49,16 @@ class OwnerInfo:
 class OffsetsProgress:
     request_id: str
     step: OffsetsStepKind
+
+
+@dataclass(frozen=True, slots=True)
+class RequestProgress:
+    """An offsets request's progress record as its executor reads it (`confirmed`: the
+    connector's hook's answer, once known)."""
+
+    request_id: str
+    step: OffsetsStepKind
+    confirmed: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +226,16 @@ def decode_offsets_progress(value: bytes) -> OffsetsProgress | Invalid:
     return OffsetsProgress(request_id, OffsetsStepKind(step))
 
 
+def decode_request_progress(value: bytes) -> RequestProgress | Invalid:
+    """`offsets-progress/<name>`: `{"id","step"}` plus the executor's optional `"connector-confirmed"`."""
+    base = decode_offsets_progress(value)
+    if isinstance(base, Invalid):
+        return base
+    obj = loads(value)
+    confirmed = obj.get("connector-confirmed") if type(obj) is dict else None
+    return RequestProgress(base.request_id, base.step, confirmed if type(confirmed) is bool else None)
+
+
 def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
     obj = loads(value)
     if type(obj) is not dict:
@@ -288,7 +308,7 @@ def decode_runtime_started(value: bytes) -> int | Invalid:
 
 @dataclass(frozen=True, slots=True)
 class FailureMark:
-    """`connector-failed/<name>`: when a FAILED connector status was written (`runtime.failures`)."""
+    """`connector-failed/<name>`: when a FAILED connector status was written (`kafka.marks`)."""
 
     config_end: int  # the config topic's end offset when the FAILED status was written
     trace_digest: str

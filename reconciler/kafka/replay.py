@@ -25,9 +25,10 @@ from reconciler.core.live import AutoRestartStatus, LastBatch
 from reconciler.kafka import own_records as own
 from reconciler.kafka.config_replay import ConfigReplay
 from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
+from reconciler.kafka.marks import FailureLog, RestartLog
 from reconciler.kafka.records import Invalid
 from reconciler.kafka.offsets_replay import OffsetsReplay, partition_identity
-from reconciler.kafka.own_records import OffsetsProgress, OffsetsSnapshot, OwnerInfo
+from reconciler.kafka.own_records import OffsetsSnapshot, OwnerInfo, RequestProgress
 from reconciler.kafka.replay_base import ConsumedRecord, Replay
 from reconciler.kafka.status_replay import StatusReplay
 
@@ -35,14 +36,16 @@ from reconciler.kafka.status_replay import StatusReplay
 class ReconcilerReplay(Replay):
     """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress,
     rollback snapshots, which config keys are sensitive, each connector's last batch and its
-    auto-restart history."""
+    auto-restart history; and the runtime's marks (`marks`: restarts executed, failures)."""
 
     def __init__(self) -> None:
         super().__init__()
+        self.restarts = RestartLog()
+        self.failures = FailureLog()
         self.owners: dict[str, OwnerInfo] = {}
         self.applied_restart: dict[str, dict[str, int]] = {}  # name → id → applied-at
         self.applied_offsets: dict[str, dict[str, int]] = {}
-        self.offsets_progress: dict[str, OffsetsProgress] = {}
+        self.offsets_progress: dict[str, RequestProgress] = {}
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
         self.sensitive: dict[str, list[str]] = {}  # name → config keys its manifest made sensitive
         self.batches: dict[str, LastBatch] = {}
@@ -51,6 +54,8 @@ class ReconcilerReplay(Replay):
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
         if offset >= 0:
             self.offset = offset
+        if self.restarts.on_reconciler(key, value) or self.failures.on_reconciler(key, value):
+            return
         text = "<null>" if key is None else key.decode("utf-8", "replace")
         parsed = own.parse_reconciler_key(text)
         if parsed is None:
@@ -60,7 +65,7 @@ class ReconcilerReplay(Replay):
         if kind == "owner":
             self._put(self.owners, name, None if value is None else own.decode_owner(value), text)
         elif kind == "offsets-progress":
-            decoded = None if value is None else own.decode_offsets_progress(value)
+            decoded = None if value is None else own.decode_request_progress(value)
             self._put(self.offsets_progress, name, decoded, text)
         elif kind == "sensitive":
             self._put(self.sensitive, name, None if value is None else own.decode_sensitive(value), text)

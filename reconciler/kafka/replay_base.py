@@ -9,6 +9,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any, Protocol
 
+import msgspec
 from pydantic_core import from_json
 
 from reconciler.kafka import records as rec
@@ -23,6 +24,23 @@ MAX_PROBLEMS = 100
 ROUTE_CACHE_SIZE = 1_000_000
 VALUE_CACHE_SIZE = 4096
 Route = tuple[int, str, int]  # a key parsed for a fast path: (kind, connector name, task id)
+
+
+class _Properties(msgspec.Struct):
+    """`{"properties":{…}}` with string (or null) values: the shape Connect writes."""
+
+    properties: dict[str, str | None]
+
+
+# The properties map of a connector or task config record of the shape Connect writes, for the
+# replays' fast paths: a typed msgspec decoder builds the map and checks its shape in one C call.
+# Measured on the 60,000 connector and task configs of bench/state_read.py, kept as the replay
+# keeps them: 0.67–0.74 µs a value, against 0.91 for `pydantic_core.from_json` then the checks
+# (what the replays used), 0.81 for `orjson.loads`, 3.1 for the stdlib's `json`. What it refuses
+# (`UNREADABLE`: another shape, invalid JSON or UTF-8) is not necessarily invalid for Java: the
+# caller falls back to the reference path, which reads what Jackson reads.
+PROPERTIES = msgspec.json.Decoder(_Properties)
+UNREADABLE = (msgspec.DecodeError, ValueError)
 
 
 class ConsumedRecord(Protocol):

@@ -16,40 +16,79 @@ generates them anew when it restarts the connector).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from reconciler.core.live import UncommittedView
 from reconciler.kafka import records as rec
-from reconciler.kafka.consume import batches_to_end
+from reconciler.kafka.consume import TopicReader
 from reconciler.kafka.replay import ConfigReplay
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.topics_replay import TopicsReplay
 
 
-def read_uncommitted_views(
-    settings: KafkaSettings, committed: ConfigReplay, committed_records: int, end: int
-) -> dict[str, UncommittedView]:
-    """Compare `committed` (built from `committed_records` records) with a replay of the config
-    topic read_uncommitted below offset `end`.
+class UncommittedConfig:
+    """The config topic read read_uncommitted, kept between reads like the committed reader.
 
-    The records read both ways are the same but for the aborted ones, so equal counts mean there
-    is nothing to compare, and counting costs a fraction of replaying: the replay is only done
-    (in a third read) when some records below `end` were aborted.
+    Offsets the committed read found without a gap from 0 on hold no aborted record: reading
+    uncommitted starts at its first gap (`TopicsReplay.contiguous_end`), and a topic no
+    transaction ever wrote (Connect's own writes) is not read a second time at all. From there,
+    the records read both ways are the same but for the aborted ones, so equal counts mean there
+    is nothing to compare, and counting costs a fraction of replaying: the uncommitted records
+    are only replayed (read again from offset 0, then kept up to date) once the counts differ.
+    Records at or after the committed read's end are not taken: they are read again next time.
     """
-    if _records_below(settings, end) == committed_records:
-        return {}
-    everything = ConfigReplay()
-    for batch in _uncommitted(settings):
-        everything.feed(_below(batch, end))
-    return uncommitted_views(committed, everything)
 
+    def __init__(self, settings: KafkaSettings) -> None:
+        self.settings = settings
+        self._topic = settings.topics.configs
+        self._reader: TopicReader | None = None
+        self._start = 0  # where counting started: the committed read's first gap
+        self._count = 0  # records read uncommitted from `_start` up to the last end
+        self._everything: ConfigReplay | None = None  # every record below the last end, once needed
 
-def _uncommitted(settings: KafkaSettings) -> Iterator[list[Any]]:
-    return batches_to_end(settings, [settings.topics.configs], isolation_level="read_uncommitted")
+    def views(self, committed: TopicsReplay, end: int) -> dict[str, UncommittedView]:
+        """Connectors whose config, target-state record or task count differs below `end` (the
+        committed read's end) between the committed records and all of them."""
+        if committed.contiguous_end >= end:
+            return {}  # every offset below `end` was read committed: none was aborted
+        if self._reader is None:
+            self._start = committed.contiguous_end
+            self._reader = self._new_reader(self._start)
+        self._advance(end)
+        if self._everything is None:
+            if self._count == committed.config_records - self._start:
+                return {}
+            self._everything = ConfigReplay()
+            self._reader.close()
+            self._reader = self._new_reader(None)
+            self._advance(end)
+        assert self._everything is not None  # (for mypy: set just above)
+        return uncommitted_views(committed.config, self._everything)
 
+    def _new_reader(self, start: int | None) -> TopicReader:
+        reader = TopicReader(self.settings, isolation_level="read_uncommitted")
+        reader.assign({self._topic: [0]})
+        if start is not None:
+            reader.positions[(self._topic, 0)] = start
+        return reader
 
-def _records_below(settings: KafkaSettings, end: int) -> int:
-    return sum(len(_below(batch, end)) for batch in _uncommitted(settings))
+    def _advance(self, end: int) -> None:
+        """Count (and replay, once needed) the records from where the last read stopped to `end`."""
+        reader = self._reader
+        assert reader is not None
+        everything = self._everything
+        for batch in reader.to_end():
+            below = _below(batch, end)
+            self._count += len(below)
+            if everything is not None:
+                everything.feed(below)
+        reader.positions[(self._topic, 0)] = end  # what lies after `end` is read next time
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
 
 
 def _below(batch: list[Any], end: int) -> list[Any]:

@@ -25,6 +25,7 @@ from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.offset_stores import sink_group
+from reconciler.kafka.topics_replay import StoreView
 from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.records import Record
 from reconciler.kafka.settings import KafkaSettings
@@ -46,7 +47,6 @@ from reconciler.offsets.model import (
     source_targets,
     success_message,
 )
-from reconciler.offsets.state import OffsetsState
 from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE
 from reconciler.offsets.writer import OffsetsWriter, Placed
 
@@ -85,13 +85,8 @@ class RequestExecution:
     """One run of one request, from wherever its progress record says it stopped."""
 
     def __init__(
-        self,
-        settings: KafkaSettings,
-        writer: OffsetsWriter,
-        desired: DesiredConnector,
-        request: OffsetsRequest,
-        state: OffsetsState,
-        now_ms: Callable[[], int],
+        self, settings: KafkaSettings, writer: OffsetsWriter, desired: DesiredConnector, request: OffsetsRequest,
+        state: StoreView, now_ms: Callable[[], int],
     ) -> None:
         self.settings, self.writer, self.desired, self.request = settings, writer, desired, request
         self.name = desired.name

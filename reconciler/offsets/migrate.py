@@ -193,7 +193,7 @@ def run_import(
     """Read the old cluster's offsets topic(s) and sink groups for the declared connectors."""
     from reconciler.kafka.admin import topic_partitions
     from reconciler.offsets.sink import group_offsets
-    from reconciler.kafka.offset_stores import read_offsets_topics
+    from reconciler.kafka.store import read_offsets_topics
 
     chosen = _chosen(desired, only)
     existing = topic_partitions(old)

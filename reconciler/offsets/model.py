@@ -34,7 +34,7 @@ from reconciler.core.plan import OffsetsStepKind
 from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid, Record
+from reconciler.kafka.records import Record
 from reconciler.kafka.replay import partition_identity
 
 SinkOffsets = dict[TopicPartition, int]
@@ -135,23 +135,10 @@ def pending_requests(desired: Iterable[DesiredConnector], live: LiveState) -> li
     return sorted(pending, key=lambda c: c.name)
 
 
-@dataclass(frozen=True)
-class Progress:
-    """The progress record of one connector as read (`confirmed`: the hook's answer, once known)."""
-
-    request_id: str
-    step: OffsetsStepKind
-    confirmed: bool | None = None
-
-
-def decode_progress(value: bytes) -> Progress | Invalid:
-    """`offsets-progress/<name>`: `{"id","step"}` plus our optional `"connector-confirmed"`."""
-    base = own.decode_offsets_progress(value)
-    if isinstance(base, Invalid):
-        return base
-    obj = rec.loads(value)
-    confirmed = obj.get("connector-confirmed") if isinstance(obj, dict) else None
-    return Progress(base.request_id, base.step, confirmed if isinstance(confirmed, bool) else None)
+# The progress record of one connector as read (`confirmed`: the hook's answer, once known);
+# read with the topics (`reconciler.kafka.store`).
+Progress = own.RequestProgress
+decode_progress = own.decode_request_progress
 
 
 def progress_record(name: str, request_id: str, step: OffsetsStepKind, confirmed: bool | None = None) -> Record:

@@ -14,8 +14,9 @@ from reconciler.core.models import DesiredConnector, OffsetEntry
 from reconciler.core.normalize import connector_properties
 from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.store import read_view
 from reconciler.offsets.model import current_entries
-from reconciler.offsets.state import current_body, read_offsets_state
+from reconciler.offsets.state import current_body
 
 
 def with_current_offsets(settings: KafkaSettings, plan: Plan, desired: Sequence[DesiredConnector]) -> Plan:
@@ -25,7 +26,7 @@ def with_current_offsets(settings: KafkaSettings, plan: Plan, desired: Sequence[
         return plan
     by_name = {connector.name: connector for connector in desired}
     resumed = any(a.request_status == "in-progress" for a in offsets_actions)
-    state = read_offsets_state(settings, with_config=False) if resumed else None
+    state = read_view(settings, topics="prepared", task_configs=False) if resumed else None
     actions = []
     for action in plan.actions:
         connector = by_name.get(action.connector)

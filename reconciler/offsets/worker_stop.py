@@ -24,13 +24,14 @@ def connect_worker_stopped(settings: KafkaSettings, name: str) -> bool:
     timeout. That is what Java writes once the zero-task commit and the STOPPED target state
     took effect (`DistributedHerder.modifyConnectorOffsetsChecks` asks the same of its own
     state: STOPPED, zero tasks, no rebalance pending)."""
-    from reconciler.kafka.reader import read_state
+    from reconciler.kafka.store import LiveStore
 
     deadline = time.monotonic() + settings.timeout_s
-    while True:
-        connector = read_state(settings, task_configs=False).connector(name)
-        if connector is not None and tasks_gone(connector):
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(WORKER_POLL_S)
+    with LiveStore(settings, topics="prepared") as store:  # each poll reads what was written since the last
+        while True:
+            connector = store.read(task_configs=False).live.connector(name)
+            if connector is not None and tasks_gone(connector):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(WORKER_POLL_S)

@@ -1,9 +1,9 @@
 """The runtime: one batch of what a Connect worker does, with the tasks run on Spark.
 
 - the batch (`worker.BatchWorker`): `statuses` (what to report, which tasks run),
-  `restarts` and `auto_restart` (KIP-745 and `spec.autoRestart`), `failures`, `fencing`
-  (KIP-618), `plugins` (starting and stopping connectors), `liveness`, `reports`, `tick_view`
-  (what a batch reads);
+  `restarts` and `auto_restart` (KIP-745 and `spec.autoRestart`; the marks they read are
+  `kafka.marks`), `fencing` (KIP-618), `plugins` (starting and stopping connectors),
+  `liveness`, `reports`;
 - the tasks: `tasks` (the work and outcome of each, the executor interface), `executor`
   (`SparkExecutor`), `spark`, `spark_jobs`, `spark_ship`, `executor_probe`; sources
   (`source_job` on the driver, `source_batch` in a worker) and sinks (`sink_job`, `sink_range`,

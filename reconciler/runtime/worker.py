@@ -1,9 +1,10 @@
 """One batch of the worker: what a Connect worker does for a group, after the tick's apply.
 
 A tick (`reconciler.app.tick`) applies the manifests and runs their offsets requests, then calls
-`BatchWorker.work`. That part is level-based, like a Connect worker's loop: it reads the whole
-config, status and reconciler topics, and every connector in the config topic (not only the
-manifests' ones) is brought to its target state:
+`BatchWorker.work`. That part is level-based, like a Connect worker's loop: it knows the whole
+config, status and reconciler topics (read by one store kept across ticks, each read continuing
+from the last: `kafka.store`), and every connector in the config topic (not only the manifests'
+ones) is brought to its target state:
 
 1. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
    same group fences this one, so two workers never both commit task configs), then read
@@ -46,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reconciler import failpoints
-from reconciler.core.live import InstanceState, LiveConnector
+from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.failpoints import Failpoint
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
@@ -55,7 +56,8 @@ from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
 from reconciler.runtime.reports import BatchReport, connector_reports
 from reconciler.runtime.restarts import RestartPlan, plan_restart
-from reconciler.runtime.tick_view import TickView, read_view
+from reconciler.kafka.store import LiveStore
+from reconciler.kafka.topics_replay import StoreView
 from reconciler.runtime import auto_restart
 from reconciler.runtime.auto_restart import AutoRestartPolicy
 from reconciler.runtime.statuses import (
@@ -117,6 +119,8 @@ class BatchWorker:
         self._auto_restart_unit_ms = auto_restart.unit_ms(auto_restart_unit_s)
         # The broker answered and the internal topics exist (an apply checked them, or `_prepare`).
         self.topics_ready = False
+        # One store for every tick: each read continues from where the last one stopped.
+        self.store = LiveStore(settings, topics="prepared")
 
     def work(
         self, *, closing: bool = False, auto_restart: Mapping[str, AutoRestartPolicy] | None = None
@@ -131,10 +135,16 @@ class BatchWorker:
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # before reading: a commit below proves nobody claimed the group since
-            view = read_view(self.settings)
+            view = self.store.read()
             return self._work(view, writer, closing, auto_restart)
 
+    def read_live(self) -> LiveState:
+        """The live state now (what the REST API serves after a tick), read with the ticks' store."""
+        self._prepare()
+        return self.store.read().live
+
     def close(self) -> None:
+        self.store.close()
         self.executor.close()
 
     def release(self) -> int:
@@ -148,21 +158,21 @@ class BatchWorker:
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # the same id as the ticks: a read that a commit proves current
-            view = read_view(self.settings)
+            view = self.store.read()
             for connector in running_here(view.live, self.worker_id):
                 stop_connector(connector)
             return writer.write(release_records(StatusBook(view.live, self.worker_id), view.live))
 
     def _prepare(self) -> None:
         if not self.topics_ready:
-            from reconciler.kafka.reader import prepare
+            from reconciler.kafka.store import prepare
 
             prepare(self.settings)
             self.topics_ready = True
 
     def _work(
         self,
-        view: TickView,
+        view: StoreView,
         writer: TransactionalWriter,
         closing: bool,
         policies: Mapping[str, AutoRestartPolicy] | None,
@@ -201,7 +211,7 @@ class BatchWorker:
         report.left_to_connect = [name for name, c in sorted(view.live.connectors.items()) if left_to_connect(c)]
         return report
 
-    def _restart_plans(self, view: TickView) -> dict[str, RestartPlan]:
+    def _restart_plans(self, view: StoreView) -> dict[str, RestartPlan]:
         plans: dict[str, RestartPlan] = {}
         for name, request in sorted(view.pending_restarts.items()):
             connector = view.live.connector(name)
@@ -213,7 +223,7 @@ class BatchWorker:
             LOG.info("restart of %s: %s", name, plans[name])
         return plans
 
-    def _decide(self, view: TickView, restarts: dict[str, RestartPlan], book: StatusBook) -> _BatchWork:
+    def _decide(self, view: StoreView, restarts: dict[str, RestartPlan], book: StatusBook) -> _BatchWork:
         tick = _BatchWork()
         for name, connector in sorted(view.live.connectors.items()):
             if left_to_connect(connector):
@@ -238,7 +248,7 @@ class BatchWorker:
                 tick.works += _works(connector, start, decision)
         return tick
 
-    def _fencing(self, view: TickView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
+    def _fencing(self, view: StoreView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
         """KIP-618, before source tasks of a new generation run: fence, then the task-count record."""
         from reconciler.runtime.fencing import fence_generation
 
@@ -250,17 +260,17 @@ class BatchWorker:
         recorded = view.task_count_records.get(name)
         return fence_generation(self.settings, name, connector.config or {}, len(configs), recorded)
 
-    def _marks(self, view: TickView) -> list[Record]:
+    def _marks(self, view: StoreView) -> list[Record]:
         now = self._now_ms()
         return [own.restart_processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
 
-    def _batches(self, view: TickView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
+    def _batches(self, view: StoreView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
         from reconciler.runtime.liveness import batch_records
 
         return batch_records(view.live, outcomes, self.worker_id, self._now_ms())
 
 
-def _failure_marks(view: TickView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:
+def _failure_marks(view: StoreView, name: str, decision: Decision, statuses: Sequence[Record]) -> list[Record]:
     """Mark when a FAILED connector status this tick writes was written (see `failures`); drop
     the mark when the connector reports anything else."""
     key = rec.STATUS_CONNECTOR_PREFIX.encode() + name.encode()

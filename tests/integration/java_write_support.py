@@ -21,7 +21,7 @@ from reconciler.cli.main import main
 from reconciler.render.connect_rest import connector_status
 from reconciler.devtools.connect import RunningConnect
 from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.store import read_live_state
 from reconciler.kafka.settings import KafkaSettings
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"

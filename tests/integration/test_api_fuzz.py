@@ -18,7 +18,7 @@ from reconciler.api.server import Service, serving
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 from reconciler.kafka import records as rec
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import prepare
+from reconciler.kafka.store import prepare
 from reconciler.kafka.settings import KafkaSettings
 
 import record_encoders

@@ -18,7 +18,7 @@ import pytest
 
 from reconciler.api.server import Service, serving
 from reconciler.devtools.connect import RunningConnect
-from reconciler.kafka.reader import prepare, read_state
+from reconciler.kafka.store import prepare, read_live_state
 
 if TYPE_CHECKING:
     from tests.conftest import KafkaUnderTest
@@ -112,7 +112,7 @@ def test_every_read_route_answers_as_the_java_worker(
     with httpx.Client(base_url=ours.url, timeout=30) as http:
 
         def compare() -> int:
-            ours.board.replace(live=read_state(settings))
+            ours.board.replace(live=read_live_state(settings))
             for path in paths:
                 theirs = java_connect.rest("GET", path)
                 answer = http.get(path)

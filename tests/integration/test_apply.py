@@ -20,7 +20,7 @@ from reconciler.errors import Fenced
 from reconciler.app.apply import apply_manifests
 from reconciler.kafka.consume import end_offsets, read_to_end
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import prepare, read_live_state
+from reconciler.kafka.store import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 
@@ -289,7 +289,7 @@ HALF_AN_APPLY = textwrap.dedent(
     from reconciler.kafka.changes import plan_to_records
     from reconciler.kafka.client import new_producer
     from reconciler.kafka.produce import topic_for
-    from reconciler.kafka.reader import prepare, read_live_state
+    from reconciler.kafka.store import prepare, read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
     bootstrap, group, path = sys.argv[1:4]

@@ -35,7 +35,7 @@ from reconciler.devtools.connect import RunningConnect
 from reconciler.kafka import records as rec
 from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.partitioner import partition_for
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.store import read_live_state
 from reconciler.manifests import load_or_raise
 from reconciler.app.offsets import run_pending_offsets_requests
 

@@ -319,7 +319,7 @@ def test_offsets_of_a_java_connector_wait_for_a_worker_to_report_it_stopped(
     """No Connect worker runs this group: nobody reports the connector stopped, so apply stops
     it and leaves its offsets alone (`waiting`) instead of racing tasks it cannot see."""
     from reconciler.cli.main import main
-    from reconciler.kafka.reader import read_live_state
+    from reconciler.kafka.store import read_live_state
 
     group = JavaGroup(None, kafka.settings(group_id), tmp_path)  # type: ignore[arg-type]
     config = {"file": str(tmp_path / "in.txt"), "topic": "lines"}

@@ -13,7 +13,7 @@ import pytest
 from reconciler.cli.main import main
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.app.apply import apply_manifests
-from reconciler.kafka.reader import prepare, read_live_state
+from reconciler.kafka.store import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model

@@ -21,14 +21,15 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.app.apply import apply_manifests
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.store import read_live_state
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model
 from reconciler.app.offsets import run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
-from reconciler.offsets.state import current_body, read_offsets_state
+from reconciler.kafka.store import read_view
+from reconciler.offsets.state import current_body
 
 from test_offsets_support import (
     child_env,
@@ -44,7 +45,7 @@ from test_offsets_support import (
 CHILD = textwrap.dedent(
     """
     import sys
-    from reconciler.kafka.reader import read_live_state
+    from reconciler.kafka.store import read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
     from reconciler.app.offsets import run_pending_offsets_requests
@@ -102,7 +103,7 @@ def test_sink_rewind_killed_at_each_step_is_applied_exactly_once(
     recover(settings, path)
 
     assert sink_group_offsets(settings, group) == {(topic, 0): 10}
-    state = read_offsets_state(settings)
+    state = read_view(settings)
     assert state.snapshot(name, "rw-1") == model.sink_body({(topic, 0): 50, (topic, 1): 70})
     assert state.live.is_applied(name, "offsets", "rw-1") and name not in state.progress
     assert state.live.connectors[name].target_state is ConnectTargetState.STARTED
@@ -132,7 +133,7 @@ def test_source_reset_killed_at_each_step_is_applied_exactly_once(
     recover(settings, path)
 
     assert current_body(settings, name, {}) == []
-    state = read_offsets_state(settings)
+    state = read_view(settings)
     assert state.snapshot(name, "rs-1") == [
         {"partition": {"table": "orders", "schema": "public"}, "offset": {"incrementing": 1300}}
     ]

@@ -12,13 +12,14 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.app.apply import apply_manifests
-from reconciler.kafka.reader import prepare, read_live_state
+from reconciler.kafka.store import prepare, read_live_state
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
 from reconciler.app.offsets import execute_offsets_request, run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
-from reconciler.offsets.state import current_body, read_offsets_state
+from reconciler.kafka.store import read_view
+from reconciler.offsets.state import current_body
 from test_offsets_support import (
     CONFIRMING_SOURCE,
     PLAIN_SINK,
@@ -84,7 +85,7 @@ def test_sink_alter_runs_every_step_and_records_it(
         (f"target-state-{sname}", b'{"state":"PAUSED","state.v2":"STOPPED"}'),
         (f"target-state-{sname}", b'{"state":"STARTED","state.v2":"STARTED"}'),
     ]
-    state = read_offsets_state(settings)
+    state = read_view(settings)
     assert state.live.is_applied(sname, "offsets", "rewind-1")
     assert sname not in state.progress
     assert state.snapshot(sname, "rewind-1") == model.sink_body({(sink_topic, 0): 50, (sink_topic, 1): 70})
@@ -137,7 +138,7 @@ def test_sink_reset_deletes_the_group_and_a_repeated_reset_succeeds(
         assert outcome.status == "applied", outcome.render()
         assert outcome.message == "The offsets for this connector have been reset successfully"
         assert group_of(settings, sname) == {}
-    state = read_offsets_state(settings)
+    state = read_view(settings)
     assert state.snapshot(sname, "reset-1") == model.sink_body({(sink_topic, 0): 5})
     assert state.snapshot(sname, "reset-2") == []
     assert state.live.connectors[sname].target_state is ConnectTargetState.PAUSED
@@ -161,7 +162,7 @@ def test_a_refusing_connector_fails_the_request_which_stays_pending(
         "the connector refused the request: this sink keeps its offsets in the target database; rewind it there"
     )
     assert group_of(settings, sname) == {(sink_topic, 0): 50}
-    state = read_offsets_state(settings)
+    state = read_view(settings)
     assert not state.live.is_applied(sname, "offsets", "r1")
     assert state.live.connectors[sname].target_state is ConnectTargetState.STOPPED  # as Connect leaves it
     assert state.progress[sname] == model.Progress("r1", "snapshot")
@@ -189,7 +190,7 @@ def test_without_proof_that_tasks_stopped_only_the_stop_step_runs(
     desired = desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path, "{id: w1, action: reset}"))
     outcome = execute_offsets_request(settings, desired[0], tasks_stopped=False)
     assert (outcome.status, outcome.steps) == ("waiting", ("stop",))
-    state = read_offsets_state(settings)
+    state = read_view(settings)
     assert state.progress[sname] == model.Progress("w1", "stop")
     assert state.live.connectors[sname].task_count == 0
     assert group_of(settings, sname) == {(sink_topic, 0): 50}

@@ -20,8 +20,9 @@ import pytest
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
-from reconciler.kafka.offset_stores import read_offsets_topics
-from reconciler.offsets.state import current_body, read_offsets_state
+from reconciler.kafka.store import read_offsets_topics
+from reconciler.kafka.store import read_view
+from reconciler.offsets.state import current_body
 from test_offsets_run import COUNT, drain, files, sink_alter, stripes
 from test_offsets_support import create_topic
 from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
@@ -81,7 +82,7 @@ def test_sink_on_another_cluster_alters_and_resets_its_group_there(
     assert parquet_keys(out) == ids(COUNT)
     assert any(start == 100 for start, _ in files(out, topic, 0)) and files(out, topic, 1) == before_p1
     assert sink_group_offsets(elsewhere, group) == ends
-    assert read_offsets_state(pipeline.settings).snapshot(sink, "rewind-1") == model.sink_body(ends)
+    assert read_view(pipeline.settings).snapshot(sink, "rewind-1") == model.sink_body(ends)
 
     # Case 23: reset there, twice (repeating it succeeds): each snapshot is the
     # group as the other cluster held it; the sink ends with every id once, its group at the end.
@@ -89,7 +90,7 @@ def test_sink_on_another_cluster_alters_and_resets_its_group_there(
         pipeline.set(sink, offsets={"id": request_id, "action": "reset"})
         (outcome,) = pipeline.tick().offsets
         assert outcome.status == "applied", outcome.render()
-        assert read_offsets_state(pipeline.settings).snapshot(sink, request_id) == model.sink_body(ends)
+        assert read_view(pipeline.settings).snapshot(sink, request_id) == model.sink_body(ends)
         assert parquet_keys(out) == ids(COUNT)
         assert sink_group_offsets(elsewhere, group) == ends
     assert sink_group_offsets(pipeline.settings, group) == {}
@@ -143,4 +144,4 @@ def test_source_on_another_cluster_keeps_its_offsets_there(
         assert positions() == first  # the same first batch as the very first run
         expected += stripes(first)
         assert topic_keys(elsewhere, topic) == expected
-    assert read_offsets_state(pipeline.settings).live.is_applied("src", "offsets", "reset-2")
+    assert read_view(pipeline.settings).live.is_applied("src", "offsets", "reset-2")

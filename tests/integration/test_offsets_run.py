@@ -24,7 +24,8 @@ from reconciler.core.plan import ActionKind
 from reconciler.kafka.consume import read_to_end
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.offsets import model
-from reconciler.offsets.state import current_body, read_offsets_state
+from reconciler.kafka.store import read_view
+from reconciler.offsets.state import current_body
 from test_offsets_support import child_env
 from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
 
@@ -98,7 +99,7 @@ def test_sink_rewind_redelivers_exactly_the_rewound_range(pipeline: Pipeline, tm
     assert [start for start, _ in p0] == sorted({start for start, _ in p0})  # no overlapping files
     assert files(out, topic, 1) == before_p1  # augment only
     assert sink_group_offsets(pipeline.settings, f"connect-{sink_name(pipeline)}") == ends
-    assert read_offsets_state(pipeline.settings).snapshot(sink_name(pipeline), "rewind-1") == model.sink_body(ends)
+    assert read_view(pipeline.settings).snapshot(sink_name(pipeline), "rewind-1") == model.sink_body(ends)
 
     # Applied once: the next ticks leave it alone (the file stays in git).
     report = pipeline.tick()
@@ -168,7 +169,7 @@ def test_source_reset_starts_from_scratch_and_repeats(pipeline: Pipeline, tmp_pa
         expected += stripes(after)
         assert topic_keys(pipeline.settings, topic) == expected
         assert after == before  # the same first batch as the very first run
-        assert read_offsets_state(pipeline.settings).live.is_applied("src", "offsets", request_id)
+        assert read_view(pipeline.settings).live.is_applied("src", "offsets", request_id)
 
 
 def test_source_alter_skips_ahead_and_the_task_continues_from_there(pipeline: Pipeline, tmp_path: Path) -> None:
@@ -189,7 +190,7 @@ def test_source_alter_skips_ahead_and_the_task_continues_from_there(pipeline: Pi
     # Both stripes resume at position 250 (ids 500…599); the ids in between are never produced.
     assert positions(pipeline) == {0: 300, 1: 300}
     assert topic_keys(pipeline.settings, topic) == stripes(first) + (ids(600) - ids(500))
-    state = read_offsets_state(pipeline.settings)
+    state = read_view(pipeline.settings)
     assert state.live.is_applied("src", "offsets", "skip-1")
     snapshot = state.snapshot("src", "skip-1") or []
     assert {e["partition"]["shard"]: e["offset"]["position"] for e in snapshot} == first
@@ -247,7 +248,7 @@ def test_run_killed_between_steps_applies_the_rewind_exactly_once(point: str, pi
 
     pipeline.tick()  # the next run finishes the request (or finds it done) and runs the sink
     pipeline.tick()
-    state = read_offsets_state(settings)
+    state = read_view(settings)
     assert state.live.is_applied(sink_name(pipeline), "offsets", "rewind-1") and sink_name(pipeline) not in state.progress
     assert state.snapshot(sink_name(pipeline), "rewind-1") == model.sink_body(ends)
     assert parquet_keys(out) == ids(COUNT)  # re-delivered once: nothing lost, nothing twice

@@ -64,7 +64,7 @@ def run_tasks(settings: KafkaSettings, name: str, count: int) -> None:
 
 def write_raw(settings: KafkaSettings, topic: str, pairs: list[tuple[bytes, bytes | None]]) -> None:
     from reconciler.kafka.client import new_producer
-    from reconciler.kafka.reader import prepare
+    from reconciler.kafka.store import prepare
 
     prepare(settings)  # the internal topics, compacted, before anything writes to them
     producer = new_producer(settings)

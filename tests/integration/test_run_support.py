@@ -22,7 +22,7 @@ import yaml
 from reconciler.kafka import admin
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.reader import prepare, read_live_state
+from reconciler.kafka.store import prepare, read_live_state
 from reconciler.kafka.records import decode_status
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.store import read_live_state
 from reconciler.devtools.broker import free_port
 from reconciler.kafka.consume import read_to_end
 from recording import recorded

@@ -15,7 +15,7 @@ from reconciler.core.live import InstanceState, InstanceStatus, LastBatch, TaskB
 from reconciler.kafka import own_records as own
 from reconciler.kafka import records as rec
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import prepare
+from reconciler.kafka.store import prepare
 from reconciler.kafka.settings import KafkaSettings
 
 TRACE = "org.apache.kafka.connect.errors.ConnectException: boom\n\tat Foo.bar(Foo.java:1)"

@@ -12,7 +12,7 @@ import pytest
 from reconciler.cli.main import main
 from reconciler.kafka import records as rec
 from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.reader import prepare, read_live_state
+from reconciler.kafka.store import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 
 BAD = """\

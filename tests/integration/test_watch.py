@@ -28,7 +28,7 @@ import yaml
 
 from reconciler.core.live import ConnectTargetState, InstanceState
 from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.reader import read_live_state
+from reconciler.kafka.store import read_live_state
 from reconciler.kafka.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from test_run_loop import ROOT, Running, eventually, manifest

@@ -1,13 +1,13 @@
-"""Our marks of when a connector failed (`runtime.failures`, the format in `kafka.own_records`)."""
+"""Our marks of when a connector failed (`kafka.marks`)."""
 
 from __future__ import annotations
 
 from reconciler.kafka.records import Invalid
+from reconciler.kafka.marks import FailureLog
 from reconciler.kafka.own_records import FailureMark, trace_digest
 from reconciler.kafka.own_records import connector_failed_record as failure_mark_record
 from reconciler.kafka.own_records import connector_failed_tombstone as failure_mark_tombstone
 from reconciler.kafka.own_records import decode_connector_failed as decode_failure_mark
-from reconciler.runtime.failures import FailureLog
 
 
 def test_a_mark_round_trips_and_holds_only_for_its_trace() -> None:

@@ -13,13 +13,12 @@ from reconciler.core.transitions import PendingRestart
 from reconciler.kafka.own_records import decode_restart_processed as decode_processed
 from reconciler.kafka.own_records import restart_processed_record as processed_record
 from reconciler.kafka.own_records import runtime_started_record as started_record
-from reconciler.runtime.restarts import (
+from reconciler.kafka.marks import (
     RestartLog,
-    RestartPlan,
     RestartRecord,
     pending_restarts,
-    plan_restart,
 )
+from reconciler.runtime.restarts import RestartPlan, plan_restart
 
 RUNNING, FAILED, PAUSED = InstanceState.RUNNING, InstanceState.FAILED, InstanceState.PAUSED
 
