@@ -101,6 +101,7 @@ class Worker:
     def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
         """`reconciler apply`, with every pending offsets request run in full (between batches);
         the outcome's plan shows offsets requests from → to, as `apply` prints it."""
+        self.batches.prepare()  # the store reads prepared topics: create them on a new group first
         outcome = apply(
             self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
             between_batches=True, now_ms=self._now_ms, store=self.batches.store,

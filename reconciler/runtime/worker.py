@@ -131,7 +131,7 @@ class BatchWorker:
         (manifests unknown) restarts nothing automatically and leaves the history alone."""
         from reconciler.kafka.produce import TransactionalWriter
 
-        self._prepare()
+        self.prepare()
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # before reading: a commit below proves nobody claimed the group since
@@ -140,7 +140,7 @@ class BatchWorker:
 
     def read_live(self) -> LiveState:
         """The live state now (what the REST API serves after a tick), read with the ticks' store."""
-        self._prepare()
+        self.prepare()
         return self.store.read().live
 
     def close(self) -> None:
@@ -154,7 +154,7 @@ class BatchWorker:
         from reconciler.kafka.produce import TransactionalWriter
         from reconciler.runtime.liveness import running_here
 
-        self._prepare()
+        self.prepare()
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
             writer.claim()  # the same id as the ticks: a read that a commit proves current
@@ -163,7 +163,8 @@ class BatchWorker:
                 stop_connector(connector)
             return writer.write(release_records(StatusBook(view.live, self.worker_id), view.live))
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
+        """Check the broker and create the group's internal topics, once."""
         if not self.topics_ready:
             from reconciler.kafka.store import prepare
 
