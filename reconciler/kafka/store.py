@@ -86,14 +86,17 @@ class LiveStore:
         """
         with self._lock:
             try:
-                return self._read(task_configs, uncommitted)
+                return self._read_or_reset(task_configs, uncommitted)
             except PositionLost as exc:  # records it was to continue from were deleted
                 LOG.info("reading again from offset 0: %s", exc)
-                self._reset()
-                return self._read(task_configs, uncommitted)
-            except BaseException:
-                self._reset()  # replays fed half-way: the next read starts over
-                raise
+                return self._read_or_reset(task_configs, uncommitted)
+
+    def _read_or_reset(self, task_configs: bool, uncommitted: bool) -> StoreView:
+        try:
+            return self._read(task_configs, uncommitted)
+        except BaseException:
+            self._reset()  # replays fed half-way: the next read starts over
+            raise
 
     def _read(self, task_configs: bool, uncommitted: bool) -> StoreView:
         reader, finish = self._assigned()

@@ -55,16 +55,16 @@ class UncommittedConfig:
         if self._reader is None:
             self._start = committed.contiguous_end
             self._reader = self._new_reader(self._start)
-        self._advance(end)
-        if self._everything is None:
+        self._advance(self._reader, end)
+        everything = self._everything
+        if everything is None:
             if self._count == committed.config_records - self._start:
                 return {}
-            self._everything = ConfigReplay()
+            everything = self._everything = ConfigReplay()
             self._reader.close()
             self._reader = self._new_reader(None)
-            self._advance(end)
-        assert self._everything is not None  # (for mypy: set just above)
-        return uncommitted_views(committed.config, self._everything)
+            self._advance(self._reader, end)
+        return uncommitted_views(committed.config, everything)
 
     def _new_reader(self, start: int | None) -> TopicReader:
         reader = TopicReader(self.settings, isolation_level="read_uncommitted")
@@ -73,10 +73,8 @@ class UncommittedConfig:
             reader.positions[(self._topic, 0)] = start
         return reader
 
-    def _advance(self, end: int) -> None:
+    def _advance(self, reader: TopicReader, end: int) -> None:
         """Count (and replay, once needed) the records from where the last read stopped to `end`."""
-        reader = self._reader
-        assert reader is not None
         everything = self._everything
         for batch in reader.to_end():
             below = _below(batch, end)
