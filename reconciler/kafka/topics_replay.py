@@ -10,7 +10,7 @@ equals the one a read from offset 0 would build (tests/unit/test_topics_replay.p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,18 +73,20 @@ class TopicsReplay:
         self._fed = 0  # records fed so far
         self._last: tuple[tuple[int, bool], StoreView] | None = None  # the last view, and what it saw
         self._changed: set[str] = set()  # connectors records were fed about since the last view
-        self._feeds: dict[str, Callable[[list[ConsumedRecord]], None]] = {
-            topics.configs: self._feed_config,
-            topics.status: self.status.feed,
-            topics.reconciler: self.ours.feed,
-        }
 
     def feed(self, topic: str, records: list[ConsumedRecord]) -> None:
         """Records of one topic, in their partitions' order (a run of one consumed batch)."""
         self._fed += len(records)
         if self._last is not None:  # the next view rebuilds only the connectors these are about
             self._changed.update(connector_names(topic, self.topics, records))
-        self._feeds[topic](records)
+        # (Dispatched here, not through a table of bound methods: that would be a reference
+        # cycle, and the replays would wait for a full collection to be freed.)
+        if topic == self.topics.configs:
+            self._feed_config(records)
+        elif topic == self.topics.status:
+            self.status.feed(records)
+        else:
+            self.ours.feed(records)
 
     def _feed_config(self, records: list[ConsumedRecord]) -> None:
         self.config_records += len(records)
