@@ -6,7 +6,7 @@ client doing the least work a Kafka client can (docs/real-components.md#kcat).
 It is given the librdkafka settings our own clients use on the same path, where this
 librdkafka knows them, so that both sides pay the same waits and batch alike; neither side is
 tuned for the benchmark:
-- consuming: `fetch.wait.max.ms` (reconciler.kafka.client.consumer_config). A read to the end
+- consuming: `fetch.wait.max.ms` (reconciler.kafka.io.client.consumer_config). A read to the end
   waits for the broker to answer an empty fetch, which it holds this long; with librdkafka's
   default (500 ms) kcat would pay half a second per read that our readers do not;
 - producing: the batching settings of our source tasks (reconciler.runtime.source_job).
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import shutil
 
-from reconciler.kafka.client import consumer_config
+from reconciler.kafka.io.client import consumer_config
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.source_batch import PRODUCER_TUNING
 

@@ -26,7 +26,7 @@ import psutil
 
 from reconciler.connectors.datagen import DatagenConnector
 from reconciler.devtools.broker import start_broker
-from reconciler.kafka.admin import create_topic, ensure_topics
+from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.runtime.executor import SinkReader, SparkExecutor
 from reconciler.runtime.tasks import TaskWork

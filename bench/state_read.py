@@ -47,11 +47,11 @@ from measure import cpu_of, file_lines, load_average, run_measured  # bench/meas
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 from reconciler.devtools.broker import start_broker
-from reconciler.kafka import records as rec
-from reconciler.kafka.admin import ensure_topics
-from reconciler.kafka.client import new_producer
-from reconciler.kafka.consume import batches_to_end
-from reconciler.kafka.store import LiveStore, read_live_state
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.admin import ensure_topics
+from reconciler.kafka.io.client import new_producer
+from reconciler.kafka.io.consume import batches_to_end
+from reconciler.kafka.io.store import LiveStore, read_live_state
 from reconciler.kafka.settings import KafkaSettings, Topics
 
 

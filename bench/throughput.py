@@ -39,7 +39,7 @@ from measure import MemorySampler, TreeMeter, cpu_of, load_average, megabytes, r
 
 from reconciler.connectors.datagen import DatagenConnector, DatagenTask
 from reconciler.devtools.broker import RunningBroker, start_broker
-from reconciler.kafka.admin import ensure_topics
+from reconciler.kafka.io.admin import ensure_topics
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskOutcome, TaskWork
@@ -235,7 +235,7 @@ def client_produce_floor(
     from itertools import repeat
     from operator import length_hint
 
-    from reconciler.kafka.client import new_producer
+    from reconciler.kafka.io.client import new_producer
     from reconciler.runtime.source_batch import PRODUCER_TUNING
 
     topic = "bench-floor"
@@ -265,7 +265,7 @@ def client_produce_floor(
 
 
 def client_consume_floor(settings: KafkaSettings, records: int, payload: int, meter: TreeMeter) -> Measure:
-    from reconciler.kafka.consume import batches_to_end
+    from reconciler.kafka.io.consume import batches_to_end
 
     measure = Measure("    confluent-kafka consume", 0.0, 0, payload)
     with meter.tree(measure.cpu):

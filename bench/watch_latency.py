@@ -80,8 +80,8 @@ from measure import ClusterMeter, JvmMeter, Usage, cpu_of, load_average  # bench
 
 from reconciler.devtools.broker import start_broker
 from reconciler.devtools.connect import RunningConnect, start_connect
-from reconciler.kafka import admin
-from reconciler.kafka.client import consumer_config
+from reconciler.kafka.io import admin
+from reconciler.kafka.io.client import consumer_config
 from reconciler.kafka.settings import KafkaSettings, Topics
 
 NAME = "latency"

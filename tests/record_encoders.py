@@ -1,6 +1,6 @@
 """Record encoders only the tests use: records the reconciler never writes, but reads.
 
-Kept beside the tests, not in `reconciler.kafka.records`: KIP-558's topic-status records
+Kept beside the tests, not in `reconciler.kafka.formats.records`: KIP-558's topic-status records
 (written by Java's workers) and offsets records built field by field (the runtime writes offsets
 from a task's batch, `reconciler.runtime`). The formats are in docs/record-formats.md.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reconciler.kafka.records import (
+from reconciler.kafka.formats.records import (
     STATUS_TOPIC_PREFIX,
     STATUS_TOPIC_SEPARATOR,
     Record,

@@ -131,7 +131,7 @@ class BrokerProbe:
     def _cluster_id(self) -> str | None:
         from confluent_kafka import KafkaException
 
-        from reconciler.kafka.client import describe, new_admin
+        from reconciler.kafka.io.client import describe, new_admin
 
         if self._admin is None:
             self._admin = new_admin(self.settings)
@@ -178,7 +178,7 @@ def serving(
     the live state after a tick (the loop's own store); by default, a store of its own."""
     from reconciler.api.app import create_app
     from reconciler.api.metrics import Metrics
-    from reconciler.kafka.store import LiveStore
+    from reconciler.kafka.io.store import LiveStore
 
     board = Board(ApiState(worker_id=worker_id))
     metrics = Metrics(board)

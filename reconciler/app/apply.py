@@ -32,9 +32,9 @@ from reconciler.core.plan import Action, Plan
 from reconciler.core.planner import build_plan
 from reconciler.errors import ReconcilerError, StalePlan
 from reconciler.failpoints import Failpoint
-from reconciler.kafka.changes import pending_offsets, plan_to_records
-from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.store import LiveStore, prepare, read_view
+from reconciler.kafka.formats.changes import pending_offsets, plan_to_records
+from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.io.store import LiveStore, prepare, read_view
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsOutcome
 from reconciler.offsets.preview import with_current_offsets

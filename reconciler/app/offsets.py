@@ -27,7 +27,7 @@ from reconciler.core.live import LiveState, RequestKind
 from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import Action
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka.store import LiveStore, prepare, read_view
+from reconciler.kafka.io.store import LiveStore, prepare, read_view
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.executor import WAITING_MESSAGE, RequestExecution, Stop, outcome_of
 from reconciler.offsets.model import OffsetsOutcome, created_fresh, pending_requests

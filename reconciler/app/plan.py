@@ -87,7 +87,7 @@ def load_live_state_file(path: Path) -> LiveState:
 
 def _read_from_kafka(settings: KafkaSettings) -> LiveState:
     try:
-        from reconciler.kafka.store import read_live_state
+        from reconciler.kafka.io.store import read_live_state
     except ImportError as exc:
         raise ReconcilerError(
             f"reading live state from Kafka is unavailable: {exc}",

@@ -79,7 +79,7 @@ def result_lines(outcome: ApplyOutcome, offsets: Sequence[OffsetsOutcome] = ()) 
     """What follows the printed plan. With no changes the plan's own last line already says
     "No changes. Live state matches the manifests." (and nothing was written)."""
     if not outcome.plan.has_changes:
-        if outcome.records_written:  # bookkeeping only (kafka.changes.sensitivity_records)
+        if outcome.records_written:  # bookkeeping only (kafka.formats.changes.sensitivity_records)
             return [f"Recorded which config keys are sensitive ({_records(outcome.records_written)} written)"]
         return []
     lines = [o.render() for o in offsets]

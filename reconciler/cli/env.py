@@ -4,7 +4,7 @@
 `RECONCILER_VERBOSE=2`. Options that mean something else in each command (`--format`,
 `--out`…) name the command too: `RECONCILER_PLAN_FORMAT`, `RECONCILER_SNAPSHOT_OUT`.
 A repeatable option takes one value per line. A flag on the command line wins over its
-variable. Client settings (`-X`) come from `RECONCILER_KAFKA_*` (`reconciler.kafka.client_config`).
+variable. Client settings (`-X`) come from `RECONCILER_KAFKA_*` (`reconciler.kafka.io.client_config`).
 
 The variable is shown in each option's `--help` line.
 """

@@ -28,7 +28,7 @@ from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.kafka.settings import KafkaSettings
-    from reconciler.kafka.topics_replay import StoreView
+    from reconciler.kafka.replay.topics import StoreView
 
 EXIT_OK = 0
 IMPORT = "import"
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace, name: str) -> int:
-    from reconciler.kafka.store import read_view
+    from reconciler.kafka.io.store import read_view
     from reconciler.offsets.model import not_found_message
     from reconciler.offsets.state import current_body
 
@@ -189,7 +189,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings:
-    from reconciler.kafka.client_names import translate
+    from reconciler.kafka.io.client_names import translate
 
     given: dict[str, str] = {}
     for item in args.from_client_setting:

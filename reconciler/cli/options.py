@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from reconciler import masking
-from reconciler.kafka.client_config import gather
+from reconciler.kafka.io.client_config import gather
 from reconciler.kafka.settings import DEFAULT_GROUP, DEFAULT_TIMEOUT_S, KafkaSettings, Topics, bootstrap_from_env
 
 

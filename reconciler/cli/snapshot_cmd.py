@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from reconciler.core.live import dump_snapshot
-    from reconciler.kafka.store import read_live_state
+    from reconciler.kafka.io.store import read_live_state
 
     text = dump_snapshot(read_live_state(kafka_settings(args), uncommitted=True))
     if args.out is None:

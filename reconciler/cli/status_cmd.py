@@ -59,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.kafka.store import read_live_state
+    from reconciler.kafka.io.store import read_live_state
 
     live = read_live_state(kafka_settings(args))
     if args.name is not None:

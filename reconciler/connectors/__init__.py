@@ -3,7 +3,7 @@ definitions (`configdef`), the keys Connect defines for every connector (`framew
 before deploy (`checks`), lookup by name (`registry`) and the built-ins `datagen`,
 `file-source`, `file-sink` and `parquet-sink`.
 
-May import `core`, the leaves, and `kafka`'s pure client-property names (`kafka.client_names`,
+May import `core`, the leaves, and `kafka`'s pure client-property names (`kafka.io.client_names`,
 for the checks of `producer.override.*` keys); no Kafka client or Spark: the runtime drives
 these.
 """

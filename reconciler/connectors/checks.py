@@ -10,7 +10,7 @@ did-you-mean). A plugin that declares no keys may take any, as in Connect, where
 as MirrorSourceConnector defines `topics` itself; its type comes from its class, never from
 its keys (docs/compatibility.md).
 Client override keys (`producer.override.*`…) must be librdkafka settings or Java names
-that map to one (`reconciler.kafka.client_names`).
+that map to one (`reconciler.kafka.io.client_names`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from reconciler.connectors.api import Connector
 from reconciler.connectors.configdef import ConfigProblem, ConnectorConfig
 from reconciler.connectors.framework import ANY, framework_def, other_kind
-from reconciler.kafka.client_names import OVERRIDE_PREFIXES, client_name_problem
+from reconciler.kafka.io.client_names import OVERRIDE_PREFIXES, client_name_problem
 
 # Where a problem about the connector as a whole is reported (the plugin's validate raised).
 WHOLE_CONNECTOR = "connector.class"
@@ -73,7 +73,7 @@ def _sink_topics(config: ConnectorConfig) -> list[ConfigProblem]:
 
 
 def _topic_creation(config: ConnectorConfig) -> list[ConfigProblem]:
-    """KIP-158 as the runtime supports it (`reconciler.kafka.topic_creation`): the default group,
+    """KIP-158 as the runtime supports it (`reconciler.kafka.io.topic_creation`): the default group,
     with both of its required keys; neither 0 partitions nor a replication factor of 0."""
     partitions, replication = (f"topic.creation.default.{k}" for k in ("partitions", "replication.factor"))
     problems = [

@@ -1,6 +1,6 @@
 """Live state: what Connect's internal topics (and the reconciler's own topic) currently hold.
 
-Built by `reconciler.kafka.store` from the topics, or loaded from a JSON snapshot
+Built by `reconciler.kafka.io.store` from the topics, or loaded from a JSON snapshot
 (`reconciler snapshot > live.json`, `plan --live-state live.json`). Pure data.
 """
 

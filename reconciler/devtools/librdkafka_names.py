@@ -1,4 +1,4 @@
-"""Regenerate `reconciler/kafka/librdkafka_properties.py`: the names of every configuration
+"""Regenerate `reconciler/kafka/io/librdkafka_properties.py`: the names of every configuration
 property of the librdkafka that confluent-kafka bundles, as librdkafka itself lists them
 (`rd_kafka_conf_properties_show`, the table of its CONFIGURATION.md).
 
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-MODULE = Path(__file__).resolve().parents[1] / "kafka" / "librdkafka_properties.py"
+MODULE = Path(__file__).resolve().parents[1] / "kafka" / "io" / "librdkafka_properties.py"
 # A property row of the table: name, then `*`, `C` or `P` (both, consumer, producer).
 _ROW = re.compile(r"^([a-z0-9.]+)\s+\|\s*[*CP]\s*\|")
 

@@ -22,12 +22,12 @@ from reconciler.core.plan import OffsetsStepKind
 from reconciler.core.transitions import offsets_modifiable
 from reconciler.errors import ReconcilerError
 from reconciler.failpoints import Failpoint
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
-from reconciler.kafka.offset_stores import sink_group
-from reconciler.kafka.topics_replay import StoreView
-from reconciler.kafka.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.offset_stores import sink_group
+from reconciler.kafka.replay.topics import StoreView
+from reconciler.kafka.io.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
 from reconciler.offsets.model import (
@@ -146,7 +146,7 @@ class RequestExecution:
     def _fence_and_read(self, connector: LiveConnector) -> SourceOffsets:
         """KIP-618: fence every task producer the connector may have had, then read its offsets
         (after fencing, so no zombie can commit offsets behind our back)."""
-        from reconciler.kafka.produce import fence_source_tasks
+        from reconciler.kafka.io.produce import fence_source_tasks
         from reconciler.offsets.source import read_source_offsets
 
         count = max(connector.task_count or 0, len(connector.task_configs), self.desired.spec.tasksMax)
@@ -259,7 +259,7 @@ class RequestExecution:
         (both or neither). A store on another cluster (the connector's producer cluster) gets its
         own transaction first; a crash after it re-runs this step, which writes the same values.
         """
-        from reconciler.kafka.admin import ensure_offsets_topic
+        from reconciler.kafka.io.admin import ensure_offsets_topic
         from reconciler.offsets.source import confirm_reset
 
         for store in source.stores:  # a connector-specific topic may not exist before its first run

@@ -32,9 +32,9 @@ from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_T
 from reconciler.core.offsets_rules import TopicPartition, parse_sink_offset, parse_sink_partition
 from reconciler.core.plan import OffsetsStepKind
 from reconciler.failpoints import Failpoint
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.replay import partition_identity
 
 SinkOffsets = dict[TopicPartition, int]
@@ -136,7 +136,7 @@ def pending_requests(desired: Iterable[DesiredConnector], live: LiveState) -> li
 
 
 # The progress record of one connector as read (`confirmed`: the hook's answer, once known);
-# read with the topics (`reconciler.kafka.store`).
+# read with the topics (`reconciler.kafka.io.store`).
 Progress = own.RequestProgress
 decode_progress = own.decode_request_progress
 

@@ -14,7 +14,7 @@ from reconciler.core.models import DesiredConnector, OffsetEntry
 from reconciler.core.normalize import connector_properties
 from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.store import read_view
+from reconciler.kafka.io.store import read_view
 from reconciler.offsets.model import current_entries
 from reconciler.offsets.state import current_body
 

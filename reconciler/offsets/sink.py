@@ -13,8 +13,8 @@ from typing import Any
 
 from reconciler.core.models import OffsetsAction
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka import groups
-from reconciler.kafka.client import kafka_error, new_admin, retry_transient, translate
+from reconciler.kafka.io import groups
+from reconciler.kafka.io.client import kafka_error, new_admin, retry_transient, translate
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.core.offsets_rules import TopicPartition
 from reconciler.offsets.model import SinkOffsets, zombie_sink_message

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import RetryableError
-from reconciler.kafka import records as rec
-from reconciler.kafka.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
 from reconciler.kafka.replay import OffsetsReplay, partition_identity
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SourcePair, source_body

@@ -1,7 +1,7 @@
 """A connector's current offsets, as Connect's `GET /connectors/{name}/offsets` returns them.
 
 The topics' records about offsets requests (progress, rollback snapshots, applied ids) are read
-with everything else, by `reconciler.kafka.store`.
+with everything else, by `reconciler.kafka.io.store`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler.connectors.registry import connector_kind
-from reconciler.kafka.overrides import ADMIN, client_settings
+from reconciler.kafka.io.overrides import ADMIN, client_settings
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.offset_stores import sink_group
+from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.offsets.model import sink_body
 
 

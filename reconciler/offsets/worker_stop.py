@@ -24,7 +24,7 @@ def connect_worker_stopped(settings: KafkaSettings, name: str) -> bool:
     timeout. That is what Java writes once the zero-task commit and the STOPPED target state
     took effect (`DistributedHerder.modifyConnectorOffsetsChecks` asks the same of its own
     state: STOPPED, zero tasks, no rebalance pending)."""
-    from reconciler.kafka.store import LiveStore
+    from reconciler.kafka.io.store import LiveStore
 
     deadline = time.monotonic() + settings.timeout_s
     with LiveStore(settings, topics="prepared") as store:  # each poll reads what was written since the last

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reconciler.kafka.produce import RecordLike, TransactionalWriter, topic_for
+from reconciler.kafka.io.produce import RecordLike, TransactionalWriter, topic_for
 from reconciler.kafka.settings import KafkaSettings
 
 Placed = tuple[str, bytes, bytes | None]  # topic, key, value (None: tombstone)

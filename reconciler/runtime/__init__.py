@@ -2,7 +2,7 @@
 
 - the batch (`worker.BatchWorker`): `statuses` (what to report, which tasks run),
   `restarts` and `auto_restart` (KIP-745 and `spec.autoRestart`; the marks they read are
-  `kafka.marks`), `fencing` (KIP-618), `plugins` (starting and stopping connectors),
+  `kafka.replay.marks`), `fencing` (KIP-618), `plugins` (starting and stopping connectors),
   `liveness`, `reports`;
 - the tasks: `tasks` (the work and outcome of each, the executor interface), `executor`
   (`SparkExecutor`), `spark`, `spark_jobs`, `spark_ship`, `executor_probe`; sources

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 from reconciler.core.live import AutoRestartStatus, LiveConnector, LiveState
 from reconciler.core.models import DesiredConnector
-from reconciler.kafka import own_records as own
-from reconciler.kafka.records import Record
-from reconciler.kafka.own_records import FailureMark
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats.records import Record
+from reconciler.kafka.formats.own_records import FailureMark
 from reconciler.core.transitions import PendingRestart
 from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.runtime.statuses import health

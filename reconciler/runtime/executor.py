@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from reconciler.kafka.replay import OffsetsReplay
-    from reconciler.kafka.offset_stores import StoreKey
+    from reconciler.kafka.io.offset_stores import StoreKey
 
     Replays = Mapping[StoreKey, OffsetsReplay]  # every offsets store the batch's sources use
 

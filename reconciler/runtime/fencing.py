@@ -10,7 +10,7 @@ the new generation's task count. Two exceptions, as in Java: with no record yet 
 ran transactionally, so nothing is fenced; with N = M = 1 the new task's own initialisation
 fences the old one. Either way the record is written.
 
-Our source tasks are always transactional, with those ids (`kafka.produce.task_transactional_id`),
+Our source tasks are always transactional, with those ids (`kafka.io.produce.task_transactional_id`),
 so the worker does the same before a batch of a new generation: fences, then writes the record
 after the commit, in the tick's transaction. A Java leader reading the config topic then sees
 our generations fenced, never pending.
@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
 
 
@@ -37,8 +37,8 @@ def fence_generation(
 ) -> list[Record]:
     """Fence the previous generation's task producers; return the task-count record to write
     before the new generation's tasks run."""
-    from reconciler.kafka.overrides import PRODUCER, client_settings
-    from reconciler.kafka.produce import fence_source_tasks
+    from reconciler.kafka.io.overrides import PRODUCER, client_settings
+    from reconciler.kafka.io.produce import fence_source_tasks
 
     fence = tasks_to_fence(recorded, count)
     if fence:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.core.live import InstanceState, LastBatch, LiveConnector, LiveState, TaskBatch
-from reconciler.kafka import own_records as own
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats.records import Record
 from reconciler.runtime.statuses import releasing
 
 if TYPE_CHECKING:

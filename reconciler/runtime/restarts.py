@@ -1,7 +1,7 @@
 """KIP-745 restarts in a batch worker: what a pending request restarts.
 
 Which restart records are pending, and the marks that say so, are read with the topics
-(`reconciler.kafka.marks`, merged by `core.transitions.merge_restart`: the config topic's restart records, our topic's `runtime-started` and
+(`reconciler.kafka.replay.marks`, merged by `core.transitions.merge_restart`: the config topic's restart records, our topic's `runtime-started` and
 `restart-processed/` marks). The plan is Connect's rule, `core.transitions.restart_targets`,
 applied to the statuses read at the start of the tick. The processed mark is written in the same
 transaction as the statuses the restart produced, so a crash before that commit re-executes the

@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import ConnectorError, SinkConnector, TopicPartition
 from reconciler.connectors.registry import load_connector
-from reconciler.kafka import groups
-from reconciler.kafka.admin import topic_partitions
-from reconciler.kafka.consume import end_offsets
-from reconciler.kafka.offset_stores import sink_group
-from reconciler.kafka.overrides import CONSUMER, client_settings, overrides
+from reconciler.kafka.io import groups
+from reconciler.kafka.io.admin import topic_partitions
+from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.offset_stores import sink_group
+from reconciler.kafka.io.overrides import CONSUMER, client_settings, overrides
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, commit_metadata, scanned_to
 from reconciler.runtime.sink_reader import ISOLATION

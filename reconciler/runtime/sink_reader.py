@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from reconciler.connectors.api import ConnectorError, headers_type, sink_schema
-from reconciler.kafka.client import ErrorCollector, new_consumer
+from reconciler.kafka.io.client import ErrorCollector, new_consumer
 
 if TYPE_CHECKING:
     import pyarrow as pa

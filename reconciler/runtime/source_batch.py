@@ -32,13 +32,13 @@ from reconciler.connectors.api import (
     partition_from_key,
 )
 from reconciler.connectors.registry import load_connector
-from reconciler.kafka import records as rec
-from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer
-from reconciler.kafka.consume import wait_until_stable
-from reconciler.kafka.offset_stores import OffsetsStore
-from reconciler.kafka.produce import task_transactional_id
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.client import ErrorCollector, describe, kafka_error, new_producer
+from reconciler.kafka.io.consume import wait_until_stable
+from reconciler.kafka.io.offset_stores import OffsetsStore
+from reconciler.kafka.io.produce import task_transactional_id
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.topic_creation import ensure_topics, from_config
+from reconciler.kafka.io.topic_creation import ensure_topics, from_config
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaException

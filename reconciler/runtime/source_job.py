@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING
 from reconciler.connectors.api import ConnectorError, PartitionKey, SourceConnector, SourceOffset, partition_key
 from reconciler.connectors.registry import load_connector
 from reconciler.errors import RetryableError
-from reconciler.kafka.admin import ensure_offsets_topic
-from reconciler.kafka.consume import end_offsets
-from reconciler.kafka.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
-from reconciler.kafka.overrides import PRODUCER, client_settings
-from reconciler.kafka.produce import take_over, task_transactional_id
+from reconciler.kafka.io.admin import ensure_offsets_topic
+from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
+from reconciler.kafka.io.overrides import PRODUCER, client_settings
+from reconciler.kafka.io.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.source_batch import (
@@ -58,7 +58,7 @@ class OpenTransaction(RetryableError):
 
 
 def connector_stores(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, list[OffsetsStore]]:
-    """Each source connector's offsets stores, primary first (`kafka.offset_stores.source_stores`)."""
+    """Each source connector's offsets stores, primary first (`kafka.io.offset_stores.source_stores`)."""
     return {w.connector: source_stores(settings, w.connector_config) for w in works}
 
 

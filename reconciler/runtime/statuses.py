@@ -44,9 +44,9 @@ from typing import Literal, NamedTuple
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
 from reconciler.core.redact import scrub, secret_values
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Record
-from reconciler.kafka.own_records import FailureMark
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Record
+from reconciler.kafka.formats.own_records import FailureMark
 
 STARTED, PAUSED, STOPPED = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
 FAILED, RUNNING, UNASSIGNED = InstanceState.FAILED, InstanceState.RUNNING, InstanceState.UNASSIGNED

@@ -3,7 +3,7 @@
 A tick (`reconciler.app.tick`) applies the manifests and runs their offsets requests, then calls
 `BatchWorker.work`. That part is level-based, like a Connect worker's loop: it knows the whole
 config, status and reconciler topics (read by one store kept across ticks, each read continuing
-from the last: `kafka.store`), and every connector in the config topic (not only the manifests'
+from the last: `kafka.io.store`), and every connector in the config topic (not only the manifests'
 ones) is brought to its target state:
 
 1. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
@@ -49,15 +49,15 @@ from typing import TYPE_CHECKING
 from reconciler import failpoints
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.failpoints import Failpoint
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
 from reconciler.runtime.reports import BatchReport, connector_reports
 from reconciler.runtime.restarts import RestartPlan, plan_restart
-from reconciler.kafka.store import LiveStore
-from reconciler.kafka.topics_replay import StoreView
+from reconciler.kafka.io.store import LiveStore
+from reconciler.kafka.replay.topics import StoreView
 from reconciler.runtime import auto_restart
 from reconciler.runtime.auto_restart import AutoRestartPolicy
 from reconciler.runtime.statuses import (
@@ -74,7 +74,7 @@ from reconciler.runtime.statuses import (
 )
 
 if TYPE_CHECKING:
-    from reconciler.kafka.produce import TransactionalWriter
+    from reconciler.kafka.io.produce import TransactionalWriter
     from reconciler.runtime.tasks import TaskExecutor, TaskOutcome, TaskWork
 
 LOG = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ class BatchWorker:
 
         `auto_restart`: the manifests' enabled `spec.autoRestart` policies by connector; None
         (manifests unknown) restarts nothing automatically and leaves the history alone."""
-        from reconciler.kafka.produce import TransactionalWriter
+        from reconciler.kafka.io.produce import TransactionalWriter
 
         self.prepare()
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
@@ -151,7 +151,7 @@ class BatchWorker:
         """What a Connect worker writes when it stops its connectors and tasks: UNASSIGNED for
         each instance this worker reported (FAILED ones keep their trace), after the plugin's
         `stop()` for connectors it reported RUNNING. Returns the records written."""
-        from reconciler.kafka.produce import TransactionalWriter
+        from reconciler.kafka.io.produce import TransactionalWriter
         from reconciler.runtime.liveness import running_here
 
         self.prepare()
@@ -166,7 +166,7 @@ class BatchWorker:
     def prepare(self) -> None:
         """Check the broker and create the group's internal topics, once."""
         if not self.topics_ready:
-            from reconciler.kafka.store import prepare
+            from reconciler.kafka.io.store import prepare
 
             prepare(self.settings)
             self.topics_ready = True

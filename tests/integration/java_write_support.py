@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 from reconciler.cli.main import main
 from reconciler.render.connect_rest import connector_status
 from reconciler.devtools.connect import RunningConnect
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.store import read_live_state
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.store import read_live_state
 from reconciler.kafka.settings import KafkaSettings
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -222,7 +222,7 @@ def _about(key: bytes, name: str) -> bool:
 
 
 def _end(settings: KafkaSettings, topic: str) -> int:
-    from reconciler.kafka.consume import end_offsets
+    from reconciler.kafka.io.consume import end_offsets
 
     return end_offsets(settings, topic)[0]
 

@@ -16,9 +16,9 @@ from schemathesis.specs.openapi.checks import negative_data_rejection, unsupport
 
 from reconciler.api.server import Service, serving
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
-from reconciler.kafka import records as rec
-from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.store import prepare
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.io.store import prepare
 from reconciler.kafka.settings import KafkaSettings
 
 import record_encoders

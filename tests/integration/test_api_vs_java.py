@@ -18,7 +18,7 @@ import pytest
 
 from reconciler.api.server import Service, serving
 from reconciler.devtools.connect import RunningConnect
-from reconciler.kafka.store import prepare, read_live_state
+from reconciler.kafka.io.store import prepare, read_live_state
 
 if TYPE_CHECKING:
     from tests.conftest import KafkaUnderTest

@@ -25,7 +25,7 @@ from kafka_connect import KafkaConnect
 from prometheus_client.parser import text_string_to_metric_families
 
 from reconciler.api.refusals import READ_ONLY_MESSAGE, VALIDATE
-from reconciler.kafka.store import read_live_state
+from reconciler.kafka.io.store import read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from test_run_loop import Running, manifest, write
 from test_run_support import create_topic

@@ -18,9 +18,9 @@ from reconciler.cli.main import main
 from reconciler.core.live import ConnectTargetState, LiveState
 from reconciler.errors import Fenced
 from reconciler.app.apply import apply_manifests
-from reconciler.kafka.consume import end_offsets, read_to_end
-from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.store import prepare, read_live_state
+from reconciler.kafka.io.consume import end_offsets, read_to_end
+from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.io.store import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 
@@ -141,7 +141,7 @@ def test_prune_deletes_only_owned_orphans(
 ) -> None:
     path = write(tmp_path / "c.yaml", manifest("keep", topic="t"), manifest("drop", topic="t"))
     assert cli(capsys, kafka_settings, "apply", str(path))[0] == 0
-    from reconciler.kafka.records import connector_config_record
+    from reconciler.kafka.formats.records import connector_config_record
 
     with TransactionalWriter(kafka_settings, transactional_id=f"connect-{kafka_settings.group_id}") as connect:
         connect.write([connector_config_record("by-connect", {"connector.class": "X", "name": "by-connect"})])
@@ -286,10 +286,10 @@ HALF_AN_APPLY = textwrap.dedent(
     """
     import sys, time
     from reconciler.core.planner import build_plan
-    from reconciler.kafka.changes import plan_to_records
-    from reconciler.kafka.client import new_producer
-    from reconciler.kafka.produce import topic_for
-    from reconciler.kafka.store import prepare, read_live_state
+    from reconciler.kafka.formats.changes import plan_to_records
+    from reconciler.kafka.io.client import new_producer
+    from reconciler.kafka.io.produce import topic_for
+    from reconciler.kafka.io.store import prepare, read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
     bootstrap, group, path = sys.argv[1:4]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from reconciler.cli.main import main
-from reconciler.kafka.consume import read_to_end
+from reconciler.kafka.io.consume import read_to_end
 from reconciler.app.tick import Worker
 from test_run_support import FAULTY_SOURCE, WORKER_ID, Pipeline, ids, pipeline, topic_keys
 

@@ -14,7 +14,7 @@ import pytest
 
 from reconciler.devtools import jvm
 from reconciler.devtools.broker import BrokerStartError, answers_metadata, start_broker
-from reconciler.kafka.client import check_reachable
+from reconciler.kafka.io.client import check_reachable
 
 if TYPE_CHECKING:
     from tests.conftest import KafkaUnderTest

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 import psutil
 import pytest
 
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from test_run_support import FAULTY_SOURCE, Pipeline, child_env, ids, parquet_keys, topic_keys
 

@@ -25,7 +25,7 @@ import pytest
 
 from java_write_support import FILE_SOURCE, JavaGroup, log_length, unexpected_errors, unique, wait_for
 from reconciler.core.live import ConnectTargetState
-from reconciler.kafka.consume import read_to_end
+from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.replay import ConfigReplay
 
 if TYPE_CHECKING:

@@ -32,10 +32,10 @@ from java_read_support import (
     wait_until,
 )
 from reconciler.devtools.connect import RunningConnect
-from reconciler.kafka import records as rec
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.partitioner import partition_for
-from reconciler.kafka.store import read_live_state
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.formats.partitioner import partition_for
+from reconciler.kafka.io.store import read_live_state
 from reconciler.manifests import load_or_raise
 from reconciler.app.offsets import run_pending_offsets_requests
 

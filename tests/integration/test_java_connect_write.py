@@ -234,7 +234,7 @@ def test_offsets_alter_and_reset_make_java_resume_from_them(java: JavaGroup, tmp
 
 
 def _end(java: JavaGroup, topic: str) -> dict[int, int]:
-    from reconciler.kafka.consume import end_offsets
+    from reconciler.kafka.io.consume import end_offsets
 
     return end_offsets(java.settings, topic)
 
@@ -243,8 +243,8 @@ def assert_same_offsets(java: JavaGroup, ours: str, twin: str, since: dict[int, 
     """Our offsets records for `ours` equal Java's for `twin`: key and value bytes, and each on
     the partition Java's partitioner picks. Only records with `value` are compared: Java's
     resumed task commits its own offsets right after ours."""
-    from reconciler.kafka.consume import read_to_end
-    from reconciler.kafka.partitioner import partition_for
+    from reconciler.kafka.io.consume import read_to_end
+    from reconciler.kafka.formats.partitioner import partition_for
 
     def written(name: str) -> list[tuple[int, bytes, bytes | None]]:
         prefix = f'["{name}",'.encode()
@@ -319,7 +319,7 @@ def test_offsets_of_a_java_connector_wait_for_a_worker_to_report_it_stopped(
     """No Connect worker runs this group: nobody reports the connector stopped, so apply stops
     it and leaves its offsets alone (`waiting`) instead of racing tasks it cannot see."""
     from reconciler.cli.main import main
-    from reconciler.kafka.store import read_live_state
+    from reconciler.kafka.io.store import read_live_state
 
     group = JavaGroup(None, kafka.settings(group_id), tmp_path)  # type: ignore[arg-type]
     config = {"file": str(tmp_path / "in.txt"), "topic": "lines"}

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from reconciler.kafka import admin
+from reconciler.kafka.io import admin
 from reconciler.errors import BrokerUnreachable, ReconcilerError
-from reconciler.kafka.admin import ensure_topics, internal_topics, topic_partitions
-from reconciler.kafka.client import check_reachable, new_admin, new_producer
-from reconciler.kafka.consume import end_offsets, read_to_end
+from reconciler.kafka.io.admin import ensure_topics, internal_topics, topic_partitions
+from reconciler.kafka.io.client import check_reachable, new_admin, new_producer
+from reconciler.kafka.io.consume import end_offsets, read_to_end
 from reconciler.kafka.settings import KafkaSettings
 
 if TYPE_CHECKING:
@@ -133,8 +133,8 @@ def test_bad_client_setting_is_a_clear_error(kafka: KafkaUnderTest, group_id: st
 def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSettings) -> None:
     from confluent_kafka import TopicPartition
 
-    from reconciler.kafka.client import new_consumer
-    from reconciler.kafka.groups import sink_group_offsets
+    from reconciler.kafka.io.client import new_consumer
+    from reconciler.kafka.io.groups import sink_group_offsets
 
     create_topic(kafka_settings, "orders", 3)
     group = f"connect-sink-{kafka_settings.group_id}"

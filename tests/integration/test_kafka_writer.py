@@ -12,11 +12,11 @@ from collections import Counter
 import pytest
 
 from reconciler.errors import Fenced, ReconcilerError
-from reconciler.kafka.admin import ensure_topics
-from reconciler.kafka.consume import Message, read_to_end
-from reconciler.kafka.partitioner import partition_for
-from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.records import Record
+from reconciler.kafka.io.admin import ensure_topics
+from reconciler.kafka.io.consume import Message, read_to_end
+from reconciler.kafka.formats.partitioner import partition_for
+from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
 
 
@@ -115,7 +115,7 @@ def test_second_writer_on_the_same_group_fences_the_first(kafka_settings: KafkaS
 KILLED_WRITER = textwrap.dedent(
     """
     import sys, time
-    from reconciler.kafka.client import new_producer
+    from reconciler.kafka.io.client import new_producer
     from reconciler.kafka.settings import KafkaSettings, Topics
     bootstrap, group, topic = sys.argv[1:4]
     settings = KafkaSettings(bootstrap_servers=bootstrap, group_id=group, topics=Topics.for_group(group))

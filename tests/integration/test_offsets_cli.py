@@ -13,7 +13,7 @@ import pytest
 from reconciler.cli.main import main
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.app.apply import apply_manifests
-from reconciler.kafka.store import prepare, read_live_state
+from reconciler.kafka.io.store import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model
@@ -203,7 +203,7 @@ def test_import_from_a_connect_cluster_reuses_javas_key_bytes(
     }
     ours = {k: v for k, v in _latest(offsets_records(settings)).items() if k.startswith(b'["jdbc-src"')}
     assert ours == java_live  # byte for byte: keys and values
-    from reconciler.kafka.groups import sink_group_offsets
+    from reconciler.kafka.io.groups import sink_group_offsets
 
     assert sink_group_offsets(settings, f"connect-{sink}") == {(topic, 0): 1200, (topic, 1): 800}
 

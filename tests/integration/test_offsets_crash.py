@@ -21,14 +21,14 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.app.apply import apply_manifests
-from reconciler.kafka.store import read_live_state
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.store import read_live_state
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.offsets import model
 from reconciler.app.offsets import run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
-from reconciler.kafka.store import read_view
+from reconciler.kafka.io.store import read_view
 from reconciler.offsets.state import current_body
 
 from test_offsets_support import (
@@ -45,7 +45,7 @@ from test_offsets_support import (
 CHILD = textwrap.dedent(
     """
     import sys
-    from reconciler.kafka.store import read_live_state
+    from reconciler.kafka.io.store import read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
     from reconciler.app.offsets import run_pending_offsets_requests

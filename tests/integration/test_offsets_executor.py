@@ -12,13 +12,13 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.app.apply import apply_manifests
-from reconciler.kafka.store import prepare, read_live_state
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.store import prepare, read_live_state
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
 from reconciler.app.offsets import execute_offsets_request, run_pending_offsets_requests
 from reconciler.offsets.sink import commit_offsets
-from reconciler.kafka.store import read_view
+from reconciler.kafka.io.store import read_view
 from reconciler.offsets.state import current_body
 from test_offsets_support import (
     CONFIRMING_SOURCE,
@@ -203,7 +203,7 @@ def test_without_proof_that_tasks_stopped_only_the_stop_step_runs(
 def test_sink_request_refused_while_a_zombie_holds_the_group(
     kafka_settings: KafkaSettings, tmp_path: Path, sink_topic: str, sname: str
 ) -> None:
-    from reconciler.kafka.client import new_consumer
+    from reconciler.kafka.io.client import new_consumer
 
     settings = kafka_settings
     apply_manifests(settings, desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path)))
@@ -335,7 +335,7 @@ def test_source_task_producers_are_fenced_before_offsets_change(
 ) -> None:
     from confluent_kafka import KafkaException
 
-    from reconciler.kafka.client import new_producer
+    from reconciler.kafka.io.client import new_producer
 
     settings = kafka_settings
     apply_manifests(settings, desired_of(tmp_path, source_doc(cls=PLAIN_SOURCE)))

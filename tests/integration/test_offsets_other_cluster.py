@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
-from reconciler.kafka.store import read_offsets_topics
-from reconciler.kafka.store import read_view
+from reconciler.kafka.io.store import read_offsets_topics
+from reconciler.kafka.io.store import read_view
 from reconciler.offsets.state import current_body
 from test_offsets_run import COUNT, drain, files, sink_alter, stripes
 from test_offsets_support import create_topic

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from reconciler.core.plan import ActionKind
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.offsets import model
-from reconciler.kafka.store import read_view
+from reconciler.kafka.io.store import read_view
 from reconciler.offsets.state import current_body
 from test_offsets_support import child_env
 from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
@@ -222,7 +222,7 @@ def test_created_with_offsets_they_are_set_before_it_first_runs(pipeline: Pipeli
 
 
 def _topic_ends(pipeline: Pipeline, topic: str) -> dict[tuple[str, int], int]:
-    from reconciler.kafka.consume import end_offsets
+    from reconciler.kafka.io.consume import end_offsets
 
     return {(topic, p): o for p, o in end_offsets(pipeline.settings, topic).items()}
 

@@ -11,11 +11,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from reconciler.kafka import admin
+from reconciler.kafka.io import admin
 from reconciler.core.models import DesiredConnector
-from reconciler.kafka import records as rec
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.produce import TransactionalWriter
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 
@@ -63,8 +63,8 @@ def run_tasks(settings: KafkaSettings, name: str, count: int) -> None:
 
 
 def write_raw(settings: KafkaSettings, topic: str, pairs: list[tuple[bytes, bytes | None]]) -> None:
-    from reconciler.kafka.client import new_producer
-    from reconciler.kafka.store import prepare
+    from reconciler.kafka.io.client import new_producer
+    from reconciler.kafka.io.store import prepare
 
     prepare(settings)  # the internal topics, compacted, before anything writes to them
     producer = new_producer(settings)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.kafka.store import read_live_state
+from reconciler.kafka.io.store import read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from test_apply import cli, manifest, write
 

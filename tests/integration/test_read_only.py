@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reconciler.kafka.admin import topic_partitions
-from reconciler.kafka.store import prepare
+from reconciler.kafka.io.admin import topic_partitions
+from reconciler.kafka.io.store import prepare
 from reconciler.kafka.settings import KafkaSettings
 from test_apply import cli, manifest, write
 from test_offsets_support import create_topic

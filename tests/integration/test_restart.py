@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from reconciler.core.live import InstanceState, InstanceStatus
-from reconciler.kafka import records as rec
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.produce import TransactionalWriter
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.manifests import load_or_raise
 from test_run_support import FAULTY_SOURCE, Pipeline, ids, pipeline, topic_keys
 

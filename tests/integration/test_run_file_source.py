@@ -26,7 +26,7 @@ def test_file_source_picks_up_appended_lines_and_new_files_once(pipeline: Pipeli
     pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": str(out)}, tasks_max=2)
 
     def values() -> Counter[bytes]:
-        from reconciler.kafka.consume import read_to_end
+        from reconciler.kafka.io.consume import read_to_end
 
         return Counter(m.value or b"" for m in read_to_end(pipeline.settings, topic))
 

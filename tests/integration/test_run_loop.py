@@ -17,7 +17,7 @@ from typing import IO, Any
 import psutil
 import yaml
 
-from reconciler.kafka.store import read_live_state
+from reconciler.kafka.io.store import read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from test_run_support import child_env, create_topic, ids, topic_keys
 

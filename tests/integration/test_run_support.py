@@ -19,11 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from reconciler.kafka import admin
+from reconciler.kafka.io import admin
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.store import prepare, read_live_state
-from reconciler.kafka.records import decode_status
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.store import prepare, read_live_state
+from reconciler.kafka.formats.records import decode_status
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor

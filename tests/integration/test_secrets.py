@@ -34,9 +34,9 @@ from planted_secrets import CLASS, SECRET, Planted, leaks, planted_connector, ro
 from reconciler import masking
 from reconciler.cli.main import main
 from reconciler.connectors.faulty import FAIL_CONNECTOR
-from reconciler.kafka import records as rec
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.produce import TransactionalWriter
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from reconciler.devtools.connect import RunningConnect
-from reconciler.kafka.admin import ensure_topics
-from reconciler.kafka.consume import end_offsets
-from reconciler.kafka.groups import sink_group_commits, sink_group_offsets
+from reconciler.kafka.io.admin import ensure_topics
+from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.groups import sink_group_commits, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SinkReader, SparkExecutor
 from reconciler.runtime.tasks import TaskWork
-from reconciler.kafka.groups import commit_offsets as commit_group_offsets
+from reconciler.kafka.io.groups import commit_offsets as commit_group_offsets
 from reconciler.runtime.sink_range import SCANNED_PREFIX
 
 TRANSACTIONS, PER_TRANSACTION = 3, 10  # offsets 0-9, marker 10, 11-20, marker 21, 22-31, marker 32

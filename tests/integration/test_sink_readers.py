@@ -17,8 +17,8 @@ import pytest
 from confluent_kafka import Producer
 
 from reconciler.connectors.api import sink_schema
-from reconciler.kafka import admin
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io import admin
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor, SinkReader
 from reconciler.runtime.tasks import TaskWork

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reconciler.kafka.store import read_live_state
+from reconciler.kafka.io.store import read_live_state
 from reconciler.devtools.broker import free_port
-from reconciler.kafka.consume import read_to_end
+from reconciler.kafka.io.consume import read_to_end
 from recording import recorded
 from test_run_support import Pipeline, child_env, ids, parquet_keys, topic_keys
 

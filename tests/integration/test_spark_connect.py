@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from reconciler.kafka.store import read_live_state
+from reconciler.kafka.io.store import read_live_state
 from reconciler.devtools.broker import free_port
 from recording import recorded
 from test_run_support import Pipeline, ids, parquet_keys, topic_keys

@@ -22,9 +22,9 @@ from typing import Any
 import psutil
 import pytest
 
-from reconciler.kafka.admin import ensure_topics
-from reconciler.kafka.consume import end_offsets
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.admin import ensure_topics
+from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler import failpoints
 from reconciler.runtime.executor import SparkExecutor

@@ -13,8 +13,8 @@ import pytest
 
 from reconciler.connectors.file_sink import SUFFIXES
 from reconciler.connectors.range_files import held_ranges, partition_dir
-from reconciler.kafka.consume import end_offsets
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler import failpoints
 from reconciler.runtime.executor import SparkExecutor

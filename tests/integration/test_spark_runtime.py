@@ -18,17 +18,17 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from reconciler.kafka import admin
+from reconciler.kafka.io import admin
 from reconciler.connectors.datagen import DatagenConnector
 from reconciler.connectors.parquet_sink import held_ranges, partition_dir
-from reconciler.kafka.admin import ensure_topics
-from reconciler.kafka.consume import end_offsets, read_to_end
-from reconciler.kafka.partitioner import partition_for
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.admin import ensure_topics
+from reconciler.kafka.io.consume import end_offsets, read_to_end
+from reconciler.kafka.formats.partitioner import partition_for
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskWork
-from reconciler.kafka.produce import task_transactional_id as transactional_id
+from reconciler.kafka.io.produce import task_transactional_id as transactional_id
 
 pytestmark = pytest.mark.spark
 

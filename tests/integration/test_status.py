@@ -12,10 +12,10 @@ import pytest
 
 from reconciler.cli.main import main
 from reconciler.core.live import InstanceState, InstanceStatus, LastBatch, TaskBatch, load_snapshot
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
-from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.store import prepare
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.io.store import prepare
 from reconciler.kafka.settings import KafkaSettings
 
 TRACE = "org.apache.kafka.connect.errors.ConnectException: boom\n\tat Foo.bar(Foo.java:1)"

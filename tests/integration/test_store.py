@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
-from reconciler.kafka import records as rec
-from reconciler.kafka.client import new_producer
-from reconciler.kafka.consume import PositionLost, TopicReader
-from reconciler.kafka.own_records import restart_processed_record as processed_record
-from reconciler.kafka.own_records import runtime_started_record as started_record
-from reconciler.kafka.produce import TransactionalWriter, topic_for
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.client import new_producer
+from reconciler.kafka.io.consume import PositionLost, TopicReader
+from reconciler.kafka.formats.own_records import restart_processed_record as processed_record
+from reconciler.kafka.formats.own_records import runtime_started_record as started_record
+from reconciler.kafka.io.produce import TransactionalWriter, topic_for
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.store import LiveStore, prepare, read_view
+from reconciler.kafka.io.store import LiveStore, prepare, read_view
 from test_offsets_support import create_topic
 
 pytestmark = pytest.mark.integration

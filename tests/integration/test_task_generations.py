@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.kafka.produce import task_transactional_id
+from reconciler.kafka.io.produce import task_transactional_id
 from test_run_support import Pipeline, pipeline
 
 __all__ = ["pipeline"]  # the fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from reconciler.cli.main import main
-from reconciler.kafka import records as rec
-from reconciler.kafka.produce import TransactionalWriter
-from reconciler.kafka.store import prepare, read_live_state
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.io.store import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 
 BAD = """\

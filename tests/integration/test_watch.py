@@ -27,9 +27,9 @@ from typing import Any
 import yaml
 
 from reconciler.core.live import ConnectTargetState, InstanceState
-from reconciler.kafka.consume import read_to_end
-from reconciler.kafka.store import read_live_state
-from reconciler.kafka.groups import sink_group_offsets
+from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.store import read_live_state
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from test_run_loop import ROOT, Running, eventually, manifest
 from test_run_support import child_env, create_topic, ids, parquet_keys, topic_keys

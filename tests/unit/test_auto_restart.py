@@ -7,8 +7,8 @@ from pydantic import ValidationError
 
 from reconciler.core.live import AutoRestartStatus, InstanceState, InstanceStatus, LiveConnector, LiveState
 from reconciler.core.models import ConnectorManifest, DesiredConnector
-from reconciler.kafka import own_records as own
-from reconciler.kafka.records import Invalid
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats.records import Invalid
 from reconciler.kafka.replay import ReconcilerReplay
 from reconciler.runtime.auto_restart import (
     AutoRestartDecision,
@@ -191,7 +191,7 @@ def test_a_requested_restart_merges_with_the_automatic_one() -> None:
 
 
 def test_a_reconfigured_connector_is_not_failing() -> None:
-    from reconciler.kafka.own_records import FailureMark, trace_digest
+    from reconciler.kafka.formats.own_records import FailureMark, trace_digest
 
     failed = connector("flaky", FAILED, {})  # failed when the config topic ended at 3; rewritten at offset 7
     marks = {"flaky": FailureMark(3, trace_digest(failed.connector_status.trace if failed.connector_status else None))}

@@ -9,8 +9,8 @@ import pytest
 from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState
 from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetsAction, TargetState
 from reconciler.core.plan import Action, ActionKind, Plan
-from reconciler.kafka.changes import pending_offsets, plan_to_records
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats.changes import pending_offsets, plan_to_records
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 
 NOW = 1_700_000_000_000

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from reconciler.devtools import librdkafka_names
-from reconciler.kafka import client_config
-from reconciler.kafka.client_names import (
+from reconciler.kafka.io import client_config
+from reconciler.kafka.io.client_names import (
     JAVA_NAMES,
     InvalidClientSetting,
     client_name_problem,
@@ -17,8 +17,8 @@ from reconciler.kafka.client_names import (
     parse_jaas,
     translate,
 )
-from reconciler.kafka.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
-from reconciler.kafka.overrides import PRODUCER, overrides
+from reconciler.kafka.io.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
+from reconciler.kafka.io.overrides import PRODUCER, overrides
 
 PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cret";'
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule required username=bob password=\"p\\\"w\\\\x\" ;"

@@ -22,9 +22,9 @@ from reconciler.core.live import (
     load_snapshot,
 )
 from reconciler.core.redact import is_seal, seal_matches
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import records as rec
 from reconciler.core.transitions import PendingRestart as RestartRequestRecord
-from reconciler.kafka.records import Invalid
+from reconciler.kafka.formats.records import Invalid
 from reconciler.kafka.replay import (
     ConfigReplay,
     OffsetsReplay,

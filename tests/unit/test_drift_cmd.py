@@ -10,7 +10,7 @@ import pytest
 from reconciler.cli.main import main
 from reconciler.core.live import LiveState, dump_snapshot
 from reconciler.core.planner import build_plan
-from reconciler.kafka.changes import plan_to_records
+from reconciler.kafka.formats.changes import plan_to_records
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.manifests import load_or_raise
 

@@ -17,8 +17,8 @@ from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import ActionKind, Plan
 from reconciler.core.planner import build_plan
-from reconciler.kafka.changes import plan_to_records
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats.changes import plan_to_records
+from reconciler.kafka.formats.records import Record
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 from reconciler.manifests import load_manifests
 

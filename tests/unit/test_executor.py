@@ -12,9 +12,9 @@ import pytest
 from reconciler.connectors.api import ConnectorError
 from reconciler import failpoints
 from reconciler.runtime.tasks import TaskWork, assign_partitions, connector_task_count
-from reconciler.kafka.offset_stores import sink_group
+from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.runtime.sink_job import consumer_overrides, sink_topics
-from reconciler.kafka.produce import task_transactional_id as transactional_id
+from reconciler.kafka.io.produce import task_transactional_id as transactional_id
 from reconciler.runtime.spark import is_local, master_addresses, session_conf
 
 

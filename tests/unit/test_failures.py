@@ -1,13 +1,13 @@
-"""Our marks of when a connector failed (`kafka.marks`)."""
+"""Our marks of when a connector failed (`kafka.replay.marks`)."""
 
 from __future__ import annotations
 
-from reconciler.kafka.records import Invalid
-from reconciler.kafka.marks import FailureLog
-from reconciler.kafka.own_records import FailureMark, trace_digest
-from reconciler.kafka.own_records import connector_failed_record as failure_mark_record
-from reconciler.kafka.own_records import connector_failed_tombstone as failure_mark_tombstone
-from reconciler.kafka.own_records import decode_connector_failed as decode_failure_mark
+from reconciler.kafka.formats.records import Invalid
+from reconciler.kafka.replay.marks import FailureLog
+from reconciler.kafka.formats.own_records import FailureMark, trace_digest
+from reconciler.kafka.formats.own_records import connector_failed_record as failure_mark_record
+from reconciler.kafka.formats.own_records import connector_failed_tombstone as failure_mark_tombstone
+from reconciler.kafka.formats.own_records import decode_connector_failed as decode_failure_mark
 
 
 def test_a_mark_round_trips_and_holds_only_for_its_trace() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from reconciler.kafka.replay import ConfigReplay
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import records as rec
 from reconciler.runtime.fencing import tasks_to_fence
 
 

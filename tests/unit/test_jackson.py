@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.kafka import jackson
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import jackson
+from reconciler.kafka.formats import records as rec
 
 
 @pytest.mark.parametrize("data", [b"", b"   ", b"\n\t\r ", "\ufeff".encode()])

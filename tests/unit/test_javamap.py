@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.kafka.javamap import TreeBinReached, hashmap_order, map_in_java_order, spread, string_hash
+from reconciler.kafka.formats.javamap import TreeBinReached, hashmap_order, map_in_java_order, spread, string_hash
 
 ORDERS = Path(__file__).resolve().parent.parent / "fixtures" / "java-hashmap" / "orders.tsv"
 

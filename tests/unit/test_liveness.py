@@ -4,8 +4,8 @@ readable back into the live state, tombstoned once the connector is deleted."""
 from __future__ import annotations
 
 from reconciler.core.live import LastBatch, LiveConnector, LiveState, TaskBatch
-from reconciler.kafka import own_records as own
-from reconciler.kafka.records import Invalid
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats.records import Invalid
 from reconciler.kafka.replay import ReconcilerReplay
 from reconciler.runtime.tasks import TaskOutcome
 from reconciler.runtime.liveness import batch_records

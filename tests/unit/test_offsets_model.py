@@ -12,9 +12,9 @@ from reconciler.core.diagnostics import Severity
 from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState, AppliedRequests
 from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.planner import build_plan
-from reconciler.kafka import own_records as own
-from reconciler.kafka import offset_stores
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.io import offset_stores
+from reconciler.kafka.formats import records as rec
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.offsets import migrate, model

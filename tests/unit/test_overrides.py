@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reconciler.kafka.overrides import ADMIN, CONSUMER, PRODUCER, client_settings, same_cluster
+from reconciler.kafka.io.overrides import ADMIN, CONSUMER, PRODUCER, client_settings, same_cluster
 from reconciler.kafka.settings import KafkaSettings
 
 WORKER = KafkaSettings(bootstrap_servers="a:9092", client_config={"security.protocol": "SASL_SSL"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.kafka.partitioner import murmur2, partition_for
+from reconciler.kafka.formats.partitioner import murmur2, partition_for
 
 # apache/kafka clients/src/test/java/org/apache/kafka/common/utils/UtilsTest.java#testMurmur2
 JAVA_VECTORS = [

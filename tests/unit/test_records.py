@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid, Record, RestartFlags
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Invalid, Record, RestartFlags
 
 import record_encoders
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from record_encoders import Consumed as Msg
 
-from reconciler.kafka.live_build import TrustedConstructor
+from reconciler.kafka.replay.live_build import TrustedConstructor
 from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
 
 CONFIG_KEYS: list[bytes | None] = [

@@ -7,13 +7,13 @@ import json
 import pytest
 
 from reconciler.core.live import InstanceState, InstanceStatus
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Invalid
 from reconciler.core.transitions import PendingRestart
-from reconciler.kafka.own_records import decode_restart_processed as decode_processed
-from reconciler.kafka.own_records import restart_processed_record as processed_record
-from reconciler.kafka.own_records import runtime_started_record as started_record
-from reconciler.kafka.marks import (
+from reconciler.kafka.formats.own_records import decode_restart_processed as decode_processed
+from reconciler.kafka.formats.own_records import restart_processed_record as processed_record
+from reconciler.kafka.formats.own_records import runtime_started_record as started_record
+from reconciler.kafka.replay.marks import (
     RestartLog,
     RestartRecord,
     pending_restarts,

@@ -1,4 +1,4 @@
-"""Putting back what a Connect worker took from aborted records (core.restore, kafka.uncommitted).
+"""Putting back what a Connect worker took from aborted records (core.restore, kafka.io.uncommitted).
 
 The replays are fed byte records, as read from the config topic: `committed` what a
 read_committed reader holds, `everything` what a worker reading uncommitted records holds.
@@ -12,10 +12,10 @@ from reconciler.core.live import ConnectTargetState, LiveConnector, LiveState, U
 from reconciler.core.models import ConnectorManifest, DesiredConnector, TargetState
 from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.core.planner import build_plan
-from reconciler.kafka import records as rec
-from reconciler.kafka.changes import plan_to_records
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.changes import plan_to_records
 from reconciler.kafka.replay import ConfigReplay
-from reconciler.kafka.uncommitted import uncommitted_views
+from reconciler.kafka.io.uncommitted import uncommitted_views
 from reconciler.render import render_markdown, render_text
 
 STARTED, PAUSED, STOPPED = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED

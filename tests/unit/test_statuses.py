@@ -8,7 +8,7 @@ import json
 import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
-from reconciler.kafka.own_records import FailureMark, trace_digest
+from reconciler.kafka.formats.own_records import FailureMark, trace_digest
 from reconciler.runtime.statuses import (
     BATCH_GENERATION,
     Decision,

@@ -7,7 +7,7 @@ import pytest
 from reconciler.connectors.checks import check_config
 from reconciler.connectors.datagen import DatagenConnector
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.topic_creation import TopicCreation, from_config
+from reconciler.kafka.io.topic_creation import TopicCreation, from_config
 
 
 def test_both_default_keys_ask_for_topic_creation() -> None:

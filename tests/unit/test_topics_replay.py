@@ -1,4 +1,4 @@
-"""The one read model's replay (`kafka.topics_replay`): a view built after incremental reads
+"""The one read model's replay (`kafka.replay.topics`): a view built after incremental reads
 equals the one a read from offset 0 builds, on random record sequences of all three topics
 (catalogues of ordinary and odd records, tests/unit/test_replay_feed.py), with views built
 in between as a long-running `run`/`watch` builds them."""
@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from reconciler import masking
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import records as rec
 from reconciler.core.transitions import PendingRestart
-from reconciler.kafka.own_records import connector_failed_record as failure_mark_record
-from reconciler.kafka.own_records import restart_processed_record as processed_record
-from reconciler.kafka.own_records import runtime_started_record as started_record
+from reconciler.kafka.formats.own_records import connector_failed_record as failure_mark_record
+from reconciler.kafka.formats.own_records import restart_processed_record as processed_record
+from reconciler.kafka.formats.own_records import runtime_started_record as started_record
 from reconciler.kafka.settings import Topics
-from reconciler.kafka.status_replay import StatusReplay
-from reconciler.kafka.topics_replay import StoreView, TopicsReplay, connector_names
+from reconciler.kafka.replay.status import StatusReplay
+from reconciler.kafka.replay.topics import StoreView, TopicsReplay, connector_names
 from test_replay_feed import CONFIG_KEYS, CONFIG_VALUES, STATUS_KEYS, STATUS_VALUES, Msg, _status_view
 
 TOPICS = Topics.for_group("g")

@@ -31,7 +31,7 @@ believed for the failure it was written for (another worker, e.g. Java's, may ha
 FAILED status of its own since). It cannot be the status record's `generation`: Java's status
 store compares generations across workers (docs/compatibility.md).
 
-The records' codecs are `kafka.own_records`' (with the rest of our topic), the merge rule is
+The records' codecs are `kafka.formats.own_records`' (with the rest of our topic), the merge rule is
 `core.transitions.merge_restart`; this module holds what reading needs: the logs that collect
 them and the rule for which restart records are pending (docs/record-formats.md#reconciler-topic).
 """
@@ -42,10 +42,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from reconciler.core.transitions import PendingRestart, merge_restart
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
-from reconciler.kafka.own_records import FailureMark
-from reconciler.kafka.records import Invalid
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.own_records import FailureMark
+from reconciler.kafka.formats.records import Invalid
 
 _PROCESSED = own.RESTART_PROCESSED_PREFIX.encode()
 _STARTED = own.RUNTIME_STARTED_KEY.encode()

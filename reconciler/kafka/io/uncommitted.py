@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from reconciler.core.live import UncommittedView
-from reconciler.kafka import records as rec
-from reconciler.kafka.consume import TopicReader
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.consume import TopicReader
 from reconciler.kafka.replay import ConfigReplay
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.topics_replay import TopicsReplay
+from reconciler.kafka.replay.topics import TopicsReplay
 
 
 class UncommittedConfig:

@@ -36,18 +36,16 @@ from reconciler.core.models import DesiredConnector, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
 from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.core.restore import CONFIG, TARGET_STATE, create_writes_target_state, restored_state
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Record
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Record
 
 # Ownership records name the plan that created the connector (a prefix is enough to find it).
 PLAN_PREFIX_LENGTH = 16
 
 
 class _Context:
-    def __init__(
-        self, plan: Plan, desired: Mapping[str, DesiredConnector], live: LiveState, now_ms: int
-    ) -> None:
+    def __init__(self, plan: Plan, desired: Mapping[str, DesiredConnector], live: LiveState, now_ms: int) -> None:
         self.plan = plan
         self.desired = desired
         self.live = live

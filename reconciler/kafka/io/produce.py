@@ -15,17 +15,17 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from reconciler.errors import Fenced, ReconcilerError
-from reconciler.kafka.client import ErrorCollector, describe, kafka_error, new_producer, translate
-from reconciler.kafka.records import TopicRole
+from reconciler.kafka.io.client import ErrorCollector, describe, kafka_error, new_producer, translate
+from reconciler.kafka.formats.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.consume import wait_until_stable
+from reconciler.kafka.io.consume import wait_until_stable
 
 LOG = logging.getLogger(__name__)
 VISIBLE_WAIT_S = 5.0  # bounded: another producer's open transaction may hold a topic's stable end back
 
 
 class RecordLike(Protocol):
-    """What the writer needs of a record (`reconciler.kafka.records.Record` has these)."""
+    """What the writer needs of a record (`reconciler.kafka.formats.records.Record` has these)."""
 
     @property
     def topic_role(self) -> TopicRole: ...
@@ -150,8 +150,11 @@ class TransactionalWriter:
         # the partitions after commit_transaction returns (see `consume.wait_until_stable`).
         late = wait_until_stable(self._settings, sorted({topic for topic, _, _ in placed}), VISIBLE_WAIT_S)
         if late:
-            LOG.info("committed as %s, but %s still hold(s) another producer's open transaction",
-                     self.transactional_id, ", ".join(late))
+            LOG.info(
+                "committed as %s, but %s still hold(s) another producer's open transaction",
+                self.transactional_id,
+                ", ".join(late),
+            )
         return len(placed)
 
     def _produce(self, topic: str, key: bytes, value: bytes | None) -> None:

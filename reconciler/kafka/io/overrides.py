@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from reconciler.kafka.client_names import translate
+from reconciler.kafka.io.client_names import translate
 from reconciler.kafka.settings import KafkaSettings
 
 PRODUCER = "producer.override."

@@ -14,7 +14,7 @@ from offset 0 the next time.
 The reads are read_committed: records of an aborted or still open transaction are not seen. A
 Java worker without exactly-once support reads the config topic read_uncommitted and may act on
 aborted records; apply orders its records so that every prefix is safe, and, reading what such a
-worker holds too (`uncommitted=True`, `reconciler.kafka.uncommitted`), the next apply converges
+worker holds too (`uncommitted=True`, `reconciler.kafka.io.uncommitted`), the next apply converges
 whatever it is asked (docs/compatibility.md).
 
 Compaction between two reads: the records a store already read stay in its replays, as they
@@ -36,15 +36,15 @@ from typing import TYPE_CHECKING, Literal
 from reconciler import heap
 from reconciler.core.live import LiveState, UncommittedView
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.admin import ensure_topics, start_reading_check
-from reconciler.kafka.client import check_reachable
-from reconciler.kafka.consume import PositionLost, TopicReader
-from reconciler.kafka.offsets_replay import OffsetsReplay
+from reconciler.kafka.io.admin import ensure_topics, start_reading_check
+from reconciler.kafka.io.client import check_reachable
+from reconciler.kafka.io.consume import PositionLost, TopicReader
+from reconciler.kafka.replay.offsets import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.topics_replay import StoreView, TopicsReplay
+from reconciler.kafka.replay.topics import StoreView, TopicsReplay
 
 if TYPE_CHECKING:
-    from reconciler.kafka.uncommitted import UncommittedConfig
+    from reconciler.kafka.io.uncommitted import UncommittedConfig
 
 LOG = logging.getLogger(__name__)
 _TOPIC_OF = methodcaller("topic")  # a C-level key function for groupby: no Python frame per record
@@ -133,7 +133,7 @@ class LiveStore:
         return reader, finish
 
     def _uncommitted_views(self, ends: dict[tuple[str, int], int]) -> dict[str, UncommittedView]:
-        from reconciler.kafka.uncommitted import UncommittedConfig
+        from reconciler.kafka.io.uncommitted import UncommittedConfig
 
         replay = self._replay
         end = max(ends.get((self.settings.topics.configs, 0), 0), replay.config_end)
@@ -209,4 +209,3 @@ def read_offsets_topics(settings: KafkaSettings, topics: Sequence[str]) -> dict[
         if replay.skipped:
             LOG.info("%s: %d offsets record(s) ignored, as a Connect worker ignores them", topic, replay.skipped)
     return replays
-

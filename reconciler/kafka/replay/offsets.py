@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid
-from reconciler.kafka.replay_base import Replay, log, parse_json
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Invalid
+from reconciler.kafka.replay.base import Replay, log, parse_json
 
 Partition = dict[str, Any]
 Offset = dict[str, Any]
@@ -121,10 +121,7 @@ class OffsetsReplay(Replay):
     def live_raw_keys(self, connector: str) -> list[bytes]:
         """Every raw key holding a value for this connector: what a reset must tombstone."""
         return [
-            raw
-            for raw_keys in self._encodings.get(connector, {}).values()
-            for raw in raw_keys
-            if raw in self._values
+            raw for raw_keys in self._encodings.get(connector, {}).values() for raw in raw_keys if raw in self._values
         ]
 
     def live_keys_of(self, connector: str, partition: Partition) -> list[bytes]:

@@ -4,15 +4,15 @@ Spec: docs/record-formats.md. Pure: keys and values in, bytes out (and back).
 No Kafka client is imported here; the I/O layer produces the `Record`s built here and feeds the
 bytes it consumes to `reconciler.kafka.replay`.
 
-Encoding follows Java's `JsonConverter` (schemas disabled) on Jackson (`reconciler.kafka.jackson`):
+Encoding follows Java's `JsonConverter` (schemas disabled) on Jackson (`reconciler.kafka.formats.jackson`):
 compact JSON, UTF-8, BMP characters not escaped and surrogates escaped, struct fields in schema
 order, unset optional fields as `null`, a null value as a tombstone (`Record.value is None`,
 never the bytes `null`). Offsets keys list a partition's fields in Java's `HashMap` order
-(`reconciler.kafka.javamap`), as Java re-serialises them.
+(`reconciler.kafka.formats.javamap`), as Java re-serialises them.
 
 Property maps (`{"properties":{…}}`) are written in the order the caller's mapping iterates.
 Java writes a `HashMap` there, i.e. in an order no reader may rely on; we choose to preserve the
-given order and `reconciler.kafka.changes` passes properties sorted by key, so the same manifest
+given order and `reconciler.kafka.formats.changes` passes properties sorted by key, so the same manifest
 always produces the same bytes whatever the key order in the YAML.
 
 Decoders are as tolerant as Java's readers (an int may be any JSON integer, a missing boolean is
@@ -28,11 +28,10 @@ from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
-from reconciler.kafka import jackson
-from reconciler.kafka.jackson import dumps as dumps
-from reconciler.kafka.jackson import java_double as java_double
-from reconciler.kafka.javamap import map_in_java_order
-
+from reconciler.kafka.formats import jackson
+from reconciler.kafka.formats.jackson import dumps as dumps
+from reconciler.kafka.formats.jackson import java_double as java_double
+from reconciler.kafka.formats.javamap import map_in_java_order
 
 
 class TopicRole(enum.StrEnum):
@@ -92,7 +91,7 @@ class RestartFlags(NamedTuple):
     only_failed: bool
 
 
-# --- JSON, the way Jackson writes and reads it (`reconciler.kafka.jackson`) ----------------------
+# --- JSON, the way Jackson writes and reads it (`reconciler.kafka.formats.jackson`) ----------------------
 
 
 def loads(data: bytes) -> object:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import (
+from reconciler.kafka.io.client import (
     ErrorCollector,
     is_unreachable,
     kafka_error,
@@ -132,9 +132,7 @@ class TopicReader:
         self._consumer.close()
 
 
-def read_to_end(
-    settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed"
-) -> Iterator[Message]:
+def read_to_end(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> Iterator[Message]:
     """Every record of `topic`, in offset order within each partition, up to each partition's end.
 
     Raises ReconcilerError when no progress is made for `settings.timeout_s` (a stalled broker).

@@ -53,7 +53,7 @@ def from_config(config: Mapping[str, str | None]) -> TopicCreation | None:
 def ensure_topics(settings: KafkaSettings, topics: Iterable[str], creation: TopicCreation) -> list[str]:
     """Create those of `topics` that do not exist; the names created (a concurrent creation of
     the same topic, by another task or tool, counts as done)."""
-    from reconciler.kafka.client import new_admin
+    from reconciler.kafka.io.client import new_admin
 
     admin = new_admin(settings)
     wanted = sorted(set(topics))
@@ -68,11 +68,15 @@ def _create(settings: KafkaSettings, admin: Any, names: list[str], creation: Top
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.cimpl import NewTopic
 
-    from reconciler.kafka.client import describe, kafka_error
+    from reconciler.kafka.io.client import describe, kafka_error
 
     new = [
-        NewTopic(name, num_partitions=creation.partitions, replication_factor=creation.replication_factor,
-                 config=dict(creation.configs))
+        NewTopic(
+            name,
+            num_partitions=creation.partitions,
+            replication_factor=creation.replication_factor,
+            config=dict(creation.configs),
+        )
         for name in names
     ]
     futures = admin.create_topics(new, operation_timeout=settings.timeout_s, request_timeout=settings.timeout_s)

@@ -4,7 +4,7 @@ executor read. Pure: records in (in each partition's order), a `StoreView` out.
 The config, status and reconciler topics are fed to Connect's state machines (`replay`) and to
 the runtime's marks (`marks`) as they are consumed; `view()` builds, from the replays as they are
 at that moment, an immutable `StoreView`. Feeding more records later continues the same replays:
-`reconciler.kafka.store` reads incrementally that way, and a view built after an incremental read
+`reconciler.kafka.io.store` reads incrementally that way, and a view built after an incremental read
 equals the one a read from offset 0 would build (tests/unit/test_topics_replay.py).
 """
 
@@ -16,13 +16,16 @@ from typing import Any
 
 from reconciler import masking
 from reconciler.core.live import LiveState, UncommittedView
-from reconciler.kafka import own_records as own
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats import records as rec
 from reconciler.core.transitions import PendingRestart
-from reconciler.kafka.own_records import FailureMark
-from reconciler.kafka.own_records import OffsetsSnapshot, RequestProgress
-from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay, build_live_state
-from reconciler.kafka.replay_base import ConsumedRecord
+from reconciler.kafka.formats.own_records import FailureMark
+from reconciler.kafka.formats.own_records import OffsetsSnapshot, RequestProgress
+from reconciler.kafka.replay.config import ConfigReplay
+from reconciler.kafka.replay.live_build import build_live_state
+from reconciler.kafka.replay.reconciler import ReconcilerReplay
+from reconciler.kafka.replay.status import StatusReplay
+from reconciler.kafka.replay.base import ConsumedRecord
 from reconciler.kafka.settings import Topics
 
 
@@ -33,7 +36,7 @@ class StoreView:
     `config_end`: the config topic's offset after the last record read (restart records below it
     were read; failure marks and `runtime-started` are written with it). `config_offsets`:
     connector → offset of its latest `connector-` record. `pending_restarts`, `failures`,
-    `first_tick`: the runtime's marks (`reconciler.kafka.marks`). `pending_fencing`: connectors
+    `first_tick`: the runtime's marks (`reconciler.kafka.replay.marks`). `pending_fencing`: connectors
     whose latest commit came after their latest `tasks-fencing-` record, and `task_count_records`
     the count of that record (KIP-618). `progress`, `snapshots`, `applied_offsets` (id → applied
     at, ms): the offsets requests' records in our topic.

@@ -22,12 +22,14 @@ from reconciler.core.live import (
     LiveState,
 )
 from reconciler import masking
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import records as rec
 
 Properties = dict[str, Any]
 
 if TYPE_CHECKING:
-    from reconciler.kafka.replay import ConfigReplay, ReconcilerReplay, StatusReplay
+    from reconciler.kafka.replay.config import ConfigReplay
+    from reconciler.kafka.replay.reconciler import ReconcilerReplay
+    from reconciler.kafka.replay.status import StatusReplay
 
 _STARTED = ConnectTargetState.STARTED
 Model = TypeVar("Model", bound=BaseModel)
@@ -94,8 +96,15 @@ def _slot_setter(cls: type, name: str) -> Callable[[object, object], None]:
 _CONNECTOR = TrustedConstructor(LiveConnector)
 # The fields `_connector_builder` gives every LiveConnector (all of them, in declaration order).
 _BUILT_FIELDS = (
-    "name", "config", "target_state", "task_count", "task_configs", "inconsistent", "config_applied",
-    "connector_status", "task_statuses",
+    "name",
+    "config",
+    "target_state",
+    "task_count",
+    "task_configs",
+    "inconsistent",
+    "config_applied",
+    "connector_status",
+    "task_statuses",
 )
 
 
@@ -137,9 +146,7 @@ def build_live_state(
         connectors=connectors,
         owned=sorted(ours.owners),
         applied=applied,
-        offsets_in_progress={
-            name: progress.request_id for name, progress in sorted(ours.offsets_progress.items())
-        },
+        offsets_in_progress={name: progress.request_id for name, progress in sorted(ours.offsets_progress.items())},
         sensitive=dict(sorted(ours.sensitive.items())),
         source_fingerprint="",
         active_topics={name: sorted(topics) for name, topics in sorted(status.topics.items()) if topics},
@@ -159,9 +166,7 @@ class _StatusCache(dict[rec.StatusValue, InstanceStatus]):
         return status
 
 
-def _connector_builder(
-    config: ConfigReplay, status: StatusReplay, with_tasks: bool
-) -> Callable[[str], LiveConnector]:
+def _connector_builder(config: ConfigReplay, status: StatusReplay, with_tasks: bool) -> Callable[[str], LiveConnector]:
     """name → LiveConnector from the replays' tables (lookups bound once: 10,000s of calls)."""
     config_of, target_state_of = config.configs.get, config.target_states.get
     count_of, committed_of, inconsistent = config.task_counts.get, config.task_configs.get, config.inconsistent

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import describe, kafka_error, new_admin, translate
-from reconciler.kafka.records import TopicRole
+from reconciler.kafka.io.client import describe, kafka_error, new_admin, translate
+from reconciler.kafka.formats.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
 
 COMPACT = "compact"
@@ -114,7 +114,11 @@ def _missing_for_reading(
     else:
         message = f"group {settings.group_id} is missing internal topic(s) {where}: {names}; nothing was read"
     groups = groups_with_topics(existing)
-    known = f"groups with internal topics there: {', '.join(groups[:10])}" if groups else "no group has internal topics there"
+    known = (
+        f"groups with internal topics there: {', '.join(groups[:10])}"
+        if groups
+        else "no group has internal topics there"
+    )
     return ReconcilerError(
         message,
         hint=f"check --group-id (a typo?) and --bootstrap-servers; {known}. Only `reconciler apply`, `run` and "
@@ -237,8 +241,12 @@ def create_topic(settings: KafkaSettings, name: str, partitions: int = 1, config
     from confluent_kafka.cimpl import NewTopic
 
     admin = new_admin(settings)
-    topic = NewTopic(name, num_partitions=partitions, replication_factor=settings.topics.replication_factor,
-                     config=dict(config or {}))
+    topic = NewTopic(
+        name,
+        num_partitions=partitions,
+        replication_factor=settings.topics.replication_factor,
+        config=dict(config or {}),
+    )
     try:
         admin.create_topics([topic], request_timeout=settings.timeout_s)[name].result(timeout=settings.timeout_s)
     except KafkaException as exc:
@@ -270,11 +278,18 @@ def wait_until_led(settings: KafkaSettings, names: list[str], admin: Any | None 
         if not pending:
             return
         if time.monotonic() > deadline:
-            raise ReconcilerError(f"topic(s) {', '.join(sorted(pending))} got no partition leader within "
-                                  f"{settings.timeout_s:g}s of being created", hint="check the brokers' health")
+            raise ReconcilerError(
+                f"topic(s) {', '.join(sorted(pending))} got no partition leader within "
+                f"{settings.timeout_s:g}s of being created",
+                hint="check the brokers' health",
+            )
         time.sleep(0.05)
 
 
 def _led(topic: Any) -> bool:
-    return bool(topic is not None and topic.error is None and topic.partitions
-                and all(meta.leader >= 0 and meta.error is None for meta in topic.partitions.values()))
+    return bool(
+        topic is not None
+        and topic.error is None
+        and topic.partitions
+        and all(meta.leader >= 0 and meta.error is None for meta in topic.partitions.values())
+    )

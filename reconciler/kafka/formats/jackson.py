@@ -97,7 +97,7 @@ def _lenient(data: bytes) -> object:
         obj, end = _DECODER.raw_decode(text)
     except ValueError as exc:
         raise JsonError(f"value is not JSON: {exc}") from None
-    _check_root_end(obj, text[end:end + 1])
+    _check_root_end(obj, text[end : end + 1])
     return obj
 
 
@@ -138,7 +138,7 @@ def java_double(value: float) -> str:
     if -3 <= sci < 7:
         if sci >= 0:
             whole = digits[: sci + 1].ljust(sci + 1, "0")
-            return f"{sign}{whole}.{digits[sci + 1:] or '0'}"
+            return f"{sign}{whole}.{digits[sci + 1 :] or '0'}"
         return f"{sign}0.{'0' * (-sci - 1)}{digits}"
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
 

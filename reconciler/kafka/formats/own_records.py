@@ -17,7 +17,7 @@ from typing import Any, Final, Literal, NamedTuple
 
 from reconciler.core.live import AutoRestartStatus, LastBatch, RequestKind, TaskBatch
 from reconciler.core.plan import OffsetsStepKind
-from reconciler.kafka.records import Invalid, Record, TopicRole, dumps, loads, text_key
+from reconciler.kafka.formats.records import Invalid, Record, TopicRole, dumps, loads, text_key
 
 
 # Our `<group>-reconciler` topic. Connector names never contain `/` (manifest name pattern).
@@ -29,7 +29,7 @@ OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 SENSITIVE_PREFIX: Final = "sensitive/"
 BATCH_PREFIX: Final = "batch/"
 AUTO_RESTART_PREFIX: Final = "auto-restart/"
-# The runtime's marks (read by `kafka.marks`). Their names are everything after
+# The runtime's marks (read by `kafka.replay.marks`). Their names are everything after
 # the prefix: any connector of the config topic, Java-created ones too, has marks.
 RESTART_PROCESSED_PREFIX: Final = "restart-processed/"
 RUNTIME_STARTED_KEY: Final = "runtime-started"
@@ -125,7 +125,8 @@ def sensitive_record(name: str, keys: Sequence[str]) -> Record:
 
 def batch_record(name: str, batch: LastBatch) -> Record:
     tasks = [
-        {"id": task, "records": t.records, "bytes": t.bytes, "failed": t.failed} for task, t in sorted(batch.tasks.items())
+        {"id": task, "records": t.records, "bytes": t.bytes, "failed": t.failed}
+        for task, t in sorted(batch.tasks.items())
     ]
     value = dumps({"finished-at": batch.finished_at_ms, "worker-id": batch.worker_id, "tasks": tasks})
     return Record(TopicRole.RECONCILER, text_key(BATCH_PREFIX + _name_segment(name)), value)
@@ -136,9 +137,7 @@ def batch_tombstone(name: str) -> Record:
 
 
 def auto_restart_record(name: str, state: AutoRestartStatus) -> Record:
-    value = dumps(
-        {"count": state.count, "last-restart": state.last_restart_ms, "next-restart": state.next_restart_ms}
-    )
+    value = dumps({"count": state.count, "last-restart": state.last_restart_ms, "next-restart": state.next_restart_ms})
     return Record(TopicRole.RECONCILER, text_key(AUTO_RESTART_PREFIX + _name_segment(name)), value)
 
 
@@ -148,7 +147,13 @@ def auto_restart_tombstone(name: str) -> Record:
 
 
 ReconcilerKeyKind = Literal[
-    "owner", "applied-restart", "applied-offsets", "offsets-progress", "offsets-snapshot", "sensitive", "batch",
+    "owner",
+    "applied-restart",
+    "applied-offsets",
+    "offsets-progress",
+    "offsets-snapshot",
+    "sensitive",
+    "batch",
     "auto-restart",
 ]
 
@@ -308,7 +313,7 @@ def decode_runtime_started(value: bytes) -> int | Invalid:
 
 @dataclass(frozen=True, slots=True)
 class FailureMark:
-    """`connector-failed/<name>`: when a FAILED connector status was written (`kafka.marks`)."""
+    """`connector-failed/<name>`: when a FAILED connector status was written (`kafka.replay.marks`)."""
 
     config_end: int  # the config topic's end offset when the FAILED status was written
     trace_digest: str

@@ -19,7 +19,7 @@ from typing import Any
 
 from reconciler.core.offsets_rules import TopicPartition
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.client import ErrorCollector, new_admin, new_consumer, retry_transient, translate
+from reconciler.kafka.io.client import ErrorCollector, new_admin, new_consumer, retry_transient, translate
 from reconciler.kafka.settings import KafkaSettings
 
 # Any partition serves to ask a coordinator; Kafka's own offsets topic always exists once a
@@ -27,7 +27,9 @@ from reconciler.kafka.settings import KafkaSettings
 COORDINATOR_PROBE = "__consumer_offsets"
 
 
-def committed_offsets(settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+def committed_offsets(
+    settings: KafkaSettings, group: str, partitions: Iterable[TopicPartition]
+) -> dict[TopicPartition, int]:
     """The group's committed offset of each of `partitions` that has one."""
     return {tp: offset for tp, (offset, _metadata) in committed(settings, group, partitions).items()}
 
@@ -47,9 +49,7 @@ def committed(
         except KafkaException as exc:
             raise translate(exc, settings, f"reading committed offsets of consumer group {group}") from exc
     return {
-        (tp.topic, tp.partition): (tp.offset, tp.metadata or "")
-        for tp in found
-        if tp.error is None and tp.offset >= 0
+        (tp.topic, tp.partition): (tp.offset, tp.metadata or "") for tp in found if tp.error is None and tp.offset >= 0
     }
 
 
@@ -67,7 +67,9 @@ class CommitFailed(ReconcilerError):
         self.exc = exc
 
 
-def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int | tuple[int, str]]) -> None:
+def commit_offsets(
+    settings: KafkaSettings, group: str, offsets: Mapping[TopicPartition, int | tuple[int, str]]
+) -> None:
     """Commit `offsets` (the next offset to read, per partition, with commit metadata where a
     tuple gives it) for the group, synchronously."""
     from confluent_kafka import KafkaException, TopicPartition as KafkaTP
@@ -82,13 +84,15 @@ def commit_offsets(settings: KafkaSettings, group: str, offsets: Mapping[TopicPa
         try:
             result = consumer.commit(offsets=partitions, asynchronous=False)
         except KafkaException as exc:
-            raise CommitFailed(translate(exc, settings, f"committing offsets of consumer group {group}").message,
-                               exc) from exc
+            raise CommitFailed(
+                translate(exc, settings, f"committing offsets of consumer group {group}").message, exc
+            ) from exc
     failed = [tp for tp in result or [] if tp.error]
     if failed:
         names = ", ".join(f"{tp.topic}[{tp.partition}]: {tp.error}" for tp in failed)
-        raise CommitFailed(f"committing offsets of consumer group {group} failed for {names}",
-                           KafkaException(failed[0].error))
+        raise CommitFailed(
+            f"committing offsets of consumer group {group} failed for {names}", KafkaException(failed[0].error)
+        )
 
 
 class _group_consumer:

@@ -1,20 +1,4 @@
-"""Connect's reader state machines: records in topic order in, live state out.
-
-One class per topic, each with `apply(key, value, offset)`, fed by the I/O layer in the order
-it consumes records (per partition order is all that matters: every key lives in one partition).
-They follow docs/record-formats.md, i.e. Java's `KafkaConfigBackingStore`,
-`KafkaStatusBackingStore` and `KafkaOffsetBackingStore`, including their quirks, so that we see
-exactly what a Connect worker reading the same topics would see.
-
-Reading is the hot loop of `reconciler snapshot`/`plan` (100,000s of records), so replays work
-on plain dicts and tuples, and pydantic models are built once, in `build_live_state`. Bulk
-readers call `feed(records)`, which gives the state `apply` gives record by record, faster: the
-config and status replays cache parsed keys and repeated small values there.
-
-The config, status and offsets replays live in `config_replay`, `status_replay` and
-`offsets_replay`; this module is where every replay is imported from, and holds the
-reconciler-topic replay.
-"""
+"""Our own `<group>-reconciler` topic's state machine (docs/record-formats.md#reconciler-topic)."""
 
 from __future__ import annotations
 
@@ -22,15 +6,11 @@ import logging
 from typing import Any
 
 from reconciler.core.live import AutoRestartStatus, LastBatch
-from reconciler.kafka import own_records as own
-from reconciler.kafka.config_replay import ConfigReplay
-from reconciler.kafka.live_build import build_live_state  # re-exported: built from the replays
-from reconciler.kafka.marks import FailureLog, RestartLog
-from reconciler.kafka.records import Invalid
-from reconciler.kafka.offsets_replay import OffsetsReplay, partition_identity
-from reconciler.kafka.own_records import OffsetsSnapshot, OwnerInfo, RequestProgress
-from reconciler.kafka.replay_base import ConsumedRecord, Replay
-from reconciler.kafka.status_replay import StatusReplay
+from reconciler.kafka.formats import own_records as own
+from reconciler.kafka.formats.own_records import OffsetsSnapshot, OwnerInfo, RequestProgress
+from reconciler.kafka.formats.records import Invalid
+from reconciler.kafka.replay.base import Replay
+from reconciler.kafka.replay.marks import FailureLog, RestartLog
 
 
 class ReconcilerReplay(Replay):
@@ -89,14 +69,3 @@ class ReconcilerReplay(Replay):
             self._skip(text, value.reason)
         else:
             table[key] = value
-
-
-__all__ = [
-    "ConfigReplay",
-    "ConsumedRecord",
-    "OffsetsReplay",
-    "ReconcilerReplay",
-    "StatusReplay",
-    "build_live_state",
-    "partition_identity",
-]

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from reconciler.kafka.client_names import InvalidClientSetting, translate
+from reconciler.kafka.io.client_names import InvalidClientSetting, translate
 from reconciler.kafka.settings import parse_properties
 
 ENV_PREFIX = "RECONCILER_KAFKA_"
@@ -45,8 +45,12 @@ def from_environment(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-def expand(props: Mapping[str, str], environ: Mapping[str, str], origin: str,
-           read: Callable[[Path], str] = lambda path: path.read_text(encoding="utf-8")) -> dict[str, str]:
+def expand(
+    props: Mapping[str, str],
+    environ: Mapping[str, str],
+    origin: str,
+    read: Callable[[Path], str] = lambda path: path.read_text(encoding="utf-8"),
+) -> dict[str, str]:
     """`props` with `${env:NAME}` and `${file:path:key}` replaced; InvalidClientSetting names
     every placeholder that cannot be (unset variable, unreadable file, missing key, other provider)."""
     problems: list[str] = []
@@ -73,8 +77,7 @@ def expand(props: Mapping[str, str], environ: Mapping[str, str], origin: str,
     return expanded
 
 
-def _file_value(path: str, key: str, files: dict[str, dict[str, str]],
-                read: Callable[[Path], str]) -> str | tuple[str]:
+def _file_value(path: str, key: str, files: dict[str, dict[str, str]], read: Callable[[Path], str]) -> str | tuple[str]:
     if path not in files:
         try:
             files[path] = parse_properties(read(Path(path)))
@@ -86,7 +89,9 @@ def _file_value(path: str, key: str, files: dict[str, dict[str, str]],
 
 
 def gather(
-    kafka_config: Path | None, environ: Mapping[str, str], pairs: Sequence[str],
+    kafka_config: Path | None,
+    environ: Mapping[str, str],
+    pairs: Sequence[str],
     read: Callable[[Path], str] = lambda path: path.read_text(encoding="utf-8"),
 ) -> dict[str, str]:
     """Every client setting, in librdkafka's names: file, then environment, then `-X` pairs."""

@@ -11,10 +11,10 @@ from pydantic_core import from_json
 
 from reconciler.core.live import ConnectTargetState
 from reconciler.core.transitions import PendingRestart, merge_restart
-from reconciler.kafka import records as rec
-from reconciler.kafka.marks import RestartLog
-from reconciler.kafka.records import Invalid
-from reconciler.kafka.replay_base import (
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.replay.marks import RestartLog
+from reconciler.kafka.formats.records import Invalid
+from reconciler.kafka.replay.base import (
     ROUTE_CACHE_SIZE,
     UNREADABLE,
     VALUE_CACHE_SIZE,

@@ -8,9 +8,9 @@ from collections.abc import Iterable
 
 from pydantic_core import from_json
 
-from reconciler.kafka import records as rec
-from reconciler.kafka.records import Invalid
-from reconciler.kafka.replay_base import ROUTE_CACHE_SIZE, ConsumedRecord, Replay, Route, key_text, parse_json
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Invalid
+from reconciler.kafka.replay.base import ROUTE_CACHE_SIZE, ConsumedRecord, Replay, Route, key_text, parse_json
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _STATUS_CACHE_SIZE = 4096

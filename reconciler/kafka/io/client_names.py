@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
+from reconciler.kafka.io.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
 
 OVERRIDE_PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")
 
@@ -82,7 +82,7 @@ def parse_jaas(value: str) -> dict[str, str]:
     """`sasl.username` and `sasl.password` from a PLAIN or SCRAM `sasl.jaas.config`."""
     match = _JAAS.fullmatch(value)
     if match is None:
-        raise ValueError("not a JAAS login module entry: `<LoginModule class> required <key>=\"<value>\" …;`")
+        raise ValueError('not a JAAS login module entry: `<LoginModule class> required <key>="<value>" …;`')
     module = match["module"].rsplit(".", 1)[-1]
     if module not in _PASSWORD_MODULES:
         instead = _OTHER_MODULES.get(module, "the librdkafka sasl.* settings of your mechanism")
@@ -201,7 +201,9 @@ def name_problem(name: str) -> NameProblem | None:
         return NameProblem(f"`{name}` is a Java client setting librdkafka has no equivalent for", f"use {java.instead}")
     close = difflib.get_close_matches(name, sorted(PROPERTIES | JAVA_NAMES.keys()), n=1, cutoff=0.75)
     hint = f"did you mean `{close[0]}`?" if close else "see librdkafka's CONFIGURATION.md for its settings"
-    return NameProblem(f"`{name}` is not a librdkafka {LIBRDKAFKA_VERSION} setting, nor a Java client setting that maps to one", hint)
+    return NameProblem(
+        f"`{name}` is not a librdkafka {LIBRDKAFKA_VERSION} setting, nor a Java client setting that maps to one", hint
+    )
 
 
 def client_name_problem(name: str, value: str | None) -> NameProblem | None:

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 import msgspec
 from pydantic_core import from_json
 
-from reconciler.kafka import records as rec
+from reconciler.kafka.formats import records as rec
 
 # One logger for every replay, named after the module callers know them by.
 log = logging.getLogger("reconciler.kafka.replay")

@@ -1,6 +1,6 @@
 """Where a connector's offsets live, and those places read to the end.
 
-A sink's offsets are its consumer group's (`sink_group`, read and written by `kafka.groups`); a
+A sink's offsets are its consumer group's (`sink_group`, read and written by `kafka.io.groups`); a
 source's are in one or two offsets topics (`source_stores`, KIP-618), each read through
 `OffsetsReplay` as Connect's `KafkaOffsetBackingStore` reads it. The runtime's source tasks,
 the offsets executor and `offsets import` all find and read them here.
@@ -12,10 +12,10 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from reconciler.kafka.overrides import PRODUCER, client_settings, cluster_key, same_cluster
+from reconciler.kafka.io.overrides import PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.store import read_offsets_topics
+from reconciler.kafka.io.store import read_offsets_topics
 
 LOG = logging.getLogger(__name__)
 
