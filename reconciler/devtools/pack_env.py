@@ -4,7 +4,7 @@ PySpark's documented way to give executors third-party packages: a virtual envir
 them, packed into one archive that Spark unpacks in every executor's working directory
 (README, "Running on a cluster"). The executors need what tasks import besides this project
 (which the driver ships itself) and PySpark (which Spark puts on their path): confluent-kafka,
-pyarrow, numpy and pydantic, at the versions this driver runs.
+pyarrow, numpy, pydantic and msgspec, at the versions this driver runs.
 
     python -m reconciler.devtools.pack_env executor-env.tar.gz
     reconciler run … --spark-master spark://HOST:7077 \\
@@ -29,7 +29,7 @@ from pathlib import Path
 
 from reconciler.errors import ReconcilerError
 
-EXECUTOR_PACKAGES = ("confluent-kafka", "pyarrow", "numpy", "pydantic")
+EXECUTOR_PACKAGES = ("confluent-kafka", "pyarrow", "numpy", "pydantic", "msgspec")
 PACK_TIMEOUT_S = 900.0
 
 

@@ -8,7 +8,7 @@ holds (docs/runtime.md#running-on-a-cluster):
   metadata inside so its entry points (the built-in connectors) resolve there too.
 - **Plugins named `module:Class`** whose module is not an installed distribution are shipped
   the same way: a plain module as its `.py` file, a package as a zip of its directory.
-- **Third-party dependencies** (confluent-kafka, pyarrow, numpy, pydantic) are the
+- **Third-party dependencies** (confluent-kafka, pyarrow, numpy, pydantic, msgspec) are the
   environment's: PySpark's documented route is a packed environment in `spark.archives`.
 
 `preflight` runs a job that imports those modules in every executor it reaches and raises one
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 DISTRIBUTION = "connect-reconciler"
 # What a task imports in the executors, besides the project itself and PySpark (which Spark
 # puts on the workers' path).
-TASK_MODULES = ("reconciler", "confluent_kafka", "pyarrow", "numpy", "pydantic")
+TASK_MODULES = ("reconciler", "confluent_kafka", "pyarrow", "numpy", "pydantic", "msgspec")
 PACKED_ENV_HINT = (
     "the executors' Python lacks these modules: ship a packed environment "
     "(venv-pack or conda-pack; README, 'Running on a cluster'): --spark-conf "

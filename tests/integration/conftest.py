@@ -69,7 +69,7 @@ def spark_executor(spark_session: SparkSession, kafka_settings: KafkaSettings) -
 
 @pytest.fixture(scope="session")
 def executor_env() -> Path:
-    """The executors' packed environment (confluent-kafka, pyarrow, numpy, pydantic; no
+    """The executors' packed environment (confluent-kafka, pyarrow, numpy, pydantic, msgspec; no
     reconciler: the driver ships it), built once with venv-pack and cached in ~/.cache."""
     from reconciler.devtools.pack_env import cached_pack
 
