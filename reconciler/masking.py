@@ -123,16 +123,35 @@ class MaskingStream(io.TextIOBase):
 
 
 class MaskingFilter(logging.Filter):
-    """Scrubs a log record's message, arguments and traceback before any handler formats it."""
+    """Scrubs a log record's message, arguments, event fields and traceback before any handler
+    formats it.
+
+    The fields (`extra={"fields": …}`, merged into a JSON log line) are scrubbed here, value by
+    value: the stream under the handler sees them JSON-escaped, and a secret holding a quote,
+    a backslash or a control character would no longer match there."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.msg = scrub(record.getMessage())
         record.args = None
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            record.fields = _scrubbed(fields)
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
             record.exc_text = scrub(record.exc_text)
         return True
+
+
+def _scrubbed(value: Any) -> Any:
+    """`value` with every string in it scrubbed, through dicts, lists and tuples."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {key: _scrubbed(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_scrubbed(item) for item in value]
+    return value
 
 
 def mask_log_handlers(logger: logging.Logger | None = None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
 import sys
 from collections.abc import Iterator
@@ -67,3 +68,27 @@ def test_log_records_are_scrubbed_before_any_handler_formats_them() -> None:
     text = stream.getvalue()
     assert "hunter2-secret" not in text
     assert f"stop() failed for {MASK}" in text and f"RuntimeError: boom with {MASK} inside" in text
+
+
+def test_json_log_fields_are_scrubbed_even_where_json_escaping_would_hide_a_secret() -> None:
+    from reconciler.cli.logs import JsonFormatter
+
+    secret = 'pa"ss\\word-1'  # a quote and a backslash: escaped in JSON, a scrub of the line misses it
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("test-masking-json")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        masking.mask_log_handlers(logger)
+        masking.remember([secret])
+        fields = {"event": "tick", "connectors": [{"name": "c", "trace": f"auth failed for {secret}"}], "n": 3}
+        logger.warning("tick", extra={"fields": fields})
+    finally:
+        logger.removeHandler(handler)
+    doc = json.loads(stream.getvalue())
+    assert secret not in stream.getvalue() and secret not in json.dumps(doc)
+    assert doc["connectors"] == [{"name": "c", "trace": f"auth failed for {MASK}"}]
+    assert doc["n"] == 3 and doc["event"] == "tick"
+    assert fields["connectors"][0]["trace"].endswith(secret)  # the caller's own dict is left alone
