@@ -65,9 +65,16 @@ class TextOutput:
         self.warning("manifests changed but are invalid; still running the previous valid ones")
 
     def _orphans_of(self, plan: Plan) -> None:
-        if plan.orphans != self._orphans and not plan.has_changes:  # a plan with changes lists them
-            if plan.orphans or self._orphans:
-                print(f"{ORPHANS_TEXT}: {', '.join(plan.orphans) or 'none'}", flush=True)
+        """Each orphan once per process, when it becomes one (not at every tick of a loop); a
+        plan with changes has listed them already."""
+        if plan.orphans != self._orphans and not plan.has_changes:
+            for name in sorted(set(plan.orphans) - set(self._orphans or ())):
+                LOG.warning(
+                    "orphan: connector %s is in no manifest and is left as it is (this reconciler created it): "
+                    "declare it again, or delete it with --prune", name,
+                )
+            if self._orphans and not plan.orphans:
+                print(f"{ORPHANS_TEXT}: none", flush=True)
         self._orphans = list(plan.orphans)
 
 
@@ -163,11 +170,6 @@ def print_report(report: TickReport) -> None:
     applied = report.applied
     if applied is not None:
         _print_plan(applied.plan)
-    for name in applied.plan.orphans if applied is not None else ():
-        LOG.warning(
-            "orphan: connector %s is in no manifest and is left as it is (this reconciler created it): "
-            "declare it again, or delete it with --prune", name,
-        )
     for outcome in report.offsets:
         print(outcome.render())
     header, *rest = report_lines(report)

@@ -20,7 +20,7 @@ import pytest
 
 from reconciler.cli.logs import JsonFormatter
 from reconciler.cli.progress import BatchProgress, with_progress
-from reconciler.cli.tick_output import TextOutput
+from reconciler.cli.tick_output import ORPHANS_TEXT, TextOutput
 from reconciler.cli.watch_cmd import Manifests
 from reconciler.core.plan import Plan
 from reconciler.manifests import load_or_raise
@@ -289,12 +289,16 @@ def test_json_log_lines_carry_the_events_fields() -> None:
     assert json.loads(JsonFormatter().format(plain))["event"] == "log"
 
 
-def test_orphans_are_printed_when_they_change(capsys: pytest.CaptureFixture[str]) -> None:
+def test_each_orphan_is_reported_once_when_it_becomes_one(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     output = TextOutput()
-    for orphans in (["x"], ["x"], ["x", "y"], []):
-        output._orphans_of(Plan(orphans=orphans))
-    printed = capsys.readouterr().out.splitlines()
-    assert [line.split(": ", 1)[1] for line in printed] == ["x", "x, y", "none"]
+    with caplog.at_level(logging.WARNING, logger="reconciler.run"):
+        for orphans in (["x"], ["x"], ["x", "y"], []):
+            output._orphans_of(Plan(orphans=orphans))
+    warned = [r.getMessage().split(" is in no manifest")[0] for r in caplog.records]
+    assert warned == ["orphan: connector x", "orphan: connector y"]
+    assert capsys.readouterr().out.splitlines() == [f"{ORPHANS_TEXT}: none"]
 
 
 class SlowExecutor:
