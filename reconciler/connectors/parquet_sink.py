@@ -181,16 +181,36 @@ class ParquetSinkConnector(SinkConnector):
     ) -> bool:
         """Move files at or after each new offset aside, so that range is written again.
 
-        Safe to repeat after a crash: a cut file is written (atomically) before the original
-        is moved, and a second run finds the same files to cut and move.
+        Every partition is checked first, so a refused request moves no file: a file moved aside
+        while the group's offsets stay where they were would leave its records out of the
+        dataset for good. Safe to repeat after a crash: a cut file is written (atomically)
+        before the original is moved, and a second run finds the same files to cut and move.
         """
         settings = ParquetSinkSettings.parse(config)
         root = Path(settings.path)
         for (topic, partition), offset in offsets.items():
-            if offset is not None and offset < 0:
-                raise OffsetsRefused(f"offset {offset} for {topic}-{partition} is negative")
+            _check_rewind(root, topic, partition, offset)
+        for (topic, partition), offset in offsets.items():
             rewind_partition(root, topic, partition, offset, settings.compression)
         return True
+
+
+def _check_rewind(root: Path, topic: str, partition: int, offset: int | None) -> None:
+    """Refuse a rewind that cannot be done, before any file moves: a negative offset, or a file
+    to cut that cannot be read as Parquet."""
+    import pyarrow.parquet as pq
+
+    if offset is None:
+        return
+    if offset < 0:
+        raise OffsetsRefused(f"offset {offset} for {topic}-{partition} is negative")
+    directory = range_files.partition_dir(root, topic, partition)
+    for (start, end), name in range_files.held_files(directory, topic, partition, (SUFFIX,)).items():
+        if start < offset <= end:
+            try:
+                pq.read_metadata(directory / name)
+            except (OSError, ValueError) as exc:
+                raise OffsetsRefused(f"cannot read {directory / name} to cut it at {offset}: {exc}") from exc
 
 
 def rewind_partition(root: Path, topic: str, partition: int, offset: int | None, compression: str) -> None:

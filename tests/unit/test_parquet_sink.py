@@ -5,6 +5,7 @@ simulated crashes, and rewinds. Output is read back with pyarrow and compared by
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -283,6 +284,27 @@ def test_moving_forward_leaves_the_files_alone(tmp_path: Path) -> None:
 def test_negative_offsets_are_refused(tmp_path: Path) -> None:
     with pytest.raises(OffsetsRefused, match="offset -1 for orders-0 is negative"):
         ParquetSinkConnector().alter_offsets(config(tmp_path), {(TOPIC, 0): -1})
+
+
+def test_a_refused_partition_moves_no_file_of_any_other(tmp_path: Path) -> None:
+    write_range(tmp_path, 0, 200)
+    before = files(tmp_path)
+    with pytest.raises(OffsetsRefused, match="offset -1 for orders-1 is negative"):
+        # Partition 0 comes first and could be rewound, but nothing moves for either.
+        ParquetSinkConnector().alter_offsets(config(tmp_path), {(TOPIC, 0): 150, (TOPIC, 1): -1})
+    assert files(tmp_path) == before
+    assert not (tmp_path / "_superseded").exists()
+
+
+def test_a_file_to_cut_that_is_not_parquet_refuses_the_rewind_before_anything_moves(tmp_path: Path) -> None:
+    write_range(tmp_path, 0, 200)
+    straddling = partition_dir(tmp_path, TOPIC, 0) / files(tmp_path)[1]  # offsets 100-199
+    straddling.write_bytes(b"not parquet")
+    before = files(tmp_path)
+    with pytest.raises(OffsetsRefused, match=f"cannot read .*{re.escape(straddling.name)} to cut it at 150"):
+        ParquetSinkConnector().alter_offsets(config(tmp_path), {(TOPIC, 0): 150})
+    assert files(tmp_path) == before
+    assert not (tmp_path / "_superseded").exists()
 
 
 def test_rewind_of_a_partition_with_no_files_does_nothing(tmp_path: Path) -> None:
