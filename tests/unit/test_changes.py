@@ -176,25 +176,31 @@ def test_offsets_actions_write_nothing_and_stay_pending() -> None:
     assert pending_offsets(plan) == [offsets]
 
 
-def test_records_follow_plan_order() -> None:
+def test_records_follow_plan_order_with_removals_first() -> None:
+    # Removals first: a record of another connector before a removal can make Java's herder skip
+    # the rebalance that cleans the removed connector's statuses (docs/compatibility.md#removals-first).
     plan = Plan(
         actions=[
             Action(kind=ActionKind.CREATE, connector="b-new", to_state=TargetState.RUNNING),
             Action(kind=ActionKind.STOP, connector="jdbc-src"),
             Action(kind=ActionKind.DELETE, connector="z-old"),
+            Action(kind=ActionKind.DELETE, connector="y-old"),
         ]
     )
     records = plan_to_records(
         plan, {"b-new": desired("b-new"), "jdbc-src": desired()}, LiveState(), now_ms=NOW
     )
     assert [r.key for r in records] == [
+        b"connector-z-old",
+        b"target-state-z-old",
+        b"owner/z-old",
+        b"connector-y-old",
+        b"target-state-y-old",
+        b"owner/y-old",
         b"connector-b-new",
         b"owner/b-new",
         b"commit-jdbc-src",
         b"target-state-jdbc-src",
-        b"connector-z-old",
-        b"target-state-z-old",
-        b"owner/z-old",
     ]
 
 

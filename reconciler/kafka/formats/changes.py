@@ -24,7 +24,11 @@ when there are none left, and with a delete): bookkeeping, not a plan action, so
 
 Offsets actions are returned by `pending_offsets` so the caller can report them as pending;
 their request ids are never marked applied here. The I/O layer writes the list in order, in one
-transaction.
+transaction: plan order, except that the actions removing a connector (a delete, or a restore
+that tombstones one) come first. Java's herder asks for the rebalance that cleans a removed
+connector's statuses only if its last config snapshot holds the connector; a record of another
+connector read just before the removal wakes its tick thread, which can take that snapshot
+between the removal and the check, and then no rebalance runs (docs/compatibility.md#removals-first).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.core.restore import CONFIG, TARGET_STATE, create_writes_target_state, restored_state
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
-from reconciler.kafka.formats.records import Record
+from reconciler.kafka.formats.records import Record, TopicRole
 
 # Ownership records name the plan that created the connector (a prefix is enough to find it).
 PLAN_PREFIX_LENGTH = 16
@@ -69,12 +73,27 @@ class _Context:
 def plan_to_records(
     plan: Plan, desired: Mapping[str, DesiredConnector], live: LiveState, *, now_ms: int
 ) -> list[Record]:
-    """Every record one apply writes, in plan order (offsets actions excluded, see module doc)."""
+    """Every record one apply writes, in plan order with removals first (offsets actions
+    excluded; see module doc)."""
     context = _Context(plan, desired, live, now_ms)
     records = sensitivity_records(plan, desired, live)
+    first: list[Record] = []
+    rest: list[Record] = []
+    seen: set[str] = set()
     for action in plan.actions:
-        records.extend(_BUILDERS[action.kind](action, context))
-    return records
+        group = _BUILDERS[action.kind](action, context)
+        # A removal goes first unless the plan acts on that connector before it.
+        removal_first = action.connector not in seen and any(map(_removes_connector, group))
+        (first if removal_first else rest).extend(group)
+        seen.add(action.connector)
+    return records + first + rest
+
+
+def _removes_connector(record: Record) -> bool:
+    return record.value is None and record.topic_role is TopicRole.CONFIGS and record.key.startswith(_CONNECTOR_KEY)
+
+
+_CONNECTOR_KEY = rec.CONNECTOR_PREFIX.encode()
 
 
 def sensitivity_records(plan: Plan, desired: Mapping[str, DesiredConnector], live: LiveState) -> list[Record]:
