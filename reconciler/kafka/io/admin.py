@@ -12,12 +12,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.client import describe, kafka_error, new_admin, translate
 from reconciler.kafka.formats.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaException
 
 COMPACT = "compact"
 
@@ -206,7 +209,6 @@ def _policies(settings: KafkaSettings, admin: Any, futures: dict[Any, Any]) -> d
 
 
 def _create(settings: KafkaSettings, admin: Any, specs: list[TopicSpec]) -> None:
-    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.cimpl import NewTopic
 
     new_topics = [
@@ -218,26 +220,38 @@ def _create(settings: KafkaSettings, admin: Any, specs: list[TopicSpec]) -> None
         )
         for spec in specs
     ]
+
+    def failure(name: str, exc: KafkaException) -> ReconcilerError:
+        return ReconcilerError(
+            f"cannot create internal topic {name}: {describe(exc)}",
+            hint="create it yourself (cleanup.policy=compact) and pass --no-create-topics, "
+            "or grant this principal CREATE on the cluster",
+        )
+
+    create_new_topics(settings, admin, new_topics, failure)
+    wait_until_led(settings, [spec.name for spec in specs], admin)
+
+
+def create_new_topics(
+    settings: KafkaSettings, admin: Any, new_topics: list[Any], failure: Callable[[str, KafkaException], ReconcilerError]
+) -> None:
+    """CreateTopics for confluent-kafka `NewTopic`s, each awaited. One that exists already is
+    fine: another client (a reconciler, a worker, a task) created it between our listing and now."""
+    from confluent_kafka import KafkaError, KafkaException
+
     futures = admin.create_topics(new_topics, operation_timeout=settings.timeout_s, request_timeout=settings.timeout_s)
     for name, future in futures.items():
         try:
             future.result(timeout=settings.timeout_s)
         except KafkaException as exc:
             error = kafka_error(exc)
-            # Another reconciler (or worker) created it between our listing and now: fine.
             if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
                 continue
-            raise ReconcilerError(
-                f"cannot create internal topic {name}: {describe(exc)}",
-                hint="create it yourself (cleanup.policy=compact) and pass --no-create-topics, "
-                "or grant this principal CREATE on the cluster",
-            ) from exc
-    wait_until_led(settings, [spec.name for spec in specs], admin)
+            raise failure(name, exc) from exc
 
 
 def create_topic(settings: KafkaSettings, name: str, partitions: int = 1, config: dict[str, str] | None = None) -> None:
     """Create a (data) topic and wait until it can be used; one that exists already is fine."""
-    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.cimpl import NewTopic
 
     admin = new_admin(settings)
@@ -247,12 +261,8 @@ def create_topic(settings: KafkaSettings, name: str, partitions: int = 1, config
         replication_factor=settings.topics.replication_factor,
         config=dict(config or {}),
     )
-    try:
-        admin.create_topics([topic], request_timeout=settings.timeout_s)[name].result(timeout=settings.timeout_s)
-    except KafkaException as exc:
-        error = kafka_error(exc)
-        if error is None or error.code() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise translate(exc, settings, f"creating topic {name}") from exc
+
+    create_new_topics(settings, admin, [topic], lambda name, exc: translate(exc, settings, f"creating topic {name}"))
     wait_until_led(settings, [name], admin)
 
 

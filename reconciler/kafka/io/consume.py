@@ -233,20 +233,13 @@ def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "
 
 
 def _list_end_offsets(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, int]:
-    from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+    from confluent_kafka import IsolationLevel, TopicPartition
     from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
-    try:
-        metadata = admin.list_topics(topic, timeout=settings.timeout_s)
-    except KafkaException as exc:
-        raise translate(exc, settings, f"fetching metadata of topic {topic}") from exc
-    meta = metadata.topics.get(topic)
-    if meta is None or meta.error is not None or not meta.partitions:
-        detail = meta.error.str() if meta is not None and meta.error is not None else "no partitions"
-        raise ReconcilerError(f"topic {topic} is not readable: {detail}")
+    partitions = partitions_of(admin, settings, topic)  # an admin client answers list_topics too
     level = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
     latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-    request = {TopicPartition(topic, p): latest for p in sorted(meta.partitions)}
+    request = {TopicPartition(topic, p): latest for p in partitions}
     futures = admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
     return {tp.partition: future.result(timeout=settings.timeout_s).offset for tp, future in futures.items()}
 

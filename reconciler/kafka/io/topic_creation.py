@@ -65,10 +65,10 @@ def ensure_topics(settings: KafkaSettings, topics: Iterable[str], creation: Topi
 
 
 def _create(settings: KafkaSettings, admin: Any, names: list[str], creation: TopicCreation) -> None:
-    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.cimpl import NewTopic
 
-    from reconciler.kafka.io.client import describe, kafka_error
+    from reconciler.kafka.io.admin import create_new_topics
+    from reconciler.kafka.io.client import describe
 
     new = [
         NewTopic(
@@ -79,12 +79,7 @@ def _create(settings: KafkaSettings, admin: Any, names: list[str], creation: Top
         )
         for name in names
     ]
-    futures = admin.create_topics(new, operation_timeout=settings.timeout_s, request_timeout=settings.timeout_s)
-    for name, future in futures.items():
-        try:
-            future.result(timeout=settings.timeout_s)
-        except KafkaException as exc:
-            error = kafka_error(exc)
-            if error is not None and error.code() == KafkaError.TOPIC_ALREADY_EXISTS:
-                continue
-            raise ReconcilerError(f"cannot create topic {name} (topic.creation.default.*): {describe(exc)}") from exc
+    create_new_topics(
+        settings, admin, new,
+        lambda name, exc: ReconcilerError(f"cannot create topic {name} (topic.creation.default.*): {describe(exc)}"),
+    )
