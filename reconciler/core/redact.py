@@ -2,7 +2,8 @@
 
 A config value is *sensitive* when
 - its key looks secret (`password`, `secret`, `token`, `credentials`, `jaas`, `user.info`, a
-  `key` segment such as `ssl.key.password` or `api.key`; not Connect's `key.converter*`), or
+  `key` segment such as `ssl.key.password` or `api.key`; not Connect's `key.converter*`, nor
+  a bare `key`), or
 - its key is in the connector's sensitive set: `spec.sensitive`, plus every key whose value came
   from a `${provider:…}` placeholder (recorded in Kafka, so commands without manifests know), or
 - the value itself holds a placeholder (`${file:…}`, `${vault:…}`: kept verbatim for the worker).
@@ -84,8 +85,11 @@ def _key_rule(key: str) -> tuple[bool, bool]:
     joined = ".".join(segments)
     if any(_SECRET_SEGMENT.search(segment) for segment in segments) or "user.info" in joined:
         return True, True
-    if "key" in segments:
+    if "key" in segments and len(segments) > 1:
         return True, segments[-1] == "key"  # `api.key`, `private.key`, `access.key`
+    # A bare `key` names a setting about record keys (file-source's `key: location|none`), as
+    # Connect's `key.*` do; taking it for a credential masked it and scrubbed its value ("none")
+    # from every message.
     return False, False
 
 

@@ -34,6 +34,8 @@ from reconciler.core.redact import (
         ("db-PASSWD", True),
         ("key.converter", False),
         ("key.converter.schemas.enable", False),
+        ("key", False),  # file-source's `key: location|none`
+        ("record.key", True),
         ("topics", False),
         ("connection.url", False),
         ("record.bytes", False),
@@ -121,3 +123,9 @@ def test_seal_config_seals_exactly_what_would_be_masked() -> None:
     assert sealed["topics"] == "orders" and sealed["n"] is None
     assert seal_matches(sealed["db.password"] or "", "pw-value")
     assert seal_matches(sealed["uri"] or "", "mongodb://u:p4ss@h")
+
+
+def test_a_bare_key_setting_is_neither_masked_nor_scrubbed() -> None:
+    config = {"key": "none", "path": "/in", "api.key": "k3y-s3cr3t"}
+    assert secret_values(config) == {"k3y-s3cr3t"}
+    assert scrub("no line was read: none", secret_values(config)) == "no line was read: none"
