@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -48,9 +49,16 @@ def requirements() -> list[str]:
     return pinned
 
 
-def pack(output: Path, *, python: str = sys.executable) -> Path:
+def base_python() -> str:
+    """The interpreter a venv made by this Python runs (`venv` links to it, not to this venv's
+    own `python`): what a packed environment depends on, whichever venv packed it."""
+    return getattr(sys, "_base_executable", None) or sys.executable
+
+
+def pack(output: Path, *, python: str | None = None) -> Path:
     """Build a venv with `requirements()` and venv-pack it to `output` (kept if it exists and
     was packed from the same requirements: its name's sibling `.req` file says which)."""
+    python = python or base_python()
     wanted = "\n".join(requirements()) + f"\npython {python}\n"
     stamp = output.with_name(output.name + ".req")
     if output.exists() and stamp.exists() and stamp.read_text() == wanted:
@@ -60,11 +68,14 @@ def pack(output: Path, *, python: str = sys.executable) -> Path:
         raise PackError("venv-pack is not installed", hint="pip install venv-pack")
     with tempfile.TemporaryDirectory(prefix="reconciler-env-") as scratch:
         env = Path(scratch) / "env"
-        _run([python, "-m", "venv", str(env)], "creating the virtual environment")
-        _run([str(env / "bin" / "python"), "-m", "pip", "install", "--quiet", *requirements()],
-             "installing " + ", ".join(requirements()))
+        # Without pip of its own (executors need none): this Python's pip installs into it.
+        _run([python, "-m", "venv", "--without-pip", str(env)], "creating the virtual environment")
+        _run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "--quiet",
+              *requirements()], "installing " + ", ".join(requirements()))
         output.parent.mkdir(parents=True, exist_ok=True)
-        partial = output.with_name(f".partial-{output.name}")  # venv-pack reads the format from the suffix
+        # Its own name (two test sessions may pack into one cache at once); the format is read
+        # from the suffix by venv-pack.
+        partial = output.with_name(f".partial-{os.getpid()}-{output.name}")
         partial.unlink(missing_ok=True)
         _run([venv_pack, "-p", str(env), "-o", str(partial), "--quiet"], "packing with venv-pack")
         partial.replace(output)
@@ -74,7 +85,7 @@ def pack(output: Path, *, python: str = sys.executable) -> Path:
 
 def cached_pack(directory: Path | None = None) -> Path:
     """`pack()` into a cache directory, under a name that says what it holds."""
-    wanted = "\n".join(requirements()) + sys.executable
+    wanted = "\n".join(requirements()) + base_python()  # one per interpreter, shared by every venv of it
     digest = hashlib.blake2b(wanted.encode(), digest_size=6).hexdigest()
     base = directory or Path.home() / ".cache" / "connect-reconciler" / "envs"
     return pack(base / f"executor-env-{digest}.tar.gz")
