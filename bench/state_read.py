@@ -16,7 +16,10 @@ script starts (`reconciler.devtools.broker`). Then, in the same run, times:
   then waits 500 ms for the broker's empty answer at the end of each topic) for comparison;
 - the floor under ours: the same topics consumed to the end with confluent-kafka, as our
   reader does (`batches_to_end`), doing nothing with the records. Every Python reader built
-  on confluent-kafka pays this: one Python `Message` object per record.
+  on confluent-kafka pays this: one Python `Message` object per record;
+- the floor, decoded: the same, and each record's key, value and offset taken and its value
+  decoded by msgspec (our decoder), with no state kept. A reader that looks at every record in
+  Python pays at least this; what ours costs above it is its state machines and the model.
 
 Each is the best of N runs (`--repeat`). Beside the time: the CPU seconds of that run (for the
 in-process readers, measured inside a fresh process that runs only them), the peak memory of
@@ -123,6 +126,8 @@ def best_in_process(what: str, settings: KafkaSettings, repeat: int) -> dict[str
             connectors = len(read_live_state(settings).connectors)
         elif what == "kept":
             connectors = len(store.read().live.connectors)
+        elif what == "decoded":
+            connectors = decode_all(settings)
         else:
             topics = [settings.topics.configs, settings.topics.status, settings.topics.reconciler]
             connectors = sum(map(len, batches_to_end(settings, topics)))
@@ -130,6 +135,22 @@ def best_in_process(what: str, settings: KafkaSettings, repeat: int) -> dict[str
         if seconds < best["seconds"]:
             best = {"seconds": seconds, "cpu": time.process_time() - cpu, "count": connectors}
     return best
+
+
+def decode_all(settings: KafkaSettings) -> int:
+    """Every record of the three topics taken apart and its value decoded; nothing kept."""
+    import msgspec
+
+    decode, count = msgspec.json.Decoder().decode, 0
+    topics = [settings.topics.configs, settings.topics.status, settings.topics.reconciler]
+    for batch in batches_to_end(settings, topics):
+        for record in batch:
+            record.key(), record.offset()
+            value = record.value()
+            if value is not None:
+                decode(value)
+        count += len(batch)
+    return count
 
 
 def time_in_process(label: str, what: str, settings: KafkaSettings, repeat: int, broker_pid: int) -> Reading:
@@ -177,7 +198,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child", choices=("ours", "floor", "kept"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("ours", "floor", "decoded", "kept"), help=argparse.SUPPRESS)
     parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
     parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -196,6 +217,7 @@ def main() -> int:
         del configs, statuses
         ours = time_in_process("ours: read_live_state (in process)", "ours", settings, args.repeat, broker.pid)
         floor = time_in_process("floor: confluent-kafka consume only", "floor", settings, args.repeat, broker.pid)
+        decoded = time_in_process("floor, each record decoded", "decoded", settings, args.repeat, broker.pid)
         kept = time_in_process("ours, kept store: read, nothing new", "kept", settings, args.repeat, broker.pid)
         cli_command = [sys.executable, "-m", "reconciler.cli.main", "snapshot",
                        "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
@@ -207,7 +229,7 @@ def main() -> int:
                                 args.repeat, broker.pid, lines)
     if reference.records != total or defaults.records != total:
         raise SystemExit(f"kcat read {reference.records:,} and {defaults.records:,} records, not {total:,}")
-    report(args, total, ours.records, reference, [ours, cli, floor, kept, defaults])
+    report(args, total, ours.records, reference, [ours, cli, floor, decoded, kept, defaults])
     return 0
 
 
