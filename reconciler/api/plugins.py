@@ -18,7 +18,8 @@ import sys
 from importlib.metadata import entry_points
 from typing import Any
 
-from reconciler.connectors.registry import ENTRY_POINT_GROUP, load_connector
+from reconciler.connectors.registry import ENTRY_POINT_GROUP, load_connector, plugin_version
+from reconciler.core.live import UNDEFINED_VERSION
 from reconciler.render.connect_rest import shown_config
 from reconciler.errors import ReconcilerError
 
@@ -45,8 +46,9 @@ def plugin_infos() -> list[Body]:
             LOG.warning("connector plugin %s is not listed: %s", entry_point.name, exc.message)
             continue
         info: Body = {"class": entry_point.name, "type": kind}
-        if entry_point.dist is not None:  # Java leaves out an undefined version
-            info["version"] = entry_point.dist.version
+        version = plugin_version(entry_point.name)  # what its statuses report
+        if version not in (None, UNDEFINED_VERSION):  # Java leaves out an undefined version
+            info["version"] = version
         infos.append(info)
     return sorted(infos, key=lambda info: (info["type"] != "sink", info["class"]))
 

@@ -169,6 +169,11 @@ class Connector(ABC):
     # default `validate` checks their values, and `reconciler validate` reports keys that
     # neither the plugin nor Connect defines; without one, only `validate` runs.
     config_def: ClassVar[ConfigDef | None] = None
+    # The plugin's version (Connect's `Versioned.version()`), reported in every status the
+    # runtime writes for the connector and its tasks (Kafka 4's `version` field, KIP-891) and in
+    # `GET /connector-plugins`. None: the version of the distribution that installed the
+    # plugin's package (`registry.plugin_version`).
+    version: ClassVar[str | None] = None
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         """Problems with `config`, each naming its key; empty when the config is usable.

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.metadata
 import importlib.util
 import re
 from collections.abc import Mapping
 from importlib.metadata import EntryPoint, entry_points
 
 from reconciler.connectors.api import Connector
+from reconciler.core.live import UNDEFINED_VERSION
 from reconciler.core.kinds import Kind, class_kind, is_python_reference, runs_on_connect
 from reconciler.errors import ReconcilerError
 
@@ -128,6 +130,34 @@ def plugin_kind(class_name: str) -> Kind | None:
         return load_connector(class_name).kind
     except Exception:  # unloadable or broken here: the caller falls back on the class name rule
         return None
+
+
+@functools.lru_cache(maxsize=1024)
+def plugin_version(class_name: str) -> str | None:
+    """The version the statuses of a connector of `class_name` report (Connect's
+    `Connector.version()`): the class's own `version`, else the version of the distribution
+    that installed it, else Connect's "undefined" (`PluginDesc.UNDEFINED_VERSION`); None when
+    no Python plugin of that name loads here (a Java class, a broken plugin)."""
+    try:
+        cls = load_connector(class_name)
+    except Exception:
+        return None
+    if cls.version is not None:
+        return cls.version
+    entry_point = _registered(class_name.strip())
+    if entry_point is not None and entry_point.dist is not None:
+        return entry_point.dist.version
+    return _distribution_version(cls.__module__.partition(".")[0]) or UNDEFINED_VERSION
+
+
+def _distribution_version(top_level: str) -> str | None:
+    """The version of the (first) installed distribution that provides package `top_level`."""
+    for distribution in importlib.metadata.packages_distributions().get(top_level, ()):
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
 
 
 def connector_kind(class_name: str, config: Mapping[str, object]) -> Kind:

@@ -41,6 +41,10 @@ class InstanceState(str, enum.Enum):
     STOPPED = "STOPPED"
 
 
+# Connect's `PluginDesc.UNDEFINED_VERSION`: the version of a plugin that says none (REST bodies leave it out).
+UNDEFINED_VERSION = "undefined"
+
+
 class InstanceStatus(BaseModel):
     """The value of a `status-connector-…` / `status-task-…` record.
 

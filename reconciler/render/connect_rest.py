@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from reconciler.core.live import AutoRestartStatus, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.live import UNDEFINED_VERSION, AutoRestartStatus, InstanceStatus, LiveConnector, LiveState
 from reconciler.core.redact import mask_config
 
 Body = dict[str, Any]
@@ -63,9 +63,6 @@ def connector_type(connector: LiveConnector) -> str:
 def connector_names(live: LiveState) -> list[str]:
     """`GET /connectors`: connectors with a config (Java's order is its HashMap's; ours sorted)."""
     return [name for name, connector in sorted(live.connectors.items()) if connector.exists]
-
-
-UNDEFINED_VERSION = "undefined"  # Connect's `PluginDesc.UNDEFINED_VERSION`, left out of its REST bodies
 
 
 def state_doc(status: InstanceStatus, task_id: int | None = None) -> Body:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import LiveConnector
+from reconciler.core.live import LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.statuses import StartFailed, Started, StartResult
 
@@ -34,6 +34,19 @@ def left_to_connect(connector: LiveConnector) -> bool:
 
     config = connector.config
     return config is not None and runs_on_connect_worker(config.get("connector.class") or "")
+
+
+def plugin_versions(live: LiveState) -> Callable[[str], str | None]:
+    """Connector name → the version of its plugin (`registry.plugin_version`), which the
+    statuses a tick writes carry as Java's do (None: no config, or no plugin loads)."""
+    from reconciler.connectors.registry import plugin_version
+
+    def version_of(name: str) -> str | None:
+        connector = live.connector(name)
+        config = None if connector is None else connector.config
+        return None if config is None else plugin_version(config.get("connector.class") or "")
+
+    return version_of
 
 
 def start_connector(connector: LiveConnector) -> StartResult:

@@ -38,7 +38,7 @@ gets the RUNNING's generation + 1 so that readers (Java's and ours) take it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
@@ -222,11 +222,17 @@ def _retired(connector: LiveConnector, count: int) -> dict[int, Report | None]:
     return {task: None for task in connector.task_statuses if task >= count}
 
 
+def _no_version(name: str) -> str | None:
+    return None
+
+
 class StatusBook:
     """The status topic as this tick sees it; returns records only for real changes.
 
-    A status is rewritten when its state or trace changes, not when only the worker id or
-    generation would: repeated ticks of an unchanged pipeline write nothing. Java's safe put
+    A status is rewritten when its state, trace or plugin version changes, not when only the
+    worker id or generation would: repeated ticks of an unchanged pipeline write nothing.
+    `versions`: connector name → the version of its plugin, which each status carries (Kafka
+    4's `version`, Connect's `Connector.version()`; None when unknown). Java's safe put
     (`KafkaStatusBackingStore.send`) is not applied: it keeps a worker that lost an assignment
     in a rebalance from overwriting the new owner's status, and a batch worker, in no
     rebalance, reports only what it decided this tick (two of them never commit at once: the
@@ -234,9 +240,10 @@ class StatusBook:
     configs (`core.redact`): the status topic is read by anyone who may run `status`.
     """
 
-    def __init__(self, live: LiveState, worker_id: str) -> None:
+    def __init__(self, live: LiveState, worker_id: str, versions: Callable[[str], str | None] = _no_version) -> None:
         self.worker_id = worker_id
         self._live = live
+        self._versions = versions
         self._secrets: dict[str, frozenset[str]] = {}
         self.connectors: dict[str, InstanceStatus] = {}
         self.tasks: dict[str, dict[int, InstanceStatus]] = {}
@@ -247,7 +254,7 @@ class StatusBook:
                 self.tasks[name] = dict(connector.task_statuses)
 
     def connector(self, name: str, report: Report | None) -> list[Record]:
-        changed, status = self._next(self.connectors.get(name), self._scrubbed(name, report), task=False)
+        changed, status = self._next(name, self.connectors.get(name), self._scrubbed(name, report), task=False)
         if not changed:
             return []
         if status is None:
@@ -258,7 +265,7 @@ class StatusBook:
 
     def task(self, name: str, task: int, report: Report | None) -> list[Record]:
         tasks = self.tasks.setdefault(name, {})
-        changed, status = self._next(tasks.get(task), self._scrubbed(name, report), task=True)
+        changed, status = self._next(name, tasks.get(task), self._scrubbed(name, report), task=True)
         if not changed:
             return []
         if status is None:
@@ -288,17 +295,20 @@ class StatusBook:
         return found
 
     def _next(
-        self, current: InstanceStatus | None, report: Report | None, *, task: bool
+        self, name: str, current: InstanceStatus | None, report: Report | None, *, task: bool
     ) -> tuple[bool, InstanceStatus | None]:
         """(write?, the status to write; None = tombstone)."""
         if report is None:
             return current is not None, None
-        if current is not None and (current.state, current.trace) == (report.state, report.trace):
+        version = self._versions(name)
+        if current is not None and (current.state, current.trace, current.version) == (report.state, report.trace, version):
             return False, current
         status = InstanceStatus(
-            state=report.state, trace=report.trace, worker_id=self.worker_id, generation=_generation(current, report, task)
+            state=report.state, trace=report.trace, worker_id=self.worker_id,
+            generation=_generation(current, report, task), version=version,
         )
         return True, status
+
 
 
 def _generation(current: InstanceStatus | None, report: Report, task: bool) -> int:

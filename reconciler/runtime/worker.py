@@ -53,7 +53,7 @@ from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.plugins import left_to_connect, start_connector, stop_connector
+from reconciler.runtime.plugins import left_to_connect, plugin_versions, start_connector, stop_connector
 from reconciler.runtime.reports import BatchReport, connector_reports
 from reconciler.runtime.restarts import RestartPlan, plan_restart
 from reconciler.kafka.io.store import LiveStore
@@ -161,7 +161,7 @@ class BatchWorker:
             view = self.store.read()
             for connector in running_here(view.live, self.worker_id):
                 stop_connector(connector)
-            return writer.write(release_records(StatusBook(view.live, self.worker_id), view.live))
+            return writer.write(release_records(StatusBook(view.live, self.worker_id, plugin_versions(view.live)), view.live))
 
     def prepare(self) -> None:
         """Check the broker and create the group's internal topics, once."""
@@ -178,7 +178,7 @@ class BatchWorker:
         closing: bool,
         policies: Mapping[str, AutoRestartPolicy] | None,
     ) -> BatchReport:
-        book = StatusBook(view.live, self.worker_id)
+        book = StatusBook(view.live, self.worker_id, plugin_versions(view.live))
         report = BatchReport(view.config_end)
         automatic = auto_restart.tick_auto_restarts(
             view.live, self._restart_plans(view), policies, view.config_offsets,

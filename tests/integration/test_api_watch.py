@@ -15,6 +15,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,10 @@ def _everything_mutating_is_refused(http: httpx.Client, url: str) -> None:
             call()
         answer = refused.value.response  # (restart_connector raises with the body as its only message)
         assert (answer is not None and answer.status_code == 403) or READ_ONLY_MESSAGE in str(refused.value)
-    assert http.get("/connectors/gen/status").json()["connector"]["state"] == "RUNNING"
+    status = http.get("/connectors/gen/status").json()
+    assert status["connector"]["state"] == "RUNNING"
+    # Each status carries the plugin's version, as Kafka 4's workers write theirs (KIP-891).
+    assert {status["connector"]["version"]} | {task["version"] for task in status["tasks"]} == {version("connect-reconciler")}
 
 
 def _moved(http: httpx.Client, records: int) -> str | None:

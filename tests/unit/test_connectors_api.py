@@ -225,3 +225,29 @@ def test_module_path_from_a_plugin_directory(tmp_path: Path, monkeypatch: pytest
         assert connector().task_configs({"a": "1"}, 4) == [{"a": "1"}]
     finally:
         sys.modules.pop("my_plugin", None)
+
+
+def test_a_plugins_version_is_its_own_else_its_distributions_else_undefined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the statuses of its connectors report (Connect's `Connector.version()`, KIP-891)."""
+    from importlib.metadata import version
+
+    from reconciler.connectors.registry import plugin_version
+
+    assert plugin_version("datagen") == version("connect-reconciler")  # a built-in: the package's
+    (tmp_path / "versioned_plugin.py").write_text(
+        "from reconciler.connectors.parquet_sink import ParquetSinkConnector\n"
+        "class Pinned(ParquetSinkConnector):\n"
+        "    version = '2.1.0'\n"
+        "class Unsaid(ParquetSinkConnector):\n"
+        "    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        assert plugin_version("versioned_plugin:Pinned") == "2.1.0"
+        assert plugin_version("versioned_plugin:Unsaid") == "undefined"  # no distribution installed it
+    finally:
+        sys.modules.pop("versioned_plugin", None)
+    assert plugin_version("org.apache.kafka.connect.file.FileStreamSourceConnector") is None  # Java's to say
+    assert plugin_version("no_such_module_xyz:Thing") is None

@@ -224,6 +224,20 @@ def test_book_writes_only_changes_with_worker_and_generation() -> None:
     assert task.key == b"status-task-c-0" and json.loads(task.value or b"")["state"] == "PAUSED"
 
 
+def test_statuses_carry_the_plugins_version_and_a_new_version_is_written() -> None:
+    """As Kafka 4's workers write `Connector.version()` in every status (KIP-891): a status
+    whose plugin was upgraded is written again, though its state stayed."""
+    running = status(RUNNING)
+    live = LiveState(connectors={"c": LiveConnector(name="c", config=CONFIG, connector_status=running, task_statuses={0: running})})
+    book = StatusBook(live, "me:1", {"c": "2.0"}.get)
+    [record] = book.connector("c", R(RUNNING))  # same state, a version it did not have
+    assert json.loads(record.value or b"")["version"] == "2.0"
+    assert book.connector("c", R(RUNNING)) == []
+    [task] = book.task("c", 0, R(RUNNING))
+    assert json.loads(task.value or b"")["version"] == "2.0"
+    assert StatusBook(live, "me:1", {"c": None}.get).connector("c", R(RUNNING)) == []  # none known: none written
+
+
 def test_book_tombstones_only_what_exists() -> None:
     book = book_with(c=status(RUNNING))
     assert book.task("c", 5, None) == []
