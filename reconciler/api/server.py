@@ -113,7 +113,9 @@ class BrokerProbe:
 
     def stop(self) -> None:
         self.stop_event.set()
-        self.thread.join(self.settings.timeout_s + 1)
+        # Not waiting out a describe that an absent broker holds up to `timeout_s`: stopping
+        # must fit in the grace period, and the daemon thread has nothing to finish.
+        self.thread.join(1.0)
 
     def _run(self) -> None:
         while not self.stop_event.is_set():
@@ -131,9 +133,10 @@ class BrokerProbe:
     def _cluster_id(self) -> str | None:
         from confluent_kafka import KafkaException
 
-        from reconciler.kafka.io.client import describe, new_admin
+        from reconciler.kafka.io.client import describe, new_admin, probe_bootstrap
 
         if self._admin is None:
+            probe_bootstrap(self.settings)  # a wrong address is reported now, not after the timeout
             self._admin = new_admin(self.settings)
         try:
             future = self._admin.describe_cluster(request_timeout=self.settings.timeout_s)

@@ -113,6 +113,8 @@ def apply_manifests(
     """The transaction alone: bring the group's live state to `desired` (its offsets requests
     not run); `saved`: refuse unless it is still the plan. `store`: read with it (the runtime's,
     kept across ticks; its topics prepared)."""
+    if saved is not None:
+        refuse_other_group(saved, settings.group_id)  # before `prepare` creates that group's topics
     if store is None:
         prepare(settings)
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
@@ -145,13 +147,19 @@ def _crash_point(writer: TransactionalWriter, produced: int) -> None:
         failpoints.hit(Failpoint.APPLY_AFTER_RECORD, produced)
 
 
-def refuse_stale(saved: Plan, current: Plan, group_id: str) -> None:
-    """Terraform's rule: a saved plan is applied only while it is still exactly the plan."""
+def refuse_other_group(saved: Plan, group_id: str) -> None:
+    """A saved plan is applied to the group it was made for (a typo in `--group-id` would
+    otherwise create that group's internal topics)."""
     if saved.group_id is not None and saved.group_id != group_id:
         raise StalePlan(
             f"the plan was made for group {saved.group_id}, not {group_id}",
             hint=f"pass --group-id {saved.group_id}, or {REPLAN_HINT}",
         )
+
+
+def refuse_stale(saved: Plan, current: Plan, group_id: str) -> None:
+    """Terraform's rule: a saved plan is applied only while it is still exactly the plan."""
+    refuse_other_group(saved, group_id)
     if saved.desired_fingerprint != current.desired_fingerprint:
         raise StalePlan("the manifests changed since the plan was made; run `reconciler plan` again", hint=REPLAN_HINT)
     if saved.live_fingerprint != current.live_fingerprint:

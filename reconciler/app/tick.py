@@ -8,19 +8,21 @@
 
 A failed apply is reported (`on_apply_error`) and the batch still runs: a long-running worker
 keeps the connectors already declared moving while the manifests or the control plane are wrong.
+Not when the apply found the broker unreachable: the batch would only wait for it once more.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from reconciler.app.apply import ApplyOutcome, apply
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
-from reconciler.errors import ReconcilerError
+from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsOutcome
 from reconciler.runtime import auto_restart
@@ -65,6 +67,9 @@ class Worker:
             settings, executor, worker_id=worker_id, stopping=stopping, now_ms=now_ms,
             auto_restart_unit_s=auto_restart_unit_s,
         )
+        # The last tick or apply found the broker unreachable: `release` then writes nothing
+        # (it would only wait for the broker once more, past a stopping loop's grace period).
+        self.broker_unreachable = False
 
     @property
     def executor(self) -> TaskExecutor:
@@ -85,41 +90,62 @@ class Worker:
         """Apply `desired` and run its pending offsets requests (None: skip both), then run one batch.
 
         `on_apply_error`: report a failed apply there and still run the batch; without it the
-        error is raised.
+        error is raised. An unreachable broker is raised either way: no batch can run.
         """
         applied = None
         policies = None if desired is None else auto_restart.policies(desired)
-        if desired is not None:
-            try:
-                applied = self.apply(desired, manifest_paths=manifest_paths)
-            except ReconcilerError as exc:
-                if on_apply_error is None:
+        with self._contact():
+            if desired is not None:
+                try:
+                    applied = self.apply(desired, manifest_paths=manifest_paths)
+                except BrokerUnreachable:
                     raise
-                on_apply_error(exc)
-        return TickReport.of(self.batches.work(closing=closing, auto_restart=policies), applied)
+                except ReconcilerError as exc:
+                    if on_apply_error is None:
+                        raise
+                    on_apply_error(exc)
+            return TickReport.of(self.batches.work(closing=closing, auto_restart=policies), applied)
 
     def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
         """`reconciler apply`, with every pending offsets request run in full (between batches);
         the outcome's plan shows offsets requests from → to, as `apply` prints it."""
-        self.batches.prepare()  # the store reads prepared topics: create them on a new group first
-        outcome = apply(
-            self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
-            between_batches=True, now_ms=self._now_ms, store=self.batches.store,
-        )
+        with self._contact():
+            self.batches.prepare()  # the store reads prepared topics: create them on a new group first
+            outcome = apply(
+                self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
+                between_batches=True, now_ms=self._now_ms, store=self.batches.store,
+            )
         self.batches.topics_ready = True  # the apply checked the broker and the internal topics
         return outcome
 
     def work(self, *, closing: bool = False) -> BatchReport:
         """One batch without an apply before it (the manifests unknown: no automatic restart)."""
-        return self.batches.work(closing=closing)
+        with self._contact():
+            return self.batches.work(closing=closing)
+
+    @contextlib.contextmanager
+    def _contact(self) -> Iterator[None]:
+        """Remember whether the broker answered (`broker_unreachable`)."""
+        try:
+            yield
+        except BrokerUnreachable:
+            self.broker_unreachable = True
+            raise
+        self.broker_unreachable = False
 
     def read_live(self) -> LiveState:
         """The live state now (what the REST API serves after a tick), read with the ticks' store."""
         return self.batches.read_live()
 
-    def release(self) -> int:
-        """This worker's instances reported UNASSIGNED, as a Connect worker does when it stops."""
-        return self.batches.release()
+    def release(self) -> int | None:
+        """This worker's instances reported UNASSIGNED, as a Connect worker does when it stops;
+        None (nothing tried) when the broker was unreachable the last time."""
+        return None if self.broker_unreachable else self.batches.release()
+
+    @property
+    def reached(self) -> bool:
+        """The broker answered once: ticks may have written statuses naming this worker."""
+        return self.batches.topics_ready
 
     def close(self) -> None:
         self.batches.close()

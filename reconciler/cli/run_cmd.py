@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from reconciler.cli.logs import LOG_FORMATS
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.cli.tick_output import Output, failure_summary, make_output, print_error, print_report, report_lines
-from reconciler.errors import BrokerUnreachable, ReconcilerError
+from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.api.observer import LoopObserver
@@ -245,11 +245,10 @@ def serving(
 @contextlib.contextmanager
 def releasing(worker: Worker, output: Output) -> Iterator[None]:
     """When the block ends, report this worker's instances UNASSIGNED (Connect's shutdown);
-    not after the broker proved unreachable: that would only wait for it once more."""
+    not after the broker proved unreachable (`Worker.release`): that would only wait for it
+    once more."""
     try:
         yield
-    except BrokerUnreachable:
-        raise
     except BaseException:
         _release(worker, output)
         raise
@@ -261,9 +260,10 @@ def _release(worker: Worker, output: Output) -> None:
         written = worker.release()
     except ReconcilerError as exc:
         output.error(exc)
-        output.warning("statuses still name this worker: the next run rewrites them")
-        return
-    if written:
+        written = None
+    if written is None and worker.reached:
+        output.warning("statuses this worker wrote still name it: the next run rewrites them")
+    elif written:
         output.notice(f"stopped: {written} status(es) now UNASSIGNED", event="released", statuses=written)
 
 

@@ -161,8 +161,8 @@ def test_status_against_an_unreachable_broker_fails_fast_and_quietly() -> None:
     )
     elapsed = time.monotonic() - started
     assert proc.returncode == 1
-    assert elapsed < 5.5
+    assert elapsed < 2.5  # interpreter start and imports; the refusal itself is known at once
     assert proc.stdout == ""
     first, hint = proc.stderr.strip().splitlines()
-    assert first == "error: cannot reach Kafka at 127.0.0.1:1 within 3s"
+    assert first == "error: cannot reach Kafka at 127.0.0.1:1: connection refused (nothing listens on that port)"
     assert hint.strip().startswith("hint: check --bootstrap-servers / RECONCILER_BOOTSTRAP_SERVERS")

@@ -14,6 +14,7 @@ matter for correctness live in one place:
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -120,9 +121,9 @@ def is_unreachable(error: KafkaError | None) -> bool:
     return error is not None and error.code() in unreachable
 
 
-def unreachable(settings: KafkaSettings, detail: str = "") -> BrokerUnreachable:
-    timeout = f"{settings.timeout_s:g}"
-    message = f"cannot reach Kafka at {settings.bootstrap_servers} within {timeout}s"
+def unreachable(settings: KafkaSettings, detail: str = "", *, waited: bool = True) -> BrokerUnreachable:
+    within = f" within {settings.timeout_s:g}s" if waited else ""
+    message = f"cannot reach Kafka at {settings.bootstrap_servers}{within}"
     return BrokerUnreachable(message + (f": {detail}" if detail else ""), hint=UNREACHABLE_HINT)
 
 
@@ -201,10 +202,61 @@ def new_consumer(settings: KafkaSettings, errors: ErrorCollector | None = None, 
     return _create(Consumer, consumer_config(settings, errors, **overrides))
 
 
+# How long the probe of the bootstrap addresses waits for each TCP connection.
+PROBE_TIMEOUT_S = 3.0
+_probed: set[str] = set()  # bootstrap lists that accepted a connection in this process
+
+
+def probe_bootstrap(settings: KafkaSettings) -> None:
+    """Fail at once when no bootstrap address can take a TCP connection: every one refused,
+    unresolvable or unroutable. librdkafka retries such addresses until `settings.timeout_s`
+    (30 s by default) and then says only that it timed out; a wrong port or a broker that is
+    down is known in milliseconds. An address that does not answer within PROBE_TIMEOUT_S (a
+    firewall dropping packets) proves nothing: the clients' own timeout decides then. Once per
+    bootstrap list and process: a kept store's ticks do not pay for it again."""
+    bootstrap = settings.bootstrap_servers
+    if bootstrap in _probed:
+        return
+    failures: list[tuple[str, str]] = []
+    for address in filter(None, (part.strip() for part in bootstrap.split(","))):
+        failure = _connect_failure(address, min(PROBE_TIMEOUT_S, settings.timeout_s))
+        if failure is None:
+            _probed.add(bootstrap)
+            return
+        failures.append((address, failure))
+    if failures and all(failure != _NO_ANSWER for _, failure in failures):
+        detail = failures[0][1] if len(failures) == 1 else "; ".join(f"{a}: {f}" for a, f in failures)
+        raise unreachable(settings, detail, waited=False)
+
+
+_NO_ANSWER = "no answer yet"
+
+
+def _connect_failure(address: str, timeout_s: float) -> str | None:
+    """Why a TCP connection to `host:port` (a `SCHEME://` prefix and IPv6 brackets allowed)
+    failed, or None when it was accepted."""
+    host, _, port = address.rpartition("://")[2].rpartition(":")
+    host = host.strip("[]")
+    if not host or not port.isdigit():
+        return None  # librdkafka's to judge (and to reject with its own message)
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except ConnectionRefusedError:
+        return "connection refused (nothing listens on that port)"
+    except socket.gaierror as exc:
+        return f"cannot resolve host {host!r} ({exc.strerror})"
+    except TimeoutError:
+        return _NO_ANSWER
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
 def check_reachable(settings: KafkaSettings) -> None:
     """Fail fast, within `settings.timeout_s`, with one clear message if no broker answers."""
     from confluent_kafka import KafkaException
 
+    probe_bootstrap(settings)
     admin = new_admin(settings)
     try:
         admin.list_topics(timeout=settings.timeout_s)

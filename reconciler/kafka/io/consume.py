@@ -21,6 +21,7 @@ from reconciler.kafka.io.client import (
     kafka_error,
     new_admin,
     new_consumer,
+    probe_bootstrap,
     retry_transient,
     translate,
     unreachable,
@@ -76,6 +77,7 @@ class TopicReader:
     def __init__(self, settings: KafkaSettings, *, isolation_level: str = "read_committed") -> None:
         self.settings = settings
         self._errors = ErrorCollector()
+        probe_bootstrap(settings)  # a wrong address fails now, not after the clients' timeout
         self._consumer = new_consumer(settings, self._errors, **reader_overrides(isolation_level))
         self.positions: dict[tuple[str, int], int] = {}  # where the next read starts
 
