@@ -197,6 +197,7 @@ def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings
         if not sep or not key:
             raise ReconcilerError(f"--from-client-setting expects KEY=VALUE, got {item!r}")
         given[key.strip()] = value
+    masking.remember_config(given)  # before `translate`, whose errors may quote a value
     client = {**ours.client_config, **translate(given, "--from-client-setting")}
     masking.remember_config(client)  # its sasl.password never shows in an error message
     return dataclasses.replace(

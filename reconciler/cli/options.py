@@ -7,7 +7,6 @@ import dataclasses
 import os
 from pathlib import Path
 
-from reconciler import masking
 from reconciler.kafka.io.client_config import gather
 from reconciler.kafka.settings import DEFAULT_GROUP, DEFAULT_TIMEOUT_S, KafkaSettings, Topics, bootstrap_from_env
 
@@ -62,8 +61,7 @@ def kafka_value_options() -> frozenset[str]:
 
 
 def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
-    client = gather(args.kafka_config, os.environ, args.client_settings)
-    masking.remember_config(client)  # sasl.password & co. never show in a client's error message
+    client = gather(args.kafka_config, os.environ, args.client_settings)  # their secrets remembered
     topics = Topics.for_group(args.group_id)
     topics = dataclasses.replace(
         topics,

@@ -22,6 +22,7 @@ from reconciler.connectors.registry import plugin_kind
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
+from reconciler.core.normalize import config_value
 from reconciler.core.redact import has_placeholder, scrub, secret_values
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, describe_type, format_path, merge
@@ -112,17 +113,34 @@ def _resolve_placeholders(
 
 
 def _scrubbed(found: list[Diagnostic], data: dict[str, Any], interpolated: frozenset[str]) -> list[Diagnostic]:
-    """Diagnostics that cannot repeat a value a placeholder gave (a message may quote a value).
-    An unresolved placeholder is left alone: its text is no secret, and the message is about it."""
-    config = data["spec"]["config"] if interpolated else {}
-    resolved = {key: str(config[key]) for key in interpolated if not has_placeholder(str(config[key]))}
-    if not resolved:
+    """Diagnostics that cannot repeat a sensitive value (a message may quote one): the rule of
+    docs/secrets.md, with `spec.sensitive` and the keys a placeholder filled. The connector is
+    refused, so it is never remembered for the process's scrubber (`masking`): its diagnostics
+    are scrubbed here. An unresolved placeholder is left alone: its text is no secret, and the
+    message is about it."""
+    values = _diagnostic_secrets(data, interpolated)
+    if not values:
         return found
-    values = secret_values(resolved, resolved.keys())
     return [
         d.model_copy(update={"summary": scrub(d.summary, values), "hint": None if d.hint is None else scrub(d.hint, values)})
         for d in found
     ]
+
+
+def _diagnostic_secrets(data: dict[str, Any], interpolated: frozenset[str]) -> set[str]:
+    """The secret values of a document's config, read as far as it can be (a refused document's
+    `spec` may be malformed anywhere)."""
+    spec = data.get("spec")
+    if not isinstance(spec, dict) or not isinstance(config := spec.get("config"), dict):
+        return set()
+    listed = spec.get("sensitive")
+    sensitive = interpolated | {key for key in (listed if isinstance(listed, list) else []) if isinstance(key, str)}
+    shown = {
+        key: config_value(value)
+        for key, value in config.items()
+        if isinstance(key, str) and isinstance(value, str | int | float) and not has_placeholder(str(value))
+    }
+    return secret_values(shown, sensitive)
 
 
 def document_diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:

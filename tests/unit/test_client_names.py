@@ -3,12 +3,18 @@ a --kafka-config file, RECONCILER_KAFKA_* variables and -X, and the librdkafka n
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from reconciler import masking
+from reconciler.cli.main import main
+from reconciler.core.redact import MASK
 from reconciler.devtools import librdkafka_names
+from reconciler.errors import ReconcilerError
 from reconciler.kafka.io import client_config
+from reconciler.kafka.io.client import new_admin
 from reconciler.kafka.io.client_names import (
     JAVA_NAMES,
     InvalidClientSetting,
@@ -19,6 +25,7 @@ from reconciler.kafka.io.client_names import (
 )
 from reconciler.kafka.io.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
 from reconciler.kafka.io.overrides import PRODUCER, overrides
+from reconciler.kafka.settings import KafkaSettings
 
 PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cret";'
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule required username=bob password=\"p\\\"w\\\\x\" ;"
@@ -221,3 +228,51 @@ def test_a_missing_file_key_and_a_bad_pair(tmp_path: Path) -> None:
         client_config.gather(None, {}, ["linger.ms"])
     with pytest.raises(InvalidClientSetting, match="^cannot read --kafka-config"):
         client_config.gather(tmp_path / "missing.properties", {}, [])
+
+
+@pytest.fixture
+def fresh_process() -> Iterator[None]:
+    masking.forget_all()
+    yield
+    masking.forget_all()
+
+
+@pytest.mark.usefixtures("fresh_process")
+def test_a_value_a_placeholder_gave_is_never_quoted_by_librdkafka(tmp_path: Path) -> None:
+    """Whatever its key (docs/secrets.md): librdkafka's own error quotes the value."""
+    config = tmp_path / "client.properties"
+    config.write_text("security.protocol=${env:KPW}\n")
+    client = client_config.gather(config, {"KPW": "KafkaSecretVal77"}, [])
+    with pytest.raises(ReconcilerError) as caught:
+        new_admin(KafkaSettings(bootstrap_servers="127.0.0.1:1", client_config=client))
+    assert 'Invalid value "KafkaSecretVal77"' in caught.value.message  # the error path that quotes it
+    assert masking.scrub(caught.value.message).startswith(f'invalid Kafka client setting: Invalid value "{MASK}"')
+
+
+@pytest.mark.usefixtures("fresh_process")
+def test_a_secret_is_remembered_before_a_translation_error_can_quote_it(tmp_path: Path) -> None:
+    config = tmp_path / "client.properties"
+    config.write_text("buffer.memory=${env:SIZE}\n")
+    with pytest.raises(InvalidClientSetting) as caught:
+        client_config.gather(config, {"SIZE": "SizeSecret88"}, [])
+    assert "got 'SizeSecret88'" in caught.value.message
+    assert "SizeSecret88" not in masking.scrub(caught.value.message)
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required password="JaasSecret99" ?;'
+    with pytest.raises(InvalidClientSetting) as caught:
+        client_config.gather(None, {}, [f"sasl.jaas.config={jaas}"])
+    assert "JaasSecret99" in caught.value.message
+    assert "JaasSecret99" not in masking.scrub(caught.value.message)
+
+
+@pytest.mark.usefixtures("fresh_process")
+def test_status_never_prints_a_value_the_kafka_config_file_took_from_the_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "client.properties"
+    config.write_text("security.protocol=${env:KPW}\n")
+    monkeypatch.setenv("KPW", "KafkaSecretVal77")
+    argv = ["status", "--kafka-config", str(config), "--bootstrap-servers", "127.0.0.1:1", "--group-id", "g"]
+    assert main(argv) != 0
+    out, err = capsys.readouterr()
+    assert f'Invalid value "{MASK}" for configuration property "security.protocol"' in err
+    assert "KafkaSecretVal77" not in out + err

@@ -236,3 +236,13 @@ def test_keys_from_placeholders_are_sensitive(tmp_path: Path) -> None:
     (connector,) = load_or_raise([file], env={"URI": "mongodb://u:pw-from-env@h"})
     assert connector.interpolated == {"conn", "tls"}
     assert connector.sensitive_keys == {"conn", "tls", "extra"}
+
+
+def test_a_refused_documents_sensitive_values_are_never_quoted(tmp_path: Path) -> None:
+    """Its diagnostics are masked by the same rule as a placeholder's value: the connector is
+    refused, so the process's scrubber never learns its values (docs/secrets.md)."""
+    config = "{topic: out, count: notanumber1234}"
+    file = write(tmp_path / "a.yaml", manifest("a", config=config, sensitive="[count, topic]").replace(ANY_CLASS, "datagen"))
+    rendered = "\n".join(d.render() for d in load_manifests([file], env={}, cache=False).errors)
+    assert "spec.config.count: must be an integer; got '(sensitive)'" in rendered
+    assert "notanumber1234" not in rendered

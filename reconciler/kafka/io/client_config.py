@@ -5,7 +5,9 @@ environment variables (the `KAFKA_`/`CONNECT_` style of the Connect images:
 `RECONCILER_KAFKA_SASL_MECHANISM=PLAIN` is `sasl.mechanism=PLAIN`; `__` is `_` and `___` is
 `-` in a name), then `-X key=value`. In the file, `${env:NAME}` and `${file:path:key}` (a
 key of another properties file, as Connect's FileConfigProvider reads it) are resolved, so
-a secret need not be written in it. Java client names are translated (`client_names`).
+a secret need not be written in it; the values they give are secret whatever their key, and
+are remembered for the process's scrubber (`masking`) with every credential the settings hold.
+Java client names are translated (`client_names`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from reconciler import masking
 from reconciler.kafka.io.client_names import InvalidClientSetting, translate
 from reconciler.kafka.settings import parse_properties
 
@@ -102,11 +105,24 @@ def gather(
             text = read(kafka_config)
         except OSError as exc:
             raise InvalidClientSetting(f"cannot read --kafka-config {kafka_config}: {exc.strerror}") from exc
-        settings.update(translate(expand(parse_properties(text), environ, origin, read), origin))
+        written = parse_properties(text)
+        filled = frozenset(name for name, value in written.items() if _PLACEHOLDER.search(value))
+        settings.update(_translated(expand(written, environ, origin, read), origin, filled))
     for name, value in from_environment(environ).items():
-        settings.update(translate({name: value}, _variable(name)))
-    settings.update(translate(_pairs(pairs), "-X"))
+        settings.update(_translated({name: value}, _variable(name)))
+    settings.update(_translated(_pairs(pairs), "-X"))
     return settings
+
+
+def _translated(settings: Mapping[str, str], origin: str, filled: frozenset[str] = frozenset()) -> dict[str, str]:
+    """`translate`d, their secret values remembered for the process's scrubber first, as the
+    rule of docs/secrets.md says: a credential key's, and, whatever its key, one a placeholder
+    (`filled`) gave. First, because a value is quoted both by `translate`'s errors and by
+    librdkafka's (`Invalid value "…" for configuration property "security.protocol"`)."""
+    masking.remember_config(settings, filled)
+    translated = translate(settings, origin)
+    masking.remember_config(translated)  # the sasl.password a sasl.jaas.config held
+    return translated
 
 
 def _pairs(items: Sequence[str]) -> dict[str, str]:
