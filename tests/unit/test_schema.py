@@ -160,6 +160,12 @@ PLUGIN_CONFIGS = [
     (config_variant("parquet-sink", {"topics": "a", "path": "/out", "compression": "lzo"}), False),
     (config_variant("parquet-sink", {"topics": "a", "path": "/out", "offsets.storage.topic": "x"}), False),
     (config_variant("parquet-sink", {"path": "/out"}), False),
+    (config_variant("file-sink", {"topics": "a,b", "path": "/out", "format": "json", "flush.records": 10}), True),
+    (config_variant("file-sink", {"topics": "a", "path": "/out", "fromat": "json"}), False),
+    (config_variant("file-sink", {"topics": "a", "path": "/out", "flush.record": 10}), False),
+    (config_variant("file-sink", {"topics": "a", "path": "/out", "format": "csv"}), False),
+    (config_variant("file-sink", {"topics": "a", "path": "/out", "flush.records": 0}), False),
+    (config_variant("file-sink", {"path": "/out"}), False),
     (config_variant("com.example.AnyConnector", {"anything": 1}), True),
 ]
 
