@@ -143,7 +143,18 @@ PLUGIN_CONFIGS = [
     (config_variant("datagen", {"topic": "t", "count": 10}), True),
     (config_variant("datagen", {"topic": "t", "count": "10", "record.bytes": " 40 ", "shards": None}), True),
     (config_variant("datagen", {"topic": "t", "count": "${env:COUNT}"}), True),
-    (config_variant("datagen", {"topic": "t", "count": 1, "errors.tolerance": "all", "transforms": "a,b"}), True),
+    (config_variant("datagen", {"topic": "t", "count": 1, "errors.tolerance": "all", "transforms": " "}), True),
+    (config_variant("datagen", {"topic": "t", "count": 1, "transforms": "a,b"}), False),  # not applied
+    (config_variant("datagen", {"topic": "t", "count": 1, "predicates": "p"}), False),
+    (config_variant("datagen", {"topic": "t", "count": 1, "transforms": "${file:/t.properties:list}"}), True),
+    (config_variant("datagen", {"topic": "t", "count": 1,
+                                "value.converter": " org.apache.kafka.connect.converters.ByteArrayConverter",
+                                "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                                "header.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}), True),
+    (config_variant("datagen", {"topic": "t", "count": 1,
+                                "value.converter": "org.apache.kafka.connect.json.JsonConverter"}), False),
+    (config_variant("datagen", {"topic": "t", "count": 1,
+                                "key.converter": "org.apache.kafka.connect.storage.SimpleHeaderConverter"}), False),
     (config_variant("datagen", {"topic": "t", "count": 1, "exactly.once.support": "REQUIRED"}), True),
     (config_variant("datagen", {"topic": "t", "count": 1, "producer.override.linger.ms": 5}), True),
     (config_variant("datagen", {"topic": "t", "count": 1, "key.converter.schemas.enable": False}), True),
@@ -166,6 +177,8 @@ PLUGIN_CONFIGS = [
     (config_variant("file-sink", {"topics": "a", "path": "/out", "format": "csv"}), False),
     (config_variant("file-sink", {"topics": "a", "path": "/out", "flush.records": 0}), False),
     (config_variant("file-sink", {"path": "/out"}), False),
+    (config_variant("file-sink", {"topics": "a", "path": "/out", "transforms": "dropall",
+                                  "transforms.dropall.type": "org.apache.kafka.connect.transforms.Filter"}), False),
     (config_variant("com.example.AnyConnector", {"anything": 1}), True),
 ]
 
