@@ -3,7 +3,8 @@
 
 Three sources of problems, each naming its key: the plugin's own `validate` (its declared
 keys' values and its own rules), the keys Connect defines for every connector
-(`reconciler.connectors.framework`: their values, a sink's `topics`/`topics.regex` rule), and
+(`reconciler.connectors.framework`: their values, a sink's `topics`/`topics.regex` rule, and
+those the runtime would not apply, `reconciler.connectors.unapplied`), and
 the keys themselves, when the plugin declares its keys: one of the other kind's (`topics` on a
 source that does not declare it), or one that neither it nor Connect defines (with a
 did-you-mean). A plugin that declares no keys may take any, as in Connect, where a source such
@@ -22,6 +23,7 @@ from collections.abc import Iterable
 from reconciler.connectors.api import Connector
 from reconciler.connectors.configdef import ConfigProblem, ConnectorConfig
 from reconciler.connectors.framework import ANY, framework_def, other_kind
+from reconciler.connectors.unapplied import unapplied_problems
 from reconciler.kafka.io.client_names import OVERRIDE_PREFIXES, client_name_problem
 
 # Where a problem about the connector as a whole is reported (the plugin's validate raised).
@@ -49,6 +51,7 @@ def _framework_problems(cls: type[Connector], config: ConnectorConfig) -> list[C
     # Connect's bookkeeping keys come from fields the manifest models have checked already.
     given = {key: value for key, value in config.items() if key not in BOOKKEEPING}
     problems = [p for p in framework_def(cls.kind).validate(given) if p.key not in own_keys]
+    problems += unapplied_problems(given, own_keys)
     if cls.kind == "sink":
         problems += _sink_topics(config)
     else:

@@ -41,14 +41,15 @@ from typing import TYPE_CHECKING
 
 from reconciler.connectors import range_files
 from reconciler.connectors.api import (
+    ConfigDef,
     ConfigProblem,
-    ConfigReader,
     ConnectorConfig,
     ConnectorError,
     OffsetsRefused,
     SinkConnector,
     TaskConfig,
     TopicPartition,
+    Type,
     plain_task_config,
     valid_or_raise,
 )
@@ -62,6 +63,17 @@ FORMATS = ("text", "json")
 SUFFIXES = {"text": ".txt", "json": ".jsonl"}
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
+CONFIG_DEF = (
+    ConfigDef()
+    # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
+    .define("topics", Type.LIST, "Topics to write out, comma-separated.")
+    .define("path", Type.STRING, "Output directory (created if missing).")
+    .define("format", Type.STRING, "text: each value as it is (UTF-8, one line); json: each record as a JSON object.",
+            default="text", choices=FORMATS)
+    .define("flush.records", Type.INT, "Write a file once a partition has buffered this many records.",
+            default=DEFAULT_FLUSH_RECORDS, minimum=1)
+)
+
 
 @dataclass(frozen=True)
 class FileSinkSettings:
@@ -72,20 +84,21 @@ class FileSinkSettings:
 
     @classmethod
     def read(cls, config: ConnectorConfig) -> tuple[FileSinkSettings, list[ConfigProblem]]:
-        reader = ConfigReader(config)
-        topics = tuple(t.strip() for t in reader.string("topics").split(",") if t.strip())
+        parsed = CONFIG_DEF.parse(config)
+        topics = tuple(parsed.strings("topics"))
         settings = cls(
             topics=topics,
-            path=reader.string("path"),
-            format=reader.string("format", "text", choices=FORMATS),
-            flush_records=reader.integer("flush.records", DEFAULT_FLUSH_RECORDS, minimum=1),
+            path=parsed.string("path"),
+            format=parsed.string("format"),
+            flush_records=parsed.integer("flush.records"),
         )
+        problems = list(parsed.problems)
         bad = [t for t in topics if not _TOPIC_NAME.match(t)]
         if bad:
-            reader.problems.append(ConfigProblem("topics", f"invalid topic name(s): {', '.join(bad)}"))
-        elif not topics and not any(p.key == "topics" for p in reader.problems):
-            reader.problems.append(ConfigProblem("topics", "names no topic"))
-        return settings, reader.problems
+            problems.append(ConfigProblem("topics", f"invalid topic name(s): {', '.join(bad)}"))
+        elif not topics and not any(p.key == "topics" for p in problems):
+            problems.append(ConfigProblem("topics", "names no topic"))
+        return settings, problems
 
     @classmethod
     def parse(cls, config: ConnectorConfig) -> FileSinkSettings:
@@ -248,6 +261,7 @@ def _rewind(root: Path, tp: TopicPartition, offset: int | None) -> None:
 
 class FileSinkConnector(SinkConnector):
     task_class = FileSinkTask
+    config_def = CONFIG_DEF
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return FileSinkSettings.read(config)[1]

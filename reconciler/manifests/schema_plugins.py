@@ -22,6 +22,7 @@ from reconciler.connectors.api import Connector
 from reconciler.connectors.configdef import REQUIRED, ConfigDef, ConfigKey, Type
 from reconciler.connectors.framework import ANY, framework_def
 from reconciler.connectors.registry import built_in_connectors
+from reconciler.connectors.unapplied import NOT_APPLIED_LISTS, UNCHANGING_CONVERTERS
 
 _SCALAR = ["string", "number", "boolean", "null"]
 _PLACEHOLDER = {"type": "string", "pattern": r"\$\{"}  # resolved at load or by a Connect worker
@@ -45,10 +46,7 @@ def _clause(name: str, cls: type[Connector]) -> dict[str, Any]:
     keys = own.merge(framework_def(cls.kind))
     config: dict[str, Any] = {
         "description": f"`{name}` ({cls.kind} connector): its keys and the keys Kafka Connect defines.",
-        "properties": {
-            key.name: _key_schema(key) if key.name in own.keys else {"$ref": f"#/$defs/connect:{key.name}"}
-            for key in keys.keys.values()
-        },
+        "properties": {key.name: _property(key, own) for key in keys.keys.values()},
         "patternProperties": {"^" + re.escape(prefix.prefix): {"description": prefix.doc} for prefix in keys.prefixes},
         "additionalProperties": False,
     }
@@ -61,6 +59,24 @@ def _clause(name: str, cls: type[Connector]) -> dict[str, Any]:
         "if": {"properties": {"spec": {"properties": {"class": {"const": name}}, "required": ["class"]}}, "required": ["spec"]},
         "then": {"properties": {"spec": spec}},
     }
+
+
+def _property(key: ConfigKey, own: ConfigDef) -> dict[str, Any]:
+    if key.name in own.keys:
+        return _key_schema(key)
+    if key.name in NOT_APPLIED_LISTS or key.name in UNCHANGING_CONVERTERS:
+        return _unapplied_schema(key)
+    return {"$ref": f"#/$defs/connect:{key.name}"}
+
+
+def _unapplied_schema(key: ConfigKey) -> dict[str, Any]:
+    """A Connect key the runtime does not apply to a Python connector (`connectors.unapplied`):
+    blank or, for a converter, one of those that leave the bytes as they are."""
+    allowed = UNCHANGING_CONVERTERS.get(key.name, ())
+    note = f" Python connectors: only {', '.join(allowed)} (or blank)." if allowed else " Python connectors: blank only."
+    choice = "|".join(re.escape(name) for name in allowed)
+    typed = {"type": "string", "pattern": rf"^\s*({choice})?\s*$" if allowed else r"^\s*$"}
+    return {"description": key.doc + note, "anyOf": [typed, _PLACEHOLDER, {"type": "null"}]}
 
 
 def _key_schema(key: ConfigKey) -> dict[str, Any]:

@@ -95,6 +95,24 @@ def test_validate_names_every_bad_key(tmp_path: Path, overrides: dict[str, str],
     assert FileSinkConnector().validate(config(tmp_path, **overrides)) == expected
 
 
+def test_its_keys_are_declared_so_a_typo_is_reported(tmp_path: Path) -> None:
+    from reconciler.connectors.checks import check_config
+
+    cls = FileSinkConnector
+    assert cls.config_def is not None and list(cls.config_def.keys) == ["topics", "path", "format", "flush.records"]
+    assert [(k.name, k.default) for k in cls.config_def.keys.values() if not k.required] == [
+        ("format", "text"), ("flush.records", 500_000)]
+    typos = config(tmp_path, fromat="json", **{"flush.record": "10"})
+    got = [(p.key, p.hint) for p in check_config("file-sink", cls, typos)]
+    assert got == [("fromat", "did you mean `format`?"), ("flush.record", "did you mean `flush.records`?")]
+
+
+def test_flush_records_parses_as_a_java_worker_does(tmp_path: Path) -> None:
+    # Python's int() takes `1_000`; Java's Integer.parseInt, and so Connect, does not.
+    assert FileSinkConnector().validate(config(tmp_path, **{"flush.records": "1_000"})) == [
+        ConfigProblem("flush.records", "must be an integer; got '1_000'")]
+
+
 def test_a_task_refuses_an_invalid_config_naming_the_key(tmp_path: Path) -> None:
     with pytest.raises(ConnectorError, match="`format`: must be one of text, json"):
         FileSinkTask().start(config(tmp_path, format="yaml"))

@@ -90,6 +90,14 @@ EXPECTED = [
     "23-python-class-with-a-dot.yaml:6:10: spec.class: 'reconciler.connectors.datagen.DatagenConnector' is a Python"
     " class written with a dot (hint: write `reconciler.connectors.datagen:DatagenConnector`: a dotted name is taken"
     " for a Java class)",
+    "24-transforms-not-applied.yaml:11:17: spec.config.transforms: is not applied: the reconciler's runtime runs no"
+    " transformations (SMTs) on a Python connector's records, so every record would be written unchanged (hint:"
+    " remove it; filter or mask the records in the plugin itself, or use a Java connector class: a Java Connect"
+    " worker runs it, and applies its transforms)",
+    "25-file-sink-typo-key.yaml:10:5: spec.config.fromat: unknown key: neither `file-sink` nor Kafka Connect"
+    " defines it (hint: did you mean `format`?)",
+    '25-file-sink-typo-key.yaml:11:5: spec.config["flush.record"]: unknown key: neither `file-sink` nor Kafka'
+    " Connect defines it (hint: did you mean `flush.records`?)",
 ]
 
 
@@ -128,7 +136,7 @@ def test_validate_lists_every_problem_with_its_position() -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert lines[:-1] == [f"{BROKEN}/{line}" for line in EXPECTED]
-    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 23 file(s)"
+    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 25 file(s)"
     # Includes interpreter start-up; measured ~0.45 s on the 2-core dev machine.
     assert elapsed < 2.0, f"reconciler validate took {elapsed:.2f} s"
 

@@ -1,0 +1,38 @@
+"""README's manifest example is a manifest the product accepts, so it cannot rot: the YAML block
+under "Manifest format" is loaded as `reconciler validate` loads it (every check, the plugin's
+included), with its `${env:…}` variable set and its `${file:…}` value kept for a Connect worker."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from reconciler.manifests.loader import load_manifests
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+ENV_PLACEHOLDER = re.compile(r"\$\{env:(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}")
+FILE_PLACEHOLDER = re.compile(r"\$\{file:[^}]+\}")
+
+
+def section_yaml(heading: str) -> str:
+    """The first ```yaml block after the README heading `heading`."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n{heading}\n")
+    match = re.compile(r"^```yaml\n(?P<body>.*?)^```$", re.MULTILINE | re.DOTALL).search(text, start)
+    assert match is not None, f"no yaml block under {heading!r}"
+    return match.group("body")
+
+
+def test_the_manifest_format_example_validates(tmp_path: Path) -> None:
+    example = section_yaml("## Manifest format")
+    (tmp_path / "example.yaml").write_text(example, encoding="utf-8")
+    env = {match.group("name"): "example-s3cret" for match in ENV_PLACEHOLDER.finditer(example)}
+    result = load_manifests([tmp_path], env=env)
+    assert [d.render() for d in result.diagnostics] == []
+    (connector,) = result.connectors
+    config = connector.spec.config
+    # It still shows both placeholder kinds and a `sensitive` entry, as its comments say.
+    assert env and "example-s3cret" in config.values(), "an ${env:…} placeholder, resolved at load"
+    kept = [value for value in config.values() if isinstance(value, str) and FILE_PLACEHOLDER.fullmatch(value)]
+    assert kept and kept[0] in example, "a ${file:…} placeholder, kept verbatim for a Connect worker"
+    assert connector.spec.sensitive
