@@ -2,10 +2,10 @@
 
 Validation is the one mutation-shaped call KIP-304 keeps: it checks a config and changes
 nothing. Connect answers with `ConfigInfos`: one entry per config key it knows (a definition
-and the value checked against it) and an error count. Our plugins declare no `ConfigDef`, so
-the entries are Connect's own common keys (`name`, `connector.class`, `tasks.max`, with Java's
-definitions and messages) plus, without a definition, each key the plugin's `validate` found a
-problem with. Values are shown masked like every config (`render.connect_rest.shown_config`).
+and the value checked against it) and an error count. Ours are Connect's own common keys
+(`name`, `connector.class`, `tasks.max`, with Java's definitions and messages) plus, without a
+definition, each key the plugin's `validate` found a problem with; the keys a plugin's
+`ConfigDef` declares are not listed yet (docs/compatibility.md). Values are shown masked like every config (`render.connect_rest.shown_config`).
 
 We have no transformations, predicates or converters: `?connectorsOnly=false` lists the same
 connectors.

@@ -136,8 +136,8 @@ class BrokerProbe:
         from reconciler.kafka.io.client import describe, new_admin, probe_bootstrap
 
         if self._admin is None:
-            probe_bootstrap(self.settings)  # a wrong address is reported now, not after the timeout
             self._admin = new_admin(self.settings)
+        probe_bootstrap(self.settings)  # a wrong address is reported now, not after the timeout
         try:
             future = self._admin.describe_cluster(request_timeout=self.settings.timeout_s)
             return str(future.result(timeout=self.settings.timeout_s).cluster_id)

@@ -256,8 +256,8 @@ def check_reachable(settings: KafkaSettings) -> None:
     """Fail fast, within `settings.timeout_s`, with one clear message if no broker answers."""
     from confluent_kafka import KafkaException
 
+    admin = new_admin(settings)  # first: a bad setting is reported as such, whatever the address
     probe_bootstrap(settings)
-    admin = new_admin(settings)
     try:
         admin.list_topics(timeout=settings.timeout_s)
     except KafkaException as exc:

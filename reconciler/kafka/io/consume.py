@@ -77,8 +77,9 @@ class TopicReader:
     def __init__(self, settings: KafkaSettings, *, isolation_level: str = "read_committed") -> None:
         self.settings = settings
         self._errors = ErrorCollector()
-        probe_bootstrap(settings)  # a wrong address fails now, not after the clients' timeout
         self._consumer = new_consumer(settings, self._errors, **reader_overrides(isolation_level))
+        # After the client: a bad setting is reported as such, whatever the address.
+        probe_bootstrap(settings)  # a wrong address fails now, not after the clients' timeout
         self.positions: dict[tuple[str, int], int] = {}  # where the next read starts
 
     def partitions_of(self, topic: str) -> list[int]:
