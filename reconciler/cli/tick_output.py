@@ -57,12 +57,11 @@ class TextOutput:
         print(message, flush=True)
 
     def warning(self, message: str, **fields: Any) -> None:
-        print(message, file=sys.stderr, flush=True)
+        print(f"{stamp()} {message}", file=sys.stderr, flush=True)  # a log line: stamped like errors
 
     def invalid_manifests(self, diagnostics: Sequence[Diagnostic]) -> None:
-        for diagnostic in diagnostics:
-            print(diagnostic.render(), file=sys.stderr)
-        self.warning("manifests changed but are invalid; still running the previous valid ones")
+        lines = [f"  {diagnostic.render()}" for diagnostic in diagnostics]  # under it, as a hint under an error
+        self.warning("\n".join(["manifests changed but are invalid; still running the previous valid ones", *lines]))
 
     def _orphans_of(self, plan: Plan) -> None:
         """Each orphan once per process, when it becomes one (not at every tick of a loop); a

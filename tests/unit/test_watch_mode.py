@@ -329,3 +329,20 @@ def test_progress_shows_on_a_terminal_for_long_batches_only() -> None:
     assert inner.closed
     # Not a terminal (pytest captures stderr), or JSON logs: no wrapper at all.
     assert with_progress(inner, "text") is inner and with_progress(inner, "json") is inner
+
+
+def test_text_warnings_are_log_lines_stamped_in_utc(capsys: pytest.CaptureFixture[str]) -> None:
+    """README: log lines (stderr) start with a UTC timestamp, warnings as errors do; an invalid
+    edit's diagnostics go under its line, as a hint under an error."""
+    import re
+
+    from reconciler.core.diagnostics import Diagnostic, Severity
+
+    output = TextOutput()
+    output.warning("SIGTERM: finishing the current batch, then stopping")
+    output.invalid_manifests([Diagnostic(severity=Severity.ERROR, summary="must be an integer", field_path="spec.tasksMax")])
+    lines = capsys.readouterr().err.splitlines()
+    stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
+    assert re.fullmatch(stamp + "SIGTERM: finishing the current batch, then stopping", lines[0])
+    assert re.fullmatch(stamp + "manifests changed but are invalid; still running the previous valid ones", lines[1])
+    assert lines[2:] == ["  spec.tasksMax: must be an integer"]
