@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler import masking
+from reconciler.core.offsets_rules import partition_order
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError
 
@@ -107,7 +108,8 @@ def print_offsets_table(entries: list[dict[str, Any]]) -> None:
     if not entries:
         print("No offsets.")
         return
-    rows = [["PARTITION", "OFFSET"]] + [[compact(e["partition"]), compact(e["offset"])] for e in entries]
+    ordered = sorted(entries, key=lambda e: partition_order(e["partition"]))
+    rows = [["PARTITION", "OFFSET"]] + [[compact(e["partition"]), compact(e["offset"])] for e in ordered]
     width = max(len(row[0]) for row in rows)
     for partition, offset in rows:
         print(f"{partition.ljust(width)}  {offset}")

@@ -14,6 +14,7 @@ partition (or offset) map only the first failing check, as Connect would.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -259,3 +260,16 @@ def _java_type(value: object) -> str:
 
 def _path_key(key: object) -> str | int:
     return key if isinstance(key, str | int) else str(key)
+
+
+def partition_order(partition: object) -> tuple[tuple[str, int, float, str], ...]:
+    """A stable order for offsets entries (Connect lists them in its maps' hash order), what
+    tables and generated manifests show: field by field, numbers by value (`shard` 2 before
+    10), then anything else by its JSON text."""
+    if not isinstance(partition, dict):
+        return (("", 2, 0.0, json.dumps(partition, sort_keys=True)),)
+    return tuple(
+        (str(key), 0, float(value), "") if isinstance(value, int | float) and not isinstance(value, bool)
+        else (str(key), 1, 0.0, json.dumps(value, sort_keys=True))
+        for key, value in sorted(partition.items())
+    )

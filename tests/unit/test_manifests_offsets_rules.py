@@ -170,3 +170,13 @@ def test_parse_sink_values_refuses_what_connect_refuses() -> None:
         parse_sink_partition({"kafka_topic": "t", "kafka_partition": "1.5"})
     with pytest.raises(ValueError, match="need to be integers"):
         parse_sink_offset({"kafka_offset": 2**63})
+
+
+def test_partition_order_is_by_field_then_number_then_text() -> None:
+    """Tables list offsets in this order (Connect lists them in hash order)."""
+    partitions: list[object] = [{"shard": 13}, {"shard": 5}, {"shard": 0}, {"shard": "x"}, {"file": "b"},
+                                {"file": "a"}, {"kafka_topic": "t", "kafka_partition": 10}, {"kafka_topic": "t", "kafka_partition": 2}, None]
+    assert sorted(partitions, key=rules.partition_order) == [
+        None, {"file": "a"}, {"file": "b"}, {"kafka_topic": "t", "kafka_partition": 2},
+        {"kafka_topic": "t", "kafka_partition": 10}, {"shard": 0}, {"shard": 5}, {"shard": 13}, {"shard": "x"},
+    ]
