@@ -44,6 +44,8 @@ TRANSLATED = [
      {"partition.assignment.strategy": "cooperative-sticky"}),
     (("partition.assignment.strategy", "org.apache.kafka.clients.consumer.RangeAssignor,"
       "org.apache.kafka.clients.consumer.RoundRobinAssignor"), {"partition.assignment.strategy": "range,roundrobin"}),
+    (("auto.offset.reset", "none"), {"auto.offset.reset": "error"}),  # raise when the log lacks the position
+    (("auto.offset.reset", "latest"), {"auto.offset.reset": "latest"}),
     # Names both clients share, as they are.
     (("security.protocol", "SASL_SSL"), {"security.protocol": "SASL_SSL"}),
     (("sasl.mechanism", "SCRAM-SHA-512"), {"sasl.mechanism": "SCRAM-SHA-512"}),
@@ -221,3 +223,9 @@ def test_a_missing_file_key_and_a_bad_pair(tmp_path: Path) -> None:
         client_config.gather(None, {}, ["linger.ms"])
     with pytest.raises(InvalidClientSetting, match="^cannot read --kafka-config"):
         client_config.gather(tmp_path / "missing.properties", {}, [])
+
+
+def test_javas_by_duration_offset_reset_is_refused_naming_what_librdkafka_has() -> None:
+    problem = client_name_problem("auto.offset.reset", "by_duration:PT1H")
+    assert problem is not None and not problem.unknown_name
+    assert "earliest, latest or none" in problem.message
