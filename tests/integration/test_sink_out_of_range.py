@@ -112,3 +112,23 @@ def test_with_reset_policy_none_the_task_fails_naming_partition_offset_and_range
     )
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): committed}
     assert archived(tmp_path) == Counter()
+
+
+def test_with_reset_policy_latest_the_reset_end_is_committed_and_later_records_are_read(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path
+) -> None:
+    """No range reads the partition after a reset to the end: its position is committed, so the
+    next batch reads what came since rather than reset again to a later end."""
+    topic, name = f"latest-{uuid.uuid4().hex[:8]}", f"latest-sink-{uuid.uuid4().hex[:6]}"
+    admin.create_topic(kafka_settings, topic, 1)
+    produce(kafka_settings, topic, range(10))
+    commit_offsets(kafka_settings, f"connect-{name}", {(topic, 0): 5000})
+    works = archiving(name, topic, tmp_path, **{"consumer.override.auto.offset.reset": "latest"})
+
+    [reset] = spark_executor.run_batch(works)
+    assert (reset.records, reset.error) == (0, None), reset.error
+    assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): 10}
+    produce(kafka_settings, topic, range(10, 15))
+    [later] = spark_executor.run_batch(works)
+    assert (later.records, later.error) == (5, None), later.error
+    assert archived(tmp_path) == Counter(range(10, 15))
