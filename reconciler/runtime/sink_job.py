@@ -4,8 +4,10 @@ Driver side (`run_sink`), following docs/runtime.md:
 1. the connector's topics (`topics` or `topics.regex`) and their partitions, assigned to the
    connector's tasks round-robin (`tasks.assign_partitions`);
 2. each partition's end offset, snapshotted now: the batch reads up to it and no further, so
-   a batch is a bounded range even while producers keep writing;
-3. the committed offsets of group `connect-<name>` (or `consumer.override.group.id`);
+   a batch is a bounded range even while producers keep writing; with its log start and end;
+3. the committed offsets of group `connect-<name>` (or `consumer.override.group.id`); one the
+   log does not hold (past its end, below its start) is reset as Connect's consumer resets it
+   (`sink_reset`: `auto.offset.reset`, earliest unless overridden; `none` fails the task);
 4. one Spark partition per (task, topic-partition) with something to read, so every Kafka
    partition has exactly one writer; partitions with nothing new are not scheduled at all;
 5. after the job, the offsets each partition's `pre_commit` called safe are committed to the
@@ -34,12 +36,13 @@ from reconciler.connectors.api import ConnectorError, SinkConnector, TopicPartit
 from reconciler.connectors.registry import load_connector
 from reconciler.kafka.io import groups
 from reconciler.kafka.io.admin import topic_partitions
-from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.consume import LogBounds, log_bounds
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.kafka.io.overrides import CONSUMER, client_settings, overrides
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, commit_metadata, scanned_to
 from reconciler.runtime.sink_reader import ISOLATION
+from reconciler.runtime.sink_reset import Starts, describe, reset_policy, sink_starts
 from reconciler.runtime.sink_task import sink_partition
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 from reconciler.runtime.tasks import TaskOutcome, TaskWork, assign_partitions
@@ -75,23 +78,19 @@ def sink_ranges(
     settings: KafkaSettings,
     works: Sequence[TaskWork],
     partitions: Mapping[int, Sequence[TopicPartition]],
-    committed: Mapping[TopicPartition, int],
-    scanned: Mapping[TopicPartition, int] | None = None,
+    bounds: Mapping[TopicPartition, LogBounds],
+    starts: Starts,
+    scanned: Mapping[TopicPartition, int],
 ) -> list[SinkPartitionWork]:
-    """A Spark partition per assigned topic-partition that may have records past its committed
-    offset (`scanned`: where a commit says nothing but markers lies below, see SCANNED_PREFIX)."""
-    scanned = scanned or {}
-    topics = sorted({tp[0] for work in works for tp in partitions.get(work.task_id, [])})
+    """A Spark partition per assigned topic-partition that may have records past where it starts
+    (`scanned`: where a commit says nothing but markers lies below, see SCANNED_PREFIX); none for
+    a partition whose start failed."""
     overrides = consumer_overrides(works[0].connector_config)
-    isolation = overrides.get("isolation.level", ISOLATION)  # the end as the tasks will see it
-    ends = {
-        (topic, p): end for topic in topics for p, end in end_offsets(settings, topic, isolation_level=isolation).items()
-    }
     items = []
     for work in works:
         for tp in partitions.get(work.task_id, []):
-            end, done = ends.get(tp, 0), committed.get(tp)
-            if end == 0 or (done is not None and max(done, scanned.get(tp, done)) >= end):
+            end, done = bounds[tp].readable if tp in bounds else 0, starts.offsets.get(tp)
+            if tp in starts.failures or end == 0 or (done is not None and max(done, scanned.get(tp, done)) >= end):
                 continue
             items.append(
                 SinkPartitionWork(
@@ -132,13 +131,23 @@ def run_sink(
     partitions = assign_partitions(tps, task_count)
     group = sink_group(name, config)
     commits = groups.committed(settings, group, tps)
-    done = {tp: offset for tp, (offset, _) in commits.items()}
-    scanned = {tp: end for tp, (_, metadata) in commits.items() if (end := scanned_to(metadata)) is not None}
-    items = sink_ranges(settings, works, partitions, done, scanned)
+    overrides = consumer_overrides(config)
+    bounds = _log_bounds(settings, topics, overrides.get("isolation.level", ISOLATION))
+    starts = sink_starts({tp: offset for tp, (offset, _) in commits.items()}, bounds, reset_policy(overrides))
+    for reset in starts.resets:
+        LOG.warning("%s", describe(name, reset))
+    moved = {reset.tp for reset in starts.resets}  # a reset commit's scanned-to claim is void too
+    scanned = {
+        tp: end
+        for tp, (_, metadata) in commits.items()
+        if tp not in moved and (end := scanned_to(metadata)) is not None and tp in bounds and end <= bounds[tp].end
+    }
+    items = sink_ranges(settings, works, partitions, bounds, starts, scanned)
     planned = time.monotonic()
     summaries = _run_ranges(session, settings, items, pool, f"sink {name}: {len(items)} partition range(s)", kafka_source)
+    summaries += _failed_starts(works, partitions, starts.failures)
     ran = time.monotonic()
-    to_commit = _new_commits(summaries, commits)
+    to_commit = _new_commits(summaries, commits) | _reset_commits(starts, items)
     groups.commit_offsets(settings, group, to_commit)
     lags = {(i.topic, i.partition): i.end - (i.committed or 0) for i in items}
     LOG.debug(
@@ -147,6 +156,34 @@ def run_sink(
         len(to_commit), time.monotonic() - ran,
     )
     return _outcomes(works, summaries, partitions, lags, set(to_commit))
+
+
+def _log_bounds(settings: KafkaSettings, topics: Sequence[str], isolation: str) -> dict[TopicPartition, LogBounds]:
+    """Each partition's log start, log end, and the end as the tasks will see it (`isolation`),
+    snapshotted now: the batch reads up to it and no further."""
+    return {
+        (topic, p): found for topic in topics for p, found in log_bounds(settings, topic, isolation_level=isolation).items()
+    }
+
+
+def _failed_starts(
+    works: Sequence[TaskWork], partitions: Mapping[int, Sequence[TopicPartition]], failures: Mapping[TopicPartition, str]
+) -> list[SinkPartitionResult]:
+    """A failed result, owned by its task, for each partition whose start failed (no range runs)."""
+    return [
+        SinkPartitionResult(work.task_id, tp[0], tp[1], 0, None, failures[tp])
+        for work in works
+        for tp in partitions.get(work.task_id, [])
+        if tp in failures
+    ]
+
+
+def _reset_commits(starts: Starts, items: Sequence[SinkPartitionWork]) -> Commits:
+    """The reset start of each partition no range reads (nothing to read from it, or LATEST):
+    committed, so the next batch starts there as a Java task's consumer, which keeps its
+    position, would, rather than reset again from wherever the log then ends."""
+    scheduled = {(item.topic, item.partition) for item in items}
+    return {reset.tp: (reset.start, "") for reset in starts.resets if reset.tp not in scheduled}
 
 
 def _run_ranges(

@@ -51,6 +51,8 @@ TRANSLATED = [
      {"partition.assignment.strategy": "cooperative-sticky"}),
     (("partition.assignment.strategy", "org.apache.kafka.clients.consumer.RangeAssignor,"
       "org.apache.kafka.clients.consumer.RoundRobinAssignor"), {"partition.assignment.strategy": "range,roundrobin"}),
+    (("auto.offset.reset", "none"), {"auto.offset.reset": "error"}),  # raise when the log lacks the position
+    (("auto.offset.reset", "latest"), {"auto.offset.reset": "latest"}),
     # Names both clients share, as they are.
     (("security.protocol", "SASL_SSL"), {"security.protocol": "SASL_SSL"}),
     (("sasl.mechanism", "SCRAM-SHA-512"), {"sasl.mechanism": "SCRAM-SHA-512"}),
@@ -276,3 +278,9 @@ def test_status_never_prints_a_value_the_kafka_config_file_took_from_the_environ
     out, err = capsys.readouterr()
     assert f'Invalid value "{MASK}" for configuration property "security.protocol"' in err
     assert "KafkaSecretVal77" not in out + err
+
+
+def test_javas_by_duration_offset_reset_is_refused_naming_what_librdkafka_has() -> None:
+    problem = client_name_problem("auto.offset.reset", "by_duration:PT1H")
+    assert problem is not None and not problem.unknown_name
+    assert "earliest, latest or none" in problem.message

@@ -128,6 +128,14 @@ def _endpoint_identification(value: str) -> dict[str, str]:
     return {"ssl.endpoint.identification.algorithm": value.strip().lower() or "none"}
 
 
+def _offset_reset(value: str) -> dict[str, str]:
+    # Java's `none` (raise when the position is not in the log) is librdkafka's `error`.
+    given = value.strip()
+    if given.lower().startswith("by_duration:"):
+        raise ValueError(f"librdkafka has no by_duration reset (Java's, KIP-1106); use earliest, latest or none; got {value!r}")
+    return {"auto.offset.reset": "error" if given.lower() == "none" else given}
+
+
 def _keystore_type(value: str) -> dict[str, str]:
     if value.strip().upper() == "PKCS12":
         return {}  # librdkafka's ssl.keystore.location is a PKCS#12 file: nothing to set
@@ -142,6 +150,7 @@ def _keystore_type(value: str) -> dict[str, str]:
 SAME_NAME_VALUES: dict[str, Convert] = {
     "partition.assignment.strategy": _assignors,
     "ssl.endpoint.identification.algorithm": _endpoint_identification,
+    "auto.offset.reset": _offset_reset,
 }
 
 _JVM_ONLY = "a JVM-only setting; librdkafka has no equivalent"

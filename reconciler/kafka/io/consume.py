@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.client import (
@@ -236,14 +236,54 @@ def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "
 
 
 def _list_end_offsets(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, int]:
-    from confluent_kafka import IsolationLevel, TopicPartition
     from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
     partitions = partitions_of(admin, settings, topic)  # an admin client answers list_topics too
-    level = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
     latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-    request = {TopicPartition(topic, p): latest for p in partitions}
-    futures = admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
+    return _answers(settings, _ask(admin, settings, topic, partitions, latest, isolation_level))
+
+
+class LogBounds(NamedTuple):
+    """Where a partition's records lie, and where a reader at some isolation level stops."""
+
+    start: int  # the log start: the first offset still held (retention and DeleteRecords move it)
+    end: int  # the log end (high watermark): the offset the next record will get
+    readable: int  # the end at the reader's isolation level (read_committed: the last stable offset)
+
+
+def log_bounds(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, LogBounds]:
+    """partition → its `LogBounds`; the three ListOffsets requests are sent at once."""
+    from confluent_kafka import KafkaException
+
+    admin = new_admin(settings)  # keep a reference until the futures complete
+    try:
+        return retry_transient(settings, lambda: _list_bounds(admin, settings, topic, isolation_level))
+    except KafkaException as exc:
+        raise translate(exc, settings, f"listing the offsets of {topic}") from exc
+
+
+def _list_bounds(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, LogBounds]:
+    from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
+
+    partitions = partitions_of(admin, settings, topic)
+    latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+    start = _ask(admin, settings, topic, partitions, OffsetSpec.earliest(), "read_uncommitted")  # type: ignore[no-untyped-call]
+    end = _ask(admin, settings, topic, partitions, latest, "read_uncommitted")
+    readable = end if isolation_level != "read_committed" else _ask(admin, settings, topic, partitions, latest, isolation_level)
+    starts, ends, readables = (_answers(settings, asked) for asked in (start, end, readable))
+    return {p: LogBounds(starts[p], ends[p], readables[p]) for p in partitions}
+
+
+def _ask(admin: Any, settings: KafkaSettings, topic: str, partitions: Sequence[int], spec: Any, isolation_level: str) -> Any:
+    """ListOffsets of `spec` for the partitions (futures: the answer is awaited by `_answers`)."""
+    from confluent_kafka import IsolationLevel, TopicPartition
+
+    level = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
+    request = {TopicPartition(topic, p): spec for p in partitions}
+    return admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
+
+
+def _answers(settings: KafkaSettings, futures: Any) -> dict[int, int]:
     return {tp.partition: future.result(timeout=settings.timeout_s).offset for tp, future in futures.items()}
 
 
