@@ -34,6 +34,7 @@ import sys
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState
 from reconciler.core.normalize import from_connect_state
+from reconciler.render.common import trace_summary
 from reconciler.render.connect_rest import (
     auto_restart_doc,
     connector_not_found_message,
@@ -144,11 +145,10 @@ def pending_note(connector: LiveConnector) -> str | None:
 
 
 def _task_rows(connector: LiveConnector) -> list[list[str]]:
-    rows = []
-    for task, status in sorted(connector.task_statuses.items()):
-        trace = (status.trace or "").strip().splitlines()
-        rows.append([str(task), status.state.value, status.worker_id or NO_STATUS, trace[0] if trace else ""])
-    return rows
+    return [
+        [str(task), status.state.value, status.worker_id or NO_STATUS, trace_summary(status.trace or "")]
+        for task, status in sorted(connector.task_statuses.items())
+    ]
 
 
 def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: bool) -> None:
@@ -176,8 +176,6 @@ def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: b
 
 
 def _print_notes(connectors: list[LiveConnector], *, details: bool) -> None:
-    from reconciler.render.common import trace_summary
-
     notes = [note for c in connectors if (note := pending_note(c)) is not None]
     status = connectors[0].connector_status if details else None
     if status is not None and status.state is InstanceState.FAILED and status.trace:
