@@ -205,4 +205,7 @@ def test_plugins_reports_an_unknown_name(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["plugins", "nosuch"]) == 1
     captured = capsys.readouterr()
     assert "nosuch: unknown connector class 'nosuch'" in captured.out
+    assert "Every connector also takes" not in captured.out  # no plugin listed: no footer under the error
     assert "error: 1 plugin(s) could not be loaded: nosuch" in captured.err
+    assert main(["plugins", "nosuch", "datagen"]) == 1
+    assert "Every connector also takes" in capsys.readouterr().out  # under datagen's keys
