@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from reconciler.manifests import load_or_raise
     from reconciler.render import plan_document, render
 
-    desired = load_or_raise(args.paths)
+    desired = load_or_raise(args.paths, consequence="drift was not checked")
     plan = make_plan(
         desired, live_source(args), prune=args.prune, manifest_paths=[str(p) for p in args.paths],
         current_offsets=False,

@@ -74,5 +74,6 @@ def test_errors_exit_1(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFix
     broken = tmp_path / "broken.yaml"
     broken.write_text("apiVersion: reconciler.io/v1\nkind: Connector\n")
     assert drift(str(broken), "--live-state", str(snapshot)) == 1
+    assert capsys.readouterr().err.rstrip().endswith("problem(s) in manifests; drift was not checked")
     assert drift(str(APPLIED), "--live-state", str(tmp_path / "missing.json")) == 1
     assert "Traceback" not in capsys.readouterr().err
