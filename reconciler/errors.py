@@ -31,15 +31,17 @@ class RetryableError(ReconcilerError):
 
 
 class InvalidManifests(ReconcilerError):
-    """One or more manifests are invalid; carries every diagnostic."""
+    """One or more manifests are invalid; carries every diagnostic. `consequence`: what the
+    command did not do because of them, in its own words (`plan` never applies anything)."""
 
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
+    def __init__(self, diagnostics: list[Diagnostic], consequence: str = "nothing was applied") -> None:
         super().__init__(f"{len(diagnostics)} problem(s) in manifests")
         self.diagnostics = diagnostics
+        self.consequence = consequence
 
     def render(self) -> str:
         lines = [d.render() for d in self.diagnostics]
-        lines.append(f"error: {self.message}; nothing was applied")
+        lines.append(f"error: {self.message}; {self.consequence}")
         return "\n".join(lines)
 
 

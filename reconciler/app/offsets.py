@@ -24,13 +24,13 @@ from collections.abc import Callable, Sequence
 
 from reconciler.connectors.registry import runs_on_connect_worker
 from reconciler.core.live import LiveState, RequestKind
-from reconciler.core.models import DesiredConnector
+from reconciler.core.models import DesiredConnector, OffsetsRequest
 from reconciler.core.plan import Action
 from reconciler.errors import ReconcilerError, RetryableError
 from reconciler.kafka.io.store import LiveStore, prepare, read_view
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.executor import WAITING_MESSAGE, RequestExecution, Stop, outcome_of
-from reconciler.offsets.model import OffsetsOutcome, created_fresh, pending_requests
+from reconciler.offsets.model import OffsetsOutcome, OutcomeStatus, created_fresh, pending_requests
 from reconciler.offsets.worker_stop import connect_worker_stopped
 from reconciler.offsets.writer import OffsetsWriter
 
@@ -115,6 +115,7 @@ def execute_offsets_request(
         raise ValueError(f"connector {desired.name} declares no offsets request")
     if live is not None and live.is_applied(desired.name, RequestKind.OFFSETS, request.id):
         return outcome_of(desired.name, request, "already-applied", "the request was applied earlier")
+    execution: RequestExecution | None = None
     if runs_on_connect_worker(desired.spec.connector_class):
         # Its tasks run on a Kafka Connect worker, not in our ticks: only a connector created
         # STOPPED by this apply is known to have none; otherwise the worker must report it stopped.
@@ -131,11 +132,21 @@ def execute_offsets_request(
             execution = RequestExecution(settings, writer, desired, request, state, now_ms)
             return execution.run(tasks_stopped, waiting)
     except Stop as stop:
-        return outcome_of(desired.name, request, stop.status, stop.message)
+        return _ended(desired.name, request, stop.status, stop.message, execution)
     except RetryableError as exc:
-        return outcome_of(desired.name, request, "retry", _text(exc))
+        return _ended(desired.name, request, "retry", _text(exc), execution)
     except ReconcilerError as exc:
-        return outcome_of(desired.name, request, "failed", _text(exc))
+        return _ended(desired.name, request, "failed", _text(exc), execution)
+
+
+def _ended(
+    name: str, request: OffsetsRequest, status: OutcomeStatus, message: str, execution: RequestExecution | None
+) -> OffsetsOutcome:
+    """The outcome of a run ended early, with what it did before (a refusal after the stop step
+    still wrote the stop's records, which `reconciler apply` counts)."""
+    if execution is None:
+        return outcome_of(name, request, status, message)
+    return outcome_of(name, request, status, message, execution.steps, records_written=execution.written)
 
 
 def _text(exc: ReconcilerError) -> str:

@@ -83,7 +83,13 @@ def result_lines(outcome: ApplyOutcome, offsets: Sequence[OffsetsOutcome] = ()) 
             return [f"Recorded which config keys are sensitive ({_records(outcome.records_written)} written)"]
         return []
     lines = [o.render() for o in offsets]
-    lines.append(f"Apply complete: {_records(outcome.records_written)} written")
+    # Every record apply committed: the plan's transaction, and the steps its offsets requests
+    # ran in their own transactions (a stop step alone writes the zero-task commit and STOPPED).
+    by_requests = sum(o.records_written for o in offsets)
+    line = f"Apply complete: {_records(outcome.records_written + by_requests)} written"
+    if by_requests:
+        line += f" ({outcome.records_written} for the plan's changes, {by_requests} by offsets requests)"
+    lines.append(line)
     return lines
 
 

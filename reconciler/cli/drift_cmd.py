@@ -45,10 +45,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from reconciler.app.plan import make_plan
+    from reconciler.core.diagnostics import has_errors
     from reconciler.manifests import load_or_raise
     from reconciler.render import plan_document, render
 
-    desired = load_or_raise(args.paths)
+    desired = load_or_raise(args.paths, consequence="drift was not checked")
     plan = make_plan(
         desired, live_source(args), prune=args.prune, manifest_paths=[str(p) for p in args.paths],
         current_offsets=False,
@@ -58,9 +59,12 @@ def run(args: argparse.Namespace) -> int:
         doc = {"drift": drifted, "changes": len(plan.actions), "orphans": plan.orphans, "plan": plan_document(plan)}
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
-        sys.stdout.write(render(plan, args.format))
+        # In sync, the verdict says all the plan's summary would ("No changes…"): said once.
+        text = render(plan, args.format, summary=drifted or has_errors(plan.diagnostics))
         verdict = _verdict(len(desired), len(plan.actions), len(plan.orphans))
-        print(f"\n**{verdict}**" if args.format == "markdown" else f"\n{verdict}")
+        verdict = f"**{verdict}**" if args.format == "markdown" else verdict
+        sys.stdout.write(text + "\n" if text else "")
+        print(verdict)
     return EXIT_DRIFT if drifted else EXIT_IN_SYNC
 
 

@@ -1,5 +1,7 @@
 """Entry point: parse arguments, run one command, map errors to exit codes — the only place
 that does so (0 success / no changes, 1 error, 2 changes present with --detailed-exitcode).
+A usage error (an unknown option, a bad value from a flag or a `RECONCILER_*` variable) is an
+error, 1, as in Terraform: argparse's own 2 would read as "changes" or "drift" to a CI job.
 
 Options may come before or after the command (`reconciler -v --group-id g status` is
 `reconciler status -v --group-id g`), and each has a `RECONCILER_*` variable (`cli.env`).
@@ -16,6 +18,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from reconciler import __version__, heap, masking
 from reconciler.cli import env, logs
@@ -53,6 +56,15 @@ def version() -> str:
         return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, exiting 1 on a usage error (argparse exits 2: our "changes present").
+    Sub-parsers are of the same class (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message}\n")
+
+
 class _Version(argparse.Action):
     """argparse's `version` action, with the version looked up only when asked for."""
 
@@ -62,7 +74,7 @@ class _Version(argparse.Action):
 
 
 def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="reconciler",
         description="Declarative reconciler for Kafka Connect-style connectors.",
         epilog="Options may come before or after COMMAND. Each option can also be set with a RECONCILER_* "
@@ -84,6 +96,16 @@ def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
     return parser
 
 
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """The arguments, or exit 1 with the usage of the command they are for: argparse's
+    `parse_args` reports an unknown option with the top-level usage, which shows none of them."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        subparsers.choices[args.command].error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def hoist_options(argv: Sequence[str]) -> list[str]:
     """Options written before the command, moved after it (where the command's parser reads them)."""
     from reconciler.cli.options import kafka_value_options
@@ -101,7 +123,7 @@ def hoist_options(argv: Sequence[str]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = hoist_options(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list)
-    args = parser.parse_args(args_list)
+    args = parse(parser, args_list)
     _set_up_output(args.verbose, getattr(args, "log_format", "text"))
     masking.mask_log_handlers()
     with masking.masked_output():  # no secret value in anything a command prints (docs/secrets.md)

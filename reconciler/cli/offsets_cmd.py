@@ -174,7 +174,7 @@ def run_import(args: argparse.Namespace) -> int:
         )
     ours = kafka_settings(args)
     old = _old_cluster(args, ours)
-    desired = load_or_raise(args.paths)
+    desired = load_or_raise(args.paths, consequence="no offsets were read")
     result = read_old_cluster(old, ours, desired, args.from_connect_offsets_topic, only=args.connector)
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)

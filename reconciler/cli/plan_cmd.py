@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing else runs
     from reconciler.render import render, render_json
 
-    desired = load_or_raise(args.paths)
+    desired = load_or_raise(args.paths, consequence="no plan was made")
     saved = args.out is not None or args.format == "json"  # only a saved plan is checked against its digests
     plan = make_plan(
         desired, live_source(args), prune=args.prune, allow_empty=args.allow_empty,

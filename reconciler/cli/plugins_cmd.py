@@ -85,7 +85,8 @@ def render_text(plugins: list[dict[str, Any]], connect: dict[str, Any] | None) -
             lines += _key_table(plugin["keys"])
         lines.append("")
     if connect is None:
-        lines.append("Every connector also takes the keys Kafka Connect defines (`reconciler plugins --connect`).")
+        if any("error" not in plugin for plugin in plugins):  # not under errors alone
+            lines.append("Every connector also takes the keys Kafka Connect defines (`reconciler plugins --connect`).")
     else:
         for kind, title in (("all", "every connector"), ("sink", "sink connectors"), ("source", "source connectors")):
             lines.append(f"Kafka Connect's keys for {title}:")

@@ -2,9 +2,11 @@
 
 JSON follows Connect's REST shapes (docs/compatibility.md#rest-shapes), so scripts written against a
 Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; without, the
-`GET /connectors?expand=status` object `{name: {"status": …}}`. As in Connect, a connector
-without any status record (e.g. applied but never run) has no status: `status NAME --format
-json` is an error and the JSON listing leaves it out; tables still show it, as "no status yet".
+`GET /connectors?expand=status` object `{name: {"status": …}}`, for the connectors the table
+lists. A connector applied but not yet run has no status record: where Java answers 404 (a
+wait of moments there, of a whole `run` interval here), the table says "no status yet" and
+JSON says UNASSIGNED with a null `worker_id` (`render.connect_rest.shown_status`). A name that
+has neither config nor status is an error, "Connector NAME not found".
 
 The table names target states as manifests do (`running`, `paused`, `stopped`), and notes
 each connector whose statuses have not caught up with its target yet: `apply` only writes
@@ -32,12 +34,12 @@ import sys
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState
 from reconciler.core.normalize import from_connect_state
+from reconciler.render.common import trace_summary
 from reconciler.render.connect_rest import (
-    all_statuses,
     auto_restart_doc,
-    connector_status,
+    connector_not_found_message,
     connector_type,
-    no_status_message,
+    shown_status,
     with_auto_restart,
 )
 from reconciler.errors import ReconcilerError
@@ -63,19 +65,25 @@ def run(args: argparse.Namespace) -> int:
 
     live = read_live_state(kafka_settings(args))
     if args.name is not None:
-        connector = live.connector(args.name)
-        doc = connector_status(connector) if connector is not None else None
-        if connector is not None and args.format == "table" and (doc is not None or connector.exists):
-            _print_table(live, [connector], details=True)  # an existing connector shows "no status yet"
-            return EXIT_OK
-        if doc is None:  # Connect's 404
-            raise ReconcilerError(no_status_message(args.name))
-        print(json.dumps(with_auto_restart(doc, live), indent=2, ensure_ascii=False))
-        return EXIT_OK
-    if args.format == "json":
-        print(json.dumps(all_statuses(live), indent=2, ensure_ascii=False))
+        return _show_one(live, args.name, args.format)
+    connectors = listed(live)
+    if args.format == "json":  # the table's connectors (`listed`): each has a document
+        docs = {c.name: {"status": with_auto_restart(doc, live)} for c in connectors if (doc := shown_status(c))}
+        print(json.dumps(docs, indent=2, ensure_ascii=False))
     else:
-        _print_table(live, listed(live), details=False)
+        _print_table(live, connectors, details=False)
+    return EXIT_OK
+
+
+def _show_one(live: LiveState, name: str, output: str) -> int:
+    connector = live.connector(name)
+    doc = shown_status(connector) if connector is not None else None
+    if connector is None or doc is None:  # neither config nor status
+        raise ReconcilerError(connector_not_found_message(name))
+    if output == "table":
+        _print_table(live, [connector], details=True)  # "no status yet" when it has none
+    else:
+        print(json.dumps(with_auto_restart(doc, live), indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
@@ -137,11 +145,10 @@ def pending_note(connector: LiveConnector) -> str | None:
 
 
 def _task_rows(connector: LiveConnector) -> list[list[str]]:
-    rows = []
-    for task, status in sorted(connector.task_statuses.items()):
-        trace = (status.trace or "").strip().splitlines()
-        rows.append([str(task), status.state.value, status.worker_id or NO_STATUS, trace[0] if trace else ""])
-    return rows
+    return [
+        [str(task), status.state.value, status.worker_id or NO_STATUS, trace_summary(status.trace or "")]
+        for task, status in sorted(connector.task_statuses.items())
+    ]
 
 
 def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: bool) -> None:
@@ -169,8 +176,6 @@ def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: b
 
 
 def _print_notes(connectors: list[LiveConnector], *, details: bool) -> None:
-    from reconciler.render.common import trace_summary
-
     notes = [note for c in connectors if (note := pending_note(c)) is not None]
     status = connectors[0].connector_status if details else None
     if status is not None and status.state is InstanceState.FAILED and status.trace:

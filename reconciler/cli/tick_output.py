@@ -154,9 +154,9 @@ def _connector_doc(connector: ConnectorReport) -> dict[str, Any]:
         from reconciler.render.connect_rest import auto_restart_doc
 
         doc["autoRestart"] = auto_restart_doc(connector.auto_restarted)
-    failed = [_last_line(t.trace) for t in connector.tasks if t.state is InstanceState.FAILED and t.trace]
+    failed = [_trace_line(t.trace) for t in connector.tasks if t.state is InstanceState.FAILED and t.trace]
     if connector.state is InstanceState.FAILED and connector.trace:
-        failed.insert(0, _last_line(connector.trace))
+        failed.insert(0, _trace_line(connector.trace))
     if failed:
         doc["errors"] = failed
     return doc
@@ -219,10 +219,10 @@ def _connector_line(connector: ConnectorReport) -> str:
     if tasks:
         line += "; " + ", ".join(tasks)
     if connector.state is InstanceState.FAILED and connector.trace:
-        line += f"\n    connector: {_last_line(connector.trace)}"
+        line += f"\n    connector: {_trace_line(connector.trace)}"
     for task in connector.tasks:
         if task.state is InstanceState.FAILED and task.trace:
-            line += f"\n    task {task.task}: {_last_line(task.trace)}"
+            line += f"\n    task {task.task}: {_trace_line(task.trace)}"
     return line
 
 
@@ -234,7 +234,7 @@ def _next_attempt(status: AutoRestartStatus) -> str:
     return f", next one not before {iso_utc(status.next_restart_ms)} if it fails again"
 
 
-def _last_line(trace: str) -> str:
+def _trace_line(trace: str) -> str:
     from reconciler.render.common import trace_summary
 
     return trace_summary(trace)
@@ -248,9 +248,9 @@ def failure_summary(report: TickReport) -> list[str]:
     instances = []
     for connector in report.connectors:
         if connector.state is InstanceState.FAILED:
-            instances.append(f"  connector {connector.name} FAILED: {_last_line(connector.trace or '')}")
+            instances.append(f"  connector {connector.name} FAILED: {_trace_line(connector.trace or '')}")
         instances += [
-            f"  task {connector.name}/{task.task} FAILED: {_last_line(task.trace or '')}"
+            f"  task {connector.name}/{task.task} FAILED: {_trace_line(task.trace or '')}"
             for task in connector.tasks
             if task.state is InstanceState.FAILED
         ]

@@ -53,8 +53,7 @@ def run(args: argparse.Namespace) -> int:
     errors = len(result.errors)
     warnings = sum(1 for d in result.diagnostics if d.severity is Severity.WARNING)
     if errors:
-        files = len({d.source.file for d in result.errors if d.source is not None})
-        raise ReconcilerError(f"{errors} problem(s) in {files} file(s)" + _warnings(warnings))
+        raise ReconcilerError(f"{errors} problem(s){_where(result.errors)}" + _warnings(warnings))
     print(f"{len(result.connectors)} connector(s) valid" + _warnings(warnings), file=sys.stderr)
     return 0
 
@@ -78,6 +77,17 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
 def _position(diagnostic: Diagnostic) -> tuple[str, int, int]:
     source = diagnostic.source
     return ("", 0, 0) if source is None else (source.file, source.line, source.column)
+
+
+def _where(errors: list[Diagnostic]) -> str:
+    """Which files the problems are in; a path that does not exist is a problem in no file."""
+    files = {d.source.file for d in errors if d.source is not None}
+    located = sum(1 for d in errors if d.source is not None)
+    if not located:
+        return ""
+    if located == len(errors):
+        return f" in {len(files)} file(s)"
+    return f", {located} of them in {len(files)} file(s)"
 
 
 def _warnings(count: int) -> str:

@@ -86,11 +86,14 @@ def _connectors(results: list[FileResult], found: list[Diagnostic]) -> list[Desi
     return connectors
 
 
-def load_or_raise(paths: Sequence[str | Path], env: Mapping[str, str] | None = None) -> list[DesiredConnector]:
-    """The connectors, or InvalidManifests carrying every diagnostic when any is an error."""
+def load_or_raise(
+    paths: Sequence[str | Path], env: Mapping[str, str] | None = None, *, consequence: str = "nothing was applied"
+) -> list[DesiredConnector]:
+    """The connectors, or InvalidManifests carrying every diagnostic when any is an error (and
+    the caller's `consequence`: what it did not do)."""
     result = load_manifests(paths, env)
     if not result.ok:
-        raise InvalidManifests(result.diagnostics)
+        raise InvalidManifests(result.diagnostics, consequence)
     return result.connectors
 
 

@@ -68,8 +68,9 @@ def outcome_of(
     message: str,
     steps: Sequence[OffsetsStepKind] = (),
     confirmed: bool | None = None,
+    records_written: int = 0,
 ) -> OffsetsOutcome:
-    return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed)
+    return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed, records_written)
 
 
 class Stop(Exception):
@@ -97,6 +98,7 @@ class RequestExecution:
         self.progress = state.progress.get(self.name)
         self.done = resume_point(self.progress, request.id)
         self.steps: list[OffsetsStepKind] = []
+        self.written_elsewhere = 0  # records committed by writers to other clusters (`_change_source`)
 
     def run(self, tasks_stopped: bool, worker_stopped: Callable[[], bool] | None = None) -> OffsetsOutcome:
         """`worker_stopped`: for a connector a Connect worker runs, waits until it reports the
@@ -124,7 +126,12 @@ class RequestExecution:
         return self._result("applied", success_message(self.request.action, confirmed), confirmed)
 
     def _result(self, status: OutcomeStatus, message: str, confirmed: bool | None = None) -> OffsetsOutcome:
-        return outcome_of(self.name, self.request, status, message, self.steps, confirmed)
+        return outcome_of(self.name, self.request, status, message, self.steps, confirmed, self.written)
+
+    @property
+    def written(self) -> int:
+        """Records this run committed so far, whatever ends it (a refusal after the stop step too)."""
+        return self.writer.written + self.written_elsewhere
 
     # --- stop ------------------------------------------------------------------------------------
 
@@ -274,7 +281,7 @@ class RequestExecution:
                 self.writer.write_placed(placed)
             else:
                 with OffsetsWriter(cluster, self.name) as other:
-                    other.write_placed(placed)
+                    self.written_elsewhere += other.write_placed(placed)
         self.writer.write_records([progress], extra=last[1] if last else ())
         if reset:
             confirm_reset(self.name, source.stores)

@@ -107,6 +107,7 @@ class OffsetsOutcome:
     message: str
     steps: tuple[OffsetsStepKind, ...] = ()  # steps executed by this call, in order
     confirmed: bool | None = None  # the connector's hook returned True
+    records_written: int = 0  # records this call committed, on any cluster (a refused request's stop step too)
 
     @property
     def ok(self) -> bool:

@@ -28,9 +28,15 @@ class OffsetsWriter(TransactionalWriter):
     def __init__(self, settings: KafkaSettings, connector: str) -> None:
         super().__init__(settings, transactional_id=executor_transactional_id(settings, connector))
         self.settings = settings
+        self.written = 0  # records committed so far (what `reconciler apply` reports it wrote)
 
     def __enter__(self) -> OffsetsWriter:
         return self
+
+    def write_placed(self, placed: Sequence[Placed]) -> int:
+        count = super().write_placed(placed)
+        self.written += count
+        return count
 
     def place(self, records: Sequence[RecordLike]) -> list[Placed]:
         """Records by role → (topic, key, value)."""

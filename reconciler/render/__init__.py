@@ -17,13 +17,14 @@ Format = Literal["text", "markdown", "json"]
 FORMATS: tuple[Format, ...] = ("text", "markdown", "json")
 
 
-def render(plan: Plan, fmt: Format, *, colour: bool = False) -> str:
-    """The plan in `fmt`; `colour` only affects text."""
+def render(plan: Plan, fmt: Format, *, colour: bool = False, summary: bool = True) -> str:
+    """The plan in `fmt`; `colour` only affects text. `summary=False`: without the summary line
+    (text, Markdown), for a command that ends with a verdict of its own (`drift`)."""
     if fmt == "json":
         return render_json(plan)
     if fmt == "markdown":
-        return render_markdown(plan)
-    return render_text(plan, colour=colour)
+        return render_markdown(plan, summary=summary)
+    return render_text(plan, colour=colour, summary=summary)
 
 
 __all__ = [

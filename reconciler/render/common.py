@@ -6,7 +6,9 @@ sensitive fields are printed as the mask, never quoted as if they were a value.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from collections.abc import Mapping
 
 from reconciler.core.diagnostics import Severity
@@ -37,14 +39,33 @@ def summary_line(plan: Plan) -> str:
 
 
 def trace_summary(trace: str) -> str:
-    """A status trace on one line: a Python traceback's last line (the exception), or a message
-    with its continuation lines (e.g. a hint) joined, so the actual error is never cut off."""
-    lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    if lines[0].startswith("Traceback"):
-        return lines[-1]
-    return "; ".join(lines)
+    """A status trace on one line, naming the error (what `status` and `run` show of a FAILED
+    instance's trace; the full trace is in `status --format json`):
+
+    - a Python traceback: its exception, the text after the last frame (usually the last line;
+      the first, `Traceback (most recent call last):`, says nothing);
+    - a Java stack trace (a Java worker's): the exception, the lines before the first `at` frame;
+    - anything else, e.g. a message of ours with a hint on a continuation line: all of it.
+
+    Lines are joined with "; ", so the actual error is never cut off."""
+    lines = trace.strip().splitlines()
+    if lines and lines[0].startswith(_PYTHON_TRACEBACK):
+        lines = _python_exception(lines)
+    else:
+        lines = list(itertools.takewhile(lambda line: not _JAVA_FRAME.match(line), lines))
+    return "; ".join(line.strip() for line in lines if line.strip())
+
+
+_PYTHON_TRACEBACK = "Traceback"  # "Traceback (most recent call last):"
+_JAVA_FRAME = re.compile(r"\s+at \S+\(.*\)\s*$")  # Throwable.printStackTrace's "\tat pkg.Class.method(File.java:12)"
+
+
+def _python_exception(lines: list[str]) -> list[str]:
+    """The exception text of a traceback: after the last `  File "…"` line and its source lines
+    (indented by 4, carets too), up to the end (a message on several lines, notes)."""
+    last_frame = max((i for i, line in enumerate(lines) if line.startswith('  File "')), default=0)
+    after = itertools.dropwhile(lambda line: line.startswith("    ") or not line.strip(), lines[last_frame + 1 :])
+    return list(after) or lines[-1:]
 
 
 def _count(n: int, noun: str) -> str:

@@ -15,7 +15,14 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from reconciler.core.live import UNDEFINED_VERSION, AutoRestartStatus, InstanceStatus, LiveConnector, LiveState
+from reconciler.core.live import (
+    UNDEFINED_VERSION,
+    AutoRestartStatus,
+    InstanceState,
+    InstanceStatus,
+    LiveConnector,
+    LiveState,
+)
 from reconciler.core.redact import mask_config
 
 Body = dict[str, Any]
@@ -82,10 +89,14 @@ def connector_status(connector: LiveConnector) -> Body | None:
     """`AbstractHerder.connectorStatus`: tasks sorted by id; None when it has no status."""
     if connector.connector_status is None:
         return None
+    return _status_body(connector, connector.connector_status)
+
+
+def _status_body(connector: LiveConnector, status: InstanceStatus) -> Body:
     return {
         "name": connector.name,
-        "connector": state_doc(connector.connector_status),
-        "tasks": [state_doc(status, task) for task, status in sorted(connector.task_statuses.items())],
+        "connector": state_doc(status),
+        "tasks": [state_doc(task_status, task) for task, task_status in sorted(connector.task_statuses.items())],
         "type": connector_type(connector),
     }
 
@@ -94,11 +105,6 @@ def task_status(connector: LiveConnector | None, task: int) -> Body | None:
     """`AbstractHerder.taskStatus`: the status alone decides (the connector may be deleted)."""
     status = None if connector is None else connector.task_statuses.get(task)
     return None if status is None else state_doc(status, task)
-
-
-def all_statuses(live: LiveState) -> Body:
-    """`GET /connectors?expand=status`: existing connectors that have a status."""
-    return expanded(live, ["status"])
 
 
 def task_ids(connector: LiveConnector) -> list[int]:
@@ -161,6 +167,19 @@ def expanded(
 
 
 # --- ours: not Connect's ---------------------------------------------------------------------------
+
+
+def shown_status(connector: LiveConnector) -> Body | None:
+    """`reconciler status --format json`'s document: `connector_status`, or for a connector with
+    a config and no status record yet (applied, not yet run by any worker) the same shape with
+    the connector UNASSIGNED — Connect's state for "not yet assigned to a worker" — and
+    `worker_id` null, which no worker writes (docs/compatibility.md#rest-shapes). Java's
+    REST answers 404 there instead; here that wait lasts until the next `reconciler run` tick,
+    and the table shows the connector ("no status yet"). None: neither config nor status."""
+    status = connector_status(connector)
+    if status is not None or not connector.exists:
+        return status
+    return _status_body(connector, InstanceStatus(state=InstanceState.UNASSIGNED, worker_id=None))
 
 
 def auto_restart_doc(status: AutoRestartStatus) -> Body:

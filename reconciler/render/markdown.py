@@ -24,8 +24,8 @@ TITLE = "## Connector reconciler plan"
 _BACKTICKS = re.compile(r"`+")
 
 
-def render_markdown(plan: Plan) -> str:
-    lines = [TITLE, "", f"**{summary_line(plan)}**", ""]
+def render_markdown(plan: Plan, *, summary: bool = True) -> str:
+    lines = [TITLE, "", f"**{summary_line(plan)}**" if summary else "", ""]
     if plan.has_changes:
         lines += _table(plan) + [""]
         for name, actions in by_connector(plan):

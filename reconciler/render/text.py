@@ -21,8 +21,9 @@ _COLOURS = {"+": "32", "~": "33", "-": "31", "!": "33;1", "#": "2"}
 FIELD_INDENT = " " * 6
 
 
-def render_text(plan: Plan, *, colour: bool = False) -> str:
-    """The plan for a terminal or a CI log. `colour` adds ANSI colours (for a TTY only)."""
+def render_text(plan: Plan, *, colour: bool = False, summary: bool = True) -> str:
+    """The plan for a terminal or a CI log. `colour` adds ANSI colours (for a TTY only);
+    `summary=False` leaves out the last line (`render.render`)."""
     lines: list[str] = []
     if plan.has_changes:
         lines += ["Reconciler will perform the following actions:", ""]
@@ -30,8 +31,11 @@ def render_text(plan: Plan, *, colour: bool = False) -> str:
         lines += _connector_block(name, actions)
         lines.append("")
     lines += _sections(plan)
-    lines.append(summary_line(plan))
-    text = "\n".join(lines) + "\n"
+    if summary:
+        lines.append(summary_line(plan))
+    while lines and not lines[-1]:
+        lines.pop()
+    text = "".join(line + "\n" for line in lines)
     return _colourise(text) if colour else text
 
 

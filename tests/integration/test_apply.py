@@ -177,10 +177,13 @@ def test_offsets_request_runs_in_apply_only_for_a_connector_it_creates(
     assert live.connectors["src"].target_state is ConnectTargetState.STARTED
 
     write(tmp_path / "c.yaml", manifest("src", topic="t", count="10", extra="offsets: {id: rewind-2, action: reset}\n"))
-    for _ in range(2):  # the first apply stops the connector; the second finds it stopped
+    # The first apply stops the connector (zero-task commit, STOPPED, the request's progress
+    # record: 3 records, in the request's own transaction); the second finds it stopped.
+    for written in ("3 records written (0 for the plan's changes, 3 by offsets requests)", "0 records written"):
         code, out, _ = cli(capsys, kafka_settings, "apply", str(path))
         assert code == 0
         assert "offsets request rewind-2 (reset) for src: waiting: the connector is stopped; its offsets change " in out
+        assert out.rstrip().endswith(f"Apply complete: {written}")
         live = read_live_state(kafka_settings)
         assert not live.is_applied("src", "offsets", "rewind-2")
         assert live.connectors["src"].target_state is ConnectTargetState.STOPPED

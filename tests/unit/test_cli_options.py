@@ -97,9 +97,39 @@ def test_a_bad_variable_is_a_usage_error_naming_it(
 ) -> None:
     monkeypatch.setenv(variable, value)
     with pytest.raises(SystemExit) as exited:
-        main(["plan", str(manifest)])
-    assert exited.value.code == 2
+        main(["plan", str(manifest), "--detailed-exitcode"])
+    assert exited.value.code == 1  # an error: 2 is "changes present"
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "{manifest}", "--detailed-exitcode", "--formt", "json"],
+        ["drift", "{manifest}", "--bogus"],
+        ["--bogus", "drift", "{manifest}"],
+        ["plan", "{manifest}", "--detailed-exitcode", "--format", "yaml"],
+        ["drift"],
+        ["status", "--timeout", "abc"],
+    ],
+)
+def test_a_usage_error_exits_1_with_the_usage_of_its_command(
+    manifest: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    argv = [a.format(manifest=manifest) for a in argv]
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 1  # not 2, which `plan --detailed-exitcode` and `drift` use for changes
+    command = next(a for a in argv if a in COMMANDS)
+    assert capsys.readouterr().err.startswith(f"usage: reconciler {command} ")
+
+
+def test_a_usage_error_without_a_command_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in ([], ["bogus"]):
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert exited.value.code == 1
+        assert capsys.readouterr().err.startswith("usage: reconciler [-h]")
 
 
 def test_command_specific_variables_drive_the_command(
@@ -175,4 +205,7 @@ def test_plugins_reports_an_unknown_name(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["plugins", "nosuch"]) == 1
     captured = capsys.readouterr()
     assert "nosuch: unknown connector class 'nosuch'" in captured.out
+    assert "Every connector also takes" not in captured.out  # no plugin listed: no footer under the error
     assert "error: 1 plugin(s) could not be loaded: nosuch" in captured.err
+    assert main(["plugins", "nosuch", "datagen"]) == 1
+    assert "Every connector also takes" in capsys.readouterr().out  # under datagen's keys

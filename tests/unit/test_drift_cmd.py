@@ -41,9 +41,12 @@ def drift(*args: str) -> int:
     return main(["drift", *args])
 
 
-def test_in_sync_exits_0(snapshot: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_in_sync_exits_0_and_says_so_once(snapshot: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert drift(str(APPLIED), "--live-state", str(snapshot)) == 0
-    assert "No drift: the cluster matches the manifests (2 connector(s))." in capsys.readouterr().out
+    assert capsys.readouterr().out == "No drift: the cluster matches the manifests (2 connector(s)).\n"
+    assert drift(str(APPLIED), "--live-state", str(snapshot), "--format", "markdown") == 0
+    out = capsys.readouterr().out
+    assert out == "## Connector reconciler plan\n\n**No drift: the cluster matches the manifests (2 connector(s)).**\n"
 
 
 def test_a_changed_manifest_is_drift(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,6 +57,7 @@ def test_a_changed_manifest_is_drift(snapshot: Path, tmp_path: Path, capsys: pyt
     assert drift(str(changed), "--live-state", str(snapshot)) == 2
     out = capsys.readouterr().out
     assert "Drift: 1 change(s) to apply, 0 orphaned connector(s)." in out and "paused" in out
+    assert "Plan: 0 to create, 0 to update, 0 to delete, 1 state change" in out  # the plan's own summary stays
 
 
 def test_an_orphan_is_drift_and_prune_plans_its_deletion(snapshot: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -70,5 +74,6 @@ def test_errors_exit_1(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFix
     broken = tmp_path / "broken.yaml"
     broken.write_text("apiVersion: reconciler.io/v1\nkind: Connector\n")
     assert drift(str(broken), "--live-state", str(snapshot)) == 1
+    assert capsys.readouterr().err.rstrip().endswith("problem(s) in manifests; drift was not checked")
     assert drift(str(APPLIED), "--live-state", str(tmp_path / "missing.json")) == 1
     assert "Traceback" not in capsys.readouterr().err

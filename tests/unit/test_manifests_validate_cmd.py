@@ -206,7 +206,10 @@ def test_warnings_do_not_fail(tmp_path: Path) -> None:
 def test_missing_path_fails() -> None:
     done, _ = reconciler("validate", "does/not/exist.yaml")
     assert done.returncode == 1
-    assert done.stderr.splitlines() == ["does/not/exist.yaml: no such file or directory", "error: 1 problem(s) in 0 file(s)"]
+    assert done.stderr.splitlines() == ["does/not/exist.yaml: no such file or directory", "error: 1 problem(s)"]
+    done, _ = reconciler("validate", "does/not/exist.yaml", f"{BROKEN}/01-yaml-syntax.yaml")
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == "error: 2 problem(s), 1 of them in 1 file(s)"
 
 
 def test_validate_never_imports_kafka_or_spark() -> None:

@@ -158,6 +158,8 @@ def test_invalid_manifests_exit_one_and_print_no_plan(tmp_path: Path, capsys: py
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "bad.yaml" in captured.err
+    # plan never applies anything: its refusal says what it did not do, in its own words
+    assert captured.err.rstrip().endswith("problem(s) in manifests; no plan was made")
 
 
 @pytest.mark.parametrize(
