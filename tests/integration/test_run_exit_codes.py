@@ -6,6 +6,7 @@ not complete, printing what failed and what to do; `--allow-failed` prints the s
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,7 @@ def test_run_once_with_a_failed_task_exits_1_and_says_what_to_do(
     assert code == 1
     assert "flaky: RUNNING; task 0 FAILED" in out  # the tick report, as before
     lines = err.splitlines()
-    assert lines[0] == "run --once: 1 failure(s):"
+    assert re.fullmatch(r"\S+Z run --once: 1 failure\(s\):", lines[0])  # a log line: UTC-stamped
     assert lines[1].startswith("  task flaky/0 FAILED: ") and "task 0 fails on purpose" in lines[1]
     assert "what to do:" in lines and any("reconciler status NAME" in line and "spec.restart" in line for line in lines)
 
