@@ -64,6 +64,16 @@ def spark_executor(spark_session: SparkSession, kafka_settings: KafkaSettings) -
     executor.close()
 
 
+@pytest.fixture(params=["spark-kafka", "confluent-kafka"])
+def reader_executor(request: pytest.FixtureRequest, spark_session: SparkSession, kafka_settings: KafkaSettings) -> Iterator[SparkExecutor]:
+    """An executor for each sink reader: both must start, read and commit the same way."""
+    from reconciler.runtime.executor import SparkExecutor
+
+    executor = SparkExecutor(kafka_settings, master=TEST_MASTER, sink_reader=request.param)
+    yield executor
+    executor.close()
+
+
 # --- a standalone cluster and a Spark Connect server, one each per test session -------------
 
 

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from reconciler.devtools.connect import RunningConnect
 from reconciler.kafka.io.admin import ensure_topics
 from reconciler.kafka.io.consume import end_offsets
 from reconciler.kafka.io.groups import sink_group_commits, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.executor import SinkReader, SparkExecutor
+from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskWork
 from reconciler.kafka.io.groups import commit_offsets as commit_group_offsets
 from reconciler.runtime.sink_range import SCANNED_PREFIX
@@ -54,17 +52,6 @@ def produce_aborted(settings: KafkaSettings, topic: str, count: int) -> None:
         producer.produce(topic, b"aborted %d" % i)
     producer.flush(settings.timeout_s)  # in the log before the abort (else librdkafka drops them)
     producer.abort_transaction(settings.timeout_s)
-
-
-@pytest.fixture(params=["spark-kafka", "confluent-kafka"])
-def reader_executor(
-    request: pytest.FixtureRequest, spark_session: object, kafka_settings: KafkaSettings
-) -> Iterator[SparkExecutor]:
-    """Both sink readers commit the same way."""
-    reader: SinkReader = request.param
-    executor = SparkExecutor(kafka_settings, master="local[2]", sink_reader=reader)
-    yield executor
-    executor.close()
 
 
 def keeping_sink(name: str, topic: str) -> list[TaskWork]:

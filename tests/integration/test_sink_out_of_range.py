@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,21 +21,10 @@ from reconciler.kafka.io import admin
 from reconciler.kafka.io.client import new_admin
 from reconciler.kafka.io.groups import commit_offsets, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.executor import SinkReader, SparkExecutor
+from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskWork
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(params=["spark-kafka", "confluent-kafka"])
-def reader_executor(
-    request: pytest.FixtureRequest, spark_session: object, kafka_settings: KafkaSettings
-) -> Iterator[SparkExecutor]:
-    """Both sink readers start where the driver says."""
-    reader: SinkReader = request.param
-    executor = SparkExecutor(kafka_settings, master="local[2]", sink_reader=reader)
-    yield executor
-    executor.close()
 
 
 def produce(settings: KafkaSettings, topic: str, ids: range) -> None:

@@ -10,7 +10,6 @@ and the group's commit is the last delivered record + 1.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from reconciler.connectors.api import sink_schema
 from reconciler.kafka.io import admin
 from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.executor import SparkExecutor, SinkReader
+from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskWork
 
 from recording import recorded  # tests/integration/plugins, on sys.path (conftest)
@@ -54,16 +53,6 @@ def produce(settings: KafkaSettings, topic: str, ids: range, *, abort: bool = Fa
         producer.abort_transaction(settings.timeout_s)
     else:
         producer.commit_transaction(settings.timeout_s)
-
-
-@pytest.fixture(params=["spark-kafka", "confluent-kafka"])
-def reader_executor(
-    request: pytest.FixtureRequest, spark_session: object, kafka_settings: KafkaSettings
-) -> Iterator[SparkExecutor]:
-    reader: SinkReader = request.param
-    executor = SparkExecutor(kafka_settings, master=TEST_MASTER, sink_reader=reader)
-    yield executor
-    executor.close()
 
 
 def test_the_test_session_has_sparks_kafka_data_source(spark_session: object) -> None:

@@ -10,9 +10,9 @@ stable offset: an open transaction's records are not read past. Consumers here o
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.client import (
@@ -27,6 +27,8 @@ from reconciler.kafka.io.client import (
     unreachable,
 )
 from reconciler.kafka.settings import KafkaSettings
+
+T = TypeVar("T")
 
 BATCH_SIZE = 1000
 # consume() waits this long for a batch to fill; short, so a small topic is read in milliseconds.
@@ -226,13 +228,19 @@ def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "
     last stable offset, before which no transaction is open (read_committed). One ListOffsets
     request per broker, as Java's `KafkaConsumer.endOffsets` does, retried while the answer is
     retriable (a partition whose leader is moving or just being elected), as Java's is."""
+    listing = f"listing the end offsets of {topic}"
+    return _listed(settings, listing, lambda admin: _list_end_offsets(admin, settings, topic, isolation_level))
+
+
+def _listed(settings: KafkaSettings, doing: str, listing: Callable[[Any], T]) -> T:
+    """`listing(admin)` with a new admin client, retried while its answer is transient."""
     from confluent_kafka import KafkaException
 
     admin = new_admin(settings)  # keep a reference until the futures complete
     try:
-        return retry_transient(settings, lambda: _list_end_offsets(admin, settings, topic, isolation_level))
+        return retry_transient(settings, lambda: listing(admin))
     except KafkaException as exc:
-        raise translate(exc, settings, f"listing the end offsets of {topic}") from exc
+        raise translate(exc, settings, doing) from exc
 
 
 def _list_end_offsets(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, int]:
@@ -253,13 +261,7 @@ class LogBounds(NamedTuple):
 
 def log_bounds(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, LogBounds]:
     """partition → its `LogBounds`; the three ListOffsets requests are sent at once."""
-    from confluent_kafka import KafkaException
-
-    admin = new_admin(settings)  # keep a reference until the futures complete
-    try:
-        return retry_transient(settings, lambda: _list_bounds(admin, settings, topic, isolation_level))
-    except KafkaException as exc:
-        raise translate(exc, settings, f"listing the offsets of {topic}") from exc
+    return _listed(settings, f"listing the offsets of {topic}", lambda admin: _list_bounds(admin, settings, topic, isolation_level))
 
 
 def _list_bounds(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, LogBounds]:
