@@ -26,6 +26,7 @@ from reconciler.cli.plan_cmd import live_source
 
 EXIT_IN_SYNC = 0
 EXIT_DRIFT = 2
+EXIT_ERROR = 1  # the plan holds an error diagnostic, as `plan` exits
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -65,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
         verdict = f"**{verdict}**" if args.format == "markdown" else verdict
         sys.stdout.write(text + "\n" if text else "")
         print(verdict)
+    if has_errors(plan.diagnostics):
+        return EXIT_ERROR  # as `plan`: `apply` would refuse this plan, so no verdict on drift holds
     return EXIT_DRIFT if drifted else EXIT_IN_SYNC
 
 

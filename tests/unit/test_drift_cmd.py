@@ -77,3 +77,14 @@ def test_errors_exit_1(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().err.rstrip().endswith("problem(s) in manifests; drift was not checked")
     assert drift(str(APPLIED), "--live-state", str(tmp_path / "missing.json")) == 1
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_plan_apply_would_refuse_exits_1_not_drift(snapshot: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--prune` of every connector without `--allow-empty`: `plan` exits 1 (apply refuses it);
+    so does drift, which a scheduled workflow would otherwise report as drift to fix."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["plan", str(empty), "--live-state", str(snapshot), "--prune"]) == 1
+    capsys.readouterr()
+    assert drift(str(empty), "--live-state", str(snapshot), "--prune") == 1
+    assert "--allow-empty" in capsys.readouterr().out
