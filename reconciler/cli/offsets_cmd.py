@@ -22,7 +22,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reconciler import masking
 from reconciler.core.offsets_rules import partition_order
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError
@@ -191,7 +190,7 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings:
-    from reconciler.kafka.io.client_names import translate
+    from reconciler.kafka.io.client_config import translate_remembered
 
     given: dict[str, str] = {}
     for item in args.from_client_setting:
@@ -199,9 +198,7 @@ def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings
         if not sep or not key:
             raise ReconcilerError(f"--from-client-setting expects KEY=VALUE, got {item!r}")
         given[key.strip()] = value
-    masking.remember_config(given)  # before `translate`, whose errors may quote a value
-    client = {**ours.client_config, **translate(given, "--from-client-setting")}
-    masking.remember_config(client)  # its sasl.password never shows in an error message
+    client = {**ours.client_config, **translate_remembered(given, "--from-client-setting")}
     return dataclasses.replace(
         ours, bootstrap_servers=args.from_bootstrap_servers or ours.bootstrap_servers, client_config=client
     )

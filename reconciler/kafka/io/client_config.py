@@ -107,14 +107,14 @@ def gather(
             raise InvalidClientSetting(f"cannot read --kafka-config {kafka_config}: {exc.strerror}") from exc
         written = parse_properties(text)
         filled = frozenset(name for name, value in written.items() if _PLACEHOLDER.search(value))
-        settings.update(_translated(expand(written, environ, origin, read), origin, filled))
+        settings.update(translate_remembered(expand(written, environ, origin, read), origin, filled))
     for name, value in from_environment(environ).items():
-        settings.update(_translated({name: value}, _variable(name)))
-    settings.update(_translated(_pairs(pairs), "-X"))
+        settings.update(translate_remembered({name: value}, _variable(name)))
+    settings.update(translate_remembered(_pairs(pairs), "-X"))
     return settings
 
 
-def _translated(settings: Mapping[str, str], origin: str, filled: frozenset[str] = frozenset()) -> dict[str, str]:
+def translate_remembered(settings: Mapping[str, str], origin: str, filled: frozenset[str] = frozenset()) -> dict[str, str]:
     """`translate`d, their secret values remembered for the process's scrubber first, as the
     rule of docs/secrets.md says: a credential key's, and, whatever its key, one a placeholder
     (`filled`) gave. First, because a value is quoted both by `translate`'s errors and by
