@@ -132,7 +132,8 @@ def run_sink(
     group = sink_group(name, config)
     commits = groups.committed(settings, group, tps)
     overrides = consumer_overrides(config)
-    bounds = _log_bounds(settings, topics, overrides.get("isolation.level", ISOLATION))
+    # Snapshotted now, at the tasks' isolation level: the batch reads up to each end and no further.
+    bounds = log_bounds(settings, topics, isolation_level=overrides.get("isolation.level", ISOLATION))
     starts = sink_starts({tp: offset for tp, (offset, _) in commits.items()}, bounds, reset_policy(overrides))
     for reset in starts.resets:
         LOG.warning("%s", describe(name, reset))
@@ -156,14 +157,6 @@ def run_sink(
         len(to_commit), time.monotonic() - ran,
     )
     return _outcomes(works, summaries, partitions, lags, set(to_commit))
-
-
-def _log_bounds(settings: KafkaSettings, topics: Sequence[str], isolation: str) -> dict[TopicPartition, LogBounds]:
-    """Each partition's log start, log end, and the end as the tasks will see it (`isolation`),
-    snapshotted now: the batch reads up to it and no further."""
-    return {
-        (topic, p): found for topic in topics for p, found in log_bounds(settings, topic, isolation_level=isolation).items()
-    }
 
 
 def _failed_starts(

@@ -259,12 +259,26 @@ class LogBounds(NamedTuple):
     readable: int  # the end at the reader's isolation level (read_committed: the last stable offset)
 
 
-def log_bounds(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, LogBounds]:
-    """partition → its `LogBounds`; the three ListOffsets requests are sent at once."""
-    return _listed(settings, f"listing the offsets of {topic}", lambda admin: _list_bounds(admin, settings, topic, isolation_level))
+def log_bounds(
+    settings: KafkaSettings, topics: Sequence[str], *, isolation_level: str = "read_committed"
+) -> dict[tuple[str, int], LogBounds]:
+    """(topic, partition) → its `LogBounds`, for every partition of `topics`: one admin client,
+    and each topic's three ListOffsets requests sent at once."""
+    listing = f"listing the offsets of {', '.join(topics)}"
+    return _listed(settings, listing, lambda admin: _list_bounds(admin, settings, topics, isolation_level))
 
 
-def _list_bounds(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, LogBounds]:
+def _list_bounds(
+    admin: Any, settings: KafkaSettings, topics: Sequence[str], isolation_level: str
+) -> dict[tuple[str, int], LogBounds]:
+    bounds: dict[tuple[str, int], LogBounds] = {}
+    for topic in topics:
+        for partition, found in _topic_bounds(admin, settings, topic, isolation_level).items():
+            bounds[(topic, partition)] = found
+    return bounds
+
+
+def _topic_bounds(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, LogBounds]:
     from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
     partitions = partitions_of(admin, settings, topic)
