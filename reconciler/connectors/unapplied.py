@@ -37,7 +37,6 @@ UNCHANGING_CONVERTERS: dict[str, tuple[str, ...]] = {
 }
 
 
-
 def _elsewhere(what: str) -> str:
     return f"or use a Java connector class: a Java Connect worker runs it, and applies its {what}"
 
