@@ -3,9 +3,11 @@
 Validation is the one mutation-shaped call KIP-304 keeps: it checks a config and changes
 nothing. Connect answers with `ConfigInfos`: one entry per config key it knows (a definition
 and the value checked against it) and an error count. Ours are Connect's own common keys
-(`name`, `connector.class`, `tasks.max`, with Java's definitions and messages) plus, without a
-definition, each key the plugin's `validate` found a problem with; the keys a plugin's
-`ConfigDef` declares are not listed yet (docs/compatibility.md). Values are shown masked like every config (`render.connect_rest.shown_config`).
+(`name`, `connector.class`, `tasks.max`, with Java's definitions and messages), then every key
+the plugin's `ConfigDef` declares (as `AbstractHerder.generateResult` lists a connector's
+`config()`), plus, without a definition, each other key the plugin's `validate` found a problem
+with (docs/compatibility.md). Values are shown masked like every config
+(`render.connect_rest.shown_config`); a PASSWORD key's as Java shows it, `[hidden]`.
 
 We have no transformations, predicates or converters: `?connectorsOnly=false` lists the same
 connectors.
@@ -18,6 +20,7 @@ import sys
 from importlib.metadata import entry_points
 from typing import Any
 
+from reconciler.connectors.configdef import ConfigDef, ConfigKey, Type, Value
 from reconciler.connectors.registry import ENTRY_POINT_GROUP, load_connector, plugin_version
 from reconciler.core.live import UNDEFINED_VERSION
 from reconciler.render.connect_rest import shown_config
@@ -113,7 +116,7 @@ def validate(plugin: str, config: dict[str, str | None]) -> Body:
     _check_common(config, errors)
     for problem in connector.validate(config):
         errors.setdefault(problem.key, []).append(problem.message)
-    return _config_infos(included, config, errors)
+    return _config_infos(included, config, errors, connector.config_def)
 
 
 def _check_common(config: dict[str, str | None], errors: dict[str, list[str]]) -> None:
@@ -129,20 +132,71 @@ def _check_common(config: dict[str, str | None], errors: dict[str, list[str]]) -
             errors["tasks.max"].append(f"Invalid value {tasks_max} for configuration tasks.max: Not a number of type INT")
 
 
-def _config_infos(connector_class: str, config: dict[str, str | None], errors: dict[str, list[str]]) -> Body:
-    """Java's `generateResult`: values without a definition first, then every definition."""
-    shown = shown_config(config)
-    undefined = [_info(None, key, shown.get(key), messages) for key, messages in errors.items() if key not in COMMON]
+def _config_infos(
+    connector_class: str, config: dict[str, str | None], errors: dict[str, list[str]], definition: ConfigDef | None
+) -> Body:
+    """Java's `generateResult`: values without a definition first, then every definition, Connect's
+    common keys before the plugin's (its `LinkedHashMap` of the enriched definition, then `config()`)."""
+    declared = {} if definition is None else {name: key for name, key in definition.keys.items() if name not in COMMON}
+    shown = shown_config(config, [name for name, key in declared.items() if key.type is Type.PASSWORD])
+    undefined = [
+        _info(None, key, shown.get(key), messages)
+        for key, messages in errors.items()
+        if key not in COMMON and key not in declared
+    ]
     defined = [
         _info(definition, key, shown.get(key, definition["default_value"]), errors[key])
         for key, definition in COMMON.items()
+    ]
+    plugin = [
+        _info(_key_info(key), name, _value_text(key, config.get(name), shown.get(name)), errors.get(name, []))
+        for name, key in declared.items()
     ]
     return {
         "name": connector_class,
         "error_count": sum(len(messages) for messages in errors.values()),
         "groups": ["Common"],
-        "configs": undefined + defined,
+        "configs": undefined + defined + plugin,
     }
+
+
+def _key_info(key: ConfigKey) -> Body:
+    """Java's `convertConfigKey` of a key defined without UI fields (`define(name, type, default,
+    importance, doc)`): no group, order -1, width NONE, the name as display name. Our keys declare
+    no importance: a required one is HIGH, the others MEDIUM (how Connect's own keys mostly are)."""
+    return {
+        "name": key.name, "type": key.type.name, "required": key.required,
+        "default_value": None if key.required else _java_text(key.default),  # type: ignore[arg-type]
+        "importance": "HIGH" if key.required else "MEDIUM", "documentation": key.doc, "group": None,
+        "order_in_group": -1, "width": "NONE", "display_name": key.name, "dependents": [],
+    }
+
+
+def _value_text(key: ConfigKey, given: str | None, shown: str | None) -> str | None:
+    """Java's `convertConfigValue`: the parsed value as text (its default when absent, null when
+    it does not parse); a masked value stays masked."""
+    if given is None or not given.strip():
+        value: Value = None if key.required else key.default  # type: ignore[assignment]
+    else:
+        value, problem = key.parse(given)
+        if problem is not None:
+            return None
+        if shown != given and key.type is not Type.PASSWORD:
+            return shown
+    if value is not None and key.type is Type.PASSWORD:
+        return "[hidden]"
+    return _java_text(value)
+
+
+def _java_text(value: Value) -> str | None:
+    """`ConfigDef.convertToString`: a list comma-joined, a boolean in lower case."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(value)
+    return str(value)
 
 
 def _info(definition: Body | None, key: str, value: str | None, messages: list[str]) -> Body:

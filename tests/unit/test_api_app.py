@@ -207,8 +207,19 @@ def test_validate_changes_nothing_and_answers_config_infos(client: httpx.Client,
     assert good.status_code == 200 and board.state is before
     body = good.json()
     assert body["name"] == "datagen" and body["error_count"] == 0 and body["groups"] == ["Common"]
-    assert [c["definition"]["name"] for c in body["configs"]] == ["name", "connector.class", "tasks.max"]
+    # Connect's common keys, then every key the plugin's ConfigDef declares, as Java lists `config()`.
+    assert [c["definition"]["name"] for c in body["configs"]] == [
+        "name", "connector.class", "tasks.max", "topic", "count", "record.bytes", "batch.size", "shards"]
     assert body["configs"][2]["value"]["value"] == "2"  # Jackson turns a JSON number into the string
+    by_name = {c["definition"]["name"]: c for c in body["configs"]}
+    assert by_name["count"]["definition"] == {
+        "name": "count", "type": "LONG", "required": True, "default_value": None, "importance": "HIGH",
+        "documentation": "Records over the connector's whole life (ids 0…count-1).", "group": None,
+        "order_in_group": -1, "width": "NONE", "display_name": "count", "dependents": []}
+    assert by_name["count"]["value"] == {
+        "name": "count", "value": "10", "recommended_values": [], "errors": [], "visible": True}
+    # An absent key with a default is shown with it, as Java's parsed value is.
+    assert by_name["shards"]["definition"]["default_value"] == by_name["shards"]["value"]["value"] != None  # noqa: E711
 
     bad = client.put("/connector-plugins/datagen/config/validate",
                      json={"connector.class": "datagen", "tasks.max": "abc", "count": "-1", "api.token": "s3cret"}).json()
@@ -216,6 +227,10 @@ def test_validate_changes_nothing_and_answers_config_infos(client: httpx.Client,
     assert errors["name"] == ['Missing required configuration "name" which has no default value.']
     assert errors["tasks.max"] == ["Invalid value abc for configuration tasks.max: Not a number of type INT"]
     assert set(errors) - {"name", "tasks.max"}, "the plugin's own problems are listed too"
+    count = next(c for c in bad["configs"] if c["value"]["name"] == "count")
+    assert count["definition"]["name"] == "count", "a declared key's problem is listed with its definition"
+    assert count["value"]["value"] is None and count["value"]["errors"], "a value that does not parse is null, as in Java"
+    assert [c["value"]["name"] for c in bad["configs"]].count("count") == 1
     assert bad["error_count"] == sum(len(e) for e in errors.values())
 
 

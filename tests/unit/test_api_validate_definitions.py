@@ -1,0 +1,47 @@
+"""`PUT /connector-plugins/{p}/config/validate` lists the keys a plugin's ConfigDef declares, as
+Java's `AbstractHerder.generateResult` lists a connector's `config()`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reconciler.api import plugins
+from reconciler.connectors.configdef import Type
+from reconciler.connectors.datagen import DatagenConnector
+
+
+class VaultedDatagen(DatagenConnector):
+    config_def = DatagenConnector.config_def.define(  # type: ignore[union-attr]
+        "vault.token", Type.PASSWORD, "Token for the vault.", default=None
+    ).define("tags", Type.LIST, "Tags.", default=["a", "b"]).define("gzip", Type.BOOLEAN, "Compress.", default=False)
+
+
+PLUGIN = f"{__name__}:VaultedDatagen"
+
+
+def validated(**config: str) -> dict[str, Any]:
+    body = plugins.validate(PLUGIN, {"connector.class": PLUGIN, "name": "v", "topic": "t", "count": "5", **config})
+    return {info["value"]["name"]: info for info in body["configs"]}
+
+
+def test_a_password_key_is_hidden_as_java_shows_it() -> None:
+    info = validated(**{"vault.token": "s3cret-value"})["vault.token"]
+    assert info["definition"]["type"] == "PASSWORD"
+    assert info["value"]["value"] == "[hidden]"
+    assert "s3cret-value" not in repr(plugins.validate(PLUGIN, {"connector.class": PLUGIN, "vault.token": "s3cret-value"}))
+
+
+def test_defaults_and_values_are_texts_as_config_def_converts_them() -> None:
+    infos = validated(gzip="TRUE", **{"batch.size": " 7 "})
+    assert infos["tags"]["definition"]["default_value"] == "a,b" and infos["tags"]["value"]["value"] == "a,b"
+    assert infos["gzip"]["value"]["value"] == "true"
+    assert infos["batch.size"]["value"]["value"] == "7"
+    assert infos["vault.token"]["value"]["value"] is None
+
+
+def test_a_declared_key_with_a_problem_is_listed_once_with_its_definition() -> None:
+    body = plugins.validate(PLUGIN, {"connector.class": PLUGIN, "name": "v", "topic": "t", "count": "-1"})
+    counts = [info for info in body["configs"] if info["value"]["name"] == "count"]
+    assert len(counts) == 1 and counts[0]["definition"] is not None
+    assert counts[0]["value"]["value"] is None and counts[0]["value"]["errors"] == ["must be at least 0; got -1"]
+    assert body["error_count"] == 1
