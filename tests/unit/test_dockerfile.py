@@ -168,21 +168,32 @@ def test_the_entrypoint_execs_so_sigterm_reaches_the_reconciler(tmp_path: Path) 
     args = [arg for arg in command_line(manifests) if arg not in ("--http-bind", "0.0.0.0:8083")]
     args += ["--bootstrap-servers", "127.0.0.1:9", "--timeout", "1", "--interval", "1"]  # no broker there
     process = subprocess.Popen(
-        ["sh", str(ENTRYPOINT), *args], env=image_env(manifests), stdout=subprocess.PIPE,
+        ["sh", str(ENTRYPOINT), *args], env=image_env(manifests), stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
     )
+    lines: list[str] = []
+    stream = process.stderr
+    assert stream is not None
+    reader = threading.Thread(target=lambda: lines.extend(iter(stream.readline, "")), daemon=True)
+    reader.start()
     try:
         deadline = time.monotonic() + 60
         while "/bin/reconciler " not in _command(process.pid) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert "/bin/reconciler " in _command(process.pid)  # the same PID is now the reconciler
-        time.sleep(1.5)  # a tick fails (no broker) and the loop waits for the next
+        # A tick has failed (no broker): the loop runs, its SIGTERM handler is in place. (A fixed
+        # sleep raced the interpreter's start on a loaded machine: the signal came first.)
+        while not any("cannot reach Kafka" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.1)
         process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
+        process.wait(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
-            process.communicate()
+            process.wait()
+        reader.join(timeout=10)
+        stream.close()
+    err = "".join(lines)
     assert process.returncode == 0, err
     assert "SIGTERM: finishing the current batch, then stopping" in err
 
