@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 EVENTS = logging.getLogger("reconciler.events")
 LOG = logging.getLogger("reconciler.run")
-ORPHANS_TEXT = "orphaned connectors (created by this reconciler, in no manifest; deleted only with --prune)"
 
 
 class TextOutput:
@@ -66,14 +65,17 @@ class TextOutput:
     def _orphans_of(self, plan: Plan) -> None:
         """Each orphan once per process, when it becomes one (not at every tick of a loop); a
         plan with changes has listed them already."""
+        from reconciler.render.text import orphans_heading
+
         if plan.orphans != self._orphans and not plan.has_changes:
             for name in sorted(set(plan.orphans) - set(self._orphans or ())):
                 LOG.warning(
                     "orphan: connector %s is in no manifest and is left as it is (this reconciler created it): "
-                    "declare it again, or delete it with --prune", name,
+                    "declare it again, or %s", name,
+                    "add --allow-empty to delete it with the others" if plan.prune else "delete it with --prune",
                 )
             if self._orphans and not plan.orphans:
-                print(f"{ORPHANS_TEXT}: none", flush=True)
+                print(f"{orphans_heading(plan)}: none", flush=True)
         self._orphans = list(plan.orphans)
 
 
@@ -123,7 +125,9 @@ class JsonOutput:
 
             _event(logging.INFO, "plan-applied", f"{len(plan.actions)} change(s) applied", plan=plan_document(plan))
         if plan.orphans != self._orphans and (plan.orphans or self._orphans):
-            _event(logging.WARNING, "orphans", ORPHANS_TEXT, connectors=list(plan.orphans))
+            from reconciler.render.text import orphans_heading
+
+            _event(logging.WARNING, "orphans", orphans_heading(plan), connectors=list(plan.orphans))
         self._orphans = list(plan.orphans)
 
 

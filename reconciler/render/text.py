@@ -73,12 +73,21 @@ def _offsets_lines(action: Action) -> list[str]:
     return lines + moves  # a plan without an alter step still shows its partitions
 
 
+def orphans_heading(plan: Plan) -> str:
+    """What a plan's orphans are and what becomes of them. With --prune they are listed only when
+    the planner refused to delete them all (no manifests and no --allow-empty): "deleted only with
+    --prune" would tell the user to pass the flag they passed."""
+    fate = "not deleted: --prune with no manifests needs --allow-empty" if plan.prune else "deleted only with --prune"
+    return f"orphaned connectors (created by this reconciler, in no manifest; {fate})"
+
+
 def _sections(plan: Plan) -> list[str]:
     lines: list[str] = []
     if plan.diagnostics:
         lines += ["Diagnostics:"] + [f"  ! {_severity(d)}{d.render()}" for d in plan.diagnostics] + [""]
     if plan.orphans:
-        lines.append("Orphaned connectors (created by this reconciler, in no manifest; deleted only with --prune):")
+        heading = orphans_heading(plan)
+        lines.append(f"{heading[0].upper()}{heading[1:]}:")
         lines += [f"  - {name}" for name in plan.orphans] + [""]
     if plan.unmanaged:
         lines.append("Unmanaged connectors (in no manifest, not created by this reconciler; never touched):")

@@ -135,6 +135,15 @@ def test_text_lists_orphans_without_prune() -> None:
     assert "0 to delete" in text
 
 
+def test_orphans_a_refused_prune_left_do_not_ask_for_the_prune_given() -> None:
+    """--prune with no manifests and no --allow-empty: the orphans stay, and say why."""
+    live = LiveState(connectors={"ours": LiveConnector(name="ours", config={"connector.class": "datagen"})}, owned=["ours"])
+    text = render_text(build_plan([], live, prune=True))
+    assert "Orphaned connectors (created by this reconciler, in no manifest; not deleted: --prune with no " \
+           "manifests needs --allow-empty):" in text
+    assert "deleted only with --prune" not in text
+
+
 def test_colour_only_on_request() -> None:
     coloured = render_text(busy_plan(), colour=True)
     assert "\x1b[32m  + connector \"orders-archive\"" in coloured

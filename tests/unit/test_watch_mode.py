@@ -20,7 +20,7 @@ import pytest
 
 from reconciler.cli.logs import JsonFormatter
 from reconciler.cli.progress import BatchProgress, with_progress
-from reconciler.cli.tick_output import ORPHANS_TEXT, TextOutput
+from reconciler.cli.tick_output import TextOutput
 from reconciler.cli.watch_cmd import Manifests
 from reconciler.core.plan import Plan
 from reconciler.manifests import load_or_raise
@@ -298,7 +298,8 @@ def test_each_orphan_is_reported_once_when_it_becomes_one(
             output._orphans_of(Plan(orphans=orphans))
     warned = [r.getMessage().split(" is in no manifest")[0] for r in caplog.records]
     assert warned == ["orphan: connector x", "orphan: connector y"]
-    assert capsys.readouterr().out.splitlines() == [f"{ORPHANS_TEXT}: none"]
+    assert capsys.readouterr().out.splitlines() == [
+        "orphaned connectors (created by this reconciler, in no manifest; deleted only with --prune): none"]
 
 
 class SlowExecutor:
