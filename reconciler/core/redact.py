@@ -217,13 +217,31 @@ _HEADS = re.compile(f"(?=(.{{{MIN_SCRUB_LENGTH}}}))", re.DOTALL)  # every substr
 def _scrub_index(values: frozenset[str]) -> dict[str, _Trie]:
     """A trie of the values to hunt for, per first MIN_SCRUB_LENGTH characters (their head)."""
     index: dict[str, _Trie] = {}
-    for value in values:
+    for value in chain(values, quoted_ancestors(values)):
         if len(value) >= MIN_SCRUB_LENGTH:
             node = index.setdefault(value[:MIN_SCRUB_LENGTH], {})
             for char in value[MIN_SCRUB_LENGTH:]:
                 node = node.setdefault(char, {})
             node[_END] = {}
     return index
+
+
+def quoted_ancestors(values: Iterable[str]) -> set[str]:
+    """The directories above each secret absolute path, quoted as an OS error quotes a path.
+
+    Creating or opening a file under a secret path fails naming the first part of it that is
+    missing or refused (`FileNotFoundError: [Errno 2] No such file or directory: '/srv/acme-7f3a'`
+    for `/srv/acme-7f3a/out`): a prefix of the secret, which masking whole values cannot find.
+    Only the quoted forms are hunted, so prose that names a common directory stays readable."""
+    found: set[str] = set()
+    for value in values:
+        if not value.startswith("/"):
+            continue
+        parts = value.rstrip("/").split("/")
+        for depth in range(2, len(parts)):  # "/a" … the parent of the value itself
+            ancestor = "/".join(parts[:depth])
+            found.update((f"'{ancestor}'", f'"{ancestor}"'))
+    return found
 
 
 def _spans(text: str, index: dict[str, _Trie]) -> list[tuple[int, int]]:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import traceback
+from pathlib import Path
+
 import pytest
 
 from reconciler.core.redact import (
@@ -129,3 +133,20 @@ def test_a_bare_key_setting_is_neither_masked_nor_scrubbed() -> None:
     config = {"key": "none", "path": "/in", "api.key": "k3y-s3cr3t"}
     assert secret_values(config) == {"k3y-s3cr3t"}
     assert scrub("no line was read: none", secret_values(config)) == "no line was read: none"
+
+
+def test_an_os_error_naming_a_directory_above_a_secret_path_does_not_leak_it(tmp_path: Path) -> None:
+    (tmp_path / "acme-7f3a9c").write_text("a file where the sink expects a directory")
+    secret = str(tmp_path / "acme-7f3a9c" / "out" / "part-0")
+    try:  # what a sink does with a directory it was given: the OS names the part it could not make
+        os.makedirs(secret)
+    except OSError:
+        trace = traceback.format_exc()
+    else:
+        raise AssertionError("the file should not be creatable")
+    assert "acme-7f3a9c" not in scrub(trace, [secret]), "the OS quoted a prefix of the secret path"
+    error = f"FileNotFoundError: [Errno 2] No such file or directory: '{tmp_path / 'acme-7f3a9c'}'"
+    assert scrub(error, [secret]) == f"FileNotFoundError: [Errno 2] No such file or directory: {MASK}"
+    # Only quoted, as OS errors quote paths: prose naming a common directory stays readable.
+    assert scrub("files go under /srv unless set", ["/srv/acme-7f3a9c/out"]) == "files go under /srv unless set"
+    assert scrub("relative 'acme-7f3a9c/out'", ["acme-7f3a9c/out/x"]) == "relative 'acme-7f3a9c/out'"
