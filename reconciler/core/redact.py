@@ -217,7 +217,7 @@ _HEADS = re.compile(f"(?=(.{{{MIN_SCRUB_LENGTH}}}))", re.DOTALL)  # every substr
 def _scrub_index(values: frozenset[str]) -> dict[str, _Trie]:
     """A trie of the values to hunt for, per first MIN_SCRUB_LENGTH characters (their head)."""
     index: dict[str, _Trie] = {}
-    for value in chain(values, quoted_ancestors(values)):
+    for value in chain(values, _quoted_ancestors(values)):
         if len(value) >= MIN_SCRUB_LENGTH:
             node = index.setdefault(value[:MIN_SCRUB_LENGTH], {})
             for char in value[MIN_SCRUB_LENGTH:]:
@@ -226,7 +226,7 @@ def _scrub_index(values: frozenset[str]) -> dict[str, _Trie]:
     return index
 
 
-def quoted_ancestors(values: Iterable[str]) -> set[str]:
+def _quoted_ancestors(values: Iterable[str]) -> set[str]:
     """The directories above each secret absolute path, quoted as an OS error quotes a path.
 
     Creating or opening a file under a secret path fails naming the first part of it that is
