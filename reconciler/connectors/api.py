@@ -31,6 +31,7 @@ from reconciler.connectors.configdef import ConfigDef as ConfigDef
 from reconciler.connectors.configdef import ConfigProblem as ConfigProblem
 from reconciler.connectors.configdef import ConnectorConfig as ConnectorConfig
 from reconciler.connectors.configdef import Type as Type
+from reconciler.connectors.configdef import topic_names as topic_names
 from reconciler.connectors.batches import PartitionKey as PartitionKey
 from reconciler.connectors.batches import Primitive as Primitive
 from reconciler.connectors.batches import SinkRecord as SinkRecord

@@ -11,7 +11,7 @@ did-you-mean). A plugin that declares no keys may take any, as in Connect, where
 as MirrorSourceConnector defines `topics` itself; its type comes from its class, never from
 its keys (docs/compatibility.md).
 Client override keys (`producer.override.*`…) must be librdkafka settings or Java names
-that map to one (`reconciler.kafka.io.client_names`).
+that map to one, with values librdkafka takes (`reconciler.kafka.io.client_names`).
 """
 
 from __future__ import annotations

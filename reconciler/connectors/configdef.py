@@ -6,7 +6,7 @@ it (`reconciler plugins`) and describes it in the manifest JSON Schema:
 
     CONFIG_DEF = (
         ConfigDef()
-        .define("topic", Type.STRING, "Topic to write to.")
+        .define("topic", Type.STRING, "Topic to write to.", validator=topic_names)
         .define("count", Type.LONG, "Records over the connector's life.", minimum=0)
         .define("batch.size", Type.INT, "Records per batch.", default=1000, minimum=1)
     )
@@ -20,7 +20,8 @@ it (`reconciler plugins`) and describes it in the manifest JSON Schema:
 
 Values are parsed as Java's `ConfigDef.parseType` does (trimmed; booleans `true`/`false` in
 any case; lists comma-separated), except that a blank value counts as absent, as the built-ins
-always treated it. Pure: no I/O, no plugin loading.
+always treated it. A key may also have a validator, as in Connect: `topic_names` for every key
+that names topics (Kafka's rule for their names). Pure: no I/O, no plugin loading.
 """
 
 from __future__ import annotations
@@ -28,13 +29,17 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Final
+
+from reconciler.core.topic_names import topic_name_problem
 
 # Connector configs as Connect stores them: string → string (a null value is possible).
 ConnectorConfig = Mapping[str, str | None]
 Value = str | int | float | bool | list[str] | None
+# Connect's `ConfigDef.Validator`: given a parsed value, why it is not valid (None when it is).
+Validator = Callable[[Value], str | None]
 
 
 class Type(str, enum.Enum):
@@ -110,6 +115,7 @@ class ConfigKey:
     minimum: float | None = None
     maximum: float | None = None
     ignore_case: bool = False  # choices compared ignoring case (Connect's CaseInsensitiveValidString)
+    validator: Validator | None = None  # run on a value that parsed (and is in range)
 
     @property
     def required(self) -> bool:
@@ -118,14 +124,17 @@ class ConfigKey:
     def parse(self, text: str) -> tuple[Value, str | None]:
         """The typed value of a non-blank `text`, or (None, why it is not valid)."""
         if self.type in _TEXT_TYPES and not self.choices:
-            return text.strip(), None  # the common case, kept short: it runs for every manifest
-        value, problem = _parse(self.type, text.strip())
-        if problem is not None:
-            return None, f"must be {problem}; got {text.strip()!r}"
-        if self.choices and not self._allowed(value):
-            return None, f"must be one of {', '.join(self.choices)}; got {value!r}"
-        out_of_range = self._range_problem(value)
-        return (None, out_of_range) if out_of_range is not None else (value, None)
+            value: Value = text.strip()  # the common case, kept short: it runs for every manifest
+        else:
+            value, problem = _parse(self.type, text.strip())
+            if problem is not None:
+                return None, f"must be {problem}; got {text.strip()!r}"
+            if self.choices and not self._allowed(value):
+                return None, f"must be one of {', '.join(self.choices)}; got {value!r}"
+            if (out_of_range := self._range_problem(value)) is not None:
+                return None, out_of_range
+        invalid = self.validator(value) if self.validator is not None else None
+        return (None, invalid) if invalid is not None else (value, None)
 
     def _allowed(self, value: Value) -> bool:
         if self.ignore_case and isinstance(value, str):
@@ -183,10 +192,11 @@ class ConfigDef:
         minimum: float | None = None,
         maximum: float | None = None,
         ignore_case: bool = False,
+        validator: Validator | None = None,
     ) -> ConfigDef:
         if name in self.keys:
             raise ValueError(f"config key {name!r} is defined twice")
-        key = ConfigKey(name, type, doc, default, tuple(choices), minimum, maximum, ignore_case)
+        key = ConfigKey(name, type, doc, default, tuple(choices), minimum, maximum, ignore_case, validator)
         return replace(self, keys={**self.keys, name: key})
 
     def define_prefix(self, prefix: str, doc: str = "") -> ConfigDef:
@@ -283,6 +293,17 @@ class ParsedConfig:
     def strings(self, name: str) -> list[str]:
         value = self.values[name]
         return list(value) if isinstance(value, list) else []
+
+
+def topic_names(value: Value) -> str | None:
+    """The validator of a key that names topics to produce to or consume from, one (STRING) or
+    several (LIST): each must be a name Kafka accepts (`core.topic_names`), or the broker
+    would refuse it only once a task runs."""
+    for name in value if isinstance(value, list) else [value] if isinstance(value, str) else []:
+        problem = topic_name_problem(name)
+        if problem is not None:
+            return f"invalid topic name: {problem}"
+    return None
 
 
 def _missing(key: ConfigKey) -> ConfigProblem:

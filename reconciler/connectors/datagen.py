@@ -35,7 +35,7 @@ from reconciler.connectors.api import (
     task_share,
     valid_or_raise,
 )
-from reconciler.connectors.configdef import ConfigDef, Type
+from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 
 DEFAULT_RECORD_BYTES = 100
 DEFAULT_BATCH_SIZE = 100_000
@@ -47,7 +47,7 @@ _PAD_ALPHABET = b"abcdefghijklmnopqrstuvwxyz0123456789"
 
 CONFIG_DEF = (
     ConfigDef()
-    .define("topic", Type.STRING, "Topic the records are produced to.")
+    .define("topic", Type.STRING, "Topic the records are produced to.", validator=topic_names)
     .define("count", Type.LONG, "Records over the connector's whole life (ids 0…count-1).", minimum=0)
     .define(
         "record.bytes", Type.INT, "Approximate size of each value, in bytes.",

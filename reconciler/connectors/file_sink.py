@@ -33,7 +33,6 @@ to instead. Every partition is checked before any file moves.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +50,7 @@ from reconciler.connectors.api import (
     TopicPartition,
     Type,
     plain_task_config,
+    topic_names,
     valid_or_raise,
 )
 from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
@@ -61,12 +61,11 @@ if TYPE_CHECKING:
 DEFAULT_FLUSH_RECORDS = 500_000
 FORMATS = ("text", "json")
 SUFFIXES = {"text": ".txt", "json": ".jsonl"}
-_TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 CONFIG_DEF = (
     ConfigDef()
     # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
-    .define("topics", Type.LIST, "Topics to write out, comma-separated.")
+    .define("topics", Type.LIST, "Topics to write out, comma-separated.", validator=topic_names)
     .define("path", Type.STRING, "Output directory (created if missing).")
     .define("format", Type.STRING, "text: each value as it is (UTF-8, one line); json: each record as a JSON object.",
             default="text", choices=FORMATS)
@@ -93,10 +92,7 @@ class FileSinkSettings:
             flush_records=parsed.integer("flush.records"),
         )
         problems = list(parsed.problems)
-        bad = [t for t in topics if not _TOPIC_NAME.match(t)]
-        if bad:
-            problems.append(ConfigProblem("topics", f"invalid topic name(s): {', '.join(bad)}"))
-        elif not topics and not any(p.key == "topics" for p in problems):
+        if not topics and not any(p.key == "topics" for p in problems):
             problems.append(ConfigProblem("topics", "names no topic"))
         return settings, problems
 

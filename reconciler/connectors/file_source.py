@@ -46,7 +46,7 @@ from reconciler.connectors.api import (
     task_share,
     valid_or_raise,
 )
-from reconciler.connectors.configdef import ConfigDef, Type
+from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 
 DEFAULT_BATCH_SIZE = 10_000
 _CHUNK_BYTES = 1 << 20
@@ -54,7 +54,7 @@ _CHUNK_BYTES = 1 << 20
 CONFIG_DEF = (
     ConfigDef()
     .define("path", Type.STRING, "Directory the files are read from (recursively, as `glob` says).")
-    .define("topic", Type.STRING, "Topic the lines are produced to.")
+    .define("topic", Type.STRING, "Topic the lines are produced to.", validator=topic_names)
     .define("format", Type.STRING, "jsonl: each line as it is; csv: rows as JSON objects.", default="jsonl",
             choices=("jsonl", "csv"))
     .define("glob", Type.STRING, "Which files under `path` to read, relative to it.", default="*")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from reconciler.connectors.configdef import ConfigDef, Type
+from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 
 Kind = Literal["source", "sink"]
 
@@ -53,10 +53,10 @@ COMMON = (
 
 SINK_ONLY = (
     ConfigDef()
-    .define("topics", Type.LIST, "Topics to consume, comma-separated.", default=[])
+    .define("topics", Type.LIST, "Topics to consume, comma-separated.", default=[], validator=topic_names)
     .define("topics.regex", Type.STRING, "Regular expression of the topics to consume.", default="")
     .define("errors.deadletterqueue.topic.name", Type.STRING, "Dead letter queue topic (none when blank).",
-            default="")
+            default="", validator=topic_names)
     .define("errors.deadletterqueue.topic.replication.factor", Type.SHORT,
             "Replication factor of the dead letter queue topic when it is created.", default=3)
     .define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN,
@@ -78,7 +78,8 @@ SOURCE_ONLY = (
             default="poll", choices=("poll", "interval", "connector"), ignore_case=True)
     .define("transaction.boundary.interval.ms", Type.LONG, "Commit interval with transaction.boundary=interval.",
             default=None, minimum=0)
-    .define("offsets.storage.topic", Type.STRING, "A separate offsets topic for this connector.", default=None)
+    .define("offsets.storage.topic", Type.STRING, "A separate offsets topic for this connector.", default=None,
+            validator=topic_names)
     .define_prefix("topic.creation.", "settings of topics the connector creates (KIP-158)")
 )
 

@@ -29,7 +29,6 @@ instead of being skipped as already held. It returns True: the connector confirm
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +47,7 @@ from reconciler.connectors.api import (
     valid_or_raise,
 )
 from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
-from reconciler.connectors.configdef import ConfigDef, Type
+from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -56,12 +55,11 @@ if TYPE_CHECKING:
 DEFAULT_FLUSH_RECORDS = 500_000
 COMPRESSIONS = ("snappy", "zstd", "gzip", "lz4", "brotli", "none")
 SUFFIX = ".parquet"
-_TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 
 CONFIG_DEF = (
     ConfigDef()
     # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
-    .define("topics", Type.LIST, "Topics to archive, comma-separated.")
+    .define("topics", Type.LIST, "Topics to archive, comma-separated.", validator=topic_names)
     .define("path", Type.STRING, "Dataset directory (created if missing).")
     .define("flush.records", Type.INT, "Write a file once a partition has buffered this many rows.",
             default=DEFAULT_FLUSH_RECORDS, minimum=1)
@@ -87,10 +85,7 @@ class ParquetSinkSettings:
             compression=parsed.string("compression"),
         )
         problems = list(parsed.problems)
-        bad = [t for t in topics if not _TOPIC_NAME.match(t)]
-        if bad:
-            problems.append(ConfigProblem("topics", f"invalid topic name(s): {', '.join(bad)}"))
-        elif not topics and not any(p.key == "topics" for p in problems):
+        if not topics and not any(p.key == "topics" for p in problems):
             problems.append(ConfigProblem("topics", "names no topic"))
         return settings, problems
 

@@ -20,20 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from reconciler.kafka.io.librdkafka_values import library_path
+
 MODULE = Path(__file__).resolve().parents[1] / "kafka" / "io" / "librdkafka_properties.py"
 # A property row of the table: name, then `*`, `C` or `P` (both, consumer, producer).
 _ROW = re.compile(r"^([a-z0-9.]+)\s+\|\s*[*CP]\s*\|")
-
-
-def _library() -> ctypes.CDLL:
-    import confluent_kafka
-
-    package = Path(confluent_kafka.__file__).resolve().parent
-    bundled = sorted((package.parent / "confluent_kafka.libs").glob("librdkafka*.so*"))
-    name = str(bundled[0]) if bundled else ctypes.util.find_library("rdkafka")
-    if name is None:
-        raise RuntimeError("librdkafka not found next to confluent_kafka nor on the library path")
-    return ctypes.CDLL(name)
 
 
 def property_names() -> tuple[str, list[str]]:
@@ -45,7 +36,7 @@ def property_names() -> tuple[str, list[str]]:
     libc.fopen.restype = ctypes.c_void_p
     with tempfile.NamedTemporaryFile("r", suffix=".md") as out:
         handle = libc.fopen(out.name.encode(), b"w")
-        _library().rd_kafka_conf_properties_show(ctypes.c_void_p(handle))
+        ctypes.CDLL(library_path()).rd_kafka_conf_properties_show(ctypes.c_void_p(handle))
         libc.fclose(ctypes.c_void_p(handle))
         text = Path(out.name).read_text(encoding="utf-8")
     names = [match.group(1) for line in text.splitlines() if (match := _ROW.match(line))]

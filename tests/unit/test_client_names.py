@@ -12,9 +12,7 @@ from reconciler import masking
 from reconciler.cli.main import main
 from reconciler.core.redact import MASK
 from reconciler.devtools import librdkafka_names
-from reconciler.errors import ReconcilerError
 from reconciler.kafka.io import client_config
-from reconciler.kafka.io.client import new_admin
 from reconciler.kafka.io.client_names import (
     JAVA_NAMES,
     InvalidClientSetting,
@@ -25,7 +23,6 @@ from reconciler.kafka.io.client_names import (
 )
 from reconciler.kafka.io.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
 from reconciler.kafka.io.overrides import PRODUCER, overrides
-from reconciler.kafka.settings import KafkaSettings
 
 PLAIN = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cret";'
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule required username=bob password=\"p\\\"w\\\\x\" ;"
@@ -137,8 +134,8 @@ def test_translate_names_every_bad_setting_at_once() -> None:
 
 
 def test_connector_overrides_are_translated_too() -> None:
-    config = {PRODUCER + "sasl.jaas.config": PLAIN, PRODUCER + "max.request.size": "10", "topic": "t"}
-    assert overrides(config, PRODUCER) == {"sasl.username": "alice", "sasl.password": "s3cret", "message.max.bytes": "10"}
+    config = {PRODUCER + "sasl.jaas.config": PLAIN, PRODUCER + "max.request.size": "10000", "topic": "t"}
+    assert overrides(config, PRODUCER) == {"sasl.username": "alice", "sasl.password": "s3cret", "message.max.bytes": "10000"}
     with pytest.raises(InvalidClientSetting, match=r"^`producer.override.\*`: `ssl.truststore.location`"):
         overrides({PRODUCER + "ssl.truststore.location": "/t.jks"}, PRODUCER)
 
@@ -241,14 +238,15 @@ def fresh_process() -> Iterator[None]:
 
 @pytest.mark.usefixtures("fresh_process")
 def test_a_value_a_placeholder_gave_is_never_quoted_by_librdkafka(tmp_path: Path) -> None:
-    """Whatever its key (docs/secrets.md): librdkafka's own error quotes the value."""
+    """Whatever its key (docs/secrets.md): librdkafka's own words, which refuse the value before
+    any client is built, quote it."""
     config = tmp_path / "client.properties"
     config.write_text("security.protocol=${env:KPW}\n")
-    client = client_config.gather(config, {"KPW": "KafkaSecretVal77"}, [])
-    with pytest.raises(ReconcilerError) as caught:
-        new_admin(KafkaSettings(bootstrap_servers="127.0.0.1:1", client_config=client))
+    with pytest.raises(InvalidClientSetting) as caught:
+        client_config.gather(config, {"KPW": "KafkaSecretVal77"}, [])
     assert 'Invalid value "KafkaSecretVal77"' in caught.value.message  # the error path that quotes it
-    assert masking.scrub(caught.value.message).startswith(f'invalid Kafka client setting: Invalid value "{MASK}"')
+    assert masking.scrub(caught.value.message) == (
+        f'--kafka-config {config}: `security.protocol`: Invalid value "{MASK}" for configuration property "security.protocol"')
 
 
 @pytest.mark.usefixtures("fresh_process")

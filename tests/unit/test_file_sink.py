@@ -75,7 +75,7 @@ def write_range(root: Path, start: int, end: int, flush: int = 100, **overrides:
     [
         ({"topics": ""}, [ConfigProblem("topics", "is required")]),
         ({"topics": " , "}, [ConfigProblem("topics", "names no topic")]),
-        ({"topics": "a,b c"}, [ConfigProblem("topics", "invalid topic name(s): b c")]),
+        ({"topics": "a,b c"}, [ConfigProblem("topics", "invalid topic name: 'b c' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")]),
         ({"path": " "}, [ConfigProblem("path", "is required")]),
         ({"format": "csv"}, [ConfigProblem("format", "must be one of text, json; got 'csv'")]),
         ({"flush.records": "0"}, [ConfigProblem("flush.records", "must be at least 1; got 0")]),

@@ -66,7 +66,7 @@ def offsets_in(root: Path, partition: int = 0) -> list[int]:
     [
         ({"topics": ""}, [ConfigProblem("topics", "is required")]),
         ({"topics": " , "}, [ConfigProblem("topics", "names no topic")]),
-        ({"topics": "a,b c"}, [ConfigProblem("topics", "invalid topic name(s): b c")]),
+        ({"topics": "a,b c"}, [ConfigProblem("topics", "invalid topic name: 'b c' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")]),
         ({"path": ""}, [ConfigProblem("path", "is required")]),
         ({"flush.records": "0"}, [ConfigProblem("flush.records", "must be at least 1; got 0")]),
         ({"compression": "lzo"}, [ConfigProblem("compression", "must be one of snappy, zstd, gzip, lz4, brotli, none; got 'lzo'")]),

@@ -9,9 +9,12 @@ setting a user gives (`-X`, `--kafka-config`, `RECONCILER_KAFKA_*`, a connector'
 - a Java name with a librdkafka equivalent becomes it (`max.request.size` → `message.max.bytes`;
   `sasl.jaas.config` for PLAIN and SCRAM → `sasl.username` + `sasl.password`);
 - a Java name without one, or a name neither client knows, is an error that names what to
-  use in librdkafka instead.
+  use in librdkafka instead;
+- a value librdkafka would refuse (`linger.ms=abc`, `max.poll.records=-5`) is an error that
+  names the setting as it was written (`librdkafka_values` asks librdkafka itself).
 
-Pure data and functions: no client is created, so `reconciler validate` checks names offline.
+No client is created, so `reconciler validate` checks names and values offline, with the same
+rules as every other path here: one check, whichever way a setting is given.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import NamedTuple
 
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.librdkafka_properties import LIBRDKAFKA_VERSION, PROPERTIES
+from reconciler.kafka.io.librdkafka_values import value_problem
 
 OVERRIDE_PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")
 
@@ -216,14 +220,19 @@ def name_problem(name: str) -> NameProblem | None:
 
 
 def client_name_problem(name: str, value: str | None) -> NameProblem | None:
-    """As `name_problem`, and whether `value` translates (e.g. a `sasl.jaas.config` it can read)."""
+    """As `name_problem`, and whether `value` translates (e.g. a `sasl.jaas.config` it can read)
+    to values librdkafka takes."""
     problem = name_problem(name)
     if problem is not None or value is None:
         return problem
     try:
-        _translate_one(name, value)
+        translated = _translate_one(name, value)
     except ValueError as exc:
         return NameProblem(f"`{name}`: {exc}", unknown_name=False)
+    for target, librdkafka_value in translated.items():
+        refused = value_problem(target, librdkafka_value, written=name)
+        if refused is not None:
+            return NameProblem(f"`{name}`: {refused}", unknown_name=False)
     return None
 
 
