@@ -5,9 +5,10 @@ Driver side (`run_sink`), following docs/runtime.md:
    connector's tasks round-robin (`tasks.assign_partitions`);
 2. each partition's end offset, snapshotted now: the batch reads up to it and no further, so
    a batch is a bounded range even while producers keep writing; with its log start and end;
-3. the committed offsets of group `connect-<name>` (or `consumer.override.group.id`); one the
-   log does not hold (past its end, below its start) is reset as Connect's consumer resets it
-   (`sink_reset`: `auto.offset.reset`, earliest unless overridden; `none` fails the task);
+3. the committed offsets of group `connect-<name>` (or `consumer.override.group.id`); where
+   there is none, or one the log does not hold (past its end, below its start), the start is
+   where Connect's consumer resets it (`sink_reset`: `auto.offset.reset`, earliest unless
+   overridden; `none` fails the task);
 4. one Spark partition per (task, topic-partition) with something to read, so every Kafka
    partition has exactly one writer; partitions with nothing new are not scheduled at all;
 5. after the job, the offsets each partition's `pre_commit` called safe are committed to the
@@ -89,8 +90,8 @@ def sink_ranges(
     items = []
     for work in works:
         for tp in partitions.get(work.task_id, []):
-            end, done = bounds[tp].readable if tp in bounds else 0, starts.offsets.get(tp)
-            if tp in starts.failures or end == 0 or (done is not None and max(done, scanned.get(tp, done)) >= end):
+            start = starts.offsets.get(tp)
+            if tp not in bounds or start is None or max(start, scanned.get(tp, start)) >= bounds[tp].readable:
                 continue
             items.append(
                 SinkPartitionWork(
@@ -101,8 +102,9 @@ def sink_ranges(
                     task_config=dict(work.task_config),
                     topic=tp[0],
                     partition=tp[1],
-                    committed=done,
-                    end=end,
+                    start=start,
+                    committed=tp not in starts.uncommitted,
+                    end=bounds[tp].readable,
                     consumer_config=overrides,
                 )
             )
@@ -135,8 +137,8 @@ def run_sink(
     # Snapshotted now, at the tasks' isolation level: the batch reads up to each end and no further.
     bounds = log_bounds(settings, topics, isolation_level=overrides.get("isolation.level", ISOLATION))
     starts = sink_starts({tp: offset for tp, (offset, _) in commits.items()}, bounds, reset_policy(overrides))
-    for reset in starts.resets:
-        LOG.warning("%s", describe(name, reset))
+    for reset in starts.resets:  # a first start by the policy is routine; losing a committed position is not
+        LOG.log(logging.INFO if reset.committed is None else logging.WARNING, "%s", describe(name, reset))
     moved = {reset.tp for reset in starts.resets}  # a reset commit's scanned-to claim is void too
     scanned = {
         tp: end
@@ -150,7 +152,7 @@ def run_sink(
     ran = time.monotonic()
     to_commit = _new_commits(summaries, commits) | _reset_commits(starts, items)
     groups.commit_offsets(settings, group, to_commit)
-    lags = {(i.topic, i.partition): i.end - (i.committed or 0) for i in items}
+    lags = {(i.topic, i.partition): i.end - i.start for i in items}
     LOG.debug(
         "sink %s: %d range(s) planned in %.3fs, job %.3fs (partitions %s s), %d offset(s) committed in %.3fs",
         name, len(items), planned - started, ran - planned, ", ".join(f"{s.seconds:.2f}" for s in summaries),

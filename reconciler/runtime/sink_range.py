@@ -5,6 +5,7 @@ reports back, whichever reader fed the task (`sink_task` with confluent-kafka, `
 Spark's Kafka data source). What is committed is Java's `WorkerSinkTask` offset, the last record
 delivered + 1; the commit's metadata also says how far the range was read when offsets that hold
 no record (markers, aborted or compacted records) follow it (`commit_metadata`, `scanned_to`).
+Where a range starts is decided on the driver (`sink_reset`), the same for both readers.
 Plain values: shipped to the Python workers and back.
 """
 
@@ -26,7 +27,9 @@ class SinkPartitionWork:
     task_config: dict[str, str]
     topic: str
     partition: int
-    committed: int | None  # the group's offset; None: never committed
+    start: int  # the group's offset, or where `auto.offset.reset` puts it (`sink_reset.sink_start`)
+    # False: the group holds no offset and `start` is not committed (never committed, `earliest`).
+    committed: bool
     end: int  # the end offset snapshotted at batch start (exclusive)
     consumer_config: dict[str, str] = field(default_factory=dict)
 
@@ -44,6 +47,17 @@ class SinkPartitionResult:
     # The end read to, when everything from `offset` to it holds no record (markers, aborted or
     # compacted records): the commit says so, and the next batch skips the range.
     scanned_to: int | None = None
+
+
+def task_start(item: SinkPartitionWork, held: int | None) -> tuple[int, int | None]:
+    """(where the task reads from, the offset it offers `pre_commit` if it is delivered nothing).
+
+    Reading starts at the larger of the range's start and what the task holds (`open()`). The
+    offset offered stands for "everything below was done", so a range whose start only the
+    reset policy chose (never committed, `earliest`) offers nothing unless the task holds some.
+    """
+    start = item.start if held is None else max(held, item.start)
+    return start, (start if item.committed or held is not None else None)
 
 
 SCANNED_PREFIX = "reconciler scanned-to="

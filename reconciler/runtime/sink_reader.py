@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -25,25 +25,8 @@ POLL_S = 0.05
 ISOLATION = "read_committed"
 
 
-_EARLIEST = {"earliest", "smallest", "beginning"}  # librdkafka's names for it
-
-
-def _earliest(consumer_config: Mapping[str, Any]) -> int:
-    """Where a never-committed range starts reading: the log start.
-
-    Offset 0 when `auto.offset.reset` is earliest (ours, unless `consumer.override.*` says
-    otherwise): the reset moves it up to the log start if retention removed it, and it saves
-    the ListOffsets round trip OFFSET_BEGINNING costs before the first fetch. With another
-    reset policy only OFFSET_BEGINNING means the log start.
-    """
-    from confluent_kafka import OFFSET_BEGINNING
-
-    reset = str(consumer_config.get("auto.offset.reset", "")).lower()
-    return 0 if reset in _EARLIEST else OFFSET_BEGINNING
-
-
 class RangeReader:
-    """Records [start, end) of one partition as Arrow batches (`start` None: the earliest).
+    """Records [start, end) of one partition as Arrow batches (`start`: `sink_range.task_start`).
 
     The end is found by offset, or by the broker's end-of-partition signal when the last
     offsets hold no record (transaction markers, compacted records). `position` is the next
@@ -51,11 +34,10 @@ class RangeReader:
     record yielded (None before the first), which is what Connect commits.
     """
 
-    def __init__(self, item: SinkPartitionWork, start: int | None) -> None:
+    def __init__(self, item: SinkPartitionWork, start: int) -> None:
         self.item = item
-        self.position = start if start is not None else 0
-        self.start = start
-        self.done = start is not None and start >= item.end
+        self.position = self.start = start
+        self.done = start >= item.end
         self.delivered: int | None = None
 
     def batches(self) -> Iterator[pa.RecordBatch]:
@@ -66,13 +48,14 @@ class RangeReader:
         item = self.item
         errors = ErrorCollector()
         # read_committed by default: a sink after an exactly-once source must not see aborted data.
+        # The reset policy only acts if retention passes the start between the driver's listing
+        # and this fetch, as it would for Java's consumer.
         overrides: dict[str, Any] = {"enable.partition.eof": True, "isolation.level": ISOLATION}
         overrides["auto.offset.reset"] = "earliest"
         overrides.update(item.consumer_config)
         consumer = new_consumer(item.settings, errors, **overrides)
         try:
-            start = self.start if self.start is not None else _earliest(overrides)
-            consumer.assign([KafkaTP(item.topic, item.partition, start)])
+            consumer.assign([KafkaTP(item.topic, item.partition, self.start)])
             yield from self._consume(consumer, errors)
         finally:
             consumer.close()

@@ -1,19 +1,22 @@
-"""Where a sink task reads a partition from when its committed offset is not in the log.
+"""Where a sink task reads a partition from: its committed offset, or where `auto.offset.reset`
+puts it when the group never committed one or committed one the log does not hold.
 
-Connect writes a KIP-875 alter into the sink's group as given, with no range check
+A task's consumer with no committed offset for a partition resets it by the policy: `earliest`
+the log start, `latest` the log end at its isolation level, `none` raises
+`NoOffsetForPartitionException` and the task fails. Connect writes a KIP-875 alter into the sink's group as given, with no range check
 (`Worker.alterSinkConnectorOffsets`); retention and DeleteRecords move a log's start past what
 a group committed. The task's consumer then fetches at an offset the partition does not hold,
 the broker answers OFFSET_OUT_OF_RANGE, and the consumer applies `auto.offset.reset`: Connect
 sets `earliest` for every sink consumer (`Worker.baseConsumerConfigs`), which
 `consumer.override.auto.offset.reset` may change; with `none` the consumer raises
 `OffsetOutOfRangeException` and the task fails. A batch here resolves this once, on the driver,
-for both readers (docs/runtime.md#offset-ranges). Pure functions.
+for both readers, for every partition of the batch (docs/runtime.md#offset-ranges). Pure functions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reconciler.connectors.api import ConnectorError, TopicPartition
 from reconciler.kafka.io.consume import LogBounds
@@ -31,12 +34,18 @@ class OffsetOutOfRange(ConnectorError):
     """A committed offset outside its partition's log, and the reset policy is `none`."""
 
 
+class NoOffsetForPartition(ConnectorError):
+    """No committed offset for a partition, and the reset policy is `none` (Java's
+    `NoOffsetForPartitionException`)."""
+
+
 @dataclass(frozen=True)
 class Reset:
-    """A committed offset the log does not hold, and where reading starts instead."""
+    """A committed offset the log does not hold (None: none was ever committed, `latest`), and
+    where reading starts instead."""
 
     tp: TopicPartition
-    committed: int
+    committed: int | None
     start: int
     bounds: LogBounds
     policy: str
@@ -52,16 +61,22 @@ def reset_policy(consumer_config: Mapping[str, str]) -> str:
     return policy
 
 
-def sink_start(tp: TopicPartition, committed: int, bounds: LogBounds, policy: str) -> int:
+def sink_start(tp: TopicPartition, committed: int | None, bounds: LogBounds, policy: str) -> int:
     """Where the task reads `tp` from: `committed` when the log holds it (the log end included:
-    nothing to read yet); else the log start (EARLIEST) or the end the task reads to (LATEST, as
-    a consumer's reset lists it at its isolation level). NONE raises `OffsetOutOfRange`."""
-    if bounds.start <= committed <= bounds.end:
+    nothing to read yet); else (never committed, or out of range) the log start (EARLIEST) or the
+    end the task reads to (LATEST, as a consumer's reset lists it at its isolation level). NONE
+    raises `NoOffsetForPartition` (never committed) or `OffsetOutOfRange`."""
+    if committed is not None and bounds.start <= committed <= bounds.end:
         return committed
     if policy == EARLIEST:
         return bounds.start
     if policy == LATEST:
         return bounds.readable
+    if committed is None:
+        raise NoOffsetForPartition(
+            f"undefined offset with no reset policy for partition {tp[0]}[{tp[1]}]: the group never committed "
+            "an offset for it, and auto.offset.reset is none"
+        )
     raise OffsetOutOfRange(
         f"committed offset {committed} of {tp[0]}[{tp[1]}] is out of range: the partition holds offsets "
         f"{bounds.start} to {bounds.end} (log start to log end), and auto.offset.reset is none"
@@ -70,40 +85,53 @@ def sink_start(tp: TopicPartition, committed: int, bounds: LogBounds, policy: st
 
 @dataclass(frozen=True)
 class Starts:
-    """Where each committed partition is read from, what was reset, and what failed (NONE)."""
+    """Where each partition is read from, what was reset, what failed (NONE), and which start
+    at the log start with no offset committed (`uncommitted`: never committed, EARLIEST)."""
 
     offsets: dict[TopicPartition, int]
     resets: list[Reset]
     failures: dict[TopicPartition, str]
+    uncommitted: set[TopicPartition] = field(default_factory=set)
 
 
 def sink_starts(
     committed: Mapping[TopicPartition, int], bounds: Mapping[TopicPartition, LogBounds], policy: str
 ) -> Starts:
-    """`sink_start` for each committed partition whose bounds are known (a partition of the
-    batch; the others are left as they are)."""
+    """`sink_start` for every partition of the batch (those with bounds), committed or not; a
+    committed partition outside the batch is left as it is.
+
+    A never-committed partition read from the log start (EARLIEST) is not a reset: the next
+    batch's fresh consumer would start there again, so there is nothing to commit for it. One
+    read from the end (LATEST) is: the next batch would reset to a later end and skip what came
+    in between, so its start is committed as an out-of-range reset's is."""
     starts = Starts({}, [], {})
-    for tp, offset in committed.items():
-        known = bounds.get(tp)
+    for tp in dict.fromkeys([*bounds, *committed]):
+        offset, known = committed.get(tp), bounds.get(tp)
         if known is None:
-            starts.offsets[tp] = offset
+            starts.offsets[tp] = committed[tp]
             continue
         try:
             start = sink_start(tp, offset, known, policy)
-        except OffsetOutOfRange as exc:
+        except (OffsetOutOfRange, NoOffsetForPartition) as exc:
             starts.failures[tp] = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
             continue
         starts.offsets[tp] = start
-        if start != offset:
+        if offset is None and policy == EARLIEST:
+            starts.uncommitted.add(tp)
+        elif start != offset:
             starts.resets.append(Reset(tp, offset, start, known, policy))
     return starts
 
 
 def describe(connector: str, reset: Reset) -> str:
-    """The warning a reset is logged with."""
+    """The message a reset is logged with (`sink_job`: WARNING when a committed offset is out of
+    range, INFO when none was ever committed)."""
     topic, partition = reset.tp
+    if reset.committed is None:
+        found = f"no offset was ever committed for {topic}[{partition}]"
+    else:
+        found = f"committed offset {reset.committed} of {topic}[{partition}] is out of range"
     return (
-        f"sink connector {connector}: committed offset {reset.committed} of {topic}[{partition}] is out of range "
-        f"(the partition holds offsets {reset.bounds.start} to {reset.bounds.end}); auto.offset.reset is "
-        f"{reset.policy}: reading from offset {reset.start}"
+        f"sink connector {connector}: {found} (the partition holds offsets {reset.bounds.start} to "
+        f"{reset.bounds.end}); auto.offset.reset is {reset.policy}: reading from offset {reset.start}"
     )

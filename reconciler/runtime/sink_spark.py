@@ -7,7 +7,7 @@ Driver: `run_ranges` builds one DataFrame over the batch's planned ranges and ru
 Worker: `sink_batches` gets the Arrow batches of one range from the JVM, finds its work item
 by the (topic, partition) in them, and drives the connector's task as the confluent-kafka path
 does (docs/runtime.md#exactly-once-output): start, `open`, `write` the records at or past the
-start (the larger of the group's offset and what the task holds), `pre_commit(…, closing=True)`
+start (the larger of the range's start and what the task holds), `pre_commit(…, closing=True)`
 with the last delivered record + 1, stop. The batches are only re-shaped to `sink_schema()`
 with Arrow compute (timestamps to ms, the headers list), never turned into Python objects.
 A range that holds no record reaches no worker, and commits nothing.
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import sink_schema
 from reconciler import failpoints
-from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork
+from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, task_start
 from reconciler.runtime.sink_task import payload_bytes, start_sink_task
 from reconciler.runtime.spark_jobs import run_over_dataframe
 
@@ -57,9 +57,11 @@ def _nothing_read(item: SinkPartitionWork) -> SinkPartitionResult:
     """A range in which the data source found no record: offsets that hold none (transaction
     markers, aborted or compacted records). As the confluent-kafka reader does, the commit
     stays where it was and says the range was read to its end (`scanned-to`), so the next
-    batch does not schedule it again; a never-committed range commits nothing."""
-    scanned = item.end if item.committed is not None else None
-    return SinkPartitionResult(item.task_id, item.topic, item.partition, 0, item.committed, scanned_to=scanned)
+    batch does not schedule it again; a range whose start is not committed (never committed,
+    `earliest`) commits nothing."""
+    offset = item.start if item.committed else None
+    scanned = item.end if offset is not None else None
+    return SinkPartitionResult(item.task_id, item.topic, item.partition, 0, offset, scanned_to=scanned)
 
 
 class _Partition:
@@ -112,9 +114,7 @@ def _deliver(
     last record delivered + 1, or the start when none was. The data source always reads the
     whole range, so the range is scanned to its end once the task took everything."""
     tp = (item.topic, item.partition)
-    held = task.open([tp]).get(tp)
-    known = [o for o in (held, item.committed) if o is not None]
-    start = max(known) if known else None
+    start, done = task_start(item, task.open([tp]).get(tp))
     records, size, delivered = 0, 0, None
     for raw in batches:
         batch = to_sink_batch(raw, start)
@@ -126,20 +126,20 @@ def _deliver(
         delivered = batch.column("offset")[-1].as_py() + 1
         if records == batch.num_rows and delivered < item.end:  # the first batch, and more may follow
             failpoints.hit(failpoints.SINK_MID_WRITE)
-    point = delivered if delivered is not None else start
+    point = delivered if delivered is not None else done
     safe = None if point is None else task.pre_commit({tp: point}, closing=True).get(tp)
     failpoints.hit(failpoints.SINK_AFTER_FILES)
     scanned = item.end if safe is not None and safe == point else None
     return records, size, safe, scanned
 
 
-def to_sink_batch(raw: pa.RecordBatch, start: int | None) -> pa.RecordBatch:
+def to_sink_batch(raw: pa.RecordBatch, start: int) -> pa.RecordBatch:
     """A data source batch (key, value, topic, partition, offset, timestamp, timestampType,
     headers) as `sink_schema()`, without records below `start`. Column operations only."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if start is not None and raw.column("offset")[0].as_py() < start:
+    if raw.column("offset")[0].as_py() < start:
         raw = raw.filter(pc.greater_equal(raw.column("offset"), pa.scalar(start, pa.int64())))
     schema = sink_schema()
     micros = raw.column("timestamp").cast(pa.int64())

@@ -1,7 +1,7 @@
 """A sink task in its Spark partition, fed by confluent-kafka (`sink_reader.RangeReader`).
 
 The task is started, opened on its one partition (the start is the larger of what it holds and
-what the group committed), fed Arrow batches, asked to `pre_commit(…, closing=True)` — a batch
+the range's start, `sink_range.task_start`), fed Arrow batches, asked to `pre_commit(…, closing=True)` — a batch
 closes its tasks — and stopped. Only a summary (`SinkPartitionResult`) leaves the worker.
 `start_sink_task` and `payload_bytes` serve the Spark data source's path (`sink_spark`) too.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError, SinkConnector, SinkTask
 from reconciler.connectors.registry import load_connector
-from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork
+from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, task_start
 from reconciler.runtime.sink_reader import RangeReader
 
 if TYPE_CHECKING:
@@ -57,9 +57,7 @@ def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int, int 
     record delivered + 1, or where the range started when none was (its files or the group say
     everything below is done)."""
     tp = (item.topic, item.partition)
-    held = task.open([tp]).get(tp)
-    known = [o for o in (held, item.committed) if o is not None]
-    start = max(known) if known else None
+    start, done = task_start(item, task.open([tp]).get(tp))
     reader = RangeReader(item, start)
     records = size = 0
     for batch in reader.batches():
@@ -68,7 +66,7 @@ def _move_range(task: SinkTask, item: SinkPartitionWork) -> tuple[int, int, int 
         size += payload_bytes(batch)
         if records == batch.num_rows and not reader.done:
             failpoints.hit(failpoints.SINK_MID_WRITE)
-    point = reader.delivered if reader.delivered is not None else start
+    point = reader.delivered if reader.delivered is not None else done
     safe = None if point is None else task.pre_commit({tp: point}, closing=True).get(tp)
     failpoints.hit(failpoints.SINK_AFTER_FILES)
     scanned = item.end if reader.done and safe is not None and safe == point else None

@@ -12,7 +12,7 @@ machine it measured ~5x slower than confluent-kafka in the Python worker
   left out. A classic session gets them as `spark.jars`; a Spark Connect server must have them
   on its own classpath (`--jars`/`--packages` when it is started).
 - One DataFrame per sink connector batch: `assign` the planned partitions, the exact
-  `startingOffsets`/`endingOffsets` of each range (`[committed, end)`), `read_committed`,
+  `startingOffsets`/`endingOffsets` of each range (`[start, end)`), `read_committed`,
   headers included. The source makes one Spark partition per Kafka partition range, and
   `sink_spark.sink_batches` drives the connector's task over that partition's batches.
 
@@ -130,14 +130,13 @@ def client_options(settings: KafkaSettings, consumer_config: Mapping[str, str]) 
 
 
 def read_ranges(session: SparkSession, settings: KafkaSettings, items: Sequence[SinkPartitionWork]) -> DataFrame:
-    """One DataFrame over every item's range `[committed, end)` (never committed: the earliest)."""
+    """One DataFrame over every item's range `[start, end)` (the start decided by `sink_reset`)."""
     assign: dict[str, list[int]] = {}
     starting: dict[str, dict[str, int]] = {}
     ending: dict[str, dict[str, int]] = {}
     for item in items:
         assign.setdefault(item.topic, []).append(item.partition)
-        # -2 is the data source's "earliest" in a per-partition offsets map.
-        starting.setdefault(item.topic, {})[str(item.partition)] = -2 if item.committed is None else item.committed
+        starting.setdefault(item.topic, {})[str(item.partition)] = item.start
         ending.setdefault(item.topic, {})[str(item.partition)] = item.end
     reader = session.read.format(FORMAT)
     for key, value in client_options(settings, items[0].consumer_config).items():

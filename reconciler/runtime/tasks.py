@@ -37,7 +37,7 @@ class TaskOutcome:
     records: int  # records moved in this batch
     error: str | None = None  # full Python traceback text when the task failed (-> FAILED trace)
     bytes: int = 0  # key and value bytes of those records
-    # Sinks: records between the group's committed offsets and the ends snapshotted at batch
+    # Sinks: records between where the ranges start (`sink_reset`) and the ends snapshotted at batch
     # start, largest over the task's partitions (what the batch had to catch up); None: a source.
     lag: int | None = None
     offsets_committed: bool = False  # sinks: the batch committed offsets of the task's partitions

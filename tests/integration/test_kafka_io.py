@@ -148,15 +148,15 @@ def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSetting
 
 
 @pytest.mark.parametrize(
-    ("deleted", "reset"),
-    [(0, None), (3, None), (0, "latest"), (3, "latest")],
+    ("deleted", "reset", "read"),
+    [(0, None, range(8)), (3, None, range(3, 8)), (0, "latest", range(8)), (3, "latest", range(0))],
 )
-def test_a_never_committed_sink_range_starts_at_the_log_start(
-    kafka: KafkaUnderTest, kafka_settings: KafkaSettings, deleted: int, reset: str | None
+def test_a_sink_range_reads_from_its_start_and_the_policy_resets_a_start_retention_passed(
+    kafka: KafkaUnderTest, kafka_settings: KafkaSettings, deleted: int, reset: str | None, read: range
 ) -> None:
-    """The sink reader asks for offset 0 and lets `auto.offset.reset=earliest` find the log
-    start when retention (here DeleteRecords) removed the first records; with another reset
-    policy (`consumer.override.auto.offset.reset`) it asks for the log start itself."""
+    """The driver decides the start (`sink_reset`); if retention (here DeleteRecords) removes it
+    before the task fetches, the task's consumer resets by its `auto.offset.reset`, as Java's
+    does: the log start (`earliest`, Connect's), or the end (`latest`: nothing read)."""
     from confluent_kafka import TopicPartition
 
     from reconciler.runtime.sink_range import SinkPartitionWork
@@ -170,8 +170,8 @@ def test_a_never_committed_sink_range_starts_at_the_log_start(
         [future] = admin.delete_records([TopicPartition(topic, 0, deleted)]).values()
         future.result(timeout=kafka_settings.timeout_s)
     overrides = {} if reset is None else {"auto.offset.reset": reset}
-    work = SinkPartitionWork(kafka_settings, "sink", "parquet-sink", 0, {}, topic, 0, None, 8, overrides)
-    reader = RangeReader(work, None)
+    work = SinkPartitionWork(kafka_settings, "sink", "parquet-sink", 0, {}, topic, 0, 0, True, 8, overrides)
+    reader = RangeReader(work, 0)
     values = [v.as_py() for batch in reader.batches() for v in batch.column("value")]
-    assert values == [b"v%d" % i for i in range(deleted, 8)]
+    assert values == [b"v%d" % i for i in read]
     assert (reader.position, reader.done) == (8, True)

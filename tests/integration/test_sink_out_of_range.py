@@ -1,10 +1,13 @@
-"""A sink whose committed offset the log does not hold, on the real broker and shared SparkSession.
+"""A sink whose committed offset the log does not hold, or whose group never committed one, on
+the real broker and shared SparkSession.
 
 Connect writes a KIP-875 alter as given (an offset past the partition's end included); the
 task's consumer then meets OFFSET_OUT_OF_RANGE and applies `auto.offset.reset`, `earliest` for
 sinks unless `consumer.override.auto.offset.reset` says otherwise (docs/runtime.md#offset-ranges).
 So the sink reads again from the log start, its files drop what they already hold, and every
-record ends up archived once; nothing is skipped.
+record ends up archived once; nothing is skipped. With no committed offset the consumer resets
+by the same policy: `latest` starts at the end, and that start is committed so the next batch
+(a fresh consumer) does not reset again to a later end.
 """
 
 from __future__ import annotations
@@ -120,3 +123,49 @@ def test_with_reset_policy_latest_the_reset_end_is_committed_and_later_records_a
     [later] = spark_executor.run_batch(works)
     assert (later.records, later.error) == (5, None), later.error
     assert archived(tmp_path) == Counter(range(10, 15))
+
+
+@pytest.mark.parametrize("before", [10, 0])
+def test_never_committed_with_latest_the_start_is_the_end_and_it_is_committed(
+    kafka_settings: KafkaSettings, reader_executor: SparkExecutor, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    before: int,
+) -> None:
+    """What was written before the first batch is not read; what came after is, by the next batch."""
+    topic, name = f"fresh-{uuid.uuid4().hex[:8]}", f"fresh-sink-{uuid.uuid4().hex[:6]}"
+    admin.create_topic(kafka_settings, topic, 1)
+    produce(kafka_settings, topic, range(before))
+    works = archiving(name, topic, tmp_path, **{"consumer.override.auto.offset.reset": "latest"})
+
+    with caplog.at_level(logging.INFO, logger="reconciler.runtime.sink_job"):
+        [first] = reader_executor.run_batch(works)
+    assert (first.records, first.error) == (0, None), first.error
+    assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): before}
+    assert [(r.levelno, r.getMessage()) for r in caplog.records if r.levelno >= logging.INFO] == [
+        (logging.INFO, f"sink connector {name}: no offset was ever committed for {topic}[0] (the partition holds "
+         f"offsets 0 to {before}); auto.offset.reset is latest: reading from offset {before}")
+    ]
+    produce(kafka_settings, topic, range(before, before + 5))
+    [second] = reader_executor.run_batch(works)
+    assert (second.records, second.error) == (5, None), second.error
+    assert archived(tmp_path) == Counter(range(before, before + 5))
+    assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): before + 5}
+
+
+def test_never_committed_with_reset_policy_none_the_task_fails_naming_the_partition(
+    kafka_settings: KafkaSettings, reader_executor: SparkExecutor, tmp_path: Path
+) -> None:
+    """Java's consumer raises NoOffsetForPartitionException ("Undefined offset with no reset policy")."""
+    topic, name = f"unset-{uuid.uuid4().hex[:8]}", f"unset-sink-{uuid.uuid4().hex[:6]}"
+    admin.create_topic(kafka_settings, topic, 1)
+    produce(kafka_settings, topic, range(10))
+    works = archiving(name, topic, tmp_path, **{"consumer.override.auto.offset.reset": "none"})
+
+    [outcome] = reader_executor.run_batch(works)
+
+    assert outcome.records == 0
+    assert outcome.error == (
+        "reconciler.runtime.sink_reset.NoOffsetForPartition: undefined offset with no reset policy for partition "
+        f"{topic}[0]: the group never committed an offset for it, and auto.offset.reset is none"
+    )
+    assert sink_group_offsets(kafka_settings, f"connect-{name}") == {}
+    assert archived(tmp_path) == Counter()

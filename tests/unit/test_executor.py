@@ -204,22 +204,6 @@ def test_to_arrow_keeps_every_message_offset_and_field(offsets: list[int]) -> No
     assert set(batch.column("partition").to_pylist()) == {3}
 
 
-@pytest.mark.parametrize(
-    ("reset", "expected"),
-    [("earliest", 0), ("smallest", 0), ("BEGINNING", 0), ("latest", "OFFSET_BEGINNING"), (None, "OFFSET_BEGINNING")],
-)
-def test_a_never_committed_range_starts_at_0_only_when_the_reset_policy_is_earliest(
-    reset: str | None, expected: object
-) -> None:
-    import confluent_kafka
-
-    from reconciler.runtime.sink_reader import _earliest
-
-    config = {} if reset is None else {"auto.offset.reset": reset}
-    wanted = getattr(confluent_kafka, expected) if isinstance(expected, str) else expected
-    assert _earliest(config) == wanted
-
-
 def test_a_sink_commit_says_how_far_a_record_free_tail_was_read() -> None:
     """Connect's offset (last delivered + 1) is committed; `scanned-to` only when offsets that
     hold no record (a transaction's commit marker) follow it, so the next batch skips them."""

@@ -1,5 +1,6 @@
-"""The rule for a sink's committed offset the log does not hold: Connect's consumer resets it
-with `auto.offset.reset` (earliest by default; `none` fails the task). docs/runtime.md#offset-ranges."""
+"""The rule for where a sink reads a partition from when its group never committed an offset for
+it, or committed one the log does not hold: Connect's consumer resets it with
+`auto.offset.reset` (earliest by default; `none` fails the task). docs/runtime.md#offset-ranges."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from reconciler.runtime.sink_reset import (
     EARLIEST,
     LATEST,
     NONE,
+    NoOffsetForPartition,
     OffsetOutOfRange,
     Reset,
     describe,
@@ -44,6 +46,20 @@ def test_outside_the_log_none_fails_naming_the_partition_the_offset_and_the_rang
     assert str(raised.value) == (
         f"committed offset {committed} of orders[1] is out of range: the partition holds offsets 100 to 2974 "
         "(log start to log end), and auto.offset.reset is none"
+    )
+
+
+def test_never_committed_earliest_reads_from_the_log_start_and_latest_from_the_readable_end() -> None:
+    assert sink_start(TP, None, BOUNDS, EARLIEST) == 100
+    assert sink_start(TP, None, BOUNDS, LATEST) == 2960
+
+
+def test_never_committed_none_fails_naming_the_partition_as_javas_no_offset_for_partition() -> None:
+    with pytest.raises(NoOffsetForPartition) as raised:
+        sink_start(TP, None, BOUNDS, NONE)
+    assert str(raised.value) == (
+        "undefined offset with no reset policy for partition orders[1]: the group never committed an offset "
+        "for it, and auto.offset.reset is none"
     )
 
 
@@ -85,6 +101,34 @@ def test_every_committed_partition_of_a_batch_gets_a_start_resets_and_failures_a
     assert set(failing.failures) == {("t", 1), ("t", 2)}
     assert failing.failures[("t", 2)].startswith(
         "reconciler.runtime.sink_reset.OffsetOutOfRange: committed offset 9 of t[2] is out of range"
+    )
+
+
+def test_a_never_committed_partition_starts_by_the_policy_and_only_latest_is_a_reset_to_commit() -> None:
+    """`earliest`: the next batch would start at the log start again, nothing to commit; `latest`:
+    it would reset to a later end, so the start is a reset (committed by `sink_job`)."""
+    bounds = {("t", 0): LogBounds(3, 10, 8), ("t", 1): LogBounds(0, 0, 0), ("t", 2): LogBounds(0, 5, 5)}
+    committed = {("t", 2): 4}
+    earliest = sink_starts(committed, bounds, EARLIEST)
+    assert earliest.offsets == {("t", 0): 3, ("t", 1): 0, ("t", 2): 4}
+    assert (earliest.resets, earliest.failures, earliest.uncommitted) == ([], {}, {("t", 0), ("t", 1)})
+    latest = sink_starts(committed, bounds, LATEST)
+    assert latest.offsets == {("t", 0): 8, ("t", 1): 0, ("t", 2): 4}
+    assert latest.resets == [Reset(("t", 0), None, 8, bounds[("t", 0)], LATEST), Reset(("t", 1), None, 0, bounds[("t", 1)], LATEST)]
+    assert (latest.failures, latest.uncommitted) == ({}, set())
+    strict = sink_starts(committed, bounds, NONE)
+    assert (strict.offsets, strict.resets, set(strict.failures)) == ({("t", 2): 4}, [], {("t", 0), ("t", 1)})
+    assert strict.failures[("t", 1)] == (
+        "reconciler.runtime.sink_reset.NoOffsetForPartition: undefined offset with no reset policy for partition "
+        "t[1]: the group never committed an offset for it, and auto.offset.reset is none"
+    )
+
+
+def test_a_first_start_by_the_policy_is_described_as_never_committed() -> None:
+    reset = Reset(TP, None, 2960, BOUNDS, LATEST)
+    assert describe("archive", reset) == (
+        "sink connector archive: no offset was ever committed for orders[1] (the partition holds offsets "
+        "100 to 2974); auto.offset.reset is latest: reading from offset 2960"
     )
 
 

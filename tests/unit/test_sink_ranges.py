@@ -1,0 +1,60 @@
+"""Where a sink batch's ranges start, on the driver (`sink_job.sink_ranges`, the reset commits)
+and in the task (`sink_range.task_start`): the start `sink_reset` decides, whichever reader
+reads the range (docs/runtime.md#offset-ranges)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from reconciler.kafka.io.consume import LogBounds
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.sink_job import _reset_commits, sink_ranges
+from reconciler.runtime.sink_range import SinkPartitionWork, task_start
+from reconciler.runtime.sink_reset import EARLIEST, LATEST, sink_starts
+from reconciler.runtime.tasks import TaskWork
+
+SETTINGS = KafkaSettings(bootstrap_servers="a:9092")
+WORKS = [TaskWork("archive", 0, "parquet-sink", "sink", {}, {}, 1)]
+# t[0]: 3..9 held, 8 readable; t[1]: empty; t[2]: committed 4 of 0..4
+BOUNDS = {("t", 0): LogBounds(3, 10, 8), ("t", 1): LogBounds(0, 0, 0), ("t", 2): LogBounds(0, 5, 5)}
+COMMITTED = {("t", 2): 4}
+PARTITIONS = {0: sorted(BOUNDS)}
+
+
+def test_never_committed_earliest_reads_from_the_log_start_and_commits_no_start() -> None:
+    starts = sink_starts(COMMITTED, BOUNDS, EARLIEST)
+    items = sink_ranges(SETTINGS, WORKS, PARTITIONS, BOUNDS, starts, {})
+    assert [(i.topic, i.partition, i.start, i.committed, i.end) for i in items] == [
+        ("t", 0, 3, False, 8), ("t", 2, 4, True, 5)
+    ]
+    assert _reset_commits(starts, items) == {}
+
+
+def test_never_committed_latest_reads_nothing_now_and_commits_the_end_it_started_at() -> None:
+    """Without the commit, the next batch's fresh consumer would reset to a later end and skip
+    what was written in between; the empty partition's 0 included."""
+    starts = sink_starts(COMMITTED, BOUNDS, LATEST)
+    items = sink_ranges(SETTINGS, WORKS, PARTITIONS, BOUNDS, starts, {})
+    assert [(i.topic, i.partition, i.start) for i in items] == [("t", 2, 4)]
+    assert _reset_commits(starts, items) == {("t", 0): (8, ""), ("t", 1): (0, "")}
+
+
+ITEM = SinkPartitionWork(SETTINGS, "archive", "parquet-sink", 0, {}, "t", 0, start=5, committed=True, end=9)
+
+
+@pytest.mark.parametrize(
+    ("committed", "held", "expected"),
+    [
+        (True, None, (5, 5)),
+        (False, None, (5, None)),  # never committed, `earliest`: nothing says the start was reached
+        (False, 7, (7, 7)),  # the task's files say so
+        (True, 2, (5, 5)),  # files behind the start (a rewind past them, or retention)
+        (True, 7, (7, 7)),
+    ],
+)
+def test_the_task_reads_from_the_larger_of_the_start_and_what_it_holds(
+    committed: bool, held: int | None, expected: tuple[int, int | None]
+) -> None:
+    assert task_start(replace(ITEM, committed=committed), held) == expected
