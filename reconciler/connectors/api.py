@@ -84,9 +84,11 @@ def valid_or_raise(read: tuple[_S, Sequence[ConfigProblem]]) -> _S:
 
 
 class OffsetsRefused(ConnectorError):
-    """Raised by `alter_offsets` to refuse an offsets request; the message is shown to the user.
+    """Raised by `validate_offsets` or `alter_offsets` to refuse an offsets request; the message
+    is shown to the user.
 
-    The Python counterpart of Connect's `UnsupportedOperationException` from `alterOffsets`.
+    The Python counterpart of what Connect's `alterOffsets` throws to refuse a request
+    (`UnsupportedOperationException`, or a `ConnectException` for offsets it cannot accept).
     """
 
 
@@ -200,13 +202,31 @@ class SourceConnector(Connector):
     kind: ClassVar[Literal["source", "sink"]] = "source"
     task_class: ClassVar[type[SourceTask]]
 
+    def validate_offsets(
+        self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
+    ) -> None:
+        """Raise `OffsetsRefused` for partitions or offsets the connector's tasks cannot read.
+
+        The checking half of Connect's `alterOffsets`, split off because a request is declared
+        long before it runs: `reconciler validate`, `plan` and `apply` call it on every alter
+        request (reporting a refusal at the entry's `file:line:col`, so nothing is written), and
+        the runtime calls it again just before `alter_offsets`. It must be pure and fast: no
+        files, network or Spark (the file the offset names may live on another machine).
+        `config` is valid (`validate` found no problem). A None offset (a tombstone) removes the
+        partition's offset; Connect's own connectors accept one for any partition, so that
+        garbage can be cleaned up. The default accepts everything.
+        """
+
     def alter_offsets(
         self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
     ) -> bool:
-        """Called before the framework writes altered (or, with all-None, reset) offsets.
+        """Called before the framework writes altered (or, with all-None, reset) offsets, once
+        `validate_offsets` accepted them; it may act on the external system.
 
-        Return True if the connector itself handled the change ("connector confirmed"),
-        False if only the framework-managed offsets change; raise `OffsetsRefused` to refuse.
+        Return True when the connector handled the change or validated it (Connect's guidance:
+        every override that does not refuse returns true; the outcome then says "altered
+        successfully"), False (the default) when it knows nothing of these offsets (the outcome
+        adds that offsets managed elsewhere must be changed there); raise `OffsetsRefused` to refuse.
         """
         return False
 
@@ -214,6 +234,12 @@ class SourceConnector(Connector):
 class SinkConnector(Connector):
     kind: ClassVar[Literal["source", "sink"]] = "sink"
     task_class: ClassVar[type[SinkTask]]
+
+    def validate_offsets(
+        self, config: ConnectorConfig, offsets: Mapping[TopicPartition, int | None]
+    ) -> None:
+        """As `SourceConnector.validate_offsets`. The offsets' shape (Kafka topic-partitions,
+        offsets >= 0) is checked before this is called, as Connect's `SinkUtils` checks it."""
 
     def alter_offsets(
         self, config: ConnectorConfig, offsets: Mapping[TopicPartition, int | None]

@@ -14,6 +14,7 @@ about 3 M records/s on one core of the reference machine.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import cycle, islice
@@ -151,31 +152,55 @@ class DatagenConnector(SourceConnector):
         settings = DatagenSettings.parse(config)
         return share_configs(config, max(1, min(max_tasks, settings.shards)))
 
+    def validate_offsets(
+        self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
+    ) -> None:
+        """Refuse what a task would never read: a partition other than `{"shard": S}` with S
+        one of the connector's stripes (it would be ignored), or an offset whose `position` is
+        not a count (it would be read as 0). A tombstone is accepted for any partition, as
+        Connect's FileStreamSourceConnector accepts one, so stray offsets can be removed. A
+        position past a stripe's end is accepted: the stripe is done, and a larger `count` extends it.
+        """
+        shards = DatagenSettings.parse(config).shards
+        for key, offset in offsets.items():
+            if offset is not None:
+                _check_partition(shards, partition_from_key(key))
+                _check_offset(offset)
+
     def alter_offsets(
         self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
     ) -> bool:
-        """Accept only well-formed stripe offsets; the framework stores them (returns False)."""
-        settings = DatagenSettings.parse(config)
-        for key, offset in offsets.items():
-            _check_offset(settings, key, offset)
-        return False
+        """Nothing outside the offsets topic to change; `validate_offsets` checked them, so
+        True, as Connect asks of a connector that validates its offsets."""
+        return True
 
 
-def _check_offset(settings: DatagenSettings, key: PartitionKey, offset: SourceOffset | None) -> None:
-    partition = partition_from_key(key)
-    shard = partition.get("shard")
-    if set(partition) != {"shard"} or not _is_int(shard) or not 0 <= shard < settings.shards:
+# Connect's words where it has them (FileStreamSourceConnector.alterOffsets), with datagen's keys.
+def _check_offset(offset: SourceOffset) -> None:
+    if "position" not in offset:
+        raise OffsetsRefused("Offset objects should either be null or contain the key 'position'")
+    position = offset["position"]
+    if not _is_int(position):
+        raise OffsetsRefused("The value for the 'position' key in the offset is expected to be a Long value")
+    if position < 0:
+        raise OffsetsRefused("The value for the 'position' key in the offset should be a non-negative value")
+
+
+def _check_partition(shards: int, partition: Mapping[str, object]) -> None:
+    if set(partition) != {"shard"}:
+        raise OffsetsRefused(f"Partition objects should contain the key 'shard' and no other; got {_json(partition)}")
+    shard = partition["shard"]
+    if not _is_int(shard):
+        raise OffsetsRefused("The value for the 'shard' key in the partition is expected to be an Integer value")
+    if not 0 <= shard < shards:
         raise OffsetsRefused(
-            f"datagen partitions look like {{\"shard\": S}} with 0 <= S < {settings.shards}; "
-            f"got {key}"
+            f"The value for the 'shard' key in the partition should be between 0 and {shards - 1} "
+            f"(the connector's shards is {shards}); got {shard}"
         )
-    if offset is None:
-        return
-    position = offset.get("position")
-    if set(offset) != {"position"} or not _is_int(position) or position < 0:
-        raise OffsetsRefused(
-            f'datagen offsets look like {{"position": N}} with N >= 0; got {dict(offset)} for {key}'
-        )
+
+
+def _json(value: Mapping[str, object]) -> str:
+    return json.dumps(dict(value), ensure_ascii=False)
 
 
 def _is_int(value: object) -> TypeGuard[int]:

@@ -26,7 +26,7 @@ import json
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TypeGuard
 
 from reconciler.connectors.api import (
@@ -262,34 +262,70 @@ class FileSourceConnector(SourceConnector):
         FileSourceSettings.parse(config)
         return share_configs(config, max(1, max_tasks))
 
+    def validate_offsets(
+        self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
+    ) -> None:
+        """Connect's FileStreamSourceConnector checks (a `position` that is a non-negative long;
+        tombstones for any partition, so stray offsets can be removed), made exact for what the
+        tasks read: a partition is `{"filename": F}` with F a path as the tasks list files
+        (relative to `path`, no hidden parts; anything else is never read), and `line`, when
+        given, a non-negative integer (it numbers the keys). Whether `position` starts a line is
+        checked when the request runs (`alter_offsets`): the file lives where the tasks run.
+        """
+        directory = FileSourceSettings.parse(config).path
+        for key, offset in offsets.items():
+            if offset is not None:
+                _check_partition(directory, partition_from_key(key))
+                _check_offset(offset)
+
     def alter_offsets(
         self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
     ) -> bool:
-        """Accept offsets that point at the start of a line; the framework stores them."""
-        settings = FileSourceSettings.parse(config)
+        """Refuse a position that is not the start of a line of its file (it would cut a line in
+        two); True, as Connect's FileStreamSourceConnector returns once it validated them."""
+        directory = Path(FileSourceSettings.parse(config).path)
         for key, offset in offsets.items():
-            _check_offset(Path(settings.path), key, offset)
-        return False
+            position = None if offset is None else offset.get("position")
+            filename = partition_from_key(key).get("filename")
+            if _is_int(position) and position > 0 and isinstance(filename, str):
+                if not _at_line_start(directory / filename, position):
+                    raise OffsetsRefused(
+                        f"position {position} in {filename} is not the start of a line (or is past its end)"
+                    )
+        return True
 
 
-def _check_offset(directory: Path, key: PartitionKey, offset: SourceOffset | None) -> None:
-    partition = partition_from_key(key)
-    filename = partition.get("filename")
-    if set(partition) != {"filename"} or not isinstance(filename, str) or not filename:
-        raise OffsetsRefused(f'file-source partitions look like {{"filename": "<name>"}}; got {key}')
-    if offset is None:
-        return
-    position, line = offset.get("position"), offset.get("line")
-    if set(offset) != {"position", "line"} or not _is_int(position) or not _is_int(line):
+# Connect's words where it has them (FileStreamSourceConnector.alterOffsets).
+def _check_partition(directory: str, partition: Mapping[str, object]) -> None:
+    if set(partition) != {"filename"}:
+        message = "Partition objects should contain the key 'filename' and no other"
+        raise OffsetsRefused(f"{message}; got {json.dumps(dict(partition), ensure_ascii=False)}")
+    filename = partition["filename"]
+    if not isinstance(filename, str) or not _listed_name(filename):
         raise OffsetsRefused(
-            f'file-source offsets look like {{"position": N, "line": L}}; got {dict(offset)} for {key}'
+            f"The value for the 'filename' key in the partition should be a file's path relative to the "
+            f"connector's 'path' ({directory}), as the tasks name files: no leading '/', no '.' or '..' "
+            f"parts, no hidden names; got {json.dumps(filename, ensure_ascii=False)}"
         )
-    if position < 0 or line < 0:
-        raise OffsetsRefused(f"file-source offsets must not be negative; got {dict(offset)} for {key}")
-    if position > 0 and not _at_line_start(directory / filename, position):
-        raise OffsetsRefused(
-            f"position {position} in {filename} is not the start of a line (or is past its end)"
-        )
+
+
+def _listed_name(filename: str) -> bool:
+    """Whether `list_files` can name a file so: its relative POSIX path, dot-names excluded."""
+    path = PurePosixPath(filename)
+    hidden = any(part.startswith(".") for part in path.parts)
+    return bool(filename) and not path.is_absolute() and path.as_posix() == filename and not hidden
+
+
+def _check_offset(offset: SourceOffset) -> None:
+    if "position" not in offset:
+        raise OffsetsRefused("Offset objects should either be null or contain the key 'position'")
+    position, line = offset["position"], offset.get("line", 0)
+    if not _is_int(position):
+        raise OffsetsRefused("The value for the 'position' key in the offset is expected to be a Long value")
+    if position < 0:
+        raise OffsetsRefused("The value for the 'position' key in the offset should be a non-negative value")
+    if not _is_int(line) or line < 0:
+        raise OffsetsRefused("The value for the 'line' key in the offset should be a non-negative Long value")
 
 
 def _at_line_start(path: Path, position: int) -> bool:

@@ -10,18 +10,25 @@ plugin here to check it with (`java_notes` says so).
 A value still holding a config provider's placeholder (`${file:…}`, `${vault:…}`: a Connect
 worker resolves those) cannot be judged here, so problems with that value are dropped (not
 with its key: an unknown key stays unknown whatever its value).
+
+An alter offsets request is then put to the plugin's `validate_offsets` hook (KIP-875's
+`alterOffsets` checks, docs/plugins.md#offsets-requests): each refused entry becomes a finding
+at `spec.offsets.offsets[i]`, so a request the connector's tasks would silently ignore is never
+written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reconciler.connectors.api import Connector, InvalidConnectorConfig
 from reconciler.connectors.checks import WHOLE_CONNECTOR, check_config
 from reconciler.connectors.configdef import ConfigProblem
+from reconciler.connectors.offsets_check import refusals
 from reconciler.connectors.registry import UnknownConnector, is_java_class_name, load_connector, python_spelling
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
-from reconciler.core.models import ConnectorManifest, DesiredConnector
+from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.manifests.findings import Finding, Path
 from reconciler.core.redact import PLACEHOLDER
@@ -32,6 +39,7 @@ _WHERE: dict[str, Path] = {
     "tasks.max": ("spec", "tasksMax"),
     "name": ("metadata", "name"),
 }
+_OFFSETS_HINT = "`reconciler offsets NAME` shows the partitions and offsets the connector has now"
 
 
 def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
@@ -48,7 +56,30 @@ def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
     except UnknownConnector as exc:
         return [Finding(("spec", "class"), exc.message, exc.hint)]
     props = connector_properties(DesiredConnector(manifest=manifest))
-    return [_finding(problem) for problem in check_config(class_name, plugin, props) if _judged(problem, props)]
+    found = [_finding(problem) for problem in check_config(class_name, plugin, props) if _judged(problem, props)]
+    request = manifest.spec.offsets
+    if found or request is None or request.action is not OffsetsAction.ALTER or not request.offsets:
+        return found  # a reset's partitions are known only when it runs (the hook sees them then)
+    return _offsets_findings(plugin, props, request.offsets)
+
+
+def _offsets_findings(cls: type[Connector], props: Properties, entries: list[OffsetEntry]) -> list[Finding]:
+    """The connector's refusals of an alter request (`validate_offsets`), each at its entry."""
+    here: Path = ("spec", "offsets", "offsets")
+    try:
+        refused = refusals(cls(), props, entries)
+    except InvalidConnectorConfig:
+        return []  # a value a Connect worker will still replace (`_judged`): the offsets cannot be judged
+    except Exception as exc:  # a plugin bug is reported, not raised: the other manifests still get checked
+        return [Finding(here, f"the plugin's validate_offsets() raised {type(exc).__name__}: {exc}")]
+    return [
+        Finding(
+            here if r.entry is None else (*here, r.entry),
+            f"the connector refuses {'the request' if r.entry is None else 'this entry'}: {r.message}",
+            _OFFSETS_HINT,
+        )
+        for r in refused
+    ]
 
 
 def java_notes(connectors: Sequence[DesiredConnector]) -> list[Diagnostic]:

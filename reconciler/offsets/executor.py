@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
+from reconciler.connectors.offsets_check import hook_offsets
 from reconciler.connectors.registry import UnknownConnector, load_connector
 from reconciler import failpoints
 from reconciler.core.live import ConnectTargetState, LiveConnector, RequestKind
@@ -42,8 +43,6 @@ from reconciler.offsets.model import (
     resume_point,
     sink_change,
     sink_offsets_from_body,
-    sink_targets,
-    source_hook_offsets,
     source_targets,
     success_message,
 )
@@ -205,9 +204,13 @@ class RequestExecution:
             return False
         offsets = self._hook_offsets(snapshot)
         try:
+            # `validate_offsets` first, again: `validate` asked it when the manifest was loaded,
+            # but `alter_offsets` may rely on it, and a reset's partitions are known only now.
             if isinstance(plugin, SinkConnector) and self.sink:
+                plugin.validate_offsets(self.config, offsets)
                 return bool(plugin.alter_offsets(self.config, offsets))
             if isinstance(plugin, SourceConnector) and not self.sink:
+                plugin.validate_offsets(self.config, offsets)
                 return bool(plugin.alter_offsets(self.config, offsets))
         except OffsetsRefused as exc:  # Connect's UnsupportedOperationException: a refusal
             raise Stop("refused", f"the connector refused the request: {exc.message}") from exc
@@ -221,13 +224,10 @@ class RequestExecution:
                     f"but the request was prepared for a {kind}")
 
     def _hook_offsets(self, snapshot: list[dict[str, Any]]) -> Mapping[Any, Any]:
-        alter = self.request.action is OffsetsAction.ALTER
+        if self.request.action is OffsetsAction.ALTER:
+            return hook_offsets(self.request.offsets or [], sink=self.sink)
         if self.sink:
-            if alter:
-                return sink_targets(self.request.offsets or [])
             return {tp: None for tp in sink_offsets_from_body(snapshot)}
-        if alter:
-            return source_hook_offsets(source_targets(self.request.offsets or []))
         return {partition_key(entry["partition"]): None for entry in snapshot if isinstance(entry.get("partition"), dict)}
 
     # --- alter / reset ----------------------------------------------------------------------------
@@ -254,7 +254,7 @@ class RequestExecution:
         if action is OffsetsAction.RESET:
             sink.delete_group(cluster, self.name, self.group, action)
             return
-        change = sink_change(sink_offsets_from_body(snapshot), sink_targets(self.request.offsets or []))
+        change = sink_change(sink_offsets_from_body(snapshot), hook_offsets(self.request.offsets or [], sink=True))
         if change.delete_group:
             sink.delete_group(cluster, self.name, self.group, action)
         sink.commit_offsets(cluster, self.name, self.group, change.commit, action)

@@ -25,11 +25,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reconciler.connectors.api import PartitionKey, SourceOffset, partition_key
 from reconciler.core.live import InstanceState, LiveConnector, LiveState, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
 from reconciler.core.offsets_rules import KAFKA_OFFSET, KAFKA_PARTITION, KAFKA_TOPIC
-from reconciler.core.offsets_rules import TopicPartition, parse_sink_offset, parse_sink_partition
+from reconciler.core.offsets_rules import TopicPartition, parse_sink_partition
 from reconciler.core.plan import OffsetsStepKind
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats import own_records as own
@@ -182,11 +181,6 @@ def tasks_gone(connector: LiveConnector) -> bool:
 # --- the request body ↔ maps ------------------------------------------------------------------------
 
 
-def sink_targets(entries: Sequence[OffsetEntry]) -> dict[TopicPartition, int | None]:
-    """A validated sink alter body as `{(topic, partition): offset or None}` (last entry wins)."""
-    return {parse_sink_partition(e.partition): parse_sink_offset(e.offset) for e in entries}
-
-
 def source_targets(entries: Sequence[OffsetEntry]) -> list[SourcePair]:
     """A validated source alter body as (partition, offset-or-None) pairs, last entry per partition."""
     by_identity: dict[Any, SourcePair] = {}
@@ -194,11 +188,6 @@ def source_targets(entries: Sequence[OffsetEntry]) -> list[SourcePair]:
         partition = dict(entry.partition)
         by_identity[partition_identity(partition)] = (partition, None if entry.offset is None else dict(entry.offset))
     return list(by_identity.values())
-
-
-def source_hook_offsets(pairs: Iterable[SourcePair]) -> dict[PartitionKey, SourceOffset | None]:
-    """What `SourceConnector.alter_offsets` is given (partitions keyed by canonical JSON)."""
-    return {partition_key(partition): offset for partition, offset in pairs}
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 
 import pytest
@@ -152,27 +153,53 @@ def test_offsets_are_positions_per_shard() -> None:
     assert ids_of(list(zip(batch.keys, batch.values, strict=True))) == [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 1, 5, 9, 13, 17]
 
 
+SINK_SHAPED = partition_key({"kafka_topic": "orders", "kafka_partition": 0})
+
+
 @pytest.mark.parametrize(
     ("offsets", "message"),
     [
-        ({'{"task":0}': {"position": 1}}, 'partitions look like {"shard": S} with 0 <= S < 16'),
-        ({'{"shard":16}': {"position": 1}}, "0 <= S < 16"),
-        ({'{"shard":true}': None}, "0 <= S < 16"),
-        ({'{"shard":1}': {"position": -1}}, 'offsets look like {"position": N} with N >= 0'),
-        ({'{"shard":1}': {"position": "3"}}, 'offsets look like {"position": N}'),
-        ({'{"shard":1}': {"position": 3, "x": 1}}, 'offsets look like {"position": N}'),
+        ({SINK_SHAPED: {"position": 1}}, "Partition objects should contain the key 'shard' and no other; "
+         'got {"kafka_partition": 0, "kafka_topic": "orders"}'),
+        ({'{"shard":1,"task":0}': {"position": 1}}, "should contain the key 'shard' and no other"),
+        ({'{"shard":16}': {"position": 1}}, "should be between 0 and 15 (the connector's shards is 16); got 16"),
+        ({'{"shard":-1}': {"position": 1}}, "should be between 0 and 15"),
+        ({'{"shard":true}': {"position": 1}}, "The value for the 'shard' key in the partition is expected to be an Integer"),
+        ({'{"shard":"1"}': {"position": 1}}, "expected to be an Integer value"),
+        ({'{"shard":1}': {"kafka_offset": 1}}, "Offset objects should either be null or contain the key 'position'"),
+        ({'{"shard":1}': {"position": -1}}, "The value for the 'position' key in the offset should be a non-negative value"),
+        ({'{"shard":1}': {"position": "3"}}, "The value for the 'position' key in the offset is expected to be a Long"),
+        ({'{"shard":1}': {"position": 3.0}}, "expected to be a Long value"),
     ],
 )
-def test_alter_offsets_refuses_malformed_offsets(
+def test_validate_offsets_refuses_what_no_task_would_read(
     offsets: Mapping[PartitionKey, SourceOffset | None], message: str
 ) -> None:
-    with pytest.raises(OffsetsRefused, match=message.replace("{", r"\{").replace("}", r"\}")):
-        DatagenConnector().alter_offsets(config(), offsets)
+    with pytest.raises(OffsetsRefused, match=re.escape(message)):
+        DatagenConnector().validate_offsets(config(), offsets)
 
 
-def test_alter_offsets_accepts_stripes_and_nulls_as_framework_managed() -> None:
-    offsets = {'{"shard":0}': {"position": 0}, '{"shard":15}': None}
-    assert DatagenConnector().alter_offsets(config(), offsets) is False
+def test_validate_offsets_uses_the_connectors_shard_count() -> None:
+    DatagenConnector().validate_offsets(config(shards="32"), {'{"shard":31}': {"position": 1}})
+    with pytest.raises(OffsetsRefused, match=re.escape("between 0 and 1 (the connector's shards is 2); got 2")):
+        DatagenConnector().validate_offsets(config(shards="2"), {'{"shard":2}': {"position": 1}})
+
+
+def test_validate_offsets_accepts_what_a_task_reads_and_any_tombstone() -> None:
+    offsets: dict[PartitionKey, SourceOffset | None] = {
+        '{"shard":0}': {"position": 0},
+        '{"shard":15}': {"position": 10**9},  # past the stripe's end: done (a larger count extends it)
+        '{"shard":3}': {"position": 3, "note": "x"},  # a task reads `position` alone
+        SINK_SHAPED: None,  # a tombstone removes any stray offset, as in Connect
+        '{"shard":99}': None,
+    }
+    DatagenConnector().validate_offsets(config(), offsets)
+    # Nothing outside the offsets topic to change: True, as Connect asks of a validating connector.
+    assert DatagenConnector().alter_offsets(config(), offsets) is True
+    # The extra key is really ignored: the stripe resumes at its position.
+    task = DatagenTask(DatagenConnector().task_configs(config(shards="2", count="10"), 1)[0])
+    committed: dict[PartitionKey, SourceOffset] = {'{"shard":1}': {"position": 3, "note": "x"}}
+    assert sorted(ids_of(run_to_end(task, committed, 100))) == [0, 2, 4, 6, 7, 8, 9]
 
 
 def test_one_task_makes_a_million_records_in_one_batch() -> None:

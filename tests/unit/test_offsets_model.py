@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from reconciler.connectors.offsets_check import hook_offsets
 from reconciler.core.diagnostics import Severity
 from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState, AppliedRequests
 from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction, OffsetsRequest
@@ -119,7 +120,7 @@ def test_request_bodies_parse_as_connect_does() -> None:
         OffsetEntry(partition={"kafka_topic": "t", "kafka_partition": 0}, offset=None),
         OffsetEntry(partition={"kafka_topic": "t", "kafka_partition": 1}, offset={"kafka_offset": 13}),
     ]
-    assert model.sink_targets(sink) == {("t", 1): 13, ("t", 0): None}  # the last entry wins
+    assert hook_offsets(sink, sink=True) == {("t", 1): 13, ("t", 0): None}  # the last entry wins
     source = [
         OffsetEntry(partition={"a": 1, "b": "x"}, offset={"pos": 1}),
         OffsetEntry(partition={"b": "x", "a": 1}, offset={"pos": 2}),  # same partition, other order
@@ -127,7 +128,8 @@ def test_request_bodies_parse_as_connect_does() -> None:
     ]
     pairs = model.source_targets(source)
     assert pairs == [({"b": "x", "a": 1}, {"pos": 2}), ({"a": 1.0, "b": "x"}, None)]
-    assert model.source_hook_offsets(pairs) == {'{"a":1,"b":"x"}': {"pos": 2}, '{"a":1.0,"b":"x"}': None}
+    # What the connector's hooks are given: the same pairs, keyed by canonical JSON.
+    assert hook_offsets(source, sink=False) == {'{"a":1,"b":"x"}': {"pos": 2}, '{"a":1.0,"b":"x"}': None}
 
 
 def test_sink_body_round_trip() -> None:
