@@ -1,11 +1,11 @@
 """Each manifest's config checked against its connector plugin, before anything is deployed.
 
-Runs on documents the models accept (so `spec.class` is a string and `spec.config` a mapping),
-on the config exactly as a Connect worker would store it (`core.normalize`). The plugin is
-found as the runtime finds it (registry: entry point or `module:Class`) and its problems
-become findings at `spec.config.<key>` (at the key itself when the key is the problem). A Java
-class name is left alone: a Java Connect worker sharing the topics runs it, and there is no
-plugin here to check it with (`java_notes` says so).
+Runs wherever `spec.class` is a string and `spec.config` a mapping (also in a document the
+models refuse for another part: `validate`), on the config exactly as a Connect worker would
+store it (`core.normalize`). The plugin is found as the runtime finds it (registry: entry
+point or `module:Class`) and its problems become findings at `spec.config.<key>` (at the key
+itself when the key is the problem). A Java class name is left alone: a Java Connect worker
+sharing the topics runs it, and there is no plugin here to check it with (`java_notes` says so).
 
 A value still holding a config provider's placeholder (`${file:…}`, `${vault:…}`: a Connect
 worker resolves those) cannot be judged here, so problems with that value are dropped (not
@@ -36,7 +36,17 @@ _WHERE: dict[str, Path] = {
 
 def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
     """What the connector's plugin (and Connect's own keys) find wrong with the manifest's config."""
-    class_name = manifest.spec.connector_class.strip()
+    props = connector_properties(DesiredConnector(manifest=manifest))
+    return config_findings(manifest.spec.connector_class, props)
+
+
+def config_findings(class_name: str, props: Properties) -> list[Finding]:
+    """What the plugin named `class_name` finds wrong with `props` (as a Connect worker stores them).
+
+    For a document the models refuse, too (read from its raw data): its config problems are
+    reported in the same run as its structural ones, not after they are fixed.
+    """
+    class_name = class_name.strip()
     if is_java_class_name(class_name):
         python = python_spelling(class_name)
         if python is None:
@@ -47,7 +57,6 @@ def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
         plugin = load_connector(class_name)
     except UnknownConnector as exc:
         return [Finding(("spec", "class"), exc.message, exc.hint)]
-    props = connector_properties(DesiredConnector(manifest=manifest))
     return [_finding(problem) for problem in check_config(class_name, plugin, props) if _judged(problem, props)]
 
 
