@@ -5,7 +5,7 @@ models refuse for another part: `validate`), on the config exactly as a Connect 
 store it (`core.normalize`). The plugin is found as the runtime finds it (registry: entry
 point or `module:Class`) and its problems become findings at `spec.config.<key>` (at the key
 itself when the key is the problem). A Java class name is left alone: a Java Connect worker
-sharing the topics runs it, and there is no plugin here to check it with (`java_notes` says so).
+sharing the topics runs it, and there is no plugin here to check it with (`java_note` says so).
 
 A value still holding a config provider's placeholder (`${file:…}`, `${vault:…}`: a Connect
 worker resolves those) cannot be judged here, so problems with that value are dropped (not
@@ -14,14 +14,12 @@ with its key: an unknown key stays unknown whatever its value).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from reconciler.connectors.checks import WHOLE_CONNECTOR, check_config
 from reconciler.connectors.configdef import ConfigProblem
 from reconciler.connectors.registry import UnknownConnector, is_java_class_name, load_connector, python_spelling
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
-from reconciler.core.models import ConnectorManifest, DesiredConnector
+from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.manifests.findings import Finding, Path
 from reconciler.core.redact import PLACEHOLDER
@@ -60,19 +58,19 @@ def config_findings(class_name: str, props: Properties) -> list[Finding]:
     return [_finding(problem) for problem in check_config(class_name, plugin, props) if _judged(problem, props)]
 
 
-def java_notes(connectors: Sequence[DesiredConnector]) -> list[Diagnostic]:
-    """An info line per connector whose class is a Java class: accepted unchecked, and why."""
-    return [
-        diagnostics.info(
-            f"`{c.spec.connector_class}` is a Java connector class: accepted without config checks "
-            "(a Java Connect worker sharing these topics runs it; no plugin here can check it)",
-            source=c.source,
-            field_path="spec.class",
-            connector=c.name,
-        )
-        for c in connectors
-        if is_java_class_name(c.spec.connector_class)
-    ]
+def java_note(connector: DesiredConnector, class_source: SourceRef) -> Diagnostic | None:
+    """An info line when the connector's class is a Java class: accepted unchecked, and why.
+
+    At `spec.class` itself (`class_source`), as every other diagnostic about a key."""
+    if not is_java_class_name(connector.spec.connector_class):
+        return None
+    return diagnostics.info(
+        f"`{connector.spec.connector_class}` is a Java connector class: accepted without config checks "
+        "(a Java Connect worker sharing these topics runs it; no plugin here can check it)",
+        source=class_source,
+        field_path="spec.class",
+        connector=connector.name,
+    )
 
 
 def _judged(problem: ConfigProblem, props: Properties) -> bool:

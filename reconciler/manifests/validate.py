@@ -146,6 +146,12 @@ def name_node(document: Document) -> Node:
     return node
 
 
+def class_node(document: Document) -> Node:
+    """Where `spec.class` is written (for the note on a Java class, `plugins.java_note`)."""
+    _, node, _ = locate(document.root, ("spec", "class"))
+    return node
+
+
 _NONE: frozenset[str] = frozenset()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from reconciler.core.diagnostics import Severity
 from reconciler.manifests import load_manifests
 
 HEAD = "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: c1\n"
@@ -143,6 +144,15 @@ def test_every_document_and_every_file_is_checked_in_one_load(tmp_path: Path) ->
         "b.yaml:8:12: spec.config.pth: unknown key: neither `file-source` nor Kafka Connect defines it"
         " (hint: did you mean `path`?)",
     ]
+
+
+def test_the_java_class_note_points_at_spec_class(tmp_path: Path) -> None:
+    file = tmp_path / "m.yaml"
+    file.write_text(HEAD + "  labels: {team: a}\nspec:\n  state: paused\n  class: com.example.LegacySinkConnector\n")
+    result = load_manifests([file], env={}, cache=False)
+    assert (result.diagnostics, [c.name for c in result.connectors]) == ([], ["c1"])
+    [note] = result.notes
+    assert (note.severity, str(note.source), note.field_path) == (Severity.INFO, f"{file}:8:10", "spec.class")
 
 
 def test_a_refused_documents_plugin_messages_quote_no_secret(tmp_path: Path) -> None:

@@ -192,7 +192,7 @@ def test_validate_valid_manifests_exits_zero() -> None:
     assert (done.returncode, done.stdout) == (0, "")
     # A Java connector class is accepted unchecked, and validate says so (info, not a warning).
     assert done.stderr.splitlines() == [
-        f"info: {VALID}/nested/stopped.yml:1:1: spec.class: `com.example.connect.LegacyExportSinkConnector` is a Java"
+        f"info: {VALID}/nested/stopped.yml:6:10: spec.class: `com.example.connect.LegacyExportSinkConnector` is a Java"
         " connector class: accepted without config checks (a Java Connect worker sharing these topics runs it; no"
         " plugin here can check it)",
         "5 connector(s) valid",
