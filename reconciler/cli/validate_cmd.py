@@ -41,10 +41,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.manifests.plugins import java_notes
-
     result = load_manifests(args.paths)
-    shown = sorted([*result.diagnostics, *java_notes(result.connectors)], key=_position)
+    shown = sorted([*result.diagnostics, *result.notes], key=_position)
     if args.format == "json":
         print(json.dumps([diagnostic_json(d) for d in shown], indent=2))
     else:

@@ -81,8 +81,12 @@ class Document:
     file: str
     root: Node
     data: object
-    # A reading problem (e.g. a duplicate key) was reported: still validated, never a connector.
-    flawed: bool = False
+    # Where reading problems (e.g. duplicate keys) were reported: still validated, never a connector.
+    flaws: tuple[Path, ...] = ()
+
+    @property
+    def flawed(self) -> bool:
+        return bool(self.flaws)
 
     @property
     def source(self) -> SourceRef:
@@ -102,10 +106,10 @@ def read_documents(text: str, file: str) -> Iterator[Document | Problem]:
                 continue  # an empty document (`---` with nothing after it)
             builder = _Builder()
             data = builder.build(root)
-            for problem, node in builder.problems:
-                yield _with_path(problem, node, root)
+            problems = [_with_path(problem, node, root) for problem, node in builder.problems]
+            yield from problems
             if not builder.unreadable:  # duplicate keys alone still leave well-defined data
-                yield Document(file, root, data, flawed=bool(builder.problems))
+                yield Document(file, root, data, flaws=tuple(problem.path for problem in problems))
     except yaml.MarkedYAMLError as exc:
         yield _syntax_problem(exc)
     except yaml.YAMLError as exc:  # ReaderError: control characters and the like

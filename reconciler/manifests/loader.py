@@ -32,6 +32,8 @@ class LoadResult:
     connectors: list[DesiredConnector]
     diagnostics: list[Diagnostic]
     files: list[str] = dataclasses.field(default_factory=list)  # every manifest file read, in order
+    # Info diagnostics, not problems (a Java class accepted unchecked), sorted as `diagnostics`.
+    notes: list[Diagnostic] = dataclasses.field(default_factory=list)
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -65,7 +67,8 @@ def load_manifests(
         connectors = _connectors(results, found)
     masking.remember_connectors(connectors)  # whatever prints later never shows their secrets
     found.sort(key=_position)
-    return LoadResult(connectors=connectors, diagnostics=found, files=files)
+    notes = sorted((note for result in results for note in result.notes), key=_position)
+    return LoadResult(connectors=connectors, diagnostics=found, files=files, notes=notes)
 
 
 def _connectors(results: list[FileResult], found: list[Diagnostic]) -> list[DesiredConnector]:

@@ -1,11 +1,11 @@
 """Each manifest's config checked against its connector plugin, before anything is deployed.
 
-Runs on documents the models accept (so `spec.class` is a string and `spec.config` a mapping),
-on the config exactly as a Connect worker would store it (`core.normalize`). The plugin is
-found as the runtime finds it (registry: entry point or `module:Class`) and its problems
-become findings at `spec.config.<key>` (at the key itself when the key is the problem). A Java
-class name is left alone: a Java Connect worker sharing the topics runs it, and there is no
-plugin here to check it with (`java_notes` says so).
+Runs wherever `spec.class` is a string and `spec.config` a mapping (also in a document the
+models refuse for another part: `validate`), on the config exactly as a Connect worker would
+store it (`core.normalize`). The plugin is found as the runtime finds it (registry: entry
+point or `module:Class`) and its problems become findings at `spec.config.<key>` (at the key
+itself when the key is the problem). A Java class name is left alone: a Java Connect worker
+sharing the topics runs it, and there is no plugin here to check it with (`java_note` says so).
 
 A value still holding a config provider's placeholder (`${file:…}`, `${vault:…}`: a Connect
 worker resolves those) cannot be judged here, so problems with that value are dropped (not
@@ -19,8 +19,6 @@ written.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from reconciler.connectors.api import Connector, InvalidConnectorConfig
 from reconciler.connectors.checks import WHOLE_CONNECTOR, check_config
 from reconciler.connectors.configdef import ConfigProblem
@@ -28,7 +26,7 @@ from reconciler.connectors.offsets_check import refusals
 from reconciler.connectors.registry import UnknownConnector, is_java_class_name, load_connector, python_spelling
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
-from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction
+from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction, SourceRef
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.manifests.findings import Finding, Path
 from reconciler.core.redact import PLACEHOLDER
@@ -42,9 +40,25 @@ _WHERE: dict[str, Path] = {
 _OFFSETS_HINT = "`reconciler offsets NAME` shows the partitions and offsets the connector has now"
 
 
-def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
-    """What the connector's plugin (and Connect's own keys) find wrong with the manifest's config."""
-    class_name = manifest.spec.connector_class.strip()
+def plugin_findings(manifest: ConnectorManifest, *, offsets: bool = True) -> list[Finding]:
+    """What the connector's plugin (and Connect's own keys) find wrong with the manifest's config,
+    and, with `offsets`, with the offsets its alter request sets."""
+    props = connector_properties(DesiredConnector(manifest=manifest))
+    request = manifest.spec.offsets
+    # A reset's partitions are known only when it runs (the hook sees them then).
+    alter = offsets and request is not None and request.action is OffsetsAction.ALTER
+    altered = request.offsets if alter and request is not None else None
+    return config_findings(manifest.spec.connector_class, props, altered)
+
+
+def config_findings(class_name: str, props: Properties, offsets: list[OffsetEntry] | None = None) -> list[Finding]:
+    """What the plugin named `class_name` finds wrong with `props` (as a Connect worker stores them),
+    and, when the config has no problem, with the `offsets` an alter request sets.
+
+    For a document the models refuse, too (read from its raw data): its config problems are
+    reported in the same run as its structural ones, not after they are fixed.
+    """
+    class_name = class_name.strip()
     if is_java_class_name(class_name):
         python = python_spelling(class_name)
         if python is None:
@@ -55,12 +69,10 @@ def plugin_findings(manifest: ConnectorManifest) -> list[Finding]:
         plugin = load_connector(class_name)
     except UnknownConnector as exc:
         return [Finding(("spec", "class"), exc.message, exc.hint)]
-    props = connector_properties(DesiredConnector(manifest=manifest))
     found = [_finding(problem) for problem in check_config(class_name, plugin, props) if _judged(problem, props)]
-    request = manifest.spec.offsets
-    if found or request is None or request.action is not OffsetsAction.ALTER or not request.offsets:
-        return found  # a reset's partitions are known only when it runs (the hook sees them then)
-    return _offsets_findings(plugin, props, request.offsets)
+    if found or not offsets:
+        return found
+    return _offsets_findings(plugin, props, offsets)
 
 
 def _offsets_findings(cls: type[Connector], props: Properties, entries: list[OffsetEntry]) -> list[Finding]:
@@ -82,19 +94,19 @@ def _offsets_findings(cls: type[Connector], props: Properties, entries: list[Off
     ]
 
 
-def java_notes(connectors: Sequence[DesiredConnector]) -> list[Diagnostic]:
-    """An info line per connector whose class is a Java class: accepted unchecked, and why."""
-    return [
-        diagnostics.info(
-            f"`{c.spec.connector_class}` is a Java connector class: accepted without config checks "
-            "(a Java Connect worker sharing these topics runs it; no plugin here can check it)",
-            source=c.source,
-            field_path="spec.class",
-            connector=c.name,
-        )
-        for c in connectors
-        if is_java_class_name(c.spec.connector_class)
-    ]
+def java_note(connector: DesiredConnector, class_source: SourceRef) -> Diagnostic | None:
+    """An info line when the connector's class is a Java class: accepted unchecked, and why.
+
+    At `spec.class` itself (`class_source`), as every other diagnostic about a key."""
+    if not is_java_class_name(connector.spec.connector_class):
+        return None
+    return diagnostics.info(
+        f"`{connector.spec.connector_class}` is a Java connector class: accepted without config checks "
+        "(a Java Connect worker sharing these topics runs it; no plugin here can check it)",
+        source=class_source,
+        field_path="spec.class",
+        connector=connector.name,
+    )
 
 
 def _judged(problem: ConfigProblem, props: Properties) -> bool:

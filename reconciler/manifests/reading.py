@@ -19,13 +19,14 @@ from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.manifests.documents import Problem, read_documents
 from reconciler.manifests.findings import format_path
-from reconciler.manifests.validate import clean_connector, connector_name, name_node, validate_document
+from reconciler.manifests.plugins import java_note
+from reconciler.manifests.validate import class_node, clean_connector, connector_name, name_node, validate_document
 
 # Where a name is declared: (file, line, column). Not the Document: that would keep every
 # document's node tree alive until the end of a load (memory, and a long final GC pass).
 Where = tuple[str, int, int]
 # A document of a file without problems, as the cache keeps it: its data, the line and column
-# where it starts, and those of its `metadata.name`.
+# where it starts, those of its `metadata.name`, and those of its `spec.class`.
 CachedDocument = Sequence[Any]
 
 
@@ -38,6 +39,8 @@ class FileResult:
     size: int = 0  # bytes read
     # The valid documents' data and positions, in order (for the cache, and for a worker to send).
     valid: list[CachedDocument] = dataclasses.field(default_factory=list)
+    # Info diagnostics about valid documents (a Java class accepted unchecked): not problems.
+    notes: list[Diagnostic] = dataclasses.field(default_factory=list)
 
     @property
     def documents(self) -> list[CachedDocument] | None:
@@ -92,7 +95,11 @@ def parse_file(file: str, raw: bytes | None, env: Mapping[str, str]) -> FileResu
             result.declared.append((name, where, None))
             continue
         result.declared.append((name, where, connector))
-        result.valid.append((item.data, connector.source.line, connector.source.column, where[1], where[2]))
+        class_mark = class_node(item).start_mark
+        source = connector.source
+        document = (item.data, source.line, source.column, *where[1:], class_mark.line + 1, class_mark.column + 1)
+        result.valid.append(document)
+        _note(result, file, document, connector)
     if not result.declared and not result.diagnostics:
         start = SourceRef(file=file, line=1, column=1)
         hint = "add a Connector manifest or delete the file"
@@ -113,11 +120,12 @@ def from_documents(
     result = FileResult([], [], digest_, size, list(documents))
     try:
         for document in documents:
-            _, _, _, name_line, name_column = document
+            _, _, _, name_line, name_column, _, _ = document
             connector = _connector(file, document, env)
             if connector is None:
                 return None
             result.declared.append((connector.name, (file, int(name_line), int(name_column)), connector))
+            _note(result, file, document, connector)
     except (TypeError, ValueError):  # a damaged cache entry (SourceRef rejects odd positions too)
         return None
     return result
@@ -149,6 +157,7 @@ def decode(payload: bytes, env: Mapping[str, str]) -> list[FileResult] | None:
                 if connector is None:
                     return None
                 result.valid.append(document)
+                _note(result, where[0], document, connector)
             result.declared.append((name, where, connector))
         results.append(result)
     return results
@@ -157,6 +166,13 @@ def decode(payload: bytes, env: Mapping[str, str]) -> list[FileResult] | None:
 def _connector(file: str, document: CachedDocument, env: Mapping[str, str]) -> DesiredConnector | None:
     """The connector a problem-free document's data gives (None if a check fails now)."""
     return clean_connector(document[0], SourceRef(file=file, line=document[1], column=document[2]), env)
+
+
+def _note(result: FileResult, file: str, document: CachedDocument, connector: DesiredConnector) -> None:
+    """The connector's note, if any, at its `spec.class` (kept with the document: no nodes needed)."""
+    note = java_note(connector, SourceRef(file=file, line=int(document[5]), column=int(document[6])))
+    if note is not None:
+        result.notes.append(note)
 
 
 def _decode(file: str, raw: bytes) -> tuple[str, Diagnostic | None]:

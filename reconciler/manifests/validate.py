@@ -1,8 +1,9 @@
 """One YAML document → a validated `DesiredConnector`, or diagnostics pointing into the file.
 
 Order of checks, most specific first (`findings.merge` keeps one finding per problem):
-placeholders, Connect's rules (`rules`), the JSON Schema, then pydantic; a document that
-passes them all is checked against its connector plugin last (`plugins`).
+placeholders, Connect's rules (`rules`), the JSON Schema, pydantic, then the connector's plugin
+(`plugins`). Every check runs on every document, so all of a document's problems are reported
+in one run: the plugin's too when another part of the document is wrong.
 
 Speed: pydantic (compiled) validates a small manifest in ~5 µs, jsonschema in ~200 µs. The
 models are at least as strict as the schema (strict ints and booleans; a test checks they agree
@@ -12,7 +13,7 @@ explain documents pydantic rejects. 10,000 manifests validate in well under a se
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -22,12 +23,12 @@ from reconciler.connectors.registry import plugin_kind
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
-from reconciler.core.normalize import config_value
+from reconciler.core.normalize import Properties, config_value
 from reconciler.core.redact import has_placeholder, scrub, secret_values
 from reconciler.manifests.documents import Document, locate, position
-from reconciler.manifests.findings import Finding, describe_type, format_path, merge
+from reconciler.manifests.findings import Finding, Path, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
-from reconciler.manifests.plugins import plugin_findings
+from reconciler.manifests.plugins import config_findings, plugin_findings
 from reconciler.manifests.rules import document_findings
 from reconciler.manifests.schema_errors import pydantic_findings, schema_findings
 
@@ -37,20 +38,77 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     if not isinstance(data, dict):
         return None, [_not_a_mapping(document)]
     data, placeholder_findings, interpolated = _resolve_placeholders(data, env)
-    rule_findings = document_findings(data)
+    stages = [placeholder_findings, document_findings(data)]
+    manifest: ConnectorManifest | None = None
     try:
         manifest = ConnectorManifest.model_validate(data)
     except ValidationError as exc:
-        stages = [placeholder_findings, rule_findings, schema_findings(data), pydantic_findings(exc.errors(), data)]
-        return None, _scrubbed(document_diagnostics(document, merge(stages)), data, interpolated)
-    if placeholder_findings or rule_findings:
-        return None, _scrubbed(document_diagnostics(document, merge([placeholder_findings, rule_findings])), data, interpolated)
-    # A flawed document (e.g. a duplicate key) is never a connector: which value its plugin
-    # would see is a guess, so the reading problem is reported alone.
-    found = [] if document.flawed else plugin_findings(manifest)
-    if found:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
-        return None, _scrubbed(document_diagnostics(document, merge([found])), data, interpolated)
+        stages += [schema_findings(data), pydantic_findings(exc.errors(), data)]
+    # The plugin's check runs whatever the other checks found (every problem in one run), last:
+    # where they found a problem at the same key, theirs is the one reported.
+    # The connector judges an alter request's offsets only once their shape passed the rules
+    # (`validate_offsets` receives maps it can read); a shape problem is reported alone.
+    offsets_ok = not any(finding.path[:2] == ("spec", "offsets") for stage in stages for finding in stage)
+    stages.append(_config_check(document, data, manifest, offsets_ok))
+    found = merge(stages)
+    if found or manifest is None:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
+        return None, _scrubbed(document_diagnostics(document, found), data, interpolated)
     return _desired(manifest, document.source, interpolated), []
+
+
+# What the config check reads (`core.normalize.connector_properties`).
+_CONFIG_INPUTS: tuple[Path, ...] = (("spec", "class"), ("spec", "config"), ("spec", "tasksMax"), ("metadata", "name"))
+
+
+def _config_check(
+    document: Document, data: dict[str, Any], manifest: ConnectorManifest | None, offsets_ok: bool
+) -> list[Finding]:
+    """The plugin's findings, when the parts of the document it reads can be read.
+
+    A reading problem (e.g. a duplicate key) in one of them leaves the value the plugin would
+    see a guess: the reading problem is reported alone. One elsewhere does not hide the config's
+    problems, nor does a part the models refuse (`tasksMax: two`): the check then reads the raw
+    data. A `spec.class` that is no string, or a `spec.config` that is no mapping, has its own
+    finding and leaves nothing to check.
+    """
+    if any(_overlaps(flaw, part) for flaw in document.flaws for part in _CONFIG_INPUTS):
+        return []
+    if manifest is not None:
+        return plugin_findings(manifest, offsets=offsets_ok)
+    read = _raw_properties(data)
+    return [] if read is None else config_findings(*read)
+
+
+def _overlaps(path: Sequence[str | int], part: Sequence[str | int]) -> bool:
+    """One path is the other's ancestor (or the same path)."""
+    shorter = min(len(path), len(part))
+    return tuple(path[:shorter]) == tuple(part[:shorter])
+
+
+def _raw_properties(data: dict[str, Any]) -> tuple[str, Properties] | None:
+    """(`spec.class`, the properties a Connect worker would store) of a document the models
+    refused, as `connector_properties` makes them; None unless `spec.class` is a string and
+    `spec.config` a mapping. A value that is no scalar is left out: the schema reports it."""
+    spec = data.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    class_name, config = spec.get("class"), spec.get("config", {})
+    if not isinstance(class_name, str) or not isinstance(config, dict):
+        return None
+    props: Properties = {str(key): _text(value) for key, value in config.items() if _is_scalar(value)}
+    metadata = data.get("metadata")
+    props["connector.class"] = class_name
+    props["tasks.max"] = _text(spec.get("tasksMax", 1))
+    props["name"] = _text(metadata.get("name") if isinstance(metadata, dict) else None)
+    return class_name, props
+
+
+def _is_scalar(value: object) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _text(value: object) -> str | None:
+    return config_value(value) if isinstance(value, str | int | float | bool) else None
 
 
 def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> DesiredConnector | None:
@@ -90,6 +148,12 @@ def connector_name(document: Document) -> str | None:
 def name_node(document: Document) -> Node:
     """Where `metadata.name` is written (for duplicate-name diagnostics)."""
     _, node, _ = locate(document.root, ("metadata", "name"))
+    return node
+
+
+def class_node(document: Document) -> Node:
+    """Where `spec.class` is written (for the note on a Java class, `plugins.java_note`)."""
+    _, node, _ = locate(document.root, ("spec", "class"))
     return node
 
 

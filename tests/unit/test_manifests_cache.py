@@ -63,6 +63,7 @@ def load(tree: Path, env: dict[str, str] = ENV) -> LoadResult:
 def assert_same(result: LoadResult, expected: LoadResult) -> None:
     assert result.connectors == expected.connectors
     assert result.diagnostics == expected.diagnostics
+    assert result.notes == expected.notes
 
 
 def test_unchanged_files_are_not_parsed_again(tree: Path, cache_dir: Path, parsed: list[str]) -> None:
@@ -78,6 +79,8 @@ def test_unchanged_files_are_not_parsed_again(tree: Path, cache_dir: Path, parse
     assert parsed == ["c.yaml"]  # the file with a problem is parsed for its positions
     assert_same(second, first)
     assert second.connectors[0].spec.config["password"] == "s3cret"
+    # The Java class notes of cached documents still point at their `spec.class`.
+    assert [f"{n.source}" for n in second.notes] == [f"{tree / f}:10" for f in ("a.yaml:6", "b.yaml:7", "b.yaml:14")]
 
 
 def test_the_cache_keeps_no_resolved_secret(tree: Path, cache_dir: Path) -> None:

@@ -76,6 +76,7 @@ def assert_same(result: LoadResult, expected: LoadResult) -> None:
     assert result.connectors == expected.connectors
     assert result.diagnostics == expected.diagnostics
     assert result.files == expected.files
+    assert result.notes == expected.notes
 
 
 def test_parallel_load_gives_the_serial_result(tree: Path, forks: list[int]) -> None:
@@ -86,6 +87,17 @@ def test_parallel_load_gives_the_serial_result(tree: Path, forks: list[int]) -> 
     assert any("i-last.yaml:11:9: metadata.name: duplicate connector name `dup`" in line for line in rendered)
     assert any("e-empty.yaml:1:1" in line for line in rendered)
     assert any("MISSING" in line for line in rendered)
+
+    # Each valid document's Java class note, at its `spec.class` (a worker sends no nodes).
+    notes = [(Path(n.source.file).name, n.source.line, n.source.column) for n in serial.notes if n.source]
+    assert notes == [  # the duplicate `dup` has one too: its class is not what is wrong with it
+        ("a-first.yaml", 6, 10),
+        ("b-two-docs.yaml", 6, 10),
+        ("b-two-docs.yaml", 13, 10),
+        ("g-valid.yaml", 6, 10),
+        ("i-last.yaml", 6, 10),
+        ("i-last.yaml", 13, 10),
+    ]
 
     parallel = load(tree, workers=3)
     assert len(forks) == 2  # the parent reads the first share itself

@@ -15,6 +15,9 @@ kind: Connector
 metadata:
   name: c1
 """
+# Every document's config is checked against its plugin, whatever else is wrong with it: the
+# cases below give datagen the keys it requires (after the lines they test, so positions hold).
+CONFIG = "  config: {topic: t, count: 1}\n"
 
 
 def problems(tmp_path: Path, text: str, env: dict[str, str] | None = None) -> list[str]:
@@ -49,62 +52,62 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "unknown field, misspelt",
-        HEAD + "spec:\n  class: datagen\n  tasksmax: 2\n",
+        HEAD + "spec:\n  class: datagen\n  tasksmax: 2\n" + CONFIG,
         ["7:3: spec.tasksmax: unknown field (hint: did you mean `tasksMax`?)"],
     ),
     (
         "unknown field, Connect's name for it",
-        HEAD + "spec:\n  class: datagen\n  tasks.max: 2\n",
+        HEAD + "spec:\n  class: datagen\n  tasks.max: 2\n" + CONFIG,
         ['7:3: spec["tasks.max"]: unknown field (hint: use `tasksMax` instead)'],
     ),
     (
         "unknown field, a connector setting outside config",
-        HEAD + "spec:\n  class: datagen\n  kafka.topic: t\n",
+        HEAD + "spec:\n  class: datagen\n  kafka.topic: t\n" + CONFIG,
         ['7:3: spec["kafka.topic"]: unknown field (hint: connector settings go under `spec.config`)'],
     ),
     (
         "unknown top-level field",
-        HEAD + "spec:\n  class: datagen\nconfig: {}\n",
-        ["7:1: config: unknown field (hint: connector settings go under `spec.config`)"],
+        HEAD + "spec:\n  class: datagen\n" + CONFIG + "config: {}\n",
+        ["8:1: config: unknown field (hint: connector settings go under `spec.config`)"],
     ),
     (
         "unknown field without a close match lists the allowed ones",
-        HEAD + "  colour: blue\nspec:\n  class: datagen\n",
+        HEAD + "  colour: blue\nspec:\n  class: datagen\n" + CONFIG,
         ["5:3: metadata.colour: unknown field (hint: allowed fields: labels, name)"],
     ),
     (
         "wrong type",
-        HEAD + "spec:\n  class: datagen\n  tasksMax: two\n",
+        HEAD + "spec:\n  class: datagen\n  tasksMax: two\n" + CONFIG,
         ["7:13: spec.tasksMax: expected an integer, got a string ('two')"],
     ),
     (
         "quoted number where an integer is expected",
-        HEAD + "spec:\n  class: datagen\n  tasksMax: '2'\n",
+        HEAD + "spec:\n  class: datagen\n  tasksMax: '2'\n" + CONFIG,
         ["7:13: spec.tasksMax: expected an integer, got a string ('2') (hint: remove the quotes)"],
     ),
     (
         "float where an integer is expected (pydantic is stricter than JSON Schema here)",
-        HEAD + "spec:\n  class: datagen\n  tasksMax: 2.5\n",
+        HEAD + "spec:\n  class: datagen\n  tasksMax: 2.5\n" + CONFIG,
         ["7:13: spec.tasksMax: expected an integer, got a number (2.5)"],
     ),
     (
         "number where a string is expected",
-        "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: 42\nspec:\n  class: datagen\n",
+        "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: 42\nspec:\n  class: datagen\n" + CONFIG,
         ["4:9: metadata.name: expected a string, got an integer (42) (hint: quote the value to make it a string)"],
     ),
     (
         "bad state value",
-        HEAD + "spec:\n  class: datagen\n  state: sleeping\n",
+        HEAD + "spec:\n  class: datagen\n  state: sleeping\n" + CONFIG,
         ["7:10: spec.state: invalid value 'sleeping' (hint: one of running, paused, stopped)"],
     ),
     (
         "state in Connect's upper case",
-        HEAD + "spec:\n  class: datagen\n  state: PAUSED\n",
+        HEAD + "spec:\n  class: datagen\n  state: PAUSED\n" + CONFIG,
         ["7:10: spec.state: invalid value 'PAUSED' (hint: did you mean `paused`? It is one of running, paused, stopped)"],
     ),
     (
         "tasksMax below 1",
-        HEAD + "spec:\n  class: datagen\n  tasksMax: 0\n",
+        HEAD + "spec:\n  class: datagen\n  tasksMax: 0\n" + CONFIG,
         ["7:13: spec.tasksMax: must be at least 1, got 0"],
     ),
     (
@@ -127,7 +130,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "restart without id",
-        HEAD + "spec:\n  class: datagen\n  restart: {includeTasks: true}\n",
+        HEAD + "spec:\n  class: datagen\n  restart: {includeTasks: true}\n" + CONFIG,
         [
             "7:3: spec.restart.id: required field is missing"
             " (hint: restart and offsets requests run once per `id`; give each new request a new id)"
@@ -135,7 +138,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "offsets without id",
-        HEAD + "spec:\n  class: datagen\n  offsets:\n    action: reset\n",
+        HEAD + "spec:\n  class: datagen\n  offsets:\n    action: reset\n" + CONFIG,
         [
             "7:3: spec.offsets.id: required field is missing"
             " (hint: restart and offsets requests run once per `id`; give each new request a new id)"
@@ -143,7 +146,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "request id with whitespace",
-        HEAD + "spec:\n  class: datagen\n  restart: {id: two words}\n",
+        HEAD + "spec:\n  class: datagen\n  restart: {id: two words}\n" + CONFIG,
         ["7:17: spec.restart.id: invalid request id 'two words': it must not contain whitespace"],
     ),
     (
@@ -153,12 +156,12 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "restart that is not a mapping",
-        HEAD + "spec:\n  class: datagen\n  restart: yes\n",
+        HEAD + "spec:\n  class: datagen\n  restart: yes\n" + CONFIG,
         ["7:12: spec.restart: expected a mapping or null, got a boolean (true)"],
     ),
     (
         "boolean as text",
-        HEAD + "spec:\n  class: datagen\n  restart: {id: r1, onlyFailed: 'true'}\n",
+        HEAD + "spec:\n  class: datagen\n  restart: {id: r1, onlyFailed: 'true'}\n" + CONFIG,
         [
             "7:33: spec.restart.onlyFailed: expected a boolean, got a string ('true')"
             " (hint: write true or false without quotes)"
@@ -166,7 +169,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "alter without offsets",
-        HEAD + "spec:\n  class: datagen\n  offsets: {id: o1, action: alter}\n",
+        HEAD + "spec:\n  class: datagen\n  offsets: {id: o1, action: alter}\n" + CONFIG,
         [
             "7:3: spec.offsets.offsets: Partitions / offsets need to be provided for an alter offsets request"
             " (hint: list the partitions to change)"
@@ -176,7 +179,8 @@ CASES: list[tuple[str, str, list[str]]] = [
         "reset with offsets",
         HEAD
         + "spec:\n  class: datagen\n  offsets:\n    id: o1\n    action: reset\n"
-        + "    offsets: [{partition: {f: a}, offset: null}]\n",
+        + "    offsets: [{partition: {f: a}, offset: null}]\n"
+        + CONFIG,
         [
             "10:14: spec.offsets.offsets: a reset request takes no `offsets` list (it resets every partition)"
             " (hint: use `action: alter` to set offsets)"
@@ -184,13 +188,14 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "bad offsets action",
-        HEAD + "spec:\n  class: datagen\n  offsets: {id: o1, action: rewind}\n",
+        HEAD + "spec:\n  class: datagen\n  offsets: {id: o1, action: rewind}\n" + CONFIG,
         ["7:29: spec.offsets.action: invalid value 'rewind' (hint: one of alter, reset)"],
     ),
     (
         "offsets entry without offset",
         HEAD + "spec:\n  class: datagen\n  offsets:\n    id: o1\n    action: alter\n    offsets:\n"
-        + "      - partition: {file: a}\n",
+        + "      - partition: {file: a}\n"
+        + CONFIG,
         [
             "11:9: spec.offsets.offsets[0].offset: required field is missing"
             " (hint: use `offset: null` to delete the partition's offset)"
@@ -198,7 +203,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "sink partition missing kafka_partition",
-        HEAD + "spec:\n  class: parquet-sink\n  config: {topics: t}\n  offsets:\n    id: o1\n    action: alter\n"
+        HEAD + "spec:\n  class: parquet-sink\n  config: {topics: t, path: /p}\n  offsets:\n    id: o1\n    action: alter\n"
         + "    offsets:\n      - partition: {kafka_topic: t}\n        offset: {kafka_offset: 1}\n",
         [
             "12:20: spec.offsets.offsets[0].partition: The partition for a sink connector offset must contain"
@@ -206,8 +211,8 @@ CASES: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
-        "sink offset not an integer (topics.regex makes it a sink too)",
-        HEAD + "spec:\n  class: parquet-sink\n  config: {topics.regex: t.*}\n  offsets:\n    id: o1\n"
+        "sink offset not an integer (topics.regex makes a Java class's connector a sink)",
+        HEAD + "spec:\n  class: com.example.Archiver\n  config: {topics.regex: t.*}\n  offsets:\n    id: o1\n"
         + "    action: alter\n    offsets:\n      - partition: {kafka_topic: t, kafka_partition: 0}\n"
         + "        offset: {kafka_offset: 1.5}\n",
         [
@@ -218,7 +223,8 @@ CASES: list[tuple[str, str, list[str]]] = [
     (
         "source partition with a nested map",
         HEAD + "spec:\n  class: file-source\n  offsets:\n    id: o1\n    action: alter\n    offsets:\n"
-        + "      - partition: {file: {path: a}}\n        offset: null\n",
+        + "      - partition: {file: {path: a}}\n        offset: null\n"
+        + "  config: {path: /a, topic: t}\n",
         [
             "11:27: spec.offsets.offsets[0].partition.file: Offsets may only contain primitive types as values,"
             " but field file contains MAP (hint: use a string, number, boolean or null)"
@@ -226,7 +232,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "bookkeeping keys in config point at each key",
-        HEAD + "spec:\n  class: datagen\n  config:\n    name: other\n    tasks.max: 3\n",
+        HEAD + "spec:\n  class: datagen\n  config:\n    name: other\n    tasks.max: 3\n    topic: t\n    count: 1\n",
         [
             "8:5: spec.config.name: `name` is derived from `metadata.name`; remove it from spec.config"
             " (hint: set `metadata.name` instead)",
@@ -236,7 +242,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "nested config value",
-        HEAD + "spec:\n  class: datagen\n  config:\n    a.b: [1, 2]\n",
+        HEAD + "spec:\n  class: datagen\n  config:\n    a.b: [1, 2]\n    topic: t\n    count: 1\n",
         [
             '8:10: spec.config["a.b"]: expected a string, a number, a boolean or null, got a list'
             " (hint: Connect configs are flat: write the value as one string, e.g. comma-separated)"
@@ -244,17 +250,17 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "wrong apiVersion",
-        "apiVersion: v1\nkind: Connector\nmetadata: {name: c1}\nspec: {class: datagen}\n",
+        "apiVersion: v1\nkind: Connector\nmetadata: {name: c1}\nspec: {class: datagen, config: {topic: t, count: 1}}\n",
         ["1:13: apiVersion: unsupported apiVersion 'v1' (hint: use `apiVersion: reconciler.io/v1`)"],
     ),
     (
         "wrong kind",
-        "apiVersion: reconciler.io/v1\nkind: KafkaConnector\nmetadata: {name: c1}\nspec: {class: datagen}\n",
+        "apiVersion: reconciler.io/v1\nkind: KafkaConnector\nmetadata: {name: c1}\nspec: {class: datagen, config: {topic: t, count: 1}}\n",
         ["2:7: kind: unsupported kind 'KafkaConnector' (hint: use `kind: Connector`)"],
     ),
     (
         "invalid connector name",
-        "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata: {name: a/b}\nspec: {class: datagen}\n",
+        "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata: {name: a/b}\nspec: {class: datagen, config: {topic: t, count: 1}}\n",
         [
             "3:18: metadata.name: invalid connector name 'a/b' (hint: use letters, digits, '.', '_' and '-',"
             " starting with a letter or digit, at most 249 characters)"
@@ -262,7 +268,7 @@ CASES: list[tuple[str, str, list[str]]] = [
     ),
     (
         "labels must be strings",
-        HEAD + "  labels: {tier: 1}\nspec:\n  class: datagen\n",
+        HEAD + "  labels: {tier: 1}\nspec:\n  class: datagen\n" + CONFIG,
         ["5:18: metadata.labels.tier: expected a string, got an integer (1) (hint: quote the value to make it a string)"],
     ),
     (
@@ -333,7 +339,7 @@ def test_rule(tmp_path: Path, text: str, expected: list[str]) -> None:
 
 
 def test_problems_in_several_documents_are_all_reported(tmp_path: Path) -> None:
-    text = HEAD + "spec: {class: datagen, tasksMax: 0}\n---\n" + HEAD.replace("c1", "c2") + "spec: {class: ''}\n"
+    text = HEAD + "spec: {class: datagen, tasksMax: 0, config: {topic: t, count: 1}}\n---\n" + HEAD.replace("c1", "c2") + "spec: {class: ''}\n"
     assert problems(tmp_path, text) == [
         "5:34: spec.tasksMax: must be at least 1, got 0",
         "11:15: spec.class: must not be empty",
@@ -341,7 +347,7 @@ def test_problems_in_several_documents_are_all_reported(tmp_path: Path) -> None:
 
 
 def test_documents_before_a_syntax_error_are_still_checked(tmp_path: Path) -> None:
-    text = HEAD + "spec: {class: datagen, tasksMax: 0}\n---\nkey: [unclosed\n"
+    text = HEAD + "spec: {class: datagen, tasksMax: 0, config: {topic: t, count: 1}}\n---\nkey: [unclosed\n"
     assert problems(tmp_path, text) == [
         "5:34: spec.tasksMax: must be at least 1, got 0",
         "8:1: YAML syntax error: did not find expected ',' or ']'"
@@ -350,7 +356,7 @@ def test_documents_before_a_syntax_error_are_still_checked(tmp_path: Path) -> No
 
 
 def test_missing_env_variable_points_at_the_value(tmp_path: Path) -> None:
-    text = HEAD + "spec:\n  class: datagen\n  config:\n    db.password: ${env:NOPE_PW}\n    b: x${env:NOPE_B}y\n"
+    text = HEAD + "spec:\n  class: datagen\n  config:\n    db.password: ${env:NOPE_PW}\n    b: x${env:NOPE_B}y\n    topic: t\n    count: 1\n"
     assert problems(tmp_path, text) == [
         '8:18: spec.config["db.password"]: environment variable `NOPE_PW` is not set'
         " (hint: export NOPE_PW=… before running the reconciler)",
@@ -359,7 +365,7 @@ def test_missing_env_variable_points_at_the_value(tmp_path: Path) -> None:
 
 
 def test_env_provider_with_a_path_is_refused(tmp_path: Path) -> None:
-    text = HEAD + "spec:\n  class: datagen\n  config:\n    pw: ${env:some/path:PW}\n"
+    text = HEAD + "spec:\n  class: datagen\n  config:\n    pw: ${env:some/path:PW}\n    topic: t\n    count: 1\n"
     assert problems(tmp_path, text, env={"PW": "x"}) == [
         "8:9: spec.config.pw: `${env:some/path:PW}`: the env provider takes no path (hint: write `${env:PW}`)"
     ]
@@ -381,12 +387,12 @@ def test_a_document_with_problems_yields_no_connector_but_others_do(tmp_path: Pa
     ],
 )
 def test_pydantic_only_problems_read_like_schema_ones(tmp_path: Path, spec: str, expected: str) -> None:
-    assert problems(tmp_path, HEAD + "spec:\n  class: datagen\n" + spec) == [expected]
+    assert problems(tmp_path, HEAD + "spec:\n  class: datagen\n" + spec + CONFIG) == [expected]
 
 
 def test_name_with_a_trailing_newline(tmp_path: Path) -> None:
     # Python's `$` matches before a final newline, so only the (Rust-regex) models catch this.
-    text = "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: |\n    abc\nspec: {class: datagen}\n"
+    text = "apiVersion: reconciler.io/v1\nkind: Connector\nmetadata:\n  name: |\n    abc\nspec: {class: datagen, config: {topic: t, count: 1}}\n"
     assert problems(tmp_path, text) == [
         "4:9: metadata.name: invalid connector name 'abc\\n' (hint: use letters, digits, '.', '_' and '-',"
         " starting with a letter or digit, at most 249 characters)"

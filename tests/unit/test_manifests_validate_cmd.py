@@ -24,9 +24,9 @@ EXPECTED = [
     "03-wrong-type.yaml:7:13: spec.tasksMax: expected an integer, got a string ('two')",
     "04-bad-state.yaml:7:10: spec.state: invalid value 'sleeping' (hint: one of running, paused, stopped)",
     "05-tasks-max-zero.yaml:7:13: spec.tasksMax: must be at least 1, got 0",
-    "06-restart-without-id.yaml:9:3: spec.restart.id: required field is missing"
+    "06-restart-without-id.yaml:10:3: spec.restart.id: required field is missing"
     " (hint: restart and offsets requests run once per `id`; give each new request a new id)",
-    "07-offsets-without-id.yaml:10:3: spec.offsets.id: required field is missing"
+    "07-offsets-without-id.yaml:11:3: spec.offsets.id: required field is missing"
     " (hint: restart and offsets requests run once per `id`; give each new request a new id)",
     "08-sink-partition-keys.yaml:16:20: spec.offsets.offsets[0].partition: The partition for a sink connector offset"
     " must contain the keys 'kafka_topic' and 'kafka_partition' (hint: e.g. {kafka_topic: orders, kafka_partition: 0})",
@@ -41,7 +41,7 @@ EXPECTED = [
     " primitive types as values, but field position contains MAP (hint: use a string, number, boolean or null)",
     "10-source-offsets-not-primitive.yaml:17:20: spec.offsets.offsets[1].partition: The partition for a source connector"
     " offset must not be empty (hint: a source partition names where data comes from, e.g. {filename: /data/in.txt})",
-    "11-alter-without-offsets.yaml:13:14: spec.offsets.offsets: Partitions / offsets need to be provided for an alter"
+    "11-alter-without-offsets.yaml:14:14: spec.offsets.offsets: Partitions / offsets need to be provided for an alter"
     " offsets request (hint: list the partitions to change)",
     '12-bookkeeping-keys.yaml:8:5: spec.config["connector.class"]: `connector.class` is derived from `spec.class`;'
     " remove it from spec.config (hint: set `spec.class` instead)",
@@ -98,6 +98,24 @@ EXPECTED = [
     " defines it (hint: did you mean `format`?)",
     '25-file-sink-typo-key.yaml:11:5: spec.config["flush.record"]: unknown key: neither `file-sink` nor Kafka'
     " Connect defines it (hint: did you mean `flush.records`?)",
+    # Structural problems and config problems of the same documents, in one run.
+    "26-structure-and-config.yaml:6:18: metadata.labels.team: expected a string, got an integer (7)"
+    " (hint: quote the value to make it a string)",
+    "26-structure-and-config.yaml:9:13: spec.tasksMax: expected an integer, got a string ('two')",
+    "26-structure-and-config.yaml:10:3: spec.config.topic: is required",
+    "26-structure-and-config.yaml:11:5: spec.config.topik: unknown key: neither `datagen` nor Kafka Connect"
+    " defines it (hint: did you mean `topic`?)",
+    "26-structure-and-config.yaml:12:12: spec.config.count: must be an integer; got 'abc'",
+    '26-structure-and-config.yaml:13:5: spec.config["tasks.max"]: `tasks.max` is derived from `spec.tasksMax`;'
+    " remove it from spec.config (hint: set `spec.tasksMax` instead)",
+    "26-structure-and-config.yaml:19:21: metadata.labels.team: duplicate key `team` (first defined on line 19)"
+    " (hint: remove one of them)",
+    "26-structure-and-config.yaml:25:5: spec.config.fromat: unknown key: neither `file-sink` nor Kafka Connect"
+    " defines it (hint: did you mean `format`?)",
+    "26-structure-and-config.yaml:32:10: spec.class: unknown connector class 'nosuch-connector' (hint: use a"
+    " registered name (datagen, file-sink, file-source, parquet-sink), a 'module:Class' path, or a Java class name"
+    " (run by a Java Connect worker))",
+    "26-structure-and-config.yaml:33:13: spec.tasksMax: must be at least 1, got 0",
 ]
 
 
@@ -136,7 +154,7 @@ def test_validate_lists_every_problem_with_its_position() -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert lines[:-1] == [f"{BROKEN}/{line}" for line in EXPECTED]
-    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 25 file(s)"
+    assert lines[-1] == f"error: {len(EXPECTED)} problem(s) in 26 file(s)"
     # Includes interpreter start-up; measured ~0.45 s on the 2-core dev machine.
     assert elapsed < 2.0, f"reconciler validate took {elapsed:.2f} s"
 
@@ -174,7 +192,7 @@ def test_validate_valid_manifests_exits_zero() -> None:
     assert (done.returncode, done.stdout) == (0, "")
     # A Java connector class is accepted unchecked, and validate says so (info, not a warning).
     assert done.stderr.splitlines() == [
-        f"info: {VALID}/nested/stopped.yml:1:1: spec.class: `com.example.connect.LegacyExportSinkConnector` is a Java"
+        f"info: {VALID}/nested/stopped.yml:6:10: spec.class: `com.example.connect.LegacyExportSinkConnector` is a Java"
         " connector class: accepted without config checks (a Java Connect worker sharing these topics runs it; no"
         " plugin here can check it)",
         "5 connector(s) valid",
