@@ -60,18 +60,27 @@ def _framework_problems(cls: type[Connector], config: ConnectorConfig) -> list[C
 
 
 def _sink_topics(config: ConnectorConfig) -> list[ConfigProblem]:
-    """Connect's `SinkConnectorConfig.validate`: exactly one of `topics` and `topics.regex`."""
+    """Connect's `SinkConnectorConfig.validate`: exactly one of `topics` and `topics.regex`, and
+    a dead letter queue topic that is not among the topics the sink consumes (its records would
+    come back to it)."""
     topics = (config.get("topics") or "").strip()
     pattern = (config.get("topics.regex") or "").strip()
+    dlq = (config.get("errors.deadletterqueue.topic.name") or "").strip()
     if topics and pattern:
         return [ConfigProblem("topics.regex", "cannot be set together with `topics`", "keep one of the two")]
     if not topics and not pattern:
         return [ConfigProblem("topics", "a sink connector must set `topics` or `topics.regex`")]
     if pattern:
         try:
-            re.compile(pattern)
+            compiled = re.compile(pattern)
         except re.error as exc:
             return [ConfigProblem("topics.regex", f"is not a valid regular expression: {exc}")]
+        if dlq and compiled.fullmatch(dlq):  # Java's Matcher.matches: the whole name
+            return [ConfigProblem("topics.regex", f"matches the dead letter queue topic {dlq!r}: "
+                                  "the sink would consume the records it sends there")]
+    elif dlq and dlq in (topic.strip() for topic in topics.split(",")):
+        return [ConfigProblem("topics", f"includes the dead letter queue topic {dlq!r}: "
+                              "the sink would consume the records it sends there")]
     return []
 
 

@@ -215,6 +215,15 @@ class _Crashing(SourceConnector):
         ({"topics.regex": "t(["}, [("topics.regex", "is not a valid regular expression: unterminated character set at position 2", None, False)]),
         # A plugin that declares no keys may take any, as in Connect (docs/compatibility.md).
         ({"topics": "t", "offsets.storage.topic": "o"}, []),
+        # Connect's SinkConnectorConfig: the dead letter queue is not a topic the sink consumes.
+        ({"topics": "a, dlq", "errors.deadletterqueue.topic.name": " dlq "},
+         [("topics", "includes the dead letter queue topic 'dlq': the sink would consume the records it sends there",
+           None, False)]),
+        ({"topics.regex": "orders.*", "errors.deadletterqueue.topic.name": "orders-dlq"},
+         [("topics.regex", "matches the dead letter queue topic 'orders-dlq': the sink would consume the records it "
+           "sends there", None, False)]),
+        ({"topics": "a,dlq2", "errors.deadletterqueue.topic.name": "dlq"}, []),
+        ({"topics.regex": "orders", "errors.deadletterqueue.topic.name": "orders-dlq"}, []),  # matches() is whole
     ],
 )
 def test_a_plugin_without_declared_keys(config: dict[str, str], expected: list[tuple[str, str, str | None, bool]]) -> None:
