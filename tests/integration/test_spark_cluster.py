@@ -2,10 +2,11 @@
 
 One cluster for the session (`spark_cluster`: a master and two 1-core workers, separate
 processes with their own work directories). The executors run the packed environment
-(`executor_env`, venv-pack, through `spark.archives`): confluent-kafka, pyarrow, numpy,
-pydantic, and no reconciler, so everything of this project they run was shipped by the driver,
-and so was the `module:Class` plugin. Each run is a `reconciler run --once` subprocess: its
-own driver, application and executors.
+(`executor_env`, venv-pack): confluent-kafka, pyarrow, numpy, pydantic, and no reconciler, so
+everything of this project they run was shipped by the driver, and so was the `module:Class`
+plugin. The README's recipe ships it through `spark.archives`; the lost-executor test names it
+unpacked on the nodes instead (`installed_args`), the other way clusters get it. Each run is a
+`reconciler run --once` subprocess: its own driver, application and executors.
 """
 
 from __future__ import annotations
@@ -62,11 +63,20 @@ def run_once(pipeline: Pipeline, *spark: str, env: dict[str, str] | None = None,
 
 def cluster_args(cluster: RunningCluster, executor_env: Path, *extra: str) -> list[str]:
     """The README's recipe: the packed environment as `spark.archives`, its Python for the workers."""
-    args = ["--spark-master", cluster.master_url, "--spark-timeout", "60",
-            "--spark-conf", f"spark.archives={executor_env}#environment",
-            "--spark-conf", "spark.pyspark.python=./environment/bin/python",
-            "--spark-conf", "spark.executor.memory=512m", "--spark-conf", "spark.driver.memory=512m"]
-    for item in extra:
+    shipped = [f"spark.archives={executor_env}#environment", "spark.pyspark.python=./environment/bin/python"]
+    return _args(cluster, *shipped, *extra)
+
+
+def installed_args(cluster: RunningCluster, executor_python: str, *extra: str) -> list[str]:
+    """The other way a cluster gets the dependencies: installed on every node, named by path.
+    For tests about something else than shipping: each application unpacks `spark.archives`
+    on each executor, 10-15 s of a cluster run here."""
+    return _args(cluster, f"spark.pyspark.python={executor_python}", *extra)
+
+
+def _args(cluster: RunningCluster, *conf: str) -> list[str]:
+    args = ["--spark-master", cluster.master_url, "--spark-timeout", "60"]
+    for item in ("spark.executor.memory=512m", "spark.driver.memory=512m", *conf):
         args += ["--spark-conf", item]
     return args
 
@@ -174,7 +184,7 @@ def test_executors_without_the_tasks_modules_are_named_one_by_one(
 
 
 def test_an_executor_lost_mid_batch_loses_and_repeats_nothing(
-    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_env: Path, tmp_path: Path
+    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_python: str, tmp_path: Path
 ) -> None:
     from test_run_support import create_topic
 
@@ -192,7 +202,7 @@ def test_an_executor_lost_mid_batch_loses_and_repeats_nothing(
     # Arrow batches of 200 records, so a range is written in several batches: a middle to pause in.
     reader = ["--sink-reader", "spark-kafka"]
     small = "spark.sql.execution.arrow.maxRecordsPerBatch=200"
-    first = _run_in_background(pipeline, [*cluster_args(spark_cluster, executor_env, small, *failpoint), *reader])
+    first = _run_in_background(pipeline, [*installed_args(spark_cluster, executor_python, small, *failpoint), *reader])
     killed = None
     try:
         marker = _wait_for(pauses / "sink.mid_write.paused", first)
@@ -207,7 +217,7 @@ def test_an_executor_lost_mid_batch_loses_and_repeats_nothing(
         if killed is not None:
             spark_cluster.restart_worker(killed)
     assert first.returncode == 0, output
-    second = run_once(pipeline, *cluster_args(spark_cluster, executor_env), *reader)
+    second = run_once(pipeline, *installed_args(spark_cluster, executor_python), *reader)
     assert second.code == 0, second.output
     assert parquet_keys(tmp_path / "out") == ids(2000)  # 0 rows lost, 0 duplicated
 
