@@ -23,6 +23,7 @@ from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskWork
 
 from recording import recorded  # tests/integration/plugins, on sys.path (conftest)
+from txn_support import committed_visible
 
 pytestmark = pytest.mark.spark
 
@@ -41,7 +42,8 @@ def sink_works(name: str, topic: str, path: Path) -> list[TaskWork]:
 
 def produce(settings: KafkaSettings, topic: str, ids: range, *, abort: bool = False) -> None:
     """One transaction of records: key = value = id, partition = id % 2, timestamp BASE + id,
-    headers on even ids (two, one repeated key), none on odd ones."""
+    headers on even ids (two, one repeated key), none on odd ones. Returns only once
+    read_committed readers see every transaction on the topic decided (`committed_visible`)."""
     producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "transactional.id": f"t-{uuid.uuid4()}"})
     producer.init_transactions(settings.timeout_s)
     producer.begin_transaction()
@@ -49,10 +51,9 @@ def produce(settings: KafkaSettings, topic: str, ids: range, *, abort: bool = Fa
         headers = [("h", b"%d" % i), ("h", None)] if i % 2 == 0 else None
         key = None if i % 5 == 0 else b"%d" % i
         producer.produce(topic, b"%d" % i, key, partition=i % 2, timestamp=BASE_MS + i, headers=headers)
-    if abort:
-        producer.abort_transaction(settings.timeout_s)
-    else:
-        producer.commit_transaction(settings.timeout_s)
+    producer.flush(settings.timeout_s)  # in the log before an abort (else librdkafka purges them)
+    (producer.abort_transaction if abort else producer.commit_transaction)(settings.timeout_s)
+    committed_visible(settings, topic)
 
 
 def test_the_test_session_has_sparks_kafka_data_source(spark_session: object) -> None:
