@@ -23,6 +23,7 @@ from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskWork
 
 from recording import recorded  # tests/integration/plugins, on sys.path (conftest)
+from txn_support import committed_visible
 
 pytestmark = pytest.mark.spark
 
@@ -39,9 +40,13 @@ def sink_works(name: str, topic: str, path: Path) -> list[TaskWork]:
     return [TaskWork(name, i, "recording:RecordingSink", "sink", config, tc, 2) for i, tc in enumerate(task_configs)]
 
 
-def produce(settings: KafkaSettings, topic: str, ids: range, *, abort: bool = False) -> None:
+def produce(
+    settings: KafkaSettings, topic: str, ids: range, *, abort: bool = False, decide: bool = True, wait: bool = True
+) -> Producer:
     """One transaction of records: key = value = id, partition = id % 2, timestamp BASE + id,
-    headers on even ids (two, one repeated key), none on odd ones."""
+    headers on even ids (two, one repeated key), none on odd ones. `decide`: committed (or
+    aborted), else left open (the records in the log); `wait`: return only once read_committed
+    readers see every transaction on the topic decided (`committed_visible`)."""
     producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "transactional.id": f"t-{uuid.uuid4()}"})
     producer.init_transactions(settings.timeout_s)
     producer.begin_transaction()
@@ -49,10 +54,12 @@ def produce(settings: KafkaSettings, topic: str, ids: range, *, abort: bool = Fa
         headers = [("h", b"%d" % i), ("h", None)] if i % 2 == 0 else None
         key = None if i % 5 == 0 else b"%d" % i
         producer.produce(topic, b"%d" % i, key, partition=i % 2, timestamp=BASE_MS + i, headers=headers)
-    if abort:
-        producer.abort_transaction(settings.timeout_s)
-    else:
-        producer.commit_transaction(settings.timeout_s)
+    producer.flush(settings.timeout_s)  # in the log before an abort (else librdkafka purges them)
+    if decide:
+        (producer.abort_transaction if abort else producer.commit_transaction)(settings.timeout_s)
+    if wait:
+        committed_visible(settings, topic)
+    return producer
 
 
 def test_the_test_session_has_sparks_kafka_data_source(spark_session: object) -> None:
@@ -95,6 +102,33 @@ def test_a_sink_gets_exactly_the_committed_records_with_connects_fields(
     last = {p: max(r["offset"] for r in rows if r["partition"] == p) for p in (0, 1)}
     # Java's commit: the last delivered record + 1 (the end would lie past the commit marker).
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, p): last[p] + 1 for p in (0, 1)}
+
+
+def test_a_batch_stops_before_an_undecided_transaction_and_the_next_reads_the_rest(
+    reader_executor: SparkExecutor, kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    """A transaction whose markers have not landed holds readers back as an open one does (the
+    window after commit_transaction returns, made as wide as the test needs): the batch reads
+    below it and commits no further than its last record + 1; once it is decided, the next
+    batch reads it and what was committed after it."""
+    topic, name = f"readers-{uuid.uuid4().hex[:8]}", f"rec-{uuid.uuid4().hex[:8]}"
+    admin.create_topic(kafka_settings, topic, 2)
+    produce(kafka_settings, topic, range(0, 20))  # per partition: offsets 0-9, marker 10
+    held = produce(kafka_settings, topic, range(100, 110), decide=False, wait=False)  # 11-15
+    produce(kafka_settings, topic, range(20, 30), wait=False)  # 16-20, marker 21: past the LSO
+    works = sink_works(name, topic, tmp_path / "out")
+
+    first = reader_executor.run_batch(works)
+    group = sink_group_offsets(kafka_settings, f"connect-{name}")
+    held.commit_transaction(kafka_settings.timeout_s)
+    committed_visible(kafka_settings, topic)
+    second = reader_executor.run_batch(works)
+
+    assert [o.error for o in first + second] == [None] * 4
+    assert (sum(o.records for o in first), group) == (20, {(topic, 0): 10, (topic, 1): 10})
+    assert sum(o.records for o in second) == 20
+    assert sorted(int(v) for v in recorded(tmp_path / "out").column("value").to_pylist()) == [*range(30), *range(100, 110)]
+    assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): 21, (topic, 1): 21}
 
 
 def test_spark_kafka_reader_refuses_a_session_without_the_data_source_rather_than_guess(
