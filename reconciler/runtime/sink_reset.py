@@ -3,7 +3,9 @@ puts it when the group never committed one or committed one the log does not hol
 
 A task's consumer with no committed offset for a partition resets it by the policy: `earliest`
 the log start, `latest` the log end at its isolation level, `none` raises
-`NoOffsetForPartitionException` and the task fails. Connect writes a KIP-875 alter into the sink's group as given, with no range check
+`NoOffsetForPartitionException` and the task fails.
+
+Connect writes a KIP-875 alter into the sink's group as given, with no range check
 (`Worker.alterSinkConnectorOffsets`); retention and DeleteRecords move a log's start past what
 a group committed. The task's consumer then fetches at an offset the partition does not hold,
 the broker answers OFFSET_OUT_OF_RANGE, and the consumer applies `auto.offset.reset`: Connect
