@@ -37,7 +37,6 @@ _WHERE: dict[str, Path] = {
     "tasks.max": ("spec", "tasksMax"),
     "name": ("metadata", "name"),
 }
-_OFFSETS_HINT = "`reconciler offsets NAME` shows the partitions and offsets the connector has now"
 
 
 def plugin_findings(manifest: ConnectorManifest, *, offsets: bool = True) -> list[Finding]:
@@ -88,7 +87,7 @@ def _offsets_findings(cls: type[Connector], props: Properties, entries: list[Off
         Finding(
             here if r.entry is None else (*here, r.entry),
             f"the connector refuses {'the request' if r.entry is None else 'this entry'}: {r.message}",
-            _OFFSETS_HINT,
+            f"`reconciler offsets {props.get('name') or 'NAME'}` shows the partitions and offsets the connector has now",
         )
         for r in refused
     ]
