@@ -144,6 +144,19 @@ def pending_note(connector: LiveConnector) -> str | None:
     )
 
 
+def unassigned_note(connectors: list[LiveConnector]) -> str | None:
+    """Once, when any connector reads UNASSIGNED: what it means here, where no worker runs between
+    batches (after `run --once`, or once a loop stopped), so a healthy pipeline is not taken for
+    a broken one."""
+    count = sum(1 for c in connectors if c.connector_status and c.connector_status.state is InstanceState.UNASSIGNED)
+    if not count:
+        return None
+    return (
+        f"{count} connector(s) UNASSIGNED: no `reconciler run`/`watch` holds them now (a stopping Connect "
+        "worker leaves its connectors the same); LAST BATCH says when their tasks last ran"
+    )
+
+
 def _task_rows(connector: LiveConnector) -> list[list[str]]:
     return [
         [str(task), status.state.value, status.worker_id or NO_STATUS, trace_summary(status.trace or "")]
@@ -180,6 +193,9 @@ def _print_notes(connectors: list[LiveConnector], *, details: bool) -> None:
     status = connectors[0].connector_status if details else None
     if status is not None and status.state is InstanceState.FAILED and status.trace:
         notes.insert(0, f"{connectors[0].name}: FAILED: {trace_summary(status.trace)}")
+    unassigned = unassigned_note(connectors)
+    if unassigned is not None:
+        notes.append(unassigned)
     if notes:
         print()
         for note in notes:
