@@ -10,7 +10,8 @@ does (docs/runtime.md#exactly-once-output): start, `open`, `write` the records a
 start (the larger of the range's start and what the task holds), `pre_commit(…, closing=True)`
 with the last delivered record + 1, stop. The batches are only re-shaped to `sink_schema()`
 with Arrow compute (timestamps to ms, the headers list), never turned into Python objects.
-A range that holds no record reaches no worker, and commits nothing.
+A range in which the data source finds no record reaches no worker; its commit stays where it
+was, marked as read to the range's end (`_nothing_read`).
 """
 
 from __future__ import annotations
