@@ -248,54 +248,6 @@ class SinkConnector(Connector):
         return False
 
 
-# --- config reading -------------------------------------------------------------------------
-
-
-class ConfigReader:
-    """Reads typed values from a string config, collecting every problem instead of stopping
-    at the first, so `validate` can report them all at once.
-    """
-
-    def __init__(self, config: ConnectorConfig) -> None:
-        self._config = config
-        self.problems: list[ConfigProblem] = []
-
-    def _raw(self, key: str) -> str | None:
-        value = self._config.get(key)
-        return None if value is None or not value.strip() else value.strip()
-
-    def string(self, key: str, default: str | None = None, choices: Sequence[str] = ()) -> str:
-        value = self._raw(key)
-        if value is None:
-            if default is None:
-                self.problems.append(ConfigProblem(key, "is required"))
-                return ""
-            return default
-        if choices and value not in choices:
-            allowed = ", ".join(choices)
-            self.problems.append(ConfigProblem(key, f"must be one of {allowed}; got {value!r}"))
-        return value
-
-    def integer(self, key: str, default: int | None = None, minimum: int | None = None) -> int:
-        text = self._raw(key)
-        if text is None:
-            if default is None:
-                self.problems.append(ConfigProblem(key, "is required (an integer)"))
-            return default if default is not None else 0
-        try:
-            value = int(text)
-        except ValueError:
-            self.problems.append(ConfigProblem(key, f"must be an integer; got {text!r}"))
-            return default if default is not None else 0
-        if minimum is not None and value < minimum:
-            self.problems.append(ConfigProblem(key, f"must be at least {minimum}; got {value}"))
-        return value
-
-    def raise_problems(self) -> None:
-        if self.problems:
-            raise InvalidConnectorConfig(self.problems)
-
-
 def plain_task_config(config: ConnectorConfig, **extra: str) -> TaskConfig:
     """A task config: the connector config without null values, plus `extra`."""
     task = {key: value for key, value in config.items() if value is not None}

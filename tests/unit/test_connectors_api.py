@@ -11,7 +11,6 @@ import pytest
 
 from reconciler.connectors.api import (
     ConfigProblem,
-    ConfigReader,
     ConnectorConfig,
     InvalidConnectorConfig,
     OffsetsRefused,
@@ -115,27 +114,6 @@ def test_records_to_batch_has_the_sink_schema() -> None:
 
 
 # --- config reading -------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("config", "expected"),
-    [
-        ({}, [ConfigProblem("name", "is required"), ConfigProblem("n", "is required (an integer)")]),
-        ({"name": "  ", "n": "7"}, [ConfigProblem("name", "is required")]),
-        ({"name": "x", "n": "seven"}, [ConfigProblem("n", "must be an integer; got 'seven'")]),
-        ({"name": "x", "n": "-1"}, [ConfigProblem("n", "must be at least 0; got -1")]),
-        ({"name": "x", "n": " 3 ", "mode": "fast"}, [ConfigProblem("mode", "must be one of a, b; got 'fast'")]),
-        ({"name": "x", "n": "3", "mode": None}, []),
-    ],
-)
-def test_config_reader_collects_every_problem(
-    config: dict[str, str | None], expected: list[ConfigProblem]
-) -> None:
-    reader = ConfigReader(config)
-    reader.string("name")
-    reader.integer("n", minimum=0)
-    reader.string("mode", "a", choices=("a", "b"))
-    assert reader.problems == expected
 
 
 def test_invalid_config_error_names_every_key() -> None:
