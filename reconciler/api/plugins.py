@@ -23,6 +23,7 @@ from typing import Any
 from reconciler.connectors.configdef import ConfigDef, ConfigKey, Type, Value
 from reconciler.connectors.registry import ENTRY_POINT_GROUP, load_connector, plugin_version
 from reconciler.core.live import UNDEFINED_VERSION
+from reconciler.core.normalize import config_value
 from reconciler.render.connect_rest import shown_config
 from reconciler.errors import ReconcilerError
 
@@ -76,14 +77,8 @@ def config_from_body(body: object) -> dict[str, str | None]:
     for key, value in body.items():
         if isinstance(value, (dict, list)):
             raise BadRequest(f"the value of {key!r} must be a string, not a JSON {type(value).__name__}")
-        config[key] = None if value is None else _java_string(value)
+        config[key] = config_value(value)
     return config
-
-
-def _java_string(value: object) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def validate(plugin: str, config: dict[str, str | None]) -> Body:
@@ -189,14 +184,8 @@ def _value_text(key: ConfigKey, given: str | None, shown: str | None) -> str | N
 
 
 def _java_text(value: Value) -> str | None:
-    """`ConfigDef.convertToString`: a list comma-joined, a boolean in lower case."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return ",".join(value)
-    return str(value)
+    """`ConfigDef.convertToString`: a list comma-joined, a scalar as Connect stores it."""
+    return ",".join(value) if isinstance(value, list) else config_value(value)
 
 
 def _info(definition: Body | None, key: str, value: str | None, messages: list[str]) -> Body:
