@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.app.tick import TickReport
 from reconciler.core.plan import ActionKind
 from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.io.groups import sink_group_offsets
@@ -47,11 +48,23 @@ def declare(pipeline: Pipeline, out: Path, *, sink: dict[str, Any] | None = None
 
 
 def drain(pipeline: Pipeline, out: Path, max_ticks: int = 8) -> None:
+    reports = []
     for _ in range(max_ticks):
         if sum(parquet_keys(out).values()) >= COUNT:
             break
-        pipeline.tick()
-    assert parquet_keys(out) == ids(COUNT)
+        reports.append(pipeline.tick())
+    assert parquet_keys(out) == ids(COUNT), tasks_by_tick(reports)
+
+
+def tasks_by_tick(reports: list[TickReport]) -> str:
+    """Each tick's tasks as (connector, task, state, records moved, trace): what a failed drain shows."""
+    return "\n".join(
+        f"tick {n}: " + "; ".join(
+            f"{c.name}/{t.task} {t.state and t.state.value} ran={t.ran} moved={t.records} {t.trace or ''}".strip()
+            for c in report.connectors for t in c.tasks
+        )
+        for n, report in enumerate(reports, 1)
+    )
 
 
 def files(out: Path, topic: str, partition: int) -> list[tuple[int, int]]:
