@@ -151,6 +151,7 @@ def run_sink(
     summaries += _failed_starts(works, partitions, starts.failures)
     ran = time.monotonic()
     to_commit = _new_commits(summaries, commits) | _reset_commits(starts, items)
+    to_commit |= _untouched_commits(partitions, starts, to_commit, summaries)
     groups.commit_offsets(settings, group, to_commit)
     lags = {(i.topic, i.partition): i.end - i.start for i in items}
     LOG.debug(
@@ -179,6 +180,27 @@ def _reset_commits(starts: Starts, items: Sequence[SinkPartitionWork]) -> Commit
     position, would, rather than reset again from wherever the log then ends."""
     scheduled = {(item.topic, item.partition) for item in items}
     return {reset.tp: (reset.start, "") for reset in starts.resets if reset.tp not in scheduled}
+
+
+def _untouched_commits(
+    partitions: Mapping[int, Sequence[TopicPartition]],
+    starts: Starts,
+    to_commit: Commits,
+    summaries: Sequence[SinkPartitionResult],
+) -> Commits:
+    """The never-committed partitions of each task that commits anything, at the log start its
+    consumer was reset to. Java's `WorkerSinkTask` commits every partition assigned to the task
+    whenever it commits one (its map starts from each partition's position at assignment), so
+    the group then lists them all, as `GET /connectors/{name}/offsets` shows; alone, an untouched
+    partition is not committed ("no change since last commit"). A failed task commits nothing more."""
+    failed = {s.task_id for s in summaries if s.error is not None}
+    return {
+        tp: (starts.offsets[tp], "")
+        for task, assigned in partitions.items()
+        if task not in failed and any(tp in to_commit for tp in assigned)
+        for tp in assigned
+        if tp in starts.uncommitted and tp not in to_commit
+    }
 
 
 def _run_ranges(

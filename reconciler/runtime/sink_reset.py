@@ -103,7 +103,8 @@ def sink_starts(
     committed partition outside the batch is left as it is.
 
     A never-committed partition read from the log start (EARLIEST) is not a reset: the next
-    batch's fresh consumer would start there again, so there is nothing to commit for it. One
+    batch's fresh consumer would start there again, so it needs no commit of its own (it is
+    committed with its task's other partitions, as Java's task does: `sink_job`). One
     read from the end (LATEST) is: the next batch would reset to a later end and skip what came
     in between, so its start is committed as an out-of-range reset's is."""
     starts = Starts({}, [], {})

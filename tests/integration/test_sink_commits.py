@@ -1,9 +1,13 @@
-"""Sink commits as Java's `WorkerSinkTask` makes them, on a transactional topic.
+"""Sink commits as Java's `WorkerSinkTask` makes them: on a transactional topic, and for a
+task's partitions that held nothing to read.
 
 A transactional topic holds a commit marker after each transaction, so its end offset lies past
 the last record. Java commits the last delivered record's offset + 1; so do we, and a user who
 rewinds the group "by 10" gets 10 records back. The Java worker's own FileStreamSinkConnector,
 run on the same topic, commits the same offset.
+
+A task that commits any partition commits every partition it holds, the ones it read nothing
+from at their log start; Java's worker, on the same topic, lists the same offsets.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from typing import Any
 
 
 from reconciler.devtools.connect import RunningConnect
-from reconciler.kafka.io.admin import ensure_topics
+from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.io.consume import end_offsets
 from reconciler.kafka.io.groups import sink_group_commits, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
@@ -128,5 +132,45 @@ def test_java_commits_the_same_offset_on_a_transactional_topic(
         time.sleep(0.2)
     assert body == expected
     assert sink_group_offsets(settings, f"connect-{ours}") == {(topic, 0): TRANSACTIONS * (PER_TRANSACTION + 1) - 1}
+    status, _ = java_connect.rest("DELETE", f"/connectors/{theirs}")
+    assert status == 204
+
+
+def test_java_and_we_commit_each_partition_of_a_task_that_commits_one(
+    kafka: Any, java_connect: RunningConnect, spark_executor: SparkExecutor, tmp_path: Path
+) -> None:
+    """Records in partition 0 of three: Java's task commits all three partitions it holds (each
+    at its position, the empty ones at their log start), so its GET offsets lists three; our
+    group lists the same three, at the same offsets."""
+    from confluent_kafka import Producer
+
+    settings = kafka.settings(java_connect.group_id)
+    topic = f"three-{uuid.uuid4().hex[:8]}"
+    create_topic(settings, topic, 3)
+    producer = Producer({"bootstrap.servers": settings.bootstrap_servers})
+    for i in range(5):
+        producer.produce(topic, b"line %d" % i, partition=0)
+    assert producer.flush(settings.timeout_s) == 0
+    ours, theirs = f"ours-{topic}", f"java-{topic}"
+    config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
+              "topics": topic, "file": str(tmp_path / "out.txt")}
+    status, _ = java_connect.rest("PUT", f"/connectors/{theirs}/config", config)
+    assert status == 201
+    [outcome] = spark_executor.run_batch(keeping_sink(ours, topic))
+    assert (outcome.records, outcome.error) == (5, None), outcome.error
+    expected = {(topic, 0): 5, (topic, 1): 0, (topic, 2): 0}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        _, body = java_connect.rest("GET", f"/connectors/{theirs}/offsets")
+        java = {(o["partition"]["kafka_topic"], o["partition"]["kafka_partition"]): o["offset"]["kafka_offset"]
+                for o in body["offsets"]}
+        if java == expected:
+            break
+        time.sleep(0.2)
+    assert java == expected
+    assert sink_group_offsets(settings, f"connect-{ours}") == expected
+    [again] = spark_executor.run_batch(keeping_sink(ours, topic))  # nothing new: nothing changes
+    assert (again.records, again.error) == (0, None)
+    assert sink_group_offsets(settings, f"connect-{ours}") == expected
     status, _ = java_connect.rest("DELETE", f"/connectors/{theirs}")
     assert status == 204

@@ -1,5 +1,5 @@
-"""Where a sink batch's ranges start, on the driver (`sink_job.sink_ranges`, the reset commits)
-and in the task (`sink_range.task_start`): the start `sink_reset` decides, whichever reader
+"""Where a sink batch's ranges start, on the driver (`sink_job.sink_ranges`, the reset commits,
+the commits of a task's untouched partitions) and in the task (`sink_range.task_start`): the start `sink_reset` decides, whichever reader
 reads the range (docs/runtime.md#offset-ranges)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from reconciler.kafka.io.consume import LogBounds
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.sink_job import _reset_commits, sink_ranges
-from reconciler.runtime.sink_range import SinkPartitionWork, task_start
+from reconciler.runtime.sink_job import _reset_commits, _untouched_commits, sink_ranges
+from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, task_start
 from reconciler.runtime.sink_reset import EARLIEST, LATEST, sink_starts
 from reconciler.runtime.tasks import TaskWork
 
@@ -39,6 +39,19 @@ def test_never_committed_latest_reads_nothing_now_and_commits_the_end_it_started
     items = sink_ranges(SETTINGS, WORKS, PARTITIONS, BOUNDS, starts, {})
     assert [(i.topic, i.partition, i.start) for i in items] == [("t", 2, 4)]
     assert _reset_commits(starts, items) == {("t", 0): (8, ""), ("t", 1): (0, "")}
+
+
+def test_a_task_that_commits_one_partition_commits_its_never_committed_ones_at_their_start() -> None:
+    """As Java's task commits every partition it holds. Task 0 reads t[0] and holds t[1] and t[3]
+    (never committed, nothing to read); task 1 reads t[2], all it holds; task 2 reads nothing."""
+    bounds = {**BOUNDS, ("t", 3): LogBounds(2, 2, 2), ("t", 4): LogBounds(0, 0, 0)}
+    starts = sink_starts(COMMITTED, bounds, EARLIEST)
+    partitions = {0: [("t", 0), ("t", 1), ("t", 3)], 1: [("t", 2)], 2: [("t", 4)]}
+    read = {("t", 0): (8, ""), ("t", 2): (5, "")}
+    assert _untouched_commits(partitions, starts, read, []) == {("t", 1): (0, ""), ("t", 3): (2, "")}
+    failed = [SinkPartitionResult(0, "t", 0, 0, None, "Traceback …")]
+    assert _untouched_commits(partitions, starts, read, failed) == {}  # a failed task: nothing more
+    assert _untouched_commits(partitions, starts, {}, []) == {}  # nothing moved: no commit at all
 
 
 ITEM = SinkPartitionWork(SETTINGS, "archive", "parquet-sink", 0, {}, "t", 0, start=5, committed=True, end=9)
