@@ -171,11 +171,12 @@ class SparkExecutor:
 
     def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | None, str | None]:
         """The committed source offsets, or why the source tasks cannot run in this batch."""
+        from reconciler.errors import BrokerUnreachable
         from reconciler.runtime.source_job import OpenTransaction, source_offsets
 
         try:
             return source_offsets(self.settings, works), None
-        except OpenTransaction as exc:
+        except (OpenTransaction, BrokerUnreachable) as exc:
             LOG.warning("source tasks wait for the next batch: %s", exc.message)
             return None, None
         except Exception:
@@ -188,7 +189,12 @@ class SparkExecutor:
         replay: Replays | None,
         replay_error: str | None,
     ) -> list[TaskOutcome]:
-        """One connector's batch; whatever goes wrong becomes its tasks' outcomes."""
+        """One connector's batch; whatever goes wrong becomes its tasks' outcomes, except a
+        cluster its clients cannot reach (`*.override.bootstrap.servers`, a broker restarting):
+        then the tasks wait for the next batch and keep their status, as a Java task does, whose
+        clients retry without end (Connect sets their `max.block.ms` and `delivery.timeout.ms`
+        to the maximum), rather than turn FAILED until someone restarts them."""
+        from reconciler.errors import BrokerUnreachable
         from reconciler.runtime import sink_job, source_batch, source_job
 
         name, kind = works[0].connector, works[0].kind
@@ -207,6 +213,9 @@ class SparkExecutor:
             return source_job.run_source(
                 session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit
             )
+        except BrokerUnreachable as exc:
+            LOG.warning("connector %s: its tasks wait for the next batch: %s", name, exc.message)
+            return [TaskOutcome(w.connector, w.task_id, 0) for w in works]
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)
             return failed_outcomes(works, traceback.format_exc())

@@ -37,6 +37,7 @@ from reconciler.connectors.api import ConnectorError, SinkConnector, TopicPartit
 from reconciler.connectors.registry import load_connector
 from reconciler.kafka.io import groups
 from reconciler.kafka.io.admin import topic_partitions
+from reconciler.kafka.io.client import probe_bootstrap
 from reconciler.kafka.io.consume import LogBounds, log_bounds
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.kafka.io.overrides import CONSUMER, client_settings, overrides
@@ -127,6 +128,7 @@ def run_sink(
     _check_sink(works[0].connector_class)
     # Everything a sink does happens on the cluster its consumers read (`consumer.override.*`).
     settings = client_settings(settings, config, CONSUMER)
+    probe_bootstrap(settings)  # an address nothing listens on is known now, not after the timeout
     existing = topic_partitions(settings)
     topics = sink_topics(config, existing)
     tps = [(topic, p) for topic in topics for p in range(existing[topic])]

@@ -27,6 +27,7 @@ from reconciler.connectors.api import ConnectorError, PartitionKey, SourceConnec
 from reconciler.connectors.registry import load_connector
 from reconciler.errors import RetryableError
 from reconciler.kafka.io.admin import ensure_offsets_topic
+from reconciler.kafka.io.client import probe_bootstrap
 from reconciler.kafka.io.consume import end_offsets
 from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
 from reconciler.kafka.io.overrides import PRODUCER, client_settings
@@ -110,6 +111,7 @@ def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[S
     worker = OffsetsStore(settings, settings.topics.offsets)
     stores = _unique([worker] + [store for found in connector_stores(settings, works).values() for store in found])
     for store in stores:
+        probe_bootstrap(store.settings)  # a store's cluster nothing listens on is known now, not after the timeout
         if store.key != worker.key:  # the worker's is an internal topic, made by `prepare`
             ensure_offsets_topic(store.settings, store.topic)
     fence_tasks(settings, works)

@@ -12,11 +12,14 @@ as Connect's admin client does. Each case is a manifest edit + a run tick, the d
 
 from __future__ import annotations
 
+import logging
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reconciler.core.live import InstanceState
 from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets import model
@@ -145,3 +148,33 @@ def test_source_on_another_cluster_keeps_its_offsets_there(
         expected += stripes(first)
         assert topic_keys(elsewhere, topic) == expected
     assert read_view(pipeline.settings).live.is_applied("src", "offsets", "reset-2")
+
+
+def test_connectors_whose_cluster_cannot_be_reached_wait_and_fail_no_task(
+    pipeline: Pipeline, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Java task whose clients cannot reach their cluster keeps retrying and stays RUNNING
+    (Connect sets `max.block.ms` and `delivery.timeout.ms` to the maximum; a consumer's poll
+    just returns nothing): here the batch waits, no task turns FAILED, the warnings name the
+    address; pointed at a cluster that answers, the next ticks move everything."""
+    out = tmp_path / "parquet"
+    topic = f"{pipeline.settings.group_id}.orders"
+    create_topic(pipeline.settings, topic, 2)
+    source = {"topic": topic, "count": COUNT, "record.bytes": 40, "shards": 2}
+    sink = {"topics": topic, "path": str(out), "flush.records": 50}
+    nowhere = "127.0.0.1:1"
+    pipeline.connector("src", "datagen", {**source, "producer.override.bootstrap.servers": nowhere})
+    pipeline.connector("sink", "parquet-sink", {**sink, "consumer.override.bootstrap.servers": nowhere})
+    with caplog.at_level(logging.WARNING, logger="reconciler.runtime.executor"):
+        for _ in range(2):
+            report = pipeline.tick()
+            for name in ("src", "sink"):
+                connector = report.connector(name)
+                assert connector is not None and connector.tasks[0].state is InstanceState.RUNNING, connector
+                assert pipeline.states(name) == ("RUNNING", {0: "RUNNING"})
+    assert f"source tasks wait for the next batch: cannot reach Kafka at {nowhere}" in caplog.text
+    assert f"connector sink: its tasks wait for the next batch: cannot reach Kafka at {nowhere}" in caplog.text
+    assert topic_keys(pipeline.settings, topic) == Counter() and parquet_keys(out) == Counter()
+    pipeline.set("src", config=source)
+    pipeline.set("sink", config=sink)
+    drain(pipeline, out)
