@@ -107,6 +107,32 @@ def test_a_sink_commits_the_last_delivered_record_plus_one(
     assert sink_group_commits(kafka_settings, group) == {(topic, 0): (last_record + 1, f"{SCANNED_PREFIX}{new_end}")}
 
 
+def start_java_file_sink(java_connect: RunningConnect, topic: str, out: Path) -> str:
+    """Java's FileStreamSinkConnector on `topic`, one task; its name."""
+    name = f"java-{topic}"
+    config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
+              "topics": topic, "file": str(out)}
+    status, _ = java_connect.rest("PUT", f"/connectors/{name}/config", config)
+    assert status == 201
+    return name
+
+
+def java_sink_offsets(java_connect: RunningConnect, name: str, expected: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+    """Java's `GET /connectors/{name}/offsets` as {(topic, partition): offset}, once it says
+    `expected` (Java commits every `offset.flush.interval.ms`) or after 30 s; then deleted."""
+    deadline = time.monotonic() + 30
+    while True:
+        _, body = java_connect.rest("GET", f"/connectors/{name}/offsets")
+        java = {(o["partition"]["kafka_topic"], o["partition"]["kafka_partition"]): o["offset"]["kafka_offset"]
+                for o in body["offsets"]}
+        if java == expected or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    status, _ = java_connect.rest("DELETE", f"/connectors/{name}")
+    assert status == 204
+    return java
+
+
 def test_java_commits_the_same_offset_on_a_transactional_topic(
     kafka: Any, java_connect: RunningConnect, spark_executor: SparkExecutor, tmp_path: Path
 ) -> None:
@@ -115,25 +141,13 @@ def test_java_commits_the_same_offset_on_a_transactional_topic(
     settings = kafka.settings(java_connect.group_id)
     topic = f"txn-java-{uuid.uuid4().hex[:8]}"
     produce_in_transactions(settings, topic)
-    ours, theirs = f"ours-{topic}", f"java-{topic}"
-    config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
-              "topics": topic, "file": str(tmp_path / "out.txt")}
-    status, _ = java_connect.rest("PUT", f"/connectors/{theirs}/config", config)
-    assert status == 201
+    theirs = start_java_file_sink(java_connect, topic, tmp_path / "out.txt")
+    ours = f"ours-{topic}"
     [outcome] = spark_executor.run_batch(keeping_sink(ours, topic))
     assert outcome.error is None
-    expected = {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": 0},
-                             "offset": {"kafka_offset": TRANSACTIONS * (PER_TRANSACTION + 1) - 1}}]}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        _, body = java_connect.rest("GET", f"/connectors/{theirs}/offsets")
-        if body == expected:
-            break
-        time.sleep(0.2)
-    assert body == expected
-    assert sink_group_offsets(settings, f"connect-{ours}") == {(topic, 0): TRANSACTIONS * (PER_TRANSACTION + 1) - 1}
-    status, _ = java_connect.rest("DELETE", f"/connectors/{theirs}")
-    assert status == 204
+    expected = {(topic, 0): TRANSACTIONS * (PER_TRANSACTION + 1) - 1}
+    assert java_sink_offsets(java_connect, theirs, expected) == expected
+    assert sink_group_offsets(settings, f"connect-{ours}") == expected
 
 
 def test_java_and_we_commit_each_partition_of_a_task_that_commits_one(
@@ -151,26 +165,13 @@ def test_java_and_we_commit_each_partition_of_a_task_that_commits_one(
     for i in range(5):
         producer.produce(topic, b"line %d" % i, partition=0)
     assert producer.flush(settings.timeout_s) == 0
-    ours, theirs = f"ours-{topic}", f"java-{topic}"
-    config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
-              "topics": topic, "file": str(tmp_path / "out.txt")}
-    status, _ = java_connect.rest("PUT", f"/connectors/{theirs}/config", config)
-    assert status == 201
+    theirs = start_java_file_sink(java_connect, topic, tmp_path / "out.txt")
+    ours = f"ours-{topic}"
     [outcome] = spark_executor.run_batch(keeping_sink(ours, topic))
     assert (outcome.records, outcome.error) == (5, None), outcome.error
     expected = {(topic, 0): 5, (topic, 1): 0, (topic, 2): 0}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        _, body = java_connect.rest("GET", f"/connectors/{theirs}/offsets")
-        java = {(o["partition"]["kafka_topic"], o["partition"]["kafka_partition"]): o["offset"]["kafka_offset"]
-                for o in body["offsets"]}
-        if java == expected:
-            break
-        time.sleep(0.2)
-    assert java == expected
+    assert java_sink_offsets(java_connect, theirs, expected) == expected
     assert sink_group_offsets(settings, f"connect-{ours}") == expected
     [again] = spark_executor.run_batch(keeping_sink(ours, topic))  # nothing new: nothing changes
     assert (again.records, again.error) == (0, None)
     assert sink_group_offsets(settings, f"connect-{ours}") == expected
-    status, _ = java_connect.rest("DELETE", f"/connectors/{theirs}")
-    assert status == 204
