@@ -169,8 +169,9 @@ class SparkExecutor:
             self._checked.update({name: failures.get(name) for name in new})
         return {w.connector_class: why for w in works if (why := self._checked.get(w.connector_class)) is not None}
 
-    def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | None, str | None]:
-        """The committed source offsets, or why the source tasks cannot run in this batch."""
+    def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | str | None, str | None]:
+        """The committed source offsets, or why the source tasks wait for the next batch (text),
+        or (None, the trace) when they cannot run in this batch."""
         from reconciler.errors import BrokerUnreachable
         from reconciler.runtime.source_job import OpenTransaction, source_offsets
 
@@ -178,7 +179,7 @@ class SparkExecutor:
             return source_offsets(self.settings, works), None
         except (OpenTransaction, BrokerUnreachable) as exc:
             LOG.warning("source tasks wait for the next batch: %s", exc.message)
-            return None, None
+            return exc.message, None
         except Exception:
             return None, traceback.format_exc()
 
@@ -186,7 +187,7 @@ class SparkExecutor:
         self,
         session: SparkSession,
         works: list[TaskWork],
-        replay: Replays | None,
+        replay: Replays | str | None,
         replay_error: str | None,
     ) -> list[TaskOutcome]:
         """One connector's batch; whatever goes wrong becomes its tasks' outcomes, except a
@@ -205,8 +206,10 @@ class SparkExecutor:
                     session, self.settings, works, connector_task_count(works), pool=pool,
                     kafka_source=self._kafka_source(session),
                 )
-            if replay is None:  # no error: an open transaction holds the offsets back, skip a batch
-                return [TaskOutcome(w.connector, w.task_id, 0, replay_error) for w in works]
+            if isinstance(replay, str):  # why the offsets cannot be read now: wait for the next batch
+                return [TaskOutcome(w.connector, w.task_id, 0, waited=replay) for w in works]
+            if replay is None:
+                return failed_outcomes(works, replay_error or "")
             stores = source_job.connector_stores(self.settings, works)[name]
             committed = source_job.committed_offsets(replay, name, stores)
             limit = self.source_batch_records or source_batch.DEFAULT_BATCH_RECORDS
@@ -215,7 +218,7 @@ class SparkExecutor:
             )
         except BrokerUnreachable as exc:
             LOG.warning("connector %s: its tasks wait for the next batch: %s", name, exc.message)
-            return [TaskOutcome(w.connector, w.task_id, 0) for w in works]
+            return [TaskOutcome(w.connector, w.task_id, 0, waited=exc.message) for w in works]
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)
             return failed_outcomes(works, traceback.format_exc())

@@ -22,9 +22,12 @@ if TYPE_CHECKING:
 
 
 def batch_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: str, now_ms: int) -> list[Record]:
-    """`batch/<name>` for each connector whose tasks ran; tombstones for deleted connectors' ones."""
+    """`batch/<name>` for each connector whose tasks ran; tombstones for deleted connectors' ones.
+    Tasks that waited did not run: LAST BATCH keeps saying when the data last moved."""
     by_connector: dict[str, dict[int, TaskBatch]] = {}
     for outcome in outcomes:
+        if outcome.waited is not None:
+            continue
         by_connector.setdefault(outcome.connector, {})[outcome.task_id] = TaskBatch(
             records=outcome.records, bytes=outcome.bytes, failed=outcome.error is not None
         )

@@ -58,7 +58,7 @@ def connector_reports(
     auto_restarted: Mapping[str, AutoRestartStatus],
 ) -> list[ConnectorReport]:
     """Every existing connector as the book left it, with the records its tasks moved."""
-    moved = {(o.connector, o.task_id): o.records for o in outcomes}
+    moved = {(o.connector, o.task_id): o.records for o in outcomes if o.waited is None}
     reports = []
     for name, connector in sorted(live.connectors.items()):
         if not connector.exists or left_to_connect(connector):

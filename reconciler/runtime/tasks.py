@@ -41,6 +41,9 @@ class TaskOutcome:
     # start, largest over the task's partitions (what the batch had to catch up); None: a source.
     lag: int | None = None
     offsets_committed: bool = False  # sinks: the batch committed offsets of the task's partitions
+    # Why the task did not run and waits for the next batch (a cluster its clients cannot reach,
+    # an open transaction over the offsets); None: it ran. A wait is neither a batch nor a failure.
+    waited: str | None = None
 
 
 class TaskExecutor(Protocol):

@@ -175,6 +175,8 @@ def test_connectors_whose_cluster_cannot_be_reached_wait_and_fail_no_task(
     assert f"source tasks wait for the next batch: cannot reach Kafka at {nowhere}" in caplog.text
     assert f"connector sink: its tasks wait for the next batch: cannot reach Kafka at {nowhere}" in caplog.text
     assert topic_keys(pipeline.settings, topic) == Counter() and parquet_keys(out) == Counter()
+    assert pipeline.live().last_batches == {}  # no task ran: LAST BATCH says nothing moved
     pipeline.set("src", config=source)
     pipeline.set("sink", config=sink)
     drain(pipeline, out)
+    assert set(pipeline.live().last_batches) == {"src", "sink"}

@@ -18,8 +18,9 @@ def test_each_connector_that_ran_gets_its_tasks_records_bytes_and_failures() -> 
         TaskOutcome("a", 1, 0, "Traceback: boom"),
         TaskOutcome("a", 0, 120, bytes=4_000),
         TaskOutcome("b", 0, 7, bytes=70, lag=3, offsets_committed=True),
+        TaskOutcome("c", 0, 0, waited="cannot reach Kafka at 127.0.0.1:1"),  # did not run: no batch
     ]
-    live = LiveState(connectors={"a": LiveConnector(name="a", config=CONFIG), "b": LiveConnector(name="b", config=CONFIG)})
+    live = LiveState(connectors={n: LiveConnector(name=n, config=CONFIG) for n in ("a", "b", "c")})
     records = batch_records(live, outcomes, "host:1", 1_000)
     assert [r.key for r in records] == [b"batch/a", b"batch/b"]
     replay = ReconcilerReplay()
