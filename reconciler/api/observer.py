@@ -43,6 +43,8 @@ class TaskOutcome(Protocol):
     def lag(self) -> int | None: ...
     @property
     def offsets_committed(self) -> bool: ...
+    @property
+    def waited(self) -> str | None: ...
 
 
 class TickReport(Protocol):
@@ -104,9 +106,12 @@ def _after_failure(state: ApiState, tick: TickInfo, error: ReconcilerError) -> A
 def add_outcomes(
     totals: Mapping[TaskKey, TaskTotals], outcomes: Sequence[TaskOutcome], live: LiveState | None
 ) -> dict[TaskKey, TaskTotals]:
-    """The counters after one batch (a new mapping: snapshots are never changed in place)."""
+    """The counters after one batch (a new mapping: snapshots are never changed in place). A
+    task that waited for the next batch did not run one."""
     result = dict(totals)
     for o in outcomes:
+        if o.waited is not None:
+            continue
         key = (o.connector, o.task_id)
         before = result.get(key) or TaskTotals(kind=_kind(live, o))
         result[key] = dataclasses.replace(

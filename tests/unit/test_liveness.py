@@ -48,3 +48,10 @@ def test_unreadable_batch_values_are_refused_with_a_reason() -> None:
     assert isinstance(own.decode_batch(b'{"finished-at":1,"worker-id":"w","tasks":[{"id":0}]}'), Invalid)
     assert isinstance(own.decode_batch(b"[]"), Invalid)
     assert own.parse_reconciler_key("batch/a/b") is None
+
+
+def test_a_task_that_waited_counts_no_batch_in_the_metrics() -> None:
+    from reconciler.api.observer import add_outcomes
+
+    totals = add_outcomes({}, [TaskOutcome("a", 0, 5, bytes=50), TaskOutcome("a", 1, 0, waited="cannot reach Kafka")], None)
+    assert set(totals) == {("a", 0)} and (totals[("a", 0)].records, totals[("a", 0)].batches) == (5, 1)
