@@ -21,7 +21,9 @@ gauge of value 1. What a batch worker has to say in those names:
 | `kafka_connect_task_error_total_record_{errors,failures}` | failed batches (a batch fails as a whole) |
 
 Ours, under `reconciler_`: reconcile duration (histogram), outcomes, last success time,
-manifests valid, broker reachable, per-task records and bytes, each connector's last batch time.
+manifests valid, broker reachable, per-task records, bytes and batches waited out (a cluster
+its clients could not reach: the task stays RUNNING, as Java's would), each connector's last
+batch time.
 Counters count since the process started, as Connect's do.
 """
 
@@ -156,6 +158,8 @@ def _tasks(state: ApiState) -> Iterator[Metric]:
     failures = _gauge("kafka_connect_task_error_total_record_failures", "Failed batches of the task.", labels=TASK)
     records = counter("reconciler_task_records", "Records the task moved.")
     size = counter("reconciler_task_bytes", "Key and value bytes the task moved.")
+    waits = counter("reconciler_task_waits", "Batches the task waited out: a cluster its clients could not reach, "
+                    "or an open transaction over the source offsets.")
     for (name, task), totals in sorted(state.totals.items()):
         labels = [name, str(task)]
         if totals.kind == "source":
@@ -171,5 +175,6 @@ def _tasks(state: ApiState) -> Iterator[Metric]:
         failures.add_metric(labels, totals.failures)
         records.add_metric(labels, totals.records)
         size.add_metric(labels, totals.bytes)
-    yield from (poll, write, read, send, commits, lag, errors, failures, records, size)
+        waits.add_metric(labels, totals.waits)
+    yield from (poll, write, read, send, commits, lag, errors, failures, records, size, waits)
 

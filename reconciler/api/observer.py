@@ -107,13 +107,14 @@ def add_outcomes(
     totals: Mapping[TaskKey, TaskTotals], outcomes: Sequence[TaskOutcome], live: LiveState | None
 ) -> dict[TaskKey, TaskTotals]:
     """The counters after one batch (a new mapping: snapshots are never changed in place). A
-    task that waited for the next batch did not run one."""
+    task that waited for the next batch did not run one: it counts a wait."""
     result = dict(totals)
     for o in outcomes:
-        if o.waited is not None:
-            continue
         key = (o.connector, o.task_id)
         before = result.get(key) or TaskTotals(kind=_kind(live, o))
+        if o.waited is not None:
+            result[key] = dataclasses.replace(before, waits=before.waits + 1)
+            continue
         result[key] = dataclasses.replace(
             before,
             records=before.records + o.records,

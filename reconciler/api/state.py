@@ -56,6 +56,7 @@ class TaskTotals:
     batches: int = 0
     failures: int = 0
     commits: int = 0  # sinks: batches that committed offsets
+    waits: int = 0  # batches the task waited out (a cluster its clients could not reach…)
     lag: int | None = None  # sinks: records behind at the start of the last batch
 
 

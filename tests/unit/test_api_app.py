@@ -64,7 +64,7 @@ def ready_state(**changes: object) -> ApiState:
         last_tick=TickInfo(now - 1, 0.5, "succeeded"), last_success_at=now,
         broker=BrokerInfo(True, now, None, "cluster-1"),
         totals={("src", 0): TaskTotals("source", records=9, bytes=90, batches=2),
-                ("sink", 1): TaskTotals("sink", records=4, bytes=40, batches=1, failures=1, commits=1, lag=12)},
+                ("sink", 1): TaskTotals("sink", records=4, bytes=40, batches=1, failures=1, commits=1, lag=12, waits=2)},
     )
     return ApiState(**{**base.__dict__, **changes})  # type: ignore[arg-type]
 
@@ -286,6 +286,7 @@ def test_metrics_parse_and_carry_connects_names_and_labels(client: httpx.Client)
     assert samples[("kafka_connect_task_error_total_record_failures", (("connector", "sink"), ("task", "1")))] == 1
     assert samples[("kafka_connect_worker_connector_failed_task_count", (("connector", "sink"),))] == 1
     assert samples[("reconciler_task_bytes_total", (("connector", "src"), ("task", "0")))] == 90
+    assert samples[("reconciler_task_waits_total", (("connector", "sink"), ("task", "1")))] == 2
     assert not [key for key in samples if ("connector", "gone") in key[1]]  # deleted: no metrics
     assert samples[("reconciler_manifests_valid", ())] == 1
     assert samples[("reconciler_connector_last_batch_timestamp_seconds", (("connector", "src"),))] == 5.0
