@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.spark import DEFAULT_MASTER, DEFAULT_TIMEOUT_S, SparkTarget, is_local
-from reconciler.runtime.tasks import TaskOutcome, TaskWork, connector_task_count, failed_outcomes
+from reconciler.runtime.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -138,15 +138,15 @@ class SparkExecutor:
         threads = self._threads
         # Sinks start at once; sources first need the offsets topic read (once for them all).
         futures = [
-            threads.submit(self._run_connector, session, group, None, None)
+            threads.submit(self._run_connector, session, group, None)
             for group in by_connector.values()
             if group[0].kind == "sink"
         ]
         sources = [w for w in works_left if w.kind == "source"]
         if sources:
-            replay, replay_error = self._source_offsets(sources)
+            replay = self._source_offsets(sources)
             futures += [
-                threads.submit(self._run_connector, session, group, replay, replay_error)
+                threads.submit(self._run_connector, session, group, replay)
                 for group in by_connector.values()
                 if group[0].kind == "source"
             ]
@@ -169,26 +169,24 @@ class SparkExecutor:
             self._checked.update({name: failures.get(name) for name in new})
         return {w.connector_class: why for w in works if (why := self._checked.get(w.connector_class)) is not None}
 
-    def _source_offsets(self, works: Sequence[TaskWork]) -> tuple[Replays | str | None, str | None]:
-        """The committed source offsets, or why the source tasks wait for the next batch (text),
-        or (None, the trace) when they cannot run in this batch."""
+    def _source_offsets(self, works: Sequence[TaskWork]) -> Replays | NotRun:
+        """The committed source offsets, or why the source tasks do not run in this batch."""
         from reconciler.errors import BrokerUnreachable
         from reconciler.runtime.source_job import OpenTransaction, source_offsets
 
         try:
-            return source_offsets(self.settings, works), None
+            return source_offsets(self.settings, works)
         except (OpenTransaction, BrokerUnreachable) as exc:
             LOG.warning("source tasks wait for the next batch: %s", exc.message)
-            return exc.message, None
+            return NotRun(waited=exc.message)
         except Exception:
-            return None, traceback.format_exc()
+            return NotRun(trace=traceback.format_exc())
 
     def _run_connector(
         self,
         session: SparkSession,
         works: list[TaskWork],
-        replay: Replays | str | None,
-        replay_error: str | None,
+        replay: Replays | NotRun | None,
     ) -> list[TaskOutcome]:
         """One connector's batch; whatever goes wrong becomes its tasks' outcomes, except a
         cluster its clients cannot reach (`*.override.bootstrap.servers`, a broker restarting):
@@ -206,10 +204,9 @@ class SparkExecutor:
                     session, self.settings, works, connector_task_count(works), pool=pool,
                     kafka_source=self._kafka_source(session),
                 )
-            if isinstance(replay, str):  # why the offsets cannot be read now: wait for the next batch
-                return [TaskOutcome(w.connector, w.task_id, 0, waited=replay) for w in works]
-            if replay is None:
-                return failed_outcomes(works, replay_error or "")
+            if isinstance(replay, NotRun):
+                return replay.outcomes(works)
+            assert replay is not None, "a source's batch is given the offsets read for the sources"
             stores = source_job.connector_stores(self.settings, works)[name]
             committed = source_job.committed_offsets(replay, name, stores)
             limit = self.source_batch_records or source_batch.DEFAULT_BATCH_RECORDS
@@ -218,10 +215,10 @@ class SparkExecutor:
             )
         except BrokerUnreachable as exc:
             LOG.warning("connector %s: its tasks wait for the next batch: %s", name, exc.message)
-            return [TaskOutcome(w.connector, w.task_id, 0, waited=exc.message) for w in works]
+            return NotRun(waited=exc.message).outcomes(works)
         except Exception:
             LOG.debug("batch of connector %s failed", name, exc_info=True)
-            return failed_outcomes(works, traceback.format_exc())
+            return NotRun(trace=traceback.format_exc()).outcomes(works)
 
     def _kafka_source(self, session: SparkSession) -> bool:
         """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""

@@ -77,5 +77,13 @@ def connector_task_count(works: Sequence[TaskWork]) -> int:
     return max(declared) if declared else max(w.task_id for w in works) + 1
 
 
-def failed_outcomes(works: Sequence[TaskWork], trace: str) -> list[TaskOutcome]:
-    return [TaskOutcome(w.connector, w.task_id, 0, trace) for w in works]
+@dataclass(frozen=True)
+class NotRun:
+    """Why tasks do not run in this batch: they wait for the next one (`waited`, their status
+    kept) or they fail (`trace`)."""
+
+    waited: str | None = None
+    trace: str | None = None
+
+    def outcomes(self, works: Sequence[TaskWork]) -> list[TaskOutcome]:
+        return [TaskOutcome(w.connector, w.task_id, 0, self.trace, waited=self.waited) for w in works]
