@@ -25,10 +25,7 @@ from reconciler.runtime.tasks import NotRun, TaskOutcome, TaskWork, connector_ta
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from reconciler.kafka.replay import OffsetsReplay
-    from reconciler.kafka.io.offset_stores import StoreKey
-
-    Replays = Mapping[StoreKey, OffsetsReplay]  # every offsets store the batch's sources use
+    from reconciler.runtime.source_driver import SourceOffsets
 
 LOG = logging.getLogger(__name__)
 
@@ -136,7 +133,7 @@ class SparkExecutor:
         if self._threads is None:
             self._threads = ThreadPoolExecutor(MAX_PARALLEL_CONNECTORS, thread_name_prefix="connector")
         threads = self._threads
-        # Sinks start at once; sources first need the offsets topic read (once for them all).
+        # Sinks start at once; sources first need their offsets stores read (once for them all).
         futures = [
             threads.submit(self._run_connector, session, group, None)
             for group in by_connector.values()
@@ -144,9 +141,9 @@ class SparkExecutor:
         ]
         sources = [w for w in works_left if w.kind == "source"]
         if sources:
-            replay = self._source_offsets(sources)
+            offsets = self._source_offsets(sources)
             futures += [
-                threads.submit(self._run_connector, session, group, replay)
+                threads.submit(self._run_connector, session, group, offsets)
                 for group in by_connector.values()
                 if group[0].kind == "source"
             ]
@@ -169,24 +166,21 @@ class SparkExecutor:
             self._checked.update({name: failures.get(name) for name in new})
         return {w.connector_class: why for w in works if (why := self._checked.get(w.connector_class)) is not None}
 
-    def _source_offsets(self, works: Sequence[TaskWork]) -> Replays | NotRun:
-        """The committed source offsets, or why the source tasks do not run in this batch."""
-        from reconciler.errors import BrokerUnreachable
-        from reconciler.runtime.source_job import OpenTransaction, source_offsets
+    def _source_offsets(self, works: Sequence[TaskWork]) -> SourceOffsets:
+        """The committed source offsets, with the connectors that cannot run on them (all of
+        them when reading failed in a way no one connector's store explains)."""
+        from reconciler.runtime.source_driver import SourceOffsets, source_offsets
 
         try:
             return source_offsets(self.settings, works)
-        except (OpenTransaction, BrokerUnreachable) as exc:
-            LOG.warning("source tasks wait for the next batch: %s", exc.message)
-            return NotRun(waited=exc.message)
         except Exception:
-            return NotRun(trace=traceback.format_exc())
+            return SourceOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
 
     def _run_connector(
         self,
         session: SparkSession,
         works: list[TaskWork],
-        replay: Replays | NotRun | None,
+        offsets: SourceOffsets | None,
     ) -> list[TaskOutcome]:
         """One connector's batch; whatever goes wrong becomes its tasks' outcomes, except a
         cluster its clients cannot reach (`*.override.bootstrap.servers`, a broker restarting):
@@ -194,7 +188,7 @@ class SparkExecutor:
         clients retry without end (Connect sets their `max.block.ms` and `delivery.timeout.ms`
         to the maximum), rather than turn FAILED until someone restarts them."""
         from reconciler.errors import BrokerUnreachable
-        from reconciler.runtime import sink_job, source_batch, source_job
+        from reconciler.runtime import sink_job, source_batch, source_driver, source_job
 
         name, kind = works[0].connector, works[0].kind
         pool = f"connector-{name}"
@@ -204,11 +198,13 @@ class SparkExecutor:
                     session, self.settings, works, connector_task_count(works), pool=pool,
                     kafka_source=self._kafka_source(session),
                 )
-            if isinstance(replay, NotRun):
-                return replay.outcomes(works)
-            assert replay is not None, "a source's batch is given the offsets read for the sources"
-            stores = source_job.connector_stores(self.settings, works)[name]
-            committed = source_job.committed_offsets(replay, name, stores)
+            assert offsets is not None, "a source's batch is given the offsets read for the sources"
+            if (not_run := offsets.not_run.get(name)) is not None:
+                if not_run.waited is not None:
+                    LOG.warning("connector %s: its tasks wait for the next batch: %s", name, not_run.waited)
+                return not_run.outcomes(works)
+            stores = source_driver.connector_stores(self.settings, works)[name]
+            committed = source_driver.committed_offsets(offsets.replays, name, stores)
             limit = self.source_batch_records or source_batch.DEFAULT_BATCH_RECORDS
             return source_job.run_source(
                 session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit

@@ -6,7 +6,7 @@ advanced locally between polls; a batch that moved only offsets (e.g. past blank
 commits them. Records are produced straight from the worker, never through the JVM, under
 `transactional.id = ${group}-${connector}-${task}`: initialising it fences any older producer
 with it — a zombie task from a crashed or slow run — and aborts its open transaction, so of two
-runs of the same task at most one commits. The driver side is `source_job`.
+runs of the same task at most one commits. The driver side is `source_driver` and `source_job`.
 """
 
 from __future__ import annotations

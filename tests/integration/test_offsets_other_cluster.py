@@ -28,7 +28,7 @@ from reconciler.kafka.io.store import read_view
 from reconciler.offsets.state import current_body
 from test_offsets_run import COUNT, drain, files, sink_alter, stripes
 from test_offsets_support import create_topic
-from test_run_support import Pipeline, ids, parquet_keys, pipeline, topic_keys
+from test_run_support import SOURCE_BATCH, Pipeline, ids, parquet_keys, pipeline, topic_keys
 
 if TYPE_CHECKING:
     from tests.conftest import KafkaUnderTest
@@ -156,7 +156,8 @@ def test_connectors_whose_cluster_cannot_be_reached_wait_and_fail_no_task(
     """A Java task whose clients cannot reach their cluster keeps retrying and stays RUNNING
     (Connect sets `max.block.ms` and `delivery.timeout.ms` to the maximum; a consumer's poll
     just returns nothing): here the batch waits, no task turns FAILED, the warnings name the
-    address; pointed at a cluster that answers, the next ticks move everything."""
+    address, and a source whose cluster answers runs beside the waiting one; pointed at a
+    cluster that answers, the next ticks move everything."""
     out = tmp_path / "parquet"
     topic = f"{pipeline.settings.group_id}.orders"
     create_topic(pipeline.settings, topic, 2)
@@ -165,18 +166,24 @@ def test_connectors_whose_cluster_cannot_be_reached_wait_and_fail_no_task(
     nowhere = "127.0.0.1:1"
     pipeline.connector("src", "datagen", {**source, "producer.override.bootstrap.servers": nowhere})
     pipeline.connector("sink", "parquet-sink", {**sink, "consumer.override.bootstrap.servers": nowhere})
+    near = f"{pipeline.settings.group_id}.near"
+    create_topic(pipeline.settings, near, 2)
+    pipeline.connector("near", "datagen", {**source, "topic": near})  # its stores answer: it runs
     with caplog.at_level(logging.WARNING, logger="reconciler.runtime.executor"):
         for _ in range(2):
             report = pipeline.tick()
-            for name in ("src", "sink"):
+            for name in ("src", "sink", "near"):
                 connector = report.connector(name)
                 assert connector is not None and connector.tasks[0].state is InstanceState.RUNNING, connector
                 assert pipeline.states(name) == ("RUNNING", {0: "RUNNING"})
-    assert f"source tasks wait for the next batch: cannot reach Kafka at {nowhere}" in caplog.text
+    assert f"connector src: its tasks wait for the next batch: cannot reach Kafka at {nowhere}" in caplog.text
     assert f"connector sink: its tasks wait for the next batch: cannot reach Kafka at {nowhere}" in caplog.text
+    assert "connector near:" not in caplog.text
     assert topic_keys(pipeline.settings, topic) == Counter() and parquet_keys(out) == Counter()
-    assert pipeline.live().last_batches == {}  # no task ran: LAST BATCH says nothing moved
+    moved = topic_keys(pipeline.settings, near)
+    assert len(moved) == sum(moved.values()) == 2 * SOURCE_BATCH, moved  # both batches, each id once
+    assert set(pipeline.live().last_batches) == {"near"}  # the others did not run: LAST BATCH says nothing moved
     pipeline.set("src", config=source)
     pipeline.set("sink", config=sink)
     drain(pipeline, out)
-    assert set(pipeline.live().last_batches) == {"src", "sink"}
+    assert set(pipeline.live().last_batches) == {"src", "sink", "near"}
