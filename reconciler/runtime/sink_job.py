@@ -13,7 +13,7 @@ Driver side (`run_sink`), following docs/runtime.md:
    partition has exactly one writer; partitions with nothing new are not scheduled at all;
 5. after the job, the offsets each partition's `pre_commit` called safe are committed to the
    group — after the files, never before (a crash in between re-delivers, the sink drops
-   what its files already hold).
+   what its files already hold); a refused commit is logged and fails no task (`_commit`).
 
 What is committed is Java's `WorkerSinkTask` offset: the last record delivered + 1, not the
 end the batch read to. On a transactional topic the end lies past a commit marker, so
@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import ConnectorError, SinkConnector, TopicPartition
 from reconciler.connectors.registry import load_connector
+from reconciler.errors import BrokerUnreachable
 from reconciler.kafka.io import groups
 from reconciler.kafka.io.admin import topic_partitions
 from reconciler.kafka.io.client import probe_bootstrap
@@ -154,14 +155,27 @@ def run_sink(
     ran = time.monotonic()
     to_commit = _new_commits(summaries, commits) | _reset_commits(starts, items)
     to_commit |= _untouched_commits(partitions, starts, to_commit, summaries)
-    groups.commit_offsets(settings, group, to_commit)
+    committed = _commit(settings, name, group, to_commit)
     lags = {(i.topic, i.partition): i.end - i.start for i in items}
     LOG.debug(
         "sink %s: %d range(s) planned in %.3fs, job %.3fs (partitions %s s), %d offset(s) committed in %.3fs",
         name, len(items), planned - started, ran - planned, ", ".join(f"{s.seconds:.2f}" for s in summaries),
-        len(to_commit), time.monotonic() - ran,
+        len(committed), time.monotonic() - ran,
     )
-    return _outcomes(works, summaries, partitions, lags, set(to_commit))
+    return _outcomes(works, summaries, partitions, lags, committed)
+
+
+def _commit(settings: KafkaSettings, name: str, group: str, offsets: Commits) -> set[TopicPartition]:
+    """Commit `offsets` to the group; the partitions committed. A commit the broker refuses,
+    or a cluster gone since the job, fails no task: the error is logged and the next batch
+    starts from the last commit again (the sink drops what its files already hold), as Java's
+    `WorkerSinkTask` logs a failed commit and carries the offsets to its next one."""
+    try:
+        groups.commit_offsets(settings, group, offsets)
+    except (groups.CommitFailed, BrokerUnreachable) as exc:
+        LOG.error("sink %s: committing its offsets failed, the next batch reads those records again: %s", name, exc.message)
+        return set()
+    return set(offsets)
 
 
 def _failed_starts(

@@ -8,6 +8,7 @@ task fails alone, with its traceback.
 
 from __future__ import annotations
 
+import logging
 import uuid
 
 import json
@@ -224,6 +225,44 @@ def test_sink_partitions_are_dealt_round_robin_and_a_missing_task_keeps_its_shar
     partitions = {r["partition"] for r in dataset_rows(tmp_path)}
     assert partitions == {0, 2}  # sorted [(clicks,0)…(clicks,3)] dealt to tasks 0,1,0,1
     assert set(sink_group_offsets(kafka_settings, "connect-" + n("clicks-archive"))) == {(n("clicks"), 0), (n("clicks"), 2)}
+
+
+def test_a_refused_commit_fails_no_task_and_the_next_batch_commits(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Java's WorkerSinkTask logs a commit the broker refuses and goes on; its next commit
+    carries the offsets. Here a member holds the group (Kafka answers UNKNOWN_MEMBER_ID to a
+    commit from outside it): the batch writes its files, its task stays well, nothing is
+    committed; once the member leaves, the next batch commits, and no record is held twice."""
+    from reconciler.kafka.io.client import new_consumer
+
+    topic, name = n("held"), n("held-archive")
+    create_topic(kafka_settings, topic, partitions=2)
+    produce_ids(kafka_settings, topic, range(200))
+    works = sink_works(name, "parquet-sink", tasks=1, topics=topic, path=str(tmp_path))
+    member = new_consumer(
+        kafka_settings, None, **{"group.id": f"connect-{name}", "session.timeout.ms": 6000, "enable.auto.commit": False}
+    )
+    try:
+        assigned: list[object] = []
+        member.subscribe([topic], on_assign=lambda c, ps: assigned.extend(ps))
+        while not assigned:
+            member.poll(0.1)
+        with caplog.at_level(logging.ERROR, logger="reconciler.runtime.sink_job"):
+            held = spark_executor.run_batch(works)
+    finally:
+        member.close()
+    left_uncommitted = sink_group_offsets(kafka_settings, f"connect-{name}")
+    produce_ids(kafka_settings, topic, range(200, 250))
+    after = spark_executor.run_batch(works)
+
+    assert [(o.records, o.error, o.offsets_committed) for o in held] == [(200, None, False)]
+    assert f"sink {name}: committing its offsets failed, the next batch reads those records again" in caplog.text
+    assert left_uncommitted == {}
+    assert [(o.error, o.offsets_committed) for o in after] == [(None, True)]
+    assert Counter(int(r["key"]) for r in dataset_rows(tmp_path)) == Counter(range(250))
+    ends = {(topic, p): end for p, end in end_offsets(kafka_settings, topic).items()}
+    assert sink_group_offsets(kafka_settings, f"connect-{name}") == ends
 
 
 # --- isolation ------------------------------------------------------------------------------
