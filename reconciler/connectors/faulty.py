@@ -9,8 +9,8 @@ a demo can show a failure, a fix, and a restart that brings the instance back:
   Python traceback, and runs no task);
 - `fail.tasks.if.exists=<path>`: tasks raise when they start (FAILED with the traceback);
 - `fail.task.ids=0,2`: which task ids fail (default: all of them);
-- `fail.stop.if.exists=<path>`: the Connector's `stop()` raises (it is paused, stopped or deleted
-  all the same);
+- `fail.stop.if.exists=<path>`: the Connector's `stop()` raises (it is stopped or deleted all
+  the same; pausing it fails it, as in Java);
 - `stop.log=<path>`: every `stop()` call appends a line to this file (tests count them).
 
 Referenced by `module:Class` path only: not registered as an entry point, so users never see

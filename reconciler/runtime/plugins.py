@@ -90,18 +90,20 @@ def framework_task_config(
     return config
 
 
-def stop_connector(connector: LiveConnector) -> None:
-    """The plugin's `stop()` for a connector leaving RUNNING. Never raises: Connect logs a
-    failing stop() and the connector reaches its target state all the same (acceptance case
-    A10, docs/state-machine.md#acceptance-cases; pausing differs, docs/compatibility.md)."""
+def stop_connector(connector: LiveConnector) -> str | None:
+    """The plugin's `stop()` for a connector leaving RUNNING; its traceback when it raised.
+    Never raises: Connect logs a failing stop(), and what it means for the connector's status
+    is `statuses.after_stop` (a stopped or deleted connector reaches its state all the same,
+    acceptance case A10, docs/state-machine.md#acceptance-cases; a paused one fails)."""
     from reconciler.connectors.registry import load_connector
 
     props = connector.config or {}
     try:
         load_connector(props.get("connector.class") or "")().stop(props)
     except Exception:
-        LOG.warning("connector %s: stop() failed (it is paused, stopped or deleted all the same)",
-                    connector.name, exc_info=True)
+        LOG.error("connector %s: stop() failed", connector.name, exc_info=True)
+        return traceback.format_exc()
+    return None
 
 
 def _tasks_max(text: str | None) -> int:

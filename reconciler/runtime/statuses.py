@@ -39,7 +39,7 @@ gets the RUNNING's generation + 1 so that readers (Java's and ours) take it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
@@ -92,6 +92,7 @@ class Health:
 
     connector_failed: bool = False
     failed_tasks: Mapping[int, str | None] = field(default_factory=dict)  # task id → trace
+    connector_trace: str | None = None  # a connector failure of this tick (`after_stop`); else the status's trace
 
 
 @dataclass
@@ -150,6 +151,16 @@ def suspending(connector: LiveConnector) -> bool:
     return not connector.exists or connector.target_state in (PAUSED, STOPPED)
 
 
+def after_stop(connector: LiveConnector, state: Health, stop_trace: str | None) -> Health:
+    """The health after the plugin's `stop()` (`stop_trace`: its traceback when it raised), as
+    Java's `WorkerConnector.suspend` has it: a stop() that throws while pausing fails the
+    connector (its tasks are paused all the same), while a stopped or deleted connector
+    reaches its state anyway."""
+    if stop_trace is None or not connector.exists or connector.target_state is not PAUSED:
+        return state
+    return replace(state, connector_failed=True, connector_trace=stop_trace)
+
+
 def decide(connector: LiveConnector, state: Health, start: StartResult | None) -> Decision:
     """The statuses, config records and work for one connector (see the module table)."""
     if not connector.exists:
@@ -158,7 +169,7 @@ def decide(connector: LiveConnector, state: Health, start: StartResult | None) -
         return _stopped(connector)
     committed = len(connector.task_configs)
     if state.connector_failed or isinstance(start, StartFailed):
-        trace = start.trace if isinstance(start, StartFailed) else _trace(connector)
+        trace = start.trace if isinstance(start, StartFailed) else state.connector_trace or _trace(connector)
         return _idle(connector, state, Report(FAILED, trace), committed)
     if connector.target_state is PAUSED:
         return _idle(connector, state, PAUSED_REPORT, committed)

@@ -61,6 +61,7 @@ from reconciler.kafka.replay.topics import StoreView
 from reconciler.runtime import auto_restart
 from reconciler.runtime.auto_restart import AutoRestartPolicy
 from reconciler.runtime.statuses import (
+    after_stop,
     Decision,
     Report,
     RESTARTING_REPORT,
@@ -160,7 +161,7 @@ class BatchWorker:
             writer.claim()  # the same id as the ticks: a read that a commit proves current
             view = self.store.read()
             for connector in running_here(view.live, self.worker_id):
-                stop_connector(connector)
+                stop_connector(connector)  # a failure is logged; the release stands (docs/compatibility.md)
             return writer.write(release_records(StatusBook(view.live, self.worker_id, plugin_versions(view.live)), view.live))
 
     def prepare(self) -> None:
@@ -238,7 +239,7 @@ class BatchWorker:
                 failure=view.failures.get(name),
             )
             if suspending(connector):
-                stop_connector(connector)
+                state = after_stop(connector, state, stop_connector(connector))
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
             tick.records += _config_records(name, decision)

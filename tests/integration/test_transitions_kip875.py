@@ -204,7 +204,9 @@ def test_failed_connector_can_be_stopped_fixed_and_resumed(pipeline: Pipeline, t
 
 def test_connector_whose_stop_throws_is_still_stopped_and_resumes(pipeline: Pipeline, tmp_path: Path) -> None:
     """Case 10: `stop()` is called once when a RUNNING connector is stopped (and when paused);
-    when it raises, the connector is STOPPED with no tasks all the same, and resumes later."""
+    when it raises, the connector is STOPPED with no tasks all the same, and resumes later.
+    Pausing differs, as in Java's `WorkerConnector.suspend`: a `stop()` that raises then fails
+    the connector (its tasks paused), until a restart."""
     events = pipeline.topic("events", 1)
     stops, broken_stop = tmp_path / "stops", tmp_path / "stop-fails"
     broken_stop.touch()
@@ -227,9 +229,20 @@ def test_connector_whose_stop_throws_is_still_stopped_and_resumes(pipeline: Pipe
     assert pipeline.states("src") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
     assert sum(topic_keys(pipeline.settings, events).values()) > sum(moved.values())
     pipeline.set("src", state="paused")  # pausing stops the Connector instance too
+    for _ in range(2):
+        pipeline.tick()
+        assert pipeline.states("src") == ("FAILED", {0: "PAUSED", 1: "PAUSED"})
+    status = pipeline.state("src").connector_status
+    assert status is not None and "the connector's stop() fails on purpose" in (status.trace or "")
+    assert stops.read_text().splitlines() == ["stop", "stop"]  # once more: the failed instance is not stopped again
+
+    pipeline.set("src", state="running")  # a FAILED instance does not resume: it waits for a restart
     pipeline.tick()
-    assert pipeline.states("src") == ("PAUSED", {0: "PAUSED", 1: "PAUSED"})
-    assert stops.read_text().splitlines() == ["stop", "stop"]
+    assert pipeline.states("src") == ("FAILED", {0: "UNASSIGNED", 1: "UNASSIGNED"})
+    broken_stop.unlink()
+    pipeline.set("src", restart={"id": "after-pause", "includeTasks": False, "onlyFailed": False})
+    pipeline.tick()
+    assert pipeline.states("src") == ("RUNNING", {0: "RUNNING", 1: "RUNNING"})
 
 
 def test_created_stopped_offsets_altered_before_the_first_resume(pipeline: Pipeline, tmp_path: Path) -> None:

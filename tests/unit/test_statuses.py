@@ -17,6 +17,7 @@ from reconciler.runtime.statuses import (
     StartFailed,
     Started,
     StatusBook,
+    after_stop,
     decide,
     health,
     should_start,
@@ -291,6 +292,24 @@ def test_stop_is_due_once_when_a_running_connector_leaves_running(
 ) -> None:
     live = connector(target, config=config, connector_status=None if reported is None else status(reported))
     assert suspending(live) is due
+
+
+@pytest.mark.parametrize(
+    ("target", "exists", "fails"),
+    [(PAUSED_T, True, True), (STOPPED_T, True, False), (STOPPED_T, False, False), (PAUSED_T, False, False)],
+)
+def test_a_stop_that_throws_fails_a_pausing_connector_only(target: ConnectTargetState, exists: bool, fails: bool) -> None:
+    """Java's `WorkerConnector.suspend`: FAILED with the stop()'s trace when pausing (the tasks
+    paused all the same); a stopped or deleted connector reaches its state anyway."""
+    live = connector(
+        target, config=CONFIG if exists else None, task_configs=list(TASKS), connector_status=status(RUNNING),
+        tasks={0: status(RUNNING)},
+    )
+    state = after_stop(live, Health(), "Traceback: stop boom")
+    assert state.connector_failed is fails
+    if fails:
+        assert decide(live, state, None) == Decision(R(FAILED, "Traceback: stop boom"), {0: R(PAUSED), 1: R(PAUSED)})
+    assert after_stop(live, Health(), None) == Health()  # stop() went well: nothing changes
 
 
 # --- release: what a stopping worker reports (docs/runtime.md#liveness-between-batches) ----------
