@@ -318,6 +318,18 @@ def test_one_partition_under_two_java_keys(offsets: OffsetsReplay) -> None:
     ]
 
 
+def test_a_partition_tombstoned_under_one_encoding_resumes_from_the_other() -> None:
+    """Java's set drops the partition (its GET lists nothing), but a Java task whose own
+    encoding is the live one still reads that offset: the runtime resumes from it too."""
+    replay = OffsetsReplay()
+    live, other = b'["two",{"region":"eu","shard":2}]', b'["two",{"shard":2,"region":"eu"}]'
+    for offset, (key, value) in enumerate([(other, b'{"pos":10}'), (live, b'{"pos":11}'), (other, None)]):
+        replay.apply(key, value, offset)
+    assert replay.reported("two") == []
+    assert replay.offsets_for("two") == [({"region": "eu", "shard": 2}, {"pos": 11}, live)]
+    assert replay.live_raw_keys("two") == [live]
+
+
 def test_a_tombstoned_partition_is_written_again_under_javas_key(offsets: OffsetsReplay) -> None:
     assert offsets.keys_for("jdbc-src", {"table": "customers"}) == [b'["jdbc-src",{"table":"customers"}]']
     assert b'["jdbc-src",{"table":"customers"}]' not in offsets.live_raw_keys("jdbc-src")

@@ -6,15 +6,16 @@ Java keeps two things per offsets topic, and so does this replay:
   field order, spaces, escapes) are two keys;
 - per connector, the *set* of its partitions (`OffsetUtils.processPartitionKey`), compared as
   maps: a value under any encoding adds the partition, a tombstone under any encoding removes
-  it. So a partition written under two encodings and tombstoned under one is gone for Java,
-  although the other encoding still holds a value. (Which record comes last is the read order:
+  it. So a partition written under two encodings and tombstoned under one is gone from Java's
+  set (its REST API no longer lists it), although the other encoding still holds a value. (Which record comes last is the read order:
   two encodings on two topic partitions are read in no fixed order, by Java as by us.)
 
 `GET /connectors/{name}/offsets` lists the set, and looks each partition's offset up under the
 bytes Java serialises it to (`records.encode_offset_key`: fields in HashMap order): an offset
 stored under another encoding reads as null there. `reported` gives exactly that. The runtime
-resumes a partition from its newest value under any encoding (`offsets_for`), because a Java
-task reads its offsets under its *own* field order, which need not be the HashMap's; and it
+resumes a partition from its newest value under any encoding (`offsets_for`), in the set or
+not, because a Java task reads its offsets under its *own* field order, which need not be the
+HashMap's; and it
 writes a new offset under Java's bytes and every other encoding still holding one (`keys_for`),
 so every reader finds it (docs/compatibility.md, "Read side: deliberate differences").
 """
@@ -97,14 +98,19 @@ class OffsetsReplay(Replay):
         return result
 
     def offsets_for(self, connector: str) -> list[tuple[Partition, Offset, bytes]]:
-        """Where the runtime resumes: each partition of the set with its newest readable offset
-        under any encoding, and that encoding's bytes; partitions with none are left out."""
+        """Where the runtime resumes: each partition with its newest readable offset under any
+        encoding, and that encoding's bytes; partitions with none are left out. Not only the
+        partitions of Java's set: one tombstoned under an encoding and live under another is
+        out of the set, yet a Java task whose own encoding is the live one still reads its
+        offset (`OffsetStorageReaderImpl` looks its own bytes up), so it resumes here too."""
         result = []
-        for identity, partition in self._members.get(connector, {}).items():
-            for raw in self._newest_first(self._encodings[connector][identity]):
+        members = self._members.get(connector, {})
+        for identity, encodings in self._encodings.get(connector, {}).items():
+            for raw in self._newest_first(encodings):
                 offset = rec.decode_offset_value(self._values[raw][1])
-                if isinstance(offset, dict):
-                    result.append((dict(partition), offset, raw))
+                parsed = self._keys[raw]
+                if isinstance(offset, dict) and parsed is not None:
+                    result.append((dict(members.get(identity, parsed[2])), offset, raw))
                     break
         return result
 
