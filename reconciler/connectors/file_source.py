@@ -22,6 +22,7 @@ offsets no longer describe it, and guessing would lose or duplicate lines.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import json
 import zlib
 from collections.abc import Mapping
@@ -268,14 +269,16 @@ class FileSourceConnector(SourceConnector):
         """Connect's FileStreamSourceConnector checks (a `position` that is a non-negative long;
         tombstones for any partition, so stray offsets can be removed), made exact for what the
         tasks read: a partition is `{"filename": F}` with F a path as the tasks list files
-        (relative to `path`, no hidden parts; anything else is never read), and `line`, when
+        (relative to `path`, no hidden parts, matched by `glob`; anything else is never read), and `line`, when
         given, a non-negative integer (it numbers the keys). Whether `position` starts a line is
         checked when the request runs (`alter_offsets`): the file lives where the tasks run.
         """
-        directory = FileSourceSettings.parse(config).path
+        settings = FileSourceSettings.parse(config)
         for key, offset in offsets.items():
             if offset is not None:
-                _check_partition(directory, partition_from_key(key))
+                partition = partition_from_key(key)
+                _check_partition(settings.path, partition)
+                _check_glob(settings.glob, str(partition["filename"]))
                 _check_offset(offset)
 
     def alter_offsets(
@@ -307,6 +310,32 @@ def _check_partition(directory: str, partition: Mapping[str, object]) -> None:
             f"connector's 'path' ({directory}), as the tasks name files: no leading '/', no '.' or '..' "
             f"parts, no hidden names; got {json.dumps(filename, ensure_ascii=False)}"
         )
+
+
+def _check_glob(pattern: str, filename: str) -> None:
+    if not glob_matches(pattern, filename):
+        raise OffsetsRefused(
+            f"The connector's 'glob' ({pattern}) does not match {json.dumps(filename, ensure_ascii=False)}: "
+            "its tasks never read that file, so the offset would never be used"
+        )
+
+
+def glob_matches(pattern: str, filename: str) -> bool:
+    """Whether `list_files(directory, pattern)` can list `filename` (a relative POSIX path),
+    judged from the names alone: as `Path.glob`, each part by its own wildcard (case matters)
+    and `**` for any number of directories. A pattern ending in `**` is not judged (True)."""
+    wanted, parts = PurePosixPath(pattern).parts, PurePosixPath(filename).parts
+    if wanted and wanted[-1] == "**":
+        return True
+
+    def match(i: int, j: int) -> bool:
+        if i == len(wanted):
+            return j == len(parts)
+        if wanted[i] == "**":
+            return any(match(i + 1, k) for k in range(j, len(parts) + 1))
+        return j < len(parts) and fnmatch.fnmatchcase(parts[j], wanted[i]) and match(i + 1, j + 1)
+
+    return match(0, 0)
 
 
 def _listed_name(filename: str) -> bool:

@@ -294,7 +294,39 @@ def test_validate_offsets_reads_no_file_and_accepts_any_tombstone(tmp_path: Path
         partition_key({"filename": "a.jsonl"}): {"position": 3, "line": 1, "note": "x"},
         partition_key({"file": "/in/a.txt"}): None,  # removes a stray offset, as Connect allows
     }
-    FileSourceConnector().validate_offsets(config(tmp_path / "elsewhere"), offsets)
+    FileSourceConnector().validate_offsets(config(tmp_path / "elsewhere", glob="**/*.jsonl"), offsets)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "filename", "listed"),
+    [
+        ("*", "a.jsonl", True),
+        ("*", "d/a.jsonl", False),  # `*` lists the top level only
+        ("*.jsonl", "a.JSONL", False),  # case matters, as on the file system the tasks list
+        ("**/*.jsonl", "a.jsonl", True),  # `**` is zero or more directories
+        ("**/*.jsonl", "d/e/a.jsonl", True),
+        ("d/*.csv", "d/a.csv", True),
+        ("d/*.csv", "e/a.csv", False),
+        ("d/**", "e/a.csv", True),  # ends in `**`: not judged
+        ("[ab].txt", "b.txt", True),
+    ],
+)
+def test_glob_matches_what_list_files_lists(tmp_path: Path, pattern: str, filename: str, listed: bool) -> None:
+    from reconciler.connectors.file_source import glob_matches, list_files
+
+    assert glob_matches(pattern, filename) is listed
+    if not pattern.endswith("**"):
+        target = tmp_path / filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.touch()
+        assert (filename in list_files(tmp_path, pattern)) is listed  # the same answer as the file system's
+
+
+def test_validate_offsets_refuses_a_file_the_glob_never_lists(tmp_path: Path) -> None:
+    offsets: dict[PartitionKey, SourceOffset | None] = {partition_key({"filename": "d/a.jsonl"}): {"position": 3}}
+    message = "The connector's 'glob' (*.jsonl) does not match \"d/a.jsonl\": its tasks never read that file"
+    with pytest.raises(OffsetsRefused, match=re.escape(message)):
+        FileSourceConnector().validate_offsets(config(tmp_path, glob="*.jsonl"), offsets)
 
 
 @pytest.mark.parametrize(
