@@ -19,10 +19,11 @@ import re
 from typing import Any
 
 from reconciler.connectors.api import Connector
-from reconciler.connectors.configdef import REQUIRED, ConfigDef, ConfigKey, Type
+from reconciler.connectors.configdef import REQUIRED, ConfigDef, ConfigKey, Type, topic_names
 from reconciler.connectors.framework import ANY, framework_def
 from reconciler.connectors.registry import built_in_connectors
 from reconciler.connectors.unapplied import NOT_APPLIED_LISTS, UNCHANGING_CONVERTERS
+from reconciler.core.topic_names import MAX_LENGTH
 
 _SCALAR = ["string", "number", "boolean", "null"]
 _PLACEHOLDER = {"type": "string", "pattern": r"\$\{"}  # resolved at load or by a Connect worker
@@ -88,6 +89,8 @@ def _key_schema(key: ConfigKey) -> dict[str, Any]:
 
 
 def _typed(key: ConfigKey) -> list[dict[str, Any]]:
+    if key.validator is topic_names:
+        return [{"type": ["number", "boolean"]}, {"type": "string", "pattern": topic_pattern(key.type is Type.LIST)}]
     if key.choices:
         if key.ignore_case:
             return [{"type": "string", "pattern": "^\\s*(" + "|".join(_any_case(c) for c in key.choices) + ")?\\s*$"}]
@@ -99,6 +102,15 @@ def _typed(key: ConfigKey) -> list[dict[str, Any]]:
     if key.type is Type.BOOLEAN:
         return [{"type": "boolean"}, _BOOLEAN_TEXT]
     return [{"type": _SCALAR}]
+
+
+def topic_pattern(many: bool) -> str:
+    """Kafka's topic-name rule (`core.topic_names`) as a pattern: one name, or a comma-separated
+    list of them (empty items allowed: the loader drops them, as Connect's topic lists do);
+    blank allowed (a required key's blank is the loader's to refuse). Laxer than the rule where
+    a pattern cannot say it: `.` and `..` pass."""
+    name = f"[a-zA-Z0-9._-]{{1,{MAX_LENGTH}}}"
+    return rf"^\s*({name})?(\s*,\s*({name})?)*\s*$" if many else rf"^\s*({name})?\s*$"
 
 
 def _limits(key: ConfigKey) -> dict[str, float]:

@@ -165,9 +165,16 @@ PLUGIN_CONFIGS = [
     (config_variant("datagen", {"topic": "t", "count": 1, "topics": "t"}), False),
     (config_variant("datagen", {"topic": "t", "count": 1, "errors.tolerance": "some"}), False),
     (config_variant("datagen", {"topic": "t", "count": 1, "tasks.max.enforce": "maybe"}), False),
+    (config_variant("datagen", {"topic": "bad topic", "count": 1}), False),  # Kafka's topic-name rule
+    (config_variant("datagen", {"topic": "x" * 250, "count": 1}), False),
+    (config_variant("datagen", {"topic": 2024, "count": 1}), True),  # the name "2024"
+    (config_variant("datagen", {"topic": "${env:COUNT}", "count": 1}), True),
     (config_variant("file-source", {"path": "/in", "topic": "t", "format": "csv", "errors.tolerance": "all"}), True),
     (config_variant("file-source", {"path": "/in", "topic": "t", "format": "xml"}), False),
     (config_variant("parquet-sink", {"topics": "a,b", "path": "/out", "flush.records": 100}), True),
+    (config_variant("parquet-sink", {"topics": " a , b.c_d-1 ", "path": "/out"}), True),
+    (config_variant("parquet-sink", {"topics": "a,,b,", "path": "/out"}), True),  # empty items dropped
+    (config_variant("parquet-sink", {"topics": "a, b c", "path": "/out"}), False),
     (config_variant("parquet-sink", {"topics": "a", "path": "/out", "compression": "lzo"}), False),
     (config_variant("parquet-sink", {"topics": "a", "path": "/out", "offsets.storage.topic": "x"}), False),
     (config_variant("parquet-sink", {"path": "/out"}), False),
