@@ -56,7 +56,7 @@ async def connector_status(connector: str, request: Request) -> Any:
     body = None if found is None else shapes.connector_status(found)
     if body is None:
         raise NotAnswerable(404, shapes.no_status_message(connector))
-    return ConnectJSON(shapes.with_auto_restart(body, live))
+    return ConnectJSON(shapes.with_our_fields(body, live))
 
 
 @router.get("/connectors/{connector}/tasks", response_model=list[schemas.TaskInfo], responses=errors(404, 503))

@@ -32,7 +32,7 @@ import json
 import sys
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState
+from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState, Waiting
 from reconciler.core.normalize import from_connect_state
 from reconciler.render.common import trace_summary
 from reconciler.render.connect_rest import (
@@ -40,7 +40,7 @@ from reconciler.render.connect_rest import (
     connector_not_found_message,
     connector_type,
     shown_status,
-    with_auto_restart,
+    with_our_fields,
 )
 from reconciler.errors import ReconcilerError
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         return _show_one(live, args.name, args.format)
     connectors = listed(live)
     if args.format == "json":  # the table's connectors (`listed`): each has a document
-        docs = {c.name: {"status": with_auto_restart(doc, live)} for c in connectors if (doc := shown_status(c))}
+        docs = {c.name: {"status": with_our_fields(doc, live)} for c in connectors if (doc := shown_status(c))}
         print(json.dumps(docs, indent=2, ensure_ascii=False))
     else:
         _print_table(live, connectors, details=False)
@@ -83,7 +83,7 @@ def _show_one(live: LiveState, name: str, output: str) -> int:
     if output == "table":
         _print_table(live, [connector], details=True)  # "no status yet" when it has none
     else:
-        print(json.dumps(with_auto_restart(doc, live), indent=2, ensure_ascii=False))
+        print(json.dumps(with_our_fields(doc, live), indent=2, ensure_ascii=False))
     return EXIT_OK
 
 
@@ -185,11 +185,19 @@ def _print_table(live: LiveState, connectors: list[LiveConnector], *, details: b
     if details and connectors[0].name in history:
         print()
         print(auto_restart_line(history[connectors[0].name]))
-    _print_notes(connectors, details=details)
+    _print_notes(live, connectors, details=details)
 
 
-def _print_notes(connectors: list[LiveConnector], *, details: bool) -> None:
+def waiting_note(name: str, waiting: Waiting) -> str:
+    """Why a connector's data does not move though its tasks report RUNNING (as a Java task's
+    would while its clients retry): they waited at the last batch."""
+    since = datetime.datetime.fromtimestamp(waiting.since_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return f"{name}: its tasks wait for the next batch (since {since}): {waiting.reason}"
+
+
+def _print_notes(live: LiveState, connectors: list[LiveConnector], *, details: bool) -> None:
     notes = [note for c in connectors if (note := pending_note(c)) is not None]
+    notes += [waiting_note(c.name, waiting) for c in connectors if (waiting := live.waiting.get(c.name)) is not None]
     status = connectors[0].connector_status if details else None
     if status is not None and status.state is InstanceState.FAILED and status.trace:
         notes.insert(0, f"{connectors[0].name}: FAILED: {trace_summary(status.trace)}")

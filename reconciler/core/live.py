@@ -179,6 +179,19 @@ class LastBatch(BaseModel):
         return sum(task.records for task in self.tasks.values())
 
 
+class Waiting(BaseModel):
+    """A connector whose tasks did not run at the last batch and wait for the next one (our
+    topic's `wait/<name>`): a cluster their clients cannot reach, an open transaction over their
+    offsets. Connect has no such record: its tasks stay RUNNING and retry; LAST BATCH keeps
+    saying when the data last moved, and this says why it does not move now."""
+
+    model_config = ConfigDict(frozen=True)
+
+    since_ms: int  # the first batch of this wait
+    worker_id: str
+    reason: str
+
+
 class LiveState(BaseModel):
     """Everything the plan engine needs to know about the cluster."""
 
@@ -204,6 +217,8 @@ class LiveState(BaseModel):
     active_topics: dict[str, list[str]] = Field(default_factory=dict)
     # The runtime's last batch of each connector (our own topic).
     last_batches: dict[str, LastBatch] = Field(default_factory=dict)
+    # Connectors whose tasks waited at their last batch, and why (our own topic).
+    waiting: dict[str, Waiting] = Field(default_factory=dict)
     # `spec.autoRestart` history per connector (a status, like statuses: not in `fingerprint`).
     auto_restarts: dict[str, AutoRestartStatus] = Field(default_factory=dict)
 

@@ -159,7 +159,7 @@ def expanded(
             status = connector_status(connector)
             if status is None:
                 continue
-            doc["status"] = with_auto_restart(status, live)
+            doc["status"] = with_our_fields(status, live)
         if "info" in wanted:
             doc["info"] = connector_info(connector, (sensitive or {}).get(name, ()))
         out[name] = doc
@@ -198,12 +198,16 @@ def iso_utc(ms: int) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def with_auto_restart(doc: Body, live: LiveState) -> Body:
-    """`doc` (a status document) with the connector's `spec.autoRestart` history, if it has one:
-    a connector without history keeps exactly Connect's shape (docs/runtime.md#auto-restart)."""
+def with_our_fields(doc: Body, live: LiveState) -> Body:
+    """`doc` (a status document) with what the runtime adds, each only when the connector has
+    it, so that otherwise it keeps exactly Connect's shape: its `spec.autoRestart` history
+    (docs/runtime.md#auto-restart), and why its tasks wait (`waiting`, docs/runtime.md#liveness-between-batches)."""
     history = live.auto_restarts.get(doc["name"])
     if history is not None:
         doc["autoRestart"] = auto_restart_doc(history)
+    waiting = live.waiting.get(doc["name"])
+    if waiting is not None:
+        doc["waiting"] = {"since": iso_utc(waiting.since_ms), "workerId": waiting.worker_id, "reason": waiting.reason}
     return doc
 
 

@@ -3,8 +3,9 @@
 A Connect worker's tasks run all the time, so its statuses say both who runs an instance and
 that it runs. A batch worker runs tasks only during a tick's batch; its statuses say who runs
 the connectors (RUNNING while its loop lives, UNASSIGNED once it stops, as Java writes on
-shutdown, see `statuses.release_records`), and `batch/<name>` in our own topic says when each
-connector's data last moved and how that went. Pure: live state and outcomes in, records out.
+shutdown, see `statuses.release_records`), `batch/<name>` in our own topic says when each
+connector's data last moved and how that went, and `wait/<name>` why it does not move now when
+its tasks waited at the last batch. Pure: live state and outcomes in, records out.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import InstanceState, LastBatch, LiveConnector, LiveState, TaskBatch
+from reconciler.core.live import ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState, TaskBatch, Waiting
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats.records import Record
 from reconciler.runtime.statuses import releasing
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 
 def batch_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: str, now_ms: int) -> list[Record]:
     """`batch/<name>` for each connector whose tasks ran; tombstones for deleted connectors' ones.
-    Tasks that waited did not run: LAST BATCH keeps saying when the data last moved."""
+    Tasks that waited did not run: LAST BATCH keeps saying when the data last moved, and
+    `wait/<name>` says why they wait (`_wait_records`)."""
     by_connector: dict[str, dict[int, TaskBatch]] = {}
     for outcome in outcomes:
         if outcome.waited is not None:
@@ -36,7 +38,24 @@ def batch_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: s
         for name, tasks in sorted(by_connector.items())
     ]
     gone = [name for name in sorted(live.last_batches) if not _exists(live.connector(name))]
-    return records + [own.batch_tombstone(name) for name in gone]
+    return records + [own.batch_tombstone(name) for name in gone] + _wait_records(live, outcomes, worker_id, now_ms)
+
+
+def _wait_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: str, now_ms: int) -> list[Record]:
+    """`wait/<name>` for each connector whose tasks waited in this batch (its `since` kept while
+    the wait goes on, rewritten only when the reason changes); tombstones once a connector's
+    tasks ran, or it is no longer to run (deleted, paused, stopped). A connector absent from a
+    batch that does run keeps its record: the runner may have stopped before the batch."""
+    waited = {o.connector: o.waited for o in outcomes if o.waited is not None}
+    ran = {o.connector for o in outcomes if o.waited is None}
+    records = []
+    for name, reason in sorted(waited.items()):
+        current = live.waiting.get(name)
+        if current is None or current.reason != reason:
+            since = now_ms if current is None else current.since_ms
+            records.append(own.wait_record(name, Waiting(since_ms=since, worker_id=worker_id, reason=reason)))
+    over = [name for name in sorted(live.waiting) if name not in waited and (name in ran or not _to_run(live.connector(name)))]
+    return records + [own.wait_tombstone(name) for name in over]
 
 
 def running_here(live: LiveState, worker_id: str) -> list[LiveConnector]:
@@ -52,3 +71,7 @@ def running_here(live: LiveState, worker_id: str) -> list[LiveConnector]:
 
 def _exists(connector: LiveConnector | None) -> bool:
     return connector is not None and connector.exists
+
+
+def _to_run(connector: LiveConnector | None) -> bool:
+    return _exists(connector) and connector is not None and connector.target_state is ConnectTargetState.STARTED

@@ -182,8 +182,12 @@ def test_connectors_whose_cluster_cannot_be_reached_wait_and_fail_no_task(
     assert topic_keys(pipeline.settings, topic) == Counter() and parquet_keys(out) == Counter()
     moved = topic_keys(pipeline.settings, near)
     assert len(moved) == sum(moved.values()) == 2 * SOURCE_BATCH, moved  # both batches, each id once
-    assert set(pipeline.live().last_batches) == {"near"}  # the others did not run: LAST BATCH says nothing moved
+    live = pipeline.live()
+    assert set(live.last_batches) == {"near"}  # the others did not run: LAST BATCH says nothing moved
+    assert sorted(live.waiting) == ["sink", "src"]  # and `status` says why (wait/<name>)
+    assert all(w.reason.startswith(f"cannot reach Kafka at {nowhere}") for w in live.waiting.values())
     pipeline.set("src", config=source)
     pipeline.set("sink", config=sink)
     drain(pipeline, out)
     assert set(pipeline.live().last_batches) == {"src", "sink", "near"}
+    assert pipeline.live().waiting == {}  # they ran: the waits are over

@@ -1,10 +1,14 @@
 """`reconciler status`'s notes under the table: UNASSIGNED explained once (no worker runs between
-batches here, so a healthy pipeline reads UNASSIGNED after `run --once`)."""
+batches here, so a healthy pipeline reads UNASSIGNED after `run --once`); why a connector's
+tasks wait, where its statuses say RUNNING."""
 
 from __future__ import annotations
 
-from reconciler.cli.status_cmd import unassigned_note
-from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector
+import pytest
+
+from reconciler.cli.status_cmd import _print_table, unassigned_note
+from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState, Waiting
+from reconciler.render.connect_rest import shown_status, with_our_fields
 
 
 def connector(name: str, state: InstanceState | None) -> LiveConnector:
@@ -21,3 +25,18 @@ def test_unassigned_connectors_get_one_note_saying_what_it_means_here() -> None:
 
 def test_no_note_when_none_is_unassigned() -> None:
     assert unassigned_note([connector("a", InstanceState.RUNNING), connector("b", None)]) is None
+
+
+def test_a_connector_whose_tasks_wait_says_why_in_the_table_and_the_json(capsys: pytest.CaptureFixture[str]) -> None:
+    reason = "cannot reach Kafka at 127.0.0.1:1: connection refused (nothing listens on that port)"
+    waiting = Waiting(since_ms=1_764_230_400_000, worker_id="w:1", reason=reason)  # 2025-11-27 08:00:00Z
+    running = connector("sink", InstanceState.RUNNING)
+    live = LiveState(connectors={"sink": running, "other": connector("other", InstanceState.RUNNING)}, waiting={"sink": waiting})
+    _print_table(live, [live.connectors["other"], running], details=False)
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: sink: its tasks wait for the next batch (since 2025-11-27 08:00:00Z): {reason}"]
+    doc = shown_status(running)
+    assert doc is not None
+    assert with_our_fields(doc, live)["waiting"] == {"since": "2025-11-27T08:00:00Z", "workerId": "w:1", "reason": reason}
+    other = shown_status(live.connectors["other"])
+    assert other is not None and "waiting" not in with_our_fields(other, live)  # Connect's shape, unchanged

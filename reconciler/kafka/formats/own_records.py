@@ -1,6 +1,6 @@
 """The records of our own `<group>-reconciler` topic: ownership, applied request ids, offsets
 requests' progress and rollback snapshots, which config keys are sensitive, each connector's
-last batch and auto-restart history, and the runtime's marks (restarts processed, where the
+last batch, why its tasks wait and its auto-restart history, and the runtime's marks (restarts processed, where the
 runtime started, when a connector failed). Connect never reads this topic; the formats are
 ours, in the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`; all
 of them in docs/record-formats.md#reconciler-topic).
@@ -15,7 +15,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple
 
-from reconciler.core.live import AutoRestartStatus, LastBatch, RequestKind, TaskBatch
+from reconciler.core.live import AutoRestartStatus, LastBatch, RequestKind, TaskBatch, Waiting
 from reconciler.core.plan import OffsetsStepKind
 from reconciler.kafka.formats.records import Invalid, Record, TopicRole, dumps, loads, text_key
 
@@ -28,6 +28,7 @@ OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
 OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 SENSITIVE_PREFIX: Final = "sensitive/"
 BATCH_PREFIX: Final = "batch/"
+WAIT_PREFIX: Final = "wait/"
 AUTO_RESTART_PREFIX: Final = "auto-restart/"
 # The runtime's marks (read by `kafka.replay.marks`). Their names are everything after
 # the prefix: any connector of the config topic, Java-created ones too, has marks.
@@ -136,6 +137,15 @@ def batch_tombstone(name: str) -> Record:
     return Record(TopicRole.RECONCILER, text_key(BATCH_PREFIX + _name_segment(name)), None)
 
 
+def wait_record(name: str, waiting: Waiting) -> Record:
+    value = dumps({"since": waiting.since_ms, "worker-id": waiting.worker_id, "reason": waiting.reason})
+    return Record(TopicRole.RECONCILER, text_key(WAIT_PREFIX + _name_segment(name)), value)
+
+
+def wait_tombstone(name: str) -> Record:
+    return Record(TopicRole.RECONCILER, text_key(WAIT_PREFIX + _name_segment(name)), None)
+
+
 def auto_restart_record(name: str, state: AutoRestartStatus) -> Record:
     value = dumps({"count": state.count, "last-restart": state.last_restart_ms, "next-restart": state.next_restart_ms})
     return Record(TopicRole.RECONCILER, text_key(AUTO_RESTART_PREFIX + _name_segment(name)), value)
@@ -154,6 +164,7 @@ ReconcilerKeyKind = Literal[
     "offsets-snapshot",
     "sensitive",
     "batch",
+    "wait",
     "auto-restart",
 ]
 
@@ -182,6 +193,7 @@ _NAME_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
     (OFFSETS_PROGRESS_PREFIX, "offsets-progress"),
     (SENSITIVE_PREFIX, "sensitive"),
     (BATCH_PREFIX, "batch"),
+    (WAIT_PREFIX, "wait"),
     (AUTO_RESTART_PREFIX, "auto-restart"),
 )
 _ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
@@ -267,6 +279,16 @@ def decode_batch(value: bytes) -> LastBatch | Invalid:
             return Invalid(f"invalid task in batch value: {task!r}")
         parsed[task["id"]] = TaskBatch(records=task["records"], bytes=task["bytes"], failed=task["failed"])
     return LastBatch(finished_at_ms=at, worker_id=worker, tasks=parsed)
+
+
+def decode_wait(value: bytes) -> Waiting | Invalid:
+    obj = loads(value)
+    if type(obj) is not dict:
+        return obj if isinstance(obj, Invalid) else Invalid("wait value is not a JSON object")
+    since, worker, reason = obj.get("since"), obj.get("worker-id"), obj.get("reason")
+    if type(since) is not int or type(worker) is not str or type(reason) is not str:
+        return Invalid("'since', 'worker-id' and 'reason' should be an integer and two strings")
+    return Waiting(since_ms=since, worker_id=worker, reason=reason)
 
 
 def decode_auto_restart(value: bytes) -> AutoRestartStatus | Invalid:

@@ -151,6 +151,7 @@ def build_live_state(
         source_fingerprint="",
         active_topics={name: sorted(topics) for name, topics in sorted(status.topics.items()) if topics},
         last_batches=dict(sorted(ours.batches.items())),
+        waiting=dict(sorted(ours.waiting.items())),
         auto_restarts=dict(sorted(ours.auto_restarts.items())),
     )
     # Whatever prints later never shows their secrets (those built before were remembered then).

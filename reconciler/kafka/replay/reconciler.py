@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from reconciler.core.live import AutoRestartStatus, LastBatch
+from reconciler.core.live import AutoRestartStatus, LastBatch, Waiting
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats.own_records import OffsetsSnapshot, OwnerInfo, RequestProgress
 from reconciler.kafka.formats.records import Invalid
@@ -15,8 +15,8 @@ from reconciler.kafka.replay.marks import FailureLog, RestartLog
 
 class ReconcilerReplay(Replay):
     """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress,
-    rollback snapshots, which config keys are sensitive, each connector's last batch and its
-    auto-restart history; and the runtime's marks (`marks`: restarts executed, failures)."""
+    rollback snapshots, which config keys are sensitive, each connector's last batch, why its
+    tasks wait and its auto-restart history; and the runtime's marks (`marks`: restarts executed, failures)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -29,6 +29,7 @@ class ReconcilerReplay(Replay):
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
         self.sensitive: dict[str, list[str]] = {}  # name → config keys its manifest made sensitive
         self.batches: dict[str, LastBatch] = {}
+        self.waiting: dict[str, Waiting] = {}
         self.auto_restarts: dict[str, AutoRestartStatus] = {}
 
     def apply(self, key: bytes | None, value: bytes | None, offset: int = -1) -> None:
@@ -51,6 +52,8 @@ class ReconcilerReplay(Replay):
             self._put(self.sensitive, name, None if value is None else own.decode_sensitive(value), text)
         elif kind == "batch":
             self._put(self.batches, name, None if value is None else own.decode_batch(value), text)
+        elif kind == "wait":
+            self._put(self.waiting, name, None if value is None else own.decode_wait(value), text)
         elif kind == "auto-restart":
             decoded_auto = None if value is None else own.decode_auto_restart(value)
             self._put(self.auto_restarts, name, decoded_auto, text)
