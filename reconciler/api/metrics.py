@@ -105,6 +105,13 @@ def _ours(state: ApiState) -> Iterator[Metric]:
         for name, batch in sorted(state.live.last_batches.items()):
             batches.add_metric([name], batch.finished_at_ms / 1000)
         yield batches
+    if state.live is not None and state.live.waiting:
+        waiting = _gauge("reconciler_connector_waiting_since_timestamp_seconds",
+                         "Since when the connector's tasks wait for the next batch (absent: they do not).",
+                         labels=["connector"])
+        for name, wait in sorted(state.live.waiting.items()):
+            waiting.add_metric([name], wait.since_ms / 1000)
+        yield waiting
 
 
 def _worker(live: LiveState) -> Iterator[Metric]:

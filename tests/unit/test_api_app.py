@@ -24,6 +24,7 @@ from reconciler.core.live import (
     LiveConnector,
     LiveState,
     TaskBatch,
+    Waiting,
 )
 from reconciler.kafka.settings import KafkaSettings
 
@@ -54,6 +55,7 @@ LIVE = LiveState(
     },
     active_topics={"sink": ["t"]},
     last_batches={"src": LastBatch(finished_at_ms=5_000, worker_id=W, tasks={0: TaskBatch(records=9, bytes=90)})},
+    waiting={"sink": Waiting(since_ms=7_000, worker_id=W, reason="cannot reach Kafka at 127.0.0.1:1")},
 )
 
 
@@ -290,6 +292,8 @@ def test_metrics_parse_and_carry_connects_names_and_labels(client: httpx.Client)
     assert not [key for key in samples if ("connector", "gone") in key[1]]  # deleted: no metrics
     assert samples[("reconciler_manifests_valid", ())] == 1
     assert samples[("reconciler_connector_last_batch_timestamp_seconds", (("connector", "src"),))] == 5.0
+    assert samples[("reconciler_connector_waiting_since_timestamp_seconds", (("connector", "sink"),))] == 7.0
+    assert not [key for key in samples if key[0].startswith("reconciler_connector_waiting") and ("connector", "src") in key[1]]
 
 
 def test_a_stale_probe_answer_is_not_ready_and_no_tick_yet_is_not_ready() -> None:
