@@ -130,22 +130,28 @@ def _paused(settings: KafkaSettings, name: str) -> bool:
     return status is not None and status.state is InstanceState.PAUSED
 
 
+def pause_through_connect(settings: KafkaSettings, name: str) -> None:
+    """What `PUT /connectors/{name}/pause` on a Connect worker writes: the target-state record,
+    outside any transaction (a worker without exactly-once support)."""
+    from reconciler.kafka.formats import records as rec
+    from reconciler.kafka.io.client import new_producer
+
+    record = rec.target_state_record(name, ConnectTargetState.PAUSED)
+    producer = new_producer(settings)
+    producer.produce(settings.topics.configs, key=record.key, value=record.value)
+    assert producer.flush(settings.timeout_s) == 0
+
+
 def test_resync_corrects_drift_without_a_tick(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
-    declared, drifted = tmp_path / "declared", tmp_path / "drifted"
-    declared.mkdir()
-    drifted.mkdir()
-    (declared / "c.yaml").write_text(dump(manifest("idle", {"topic": "t", "count": 1}, state="stopped")))
-    (drifted / "c.yaml").write_text(dump(manifest("idle", {"topic": "t", "count": 1}, state="paused")))
-    watch = Running(["watch", str(declared), "--interval", "3600", "--resync", "1"], kafka_settings)
+    """Drift written as Connect's REST API writes it. (Not by a second `reconciler apply`: that
+    one claims the group's transactional id, which a resync claims every second here, so one
+    of the two is fenced now and then, by design: the optimistic lock in reconciler/app/apply.py.)"""
+    (tmp_path / "c.yaml").write_text(dump(manifest("idle", {"topic": "t", "count": 1}, state="stopped")))
+    watch = Running(["watch", str(tmp_path), "--interval", "3600", "--resync", "1"], kafka_settings)
     try:
         watch.wait_for_line("idle: STOPPED")
         watch.wait_for_line("resync: no drift")
-        done = subprocess.run(  # someone applies other manifests to the same cluster
-            [sys.executable, "-m", "reconciler.cli.main", "apply", str(drifted), "--bootstrap-servers",
-             kafka_settings.bootstrap_servers, "--group-id", kafka_settings.group_id],
-            cwd=ROOT, env=child_env(), capture_output=True, text=True, check=False,
-        )
-        assert done.returncode == 0, done.stderr
+        pause_through_connect(kafka_settings, "idle")  # someone pauses it through a Connect worker
         watch.wait_for_line("resync: 1 change(s) applied", timeout_s=30)
         live = read_live_state(kafka_settings).connector("idle")
         assert live is not None and live.target_state is ConnectTargetState.STOPPED
