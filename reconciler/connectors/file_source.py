@@ -269,9 +269,10 @@ class FileSourceConnector(SourceConnector):
         """Connect's FileStreamSourceConnector checks (a `position` that is a non-negative long;
         tombstones for any partition, so stray offsets can be removed), made exact for what the
         tasks read: a partition is `{"filename": F}` with F a path as the tasks list files
-        (relative to `path`, no hidden parts, matched by `glob`; anything else is never read), and `line`, when
-        given, a non-negative integer (it numbers the keys). Whether `position` starts a line is
-        checked when the request runs (`alter_offsets`): the file lives where the tasks run.
+        (relative to `path`, no hidden parts, matched by `glob`; anything else is never read),
+        and `line`, when given, a non-negative integer (it numbers the keys). Whether `position`
+        starts a line is checked when the request runs (`alter_offsets`): the file lives where
+        the tasks run.
         """
         settings = FileSourceSettings.parse(config)
         for key, offset in offsets.items():

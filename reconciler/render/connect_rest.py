@@ -201,7 +201,8 @@ def iso_utc(ms: int) -> str:
 def with_our_fields(doc: Body, live: LiveState) -> Body:
     """`doc` (a status document) with what the runtime adds, each only when the connector has
     it, so that otherwise it keeps exactly Connect's shape: its `spec.autoRestart` history
-    (docs/runtime.md#auto-restart), and why its tasks wait (`waiting`, docs/runtime.md#liveness-between-batches)."""
+    (docs/runtime.md#auto-restart), and why its tasks wait (`waiting`,
+    docs/runtime.md#liveness-between-batches)."""
     history = live.auto_restarts.get(doc["name"])
     if history is not None:
         doc["autoRestart"] = auto_restart_doc(history)

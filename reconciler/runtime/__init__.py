@@ -6,9 +6,9 @@
   `liveness`, `reports`;
 - the tasks: `tasks` (the work and outcome of each, the executor interface), `executor`
   (`SparkExecutor`), `spark`, `spark_jobs`, `spark_ship`, `executor_probe`; sources
-  (`source_driver` and `source_job` on the driver, `source_batch` in a worker) and sinks (`sink_job`, `sink_range`,
-  `sink_task`, `sink_reader`, `sink_spark`, `spark_kafka`), and `maven` for the Kafka data
-  source's jars;
+  (`source_driver` and `source_job` on the driver, `source_batch` in a worker) and sinks
+  (`sink_job`, `sink_range`, `sink_task`, `sink_reader`, `sink_spark`, `spark_kafka`), and
+  `maven` for the Kafka data source's jars;
 - `loop`: ticks until a signal.
 
 Names: a `Plan` is the reconciler's plan (made in `app`, never here); a `RestartPlan` is

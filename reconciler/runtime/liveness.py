@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from reconciler.core.live import ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState, TaskBatch, Waiting
+from reconciler.core.live import (
+    ConnectTargetState,
+    InstanceState,
+    LastBatch,
+    LiveConnector,
+    LiveState,
+    TaskBatch,
+    Waiting,
+)
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats.records import Record
 from reconciler.runtime.statuses import releasing
@@ -74,4 +82,4 @@ def _exists(connector: LiveConnector | None) -> bool:
 
 
 def _to_run(connector: LiveConnector | None) -> bool:
-    return _exists(connector) and connector is not None and connector.target_state is ConnectTargetState.STARTED
+    return connector is not None and connector.exists and connector.target_state is ConnectTargetState.STARTED

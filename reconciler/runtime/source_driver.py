@@ -89,7 +89,8 @@ def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str,
     task reads its offsets.
     """
     targets = {
-        task_transactional_id(settings.group_id, w.connector, w.task_id): (w.connector, client_settings(settings, w.connector_config, PRODUCER))
+        task_transactional_id(settings.group_id, w.connector, w.task_id):
+            (w.connector, client_settings(settings, w.connector_config, PRODUCER))
         for w in works
     }
 

@@ -1,9 +1,9 @@
 """The records of our own `<group>-reconciler` topic: ownership, applied request ids, offsets
 requests' progress and rollback snapshots, which config keys are sensitive, each connector's
-last batch, why its tasks wait and its auto-restart history, and the runtime's marks (restarts processed, where the
-runtime started, when a connector failed). Connect never reads this topic; the formats are
-ours, in the same style as Connect's (compact JSON values, plain UTF-8 keys; see `records`; all
-of them in docs/record-formats.md#reconciler-topic).
+last batch, why its tasks wait and its auto-restart history, and the runtime's marks
+(restarts processed, where the runtime started, when a connector failed). Connect never reads
+this topic; the formats are ours, in the same style as Connect's (compact JSON values, plain
+UTF-8 keys; see `records`; all of them in docs/record-formats.md#reconciler-topic).
 
 Pure: keys and values in, bytes out (and back), `Invalid(reason)` instead of raising.
 """

@@ -16,7 +16,8 @@ from reconciler.kafka.replay.marks import FailureLog, RestartLog
 class ReconcilerReplay(Replay):
     """Our own `<group>-reconciler` topic: ownership, applied request ids, offsets progress,
     rollback snapshots, which config keys are sensitive, each connector's last batch, why its
-    tasks wait and its auto-restart history; and the runtime's marks (`marks`: restarts executed, failures)."""
+    tasks wait and its auto-restart history; and the runtime's marks (`marks`: restarts
+    executed, failures)."""
 
     def __init__(self) -> None:
         super().__init__()
