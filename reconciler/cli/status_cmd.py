@@ -92,12 +92,16 @@ def listed(live: LiveState) -> list[LiveConnector]:
     return [c for _, c in sorted(live.connectors.items()) if c.exists or c.connector_status is not None]
 
 
-def batch_summary(batch: LastBatch | None) -> str:
-    """`2026-11-22 10:04:05Z succeeded, 120 records`, or `-` when the tasks never ran."""
+def batch_summary(batch: LastBatch | None, task_count: int = 0) -> str:
+    """`2026-11-22 10:04:05Z succeeded, 120 records`, or `-` when the tasks never ran. When fewer
+    of the connector's `task_count` tasks ran (a FAILED one waits for a restart), it says so:
+    "succeeded" is about the tasks that ran."""
     if batch is None:
         return NO_STATUS
     at = datetime.datetime.fromtimestamp(batch.finished_at_ms / 1000, datetime.UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-    return f"{at} {batch.outcome}, {batch.records} records"
+    ran = len(batch.tasks)
+    part = f" ({ran} of {task_count} tasks ran)" if 0 < ran < task_count else ""
+    return f"{at} {batch.outcome}, {batch.records} records{part}"
 
 
 def _row(connector: LiveConnector, batch: LastBatch | None) -> list[str]:
@@ -114,7 +118,7 @@ def _row(connector: LiveConnector, batch: LastBatch | None) -> list[str]:
         state,
         f"{running}/{total}",
         ",".join(map(str, failed)) or NO_STATUS,
-        batch_summary(batch),
+        batch_summary(batch, total),
     ]
 
 

@@ -40,3 +40,15 @@ def test_a_connector_whose_tasks_wait_says_why_in_the_table_and_the_json(capsys:
     assert with_our_fields(doc, live)["waiting"] == {"since": "2025-11-27T08:00:00Z", "workerId": "w:1", "reason": reason}
     other = shown_status(live.connectors["other"])
     assert other is not None and "waiting" not in with_our_fields(other, live)  # Connect's shape, unchanged
+
+
+def test_last_batch_says_when_only_some_of_the_tasks_ran() -> None:
+    """A FAILED task sits batches out until a restart: "succeeded" is about the tasks that ran."""
+    from reconciler.cli.status_cmd import batch_summary
+    from reconciler.core.live import LastBatch, TaskBatch
+
+    batch = LastBatch(finished_at_ms=1_764_230_400_000, worker_id="w:1", tasks={0: TaskBatch(records=5)})
+    assert batch_summary(batch, 2) == "2025-11-27 08:00:00Z succeeded, 5 records (1 of 2 tasks ran)"
+    assert batch_summary(batch, 1) == "2025-11-27 08:00:00Z succeeded, 5 records"
+    assert batch_summary(batch, 0) == "2025-11-27 08:00:00Z succeeded, 5 records"  # stopped since: no count to compare
+    assert batch_summary(None, 2) == "-"
