@@ -345,6 +345,40 @@ def test_source_tasks_wait_while_an_open_transaction_hides_committed_offsets(
     assert set(topic_ids(kafka_settings, n("held-data"))) == set(range(100))
 
 
+def test_an_open_transaction_in_one_connectors_own_offsets_topic_holds_back_only_that_connector(
+    kafka_settings: KafkaSettings, spark_executor: SparkExecutor
+) -> None:
+    """Each Java task reads its own offsets: a transaction left open in one connector's own
+    offsets topic (`offsets.storage.topic`) keeps that connector's tasks waiting, not the others'."""
+    from confluent_kafka import Producer
+
+    from reconciler.kafka.io.admin import ensure_offsets_topic
+
+    ensure_topics(kafka_settings)
+    own = n("own-offsets")
+    ensure_offsets_topic(kafka_settings, own)
+    create_topic(kafka_settings, n("own-data"))
+    create_topic(kafka_settings, n("free-data"))
+    zombie = Producer(
+        {"bootstrap.servers": kafka_settings.bootstrap_servers, "transactional.id": transactional_id(kafka_settings.group_id, "other", 0)}
+    )
+    zombie.init_transactions(kafka_settings.timeout_s)
+    zombie.begin_transaction()
+    zombie.produce(own, b'{"position":1}', b'["other",{"shard":0}]')
+    zombie.flush(kafka_settings.timeout_s)
+    held = datagen_works("held", n("own-data"), count=100, tasks=1, **{"offsets.storage.topic": own})
+    free = datagen_works("free", n("free-data"), count=100, tasks=1)
+
+    first = spark_executor.run_batch(held + free)
+    zombie.abort_transaction(kafka_settings.timeout_s)
+    second = spark_executor.run_batch(held + free)
+
+    assert [(o.connector, o.records, o.error) for o in first] == [("held", 0, None), ("free", 100, None)]
+    assert first[0].waited is not None and f"offsets topic {own} at " in first[0].waited and first[1].waited is None
+    assert [(o.connector, o.records, o.error) for o in second] == [("held", 100, None), ("free", 0, None)]
+    assert set(topic_ids(kafka_settings, n("own-data"))) == set(range(100))
+
+
 def test_a_full_producer_queue_loses_and_repeats_nothing(
     kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
