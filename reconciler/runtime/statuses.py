@@ -19,6 +19,8 @@ write and what to run, and writes the records `StatusBook` returns.
   a connector on reconfiguration); STOPPED still applies to it. While it is FAILED and
   the target is STARTED its tasks run nothing and report UNASSIGNED (Connect's "not running
   here"); a FAILED task keeps its FAILED status and trace.
+- A connector whose `stop()` throws as it is paused is FAILED from then on (`after_stop`, Java's
+  `WorkerConnector.suspend`); stopped or deleted, it reaches its state all the same.
 - Task ids at or above the committed count lose their statuses, and a deleted connector loses
   all of them: the leader's cleanup.
 
