@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import operator
+import re
 from collections.abc import Iterator, Sequence
 
 import yaml
@@ -97,23 +98,45 @@ def read_documents(text: str, file: str) -> Iterator[Document | Problem]:
     """Every non-empty document of a YAML stream, one at a time; problems instead of exceptions.
 
     A generator, so a 10,000-document file never has all its node trees in memory at once.
-    Documents before a syntax error are yielded (they are valid on their own), the rest is
-    lost: after a syntax error the parser cannot know where the next document starts.
+    After a syntax error, reading goes on at the next document marker (`---` at the start of a
+    line: YAML lets no content hold one, so it starts a document whatever came before), so the
+    documents after a broken one are checked too; the broken one's rest is lost.
     """
-    try:
-        for root in _compose_all(text):
-            if isinstance(root, ScalarNode) and root.tag == _NULL and root.value == "":
-                continue  # an empty document (`---` with nothing after it)
-            builder = _Builder()
-            data = builder.build(root)
-            problems = [_with_path(problem, node, root) for problem, node in builder.problems]
-            yield from problems
-            if not builder.unreadable:  # duplicate keys alone still leave well-defined data
-                yield Document(file, root, data, flaws=tuple(problem.path for problem in problems))
-    except yaml.MarkedYAMLError as exc:
-        yield _syntax_problem(exc)
-    except yaml.YAMLError as exc:  # ReaderError: control characters and the like
-        yield _reader_problem(exc, text)
+    lines: list[str] = []  # split only after a syntax error
+    start: int | None = 0  # the line the stream is read from: 0, or a document marker after a syntax error
+    while start is not None:
+        stream = text if start == 0 else "\n" * start + "".join(lines[start:])  # positions as in the file
+        try:
+            yield from _documents(stream, file)
+            return
+        except yaml.MarkedYAMLError as exc:
+            yield _syntax_problem(exc)
+            lines = lines or text.splitlines(keepends=True)
+            mark = exc.problem_mark or exc.context_mark
+            start = _next_marker(lines, max(start + 1, mark.line if mark is not None else len(lines)))
+        except yaml.YAMLError as exc:  # ReaderError: control characters and the like
+            yield _reader_problem(exc, text)
+            return
+
+
+def _documents(stream: str, file: str) -> Iterator[Document | Problem]:
+    for root in _compose_all(stream):
+        if isinstance(root, ScalarNode) and root.tag == _NULL and root.value == "":
+            continue  # an empty document (`---` with nothing after it)
+        builder = _Builder()
+        data = builder.build(root)
+        problems = [_with_path(problem, node, root) for problem, node in builder.problems]
+        yield from problems
+        if not builder.unreadable:  # duplicate keys alone still leave well-defined data
+            yield Document(file, root, data, flaws=tuple(problem.path for problem in problems))
+
+
+def _next_marker(lines: Sequence[str], first: int) -> int | None:
+    """The first line from `first` on (0-based) that starts a document (`---`), if any."""
+    return next((i for i in range(first, len(lines)) if _MARKER.match(lines[i])), None)
+
+
+_MARKER = re.compile(r"---(?:[ \t\r\n]|$)")
 
 
 def _with_path(problem: Problem, node: Node, root: Node) -> Problem:

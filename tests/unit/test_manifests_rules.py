@@ -355,6 +355,25 @@ def test_documents_before_a_syntax_error_are_still_checked(tmp_path: Path) -> No
     ]
 
 
+def test_documents_after_a_syntax_error_are_still_checked(tmp_path: Path) -> None:
+    """Reading goes on at the next `---` line (no YAML content can hold one at a line's start,
+    so it starts a document whatever came before), one with a comment after it too."""
+    broken = HEAD + "spec:\n  class: datagen\n  config: {topic: t, count: [1, 2\n"
+    second = HEAD.replace("c1", "c2") + "spec: {class: datagen, tasksMax: -1, config: {topic: t, count: 1}}\n"
+    third = HEAD.replace("c1", "c3") + "spec: {class: ''}\n"
+    assert problems(tmp_path, broken + "---\n" + second + "--- # a comment\n" + third) == [
+        "8:1: YAML syntax error: did not find expected ',' or ']' (hint: while parsing a flow sequence on line 7, column 29)",
+        "13:34: spec.tasksMax: must be at least 1, got -1",
+        "19:15: spec.class: must not be empty",
+    ]
+    # Two broken documents in a row: each is reported, and the one after them still checked.
+    assert problems(tmp_path, broken + "---\n" + broken.replace("c1", "c2") + "---\n" + third) == [
+        "8:1: YAML syntax error: did not find expected ',' or ']' (hint: while parsing a flow sequence on line 7, column 29)",
+        "16:1: YAML syntax error: did not find expected ',' or ']' (hint: while parsing a flow sequence on line 15, column 29)",
+        "21:15: spec.class: must not be empty",
+    ]
+
+
 def test_missing_env_variable_points_at_the_value(tmp_path: Path) -> None:
     text = HEAD + "spec:\n  class: datagen\n  config:\n    db.password: ${env:NOPE_PW}\n    b: x${env:NOPE_B}y\n    topic: t\n    count: 1\n"
     assert problems(tmp_path, text) == [
