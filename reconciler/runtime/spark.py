@@ -31,6 +31,7 @@ from urllib.parse import urlparse
 
 from reconciler.errors import ReconcilerError
 from reconciler import failpoints
+from reconciler.runtime.spark_cds import driver_options
 from reconciler.runtime.spark_jobs import PartitionFailed, is_connect, run_partitions
 
 if TYPE_CHECKING:
@@ -122,7 +123,9 @@ def session_conf(master: str, overrides: Mapping[str, str]) -> dict[str, str]:
     # The driver JVM only schedules here (data never passes through it), so the quick C1 JIT
     # is enough: measured on 2 cores, session start ~1 s shorter, and per job half the JVM CPU
     # (~0.11 s instead of ~0.25 s) and ~0.14 s instead of ~0.19 s of wall time.
-    conf["spark.driver.extraJavaOptions"] = f"-Dlog4j.configurationFile={_log4j_file()} -XX:TieredStopAtLevel=1"
+    # Spark's classes mapped from a class-data-sharing archive when one was built: half the start.
+    java_options = f"-Dlog4j.configurationFile={_log4j_file()} -XX:TieredStopAtLevel=1 {driver_options()}"
+    conf["spark.driver.extraJavaOptions"] = java_options.strip()
     if is_local(master):
         conf["spark.driver.host"] = "127.0.0.1"
         conf["spark.driver.bindAddress"] = "127.0.0.1"

@@ -1,0 +1,33 @@
+"""Which JVM options a session gets from the class-data-sharing archive (`runtime/spark_cds.py`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reconciler.runtime import spark_cds
+
+
+def test_the_archive_is_mapped_only_when_built_and_not_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(spark_cds.SWITCH, raising=False)
+    assert spark_cds.driver_options(tmp_path) == ""  # none built: the JVM starts as before
+    path = spark_cds.archive_path(tmp_path)
+    path.write_bytes(b"")
+    assert spark_cds.driver_options(tmp_path) == f"-XX:SharedArchiveFile={path} -Xlog:cds=off -Xlog:cds+dynamic=off"
+    monkeypatch.setenv(spark_cds.SWITCH, "off")
+    assert spark_cds.driver_options(tmp_path) == ""
+
+
+def test_another_java_or_pyspark_gets_another_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An archive fits one JVM and one class path: a JDK or PySpark update must not meet an old one."""
+    first = spark_cds.archive_path(tmp_path)
+    java = tmp_path / "jdk" / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text("#!/bin/sh\n")
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
+    other_java = spark_cds.archive_path(tmp_path)
+    monkeypatch.setattr(spark_cds.metadata, "version", lambda name: "0.0.0")
+    other_pyspark = spark_cds.archive_path(tmp_path)
+    assert len({first, other_java, other_pyspark}) == 3
+    assert all(p.parent == tmp_path and p.suffix == ".jsa" for p in (first, other_java, other_pyspark))
