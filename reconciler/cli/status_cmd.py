@@ -32,7 +32,15 @@ import json
 import sys
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
-from reconciler.core.live import AutoRestartStatus, ConnectTargetState, InstanceState, LastBatch, LiveConnector, LiveState, Waiting
+from reconciler.core.live import (
+    AutoRestartStatus,
+    ConnectTargetState,
+    InstanceState,
+    LastBatch,
+    LiveConnector,
+    LiveState,
+    Waiting,
+)
 from reconciler.core.normalize import from_connect_state
 from reconciler.render.common import trace_summary
 from reconciler.render.connect_rest import (

@@ -115,7 +115,7 @@ def read_documents(text: str, file: str) -> Iterator[Document | Problem]:
             mark = exc.problem_mark or exc.context_mark
             start = _next_marker(lines, max(start + 1, mark.line if mark is not None else len(lines)))
         except yaml.YAMLError as exc:  # ReaderError: control characters and the like
-            yield _reader_problem(exc, text)
+            yield _reader_problem(exc, stream)  # its offset is into `stream`, lines as in the file
             return
 
 
