@@ -203,10 +203,28 @@ _ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
 )
 
 
-def decode_owner(value: bytes) -> OwnerInfo | Invalid:
+def _json_object(value: bytes, kind: str) -> dict[str, Any] | Invalid:
+    """A record value that must be a JSON object, or why it is not."""
     obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("owner value is not a JSON object")
+    if type(obj) is dict:
+        return obj
+    return obj if isinstance(obj, Invalid) else Invalid(f"{kind} value is not a JSON object")
+
+
+def _typed_fields(value: bytes, kind: str, wanted: Mapping[str, type], problem: str) -> list[Any] | Invalid:
+    """The `wanted` fields of a JSON-object value, in order, each of exactly its type (`bool` is
+    no `int` here), or why not (`problem`)."""
+    obj = _json_object(value, kind)
+    if isinstance(obj, Invalid):
+        return obj
+    found = [obj.get(name) for name in wanted]
+    return found if all(type(v) is t for v, t in zip(found, wanted.values(), strict=True)) else Invalid(problem)
+
+
+def decode_owner(value: bytes) -> OwnerInfo | Invalid:
+    obj = _json_object(value, "owner")
+    if isinstance(obj, Invalid):
+        return obj
     owner, plan = obj.get("owner"), obj.get("created-by-plan", "")
     if type(owner) is not str or type(plan) is not str:
         return Invalid("'owner' and 'created-by-plan' should be strings")
@@ -214,9 +232,9 @@ def decode_owner(value: bytes) -> OwnerInfo | Invalid:
 
 
 def decode_sensitive(value: bytes) -> list[str] | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("sensitive value is not a JSON object")
+    obj = _json_object(value, "sensitive")
+    if isinstance(obj, Invalid):
+        return obj
     keys = obj.get("keys")
     if type(keys) is not list or not all(type(k) is str for k in keys):
         return Invalid("'keys' should be a list of strings")
@@ -232,9 +250,9 @@ def decode_applied(value: bytes) -> int | Invalid:
 
 
 def decode_offsets_progress(value: bytes) -> OffsetsProgress | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("progress value is not a JSON object")
+    obj = _json_object(value, "progress")
+    if isinstance(obj, Invalid):
+        return obj
     request_id, step = obj.get("id"), obj.get("step")
     if type(request_id) is not str or not request_id or type(step) is not str:
         return Invalid(f"invalid offsets progress {obj!r}")
@@ -254,9 +272,9 @@ def decode_request_progress(value: bytes) -> RequestProgress | Invalid:
 
 
 def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("snapshot value is not a JSON object")
+    obj = _json_object(value, "snapshot")
+    if isinstance(obj, Invalid):
+        return obj
     offsets, taken_at = obj.get("offsets"), obj.get("taken-at")
     if type(offsets) is not list or not all(type(e) is dict for e in offsets):
         return Invalid("'offsets' should be a list of objects")
@@ -266,35 +284,33 @@ def decode_offsets_snapshot(value: bytes) -> OffsetsSnapshot | Invalid:
 
 
 def decode_batch(value: bytes) -> LastBatch | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("batch value is not a JSON object")
-    at, worker, tasks = obj.get("finished-at"), obj.get("worker-id"), obj.get("tasks")
-    if type(at) is not int or type(worker) is not str or type(tasks) is not list:
-        return Invalid("'finished-at', 'worker-id' and 'tasks' should be an integer, a string and a list")
+    fields = _typed_fields(value, "batch", {"finished-at": int, "worker-id": str, "tasks": list},
+                           "'finished-at', 'worker-id' and 'tasks' should be an integer, a string and a list")
+    if isinstance(fields, Invalid):
+        return fields
+    at, worker, tasks = fields
     parsed: dict[int, TaskBatch] = {}
     for task in tasks:
-        fields = [task.get(k) for k in ("id", "records", "bytes")] if type(task) is dict else [None]
-        if not all(type(f) is int for f in fields) or type(task.get("failed")) is not bool:
+        numbers = [task.get(k) for k in ("id", "records", "bytes")] if type(task) is dict else [None]
+        if not all(type(n) is int for n in numbers) or type(task.get("failed")) is not bool:
             return Invalid(f"invalid task in batch value: {task!r}")
         parsed[task["id"]] = TaskBatch(records=task["records"], bytes=task["bytes"], failed=task["failed"])
     return LastBatch(finished_at_ms=at, worker_id=worker, tasks=parsed)
 
 
 def decode_wait(value: bytes) -> Waiting | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("wait value is not a JSON object")
-    since, worker, reason = obj.get("since"), obj.get("worker-id"), obj.get("reason")
-    if type(since) is not int or type(worker) is not str or type(reason) is not str:
-        return Invalid("'since', 'worker-id' and 'reason' should be an integer and two strings")
+    fields = _typed_fields(value, "wait", {"since": int, "worker-id": str, "reason": str},
+                           "'since', 'worker-id' and 'reason' should be an integer and two strings")
+    if isinstance(fields, Invalid):
+        return fields
+    since, worker, reason = fields
     return Waiting(since_ms=since, worker_id=worker, reason=reason)
 
 
 def decode_auto_restart(value: bytes) -> AutoRestartStatus | Invalid:
-    obj = loads(value)
-    if type(obj) is not dict:
-        return obj if isinstance(obj, Invalid) else Invalid("auto-restart value is not a JSON object")
+    obj = _json_object(value, "auto-restart")
+    if isinstance(obj, Invalid):
+        return obj
     count, last, upcoming = obj.get("count"), obj.get("last-restart"), obj.get("next-restart")
     if type(count) is not int or count < 0 or type(last) is not int:
         return Invalid("'count' and 'last-restart' should be non-negative integers")
