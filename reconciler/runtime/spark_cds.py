@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from importlib import metadata
+from importlib import metadata, util
 from pathlib import Path
 
 SWITCH = "RECONCILER_SPARK_CDS"
@@ -27,12 +27,14 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
 def archive_path(cache: Path | None = None) -> Path:
-    """Where the archive of this PySpark and this Java lives: its name says which ones."""
+    """Where the archive of this Java and these Spark jars lives: its name says which ones. The
+    JVM maps an archive only with the class path it was written with, each jar at the same path
+    with the same size and modification time (a reinstalled PySpark, a new virtualenv, is
+    another class path), so all of those are in the name."""
     java = _java()
-    stat = java.stat() if java is not None else None
-    identity = f"{_pyspark_version()}|{java}|{stat.st_size if stat else ''}|{stat.st_mtime_ns if stat else ''}"
+    parts = [_pyspark_version(), *(_file_identity(path) for path in [java, *_spark_jars()] if path is not None)]
     base = cache or Path.home() / ".cache" / "connect-reconciler" / "spark-cds"
-    return base / f"spark-{hashlib.sha256(identity.encode()).hexdigest()[:16]}.jsa"
+    return base / f"spark-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:16]}.jsa"
 
 
 def driver_options(cache: Path | None = None) -> str:
@@ -48,6 +50,24 @@ def _java() -> Path | None:
     home = os.environ.get("JAVA_HOME")
     found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
     return Path(found).resolve() if found and Path(found).exists() else None
+
+
+def _spark_jars() -> list[Path]:
+    """The jars of the driver's class path: $SPARK_HOME/jars, else PySpark's own (found without
+    importing it)."""
+    home = os.environ.get("SPARK_HOME")
+    if home:
+        directory = Path(home) / "jars"
+    else:
+        spec = util.find_spec("pyspark")
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        directory = Path(locations[0]) / "jars" if locations else Path()
+    return sorted(directory.glob("*.jar")) if directory != Path() else []
+
+
+def _file_identity(path: Path) -> str:
+    stat = path.stat()
+    return f"{path}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def _pyspark_version() -> str:

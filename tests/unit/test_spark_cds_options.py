@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,20 @@ def test_another_java_or_pyspark_gets_another_archive(tmp_path: Path, monkeypatc
     java.write_text("#!/bin/sh\n")
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "jdk"))
     other_java = spark_cds.archive_path(tmp_path)
-    monkeypatch.setattr(spark_cds.metadata, "version", lambda name: "0.0.0")
+    monkeypatch.setattr(spark_cds, "_pyspark_version", lambda: "0.0.0")
     other_pyspark = spark_cds.archive_path(tmp_path)
     assert len({first, other_java, other_pyspark}) == 3
     assert all(p.parent == tmp_path and p.suffix == ".jsa" for p in (first, other_java, other_pyspark))
+
+
+def test_a_reinstalled_spark_jar_gets_another_archive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JVM refuses an archive whose class-path jars changed size or modification time (a new
+    virtualenv, a reinstall): such a class path must ask for, and build, an archive of its own."""
+    jar = tmp_path / "spark" / "jars" / "spark-core.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"classes")
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path / "spark"))
+    before = spark_cds.archive_path(tmp_path)
+    assert spark_cds.archive_path(tmp_path) == before  # stable while nothing changes
+    os.utime(jar, ns=(1, 1))
+    assert spark_cds.archive_path(tmp_path) != before
