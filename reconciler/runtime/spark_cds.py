@@ -5,7 +5,8 @@ Measured on the 2-core reference machine, a local session's start: 6.0–6.5 s w
 with (`reconciler run --once` pays it every run; the fixed cost beside a batch is mostly this).
 The archive is a JDK dynamic CDS archive (JEP 350): `spark_cds_build` starts a throwaway
 session whose JVM writes the classes it loaded when it exits (~30 s, once per machine and per
-PySpark and Java installation, kept in `~/.cache/connect-reconciler/spark-cds/`, ~140 MB).
+PySpark and Java installation, kept in `~/.cache/connect-reconciler/spark-cds/`, ~140 MB, the
+two newest kept).
 Sessions use it when it is there (`driver_options`); when it is absent, or does not fit the JVM
 or class path, the JVM starts as before, its CDS warnings silenced. `RECONCILER_SPARK_CDS=off`
 turns it off. Pure but for a look at the file system: no JVM is started here.

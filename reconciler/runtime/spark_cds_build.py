@@ -39,7 +39,19 @@ def build(cache: Path | None = None) -> Path | None:
         LOG.warning("no class-data-sharing archive for Spark's JVM: %s", "timed out" if done is None else done.stderr[-2000:])
         return None
     os.replace(partial, path)
+    _prune(path.parent)
     return path
+
+
+KEPT = 2  # archives kept: this one and the one before (another virtualenv on the machine, say)
+
+
+def _prune(directory: Path) -> None:
+    """Drop all but the KEPT newest archives: each is ~140 MB, and one whose class path is gone
+    (an old virtualenv, an upgraded PySpark) is never mapped again."""
+    archives = sorted(directory.glob("spark-*.jsa"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for stale in archives[KEPT:]:
+        stale.unlink(missing_ok=True)
 
 
 def _dump(target: Path) -> None:

@@ -45,3 +45,14 @@ def test_a_reinstalled_spark_jar_gets_another_archive(tmp_path: Path, monkeypatc
     assert spark_cds.archive_path(tmp_path) == before  # stable while nothing changes
     os.utime(jar, ns=(1, 1))
     assert spark_cds.archive_path(tmp_path) != before
+
+
+def test_a_build_keeps_the_two_newest_archives(tmp_path: Path) -> None:
+    from reconciler.runtime.spark_cds_build import _prune
+
+    for age, name in enumerate(["spark-new.jsa", "spark-older.jsa", "spark-oldest.jsa"]):
+        (tmp_path / name).write_bytes(b"")
+        os.utime(tmp_path / name, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))
+    (tmp_path / "spark-x.1.partial").write_bytes(b"")  # another build's, still being written
+    _prune(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spark-new.jsa", "spark-older.jsa", "spark-x.1.partial"]
