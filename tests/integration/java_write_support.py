@@ -212,8 +212,41 @@ def renamed(records: list[Record], old: str, new: str) -> list[Record]:
 
 def normalised(records: list[Record]) -> list[tuple[bytes, object]]:
     """Task configs parsed: Java writes them from a `HashMap`, whose order is its own (the
-    only values compared as data rather than bytes)."""
-    return [(key, json.loads(value) if key.startswith(b"task-") and value else value) for key, value in records]
+    only values compared as data rather than bytes). A generation of task configs that repeats
+    the one before it is dropped (`without_repeated_generations`)."""
+    return [
+        (key, json.loads(value) if key.startswith(b"task-") and value else value)
+        for key, value in without_repeated_generations(records)
+    ]
+
+
+def without_repeated_generations(records: list[Record]) -> list[Record]:
+    """`records` less each generation (`task-…` records and the `commit-…` that ends them)
+    that equals, parsed, the generation just before it.
+
+    Java writes the same generation twice now and then: `DistributedHerder.publishConnectorTaskConfigs`
+    compares the new task configs with its config snapshot, which catches up with its own write
+    only once the worker has read it back, so a connector started twice in quick succession (a
+    rebalance right after a create) writes it again. A reader's state is the same after either;
+    which side of a comparison gets the repeat is Java's timing, not ours."""
+    kept: list[Record] = []
+    pending: list[Record] = []
+    previous: list[tuple[bytes, object]] | None = None
+    for key, value in records:
+        if key.startswith(b"task-"):
+            pending.append((key, value))
+            continue
+        if not key.startswith(b"commit-"):
+            kept.extend(pending)
+            kept.append((key, value))
+            pending, previous = [], None  # a repeat counts only right after its twin
+            continue
+        generation = pending + [(key, value)]
+        parsed = [(k, json.loads(v) if v else v) for k, v in generation]
+        if parsed != previous:
+            kept.extend(generation)
+        previous, pending = parsed, []
+    return kept + pending
 
 
 def _about(key: bytes, name: str) -> bool:
