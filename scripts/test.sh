@@ -1,14 +1,46 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): type checks, layering contracts, then every test —
 # unit tests and integration tests against a real broker and a real local SparkSession.
+# With arguments, only `pytest ARGS` after the checks (a file, a -k expression…).
 set -euo pipefail
 source "$(dirname "$0")/bootstrap.sh"
 cd "$ROOT"
-echo "==> mypy --strict" >&2
-mypy
-echo "==> ruff (correctness lints)" >&2
-ruff check reconciler tests bench scripts
-echo "==> import-linter (layering contracts)" >&2
-lint-imports
-echo "==> pytest" >&2
-pytest "$@"
+
+checks() {
+  echo "==> mypy --strict" >&2
+  mypy
+  echo "==> ruff (correctness lints)" >&2
+  ruff check reconciler tests bench scripts
+  echo "==> import-linter (layering contracts)" >&2
+  lint-imports
+}
+
+if [ $# -gt 0 ]; then
+  checks
+  echo "==> pytest $*" >&2
+  exec pytest "$@"
+fi
+
+# The whole suite. While the checks and the unit tests (which need neither Kafka nor Spark)
+# take one core, the other prepares what the integration tests' fixtures would otherwise build
+# in their own time: Spark's class-data-sharing archive (~30 s, once per virtualenv) and the
+# executors' packed environment (~20 s, once per machine). Both are cached and written
+# atomically; should one fail here, its fixture builds it again and reports why.
+mkdir -p .test-logs
+(
+  python -m reconciler.runtime.spark_cds_build
+  python -m reconciler.devtools.pack_env
+) >.test-logs/prepare.log 2>&1 &
+PREPARE=$!
+checks
+echo "==> pytest tests/unit" >&2
+unit=0
+pytest tests/unit || unit=$?
+wait "$PREPARE" || echo "(preparing for the integration tests failed, see .test-logs/prepare.log; the fixtures try again)" >&2
+echo "==> pytest tests/integration" >&2
+integration=0
+pytest tests/integration || integration=$?
+if [ "$unit" -ne 0 ] || [ "$integration" -ne 0 ]; then
+  echo "FAILED: unit tests exit $unit, integration tests exit $integration" >&2
+  exit 1
+fi

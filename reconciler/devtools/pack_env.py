@@ -105,10 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m reconciler.devtools.pack_env",
         description="Pack the executors' Python environment (" + ", ".join(EXECUTOR_PACKAGES) + ") for spark.archives.",
     )
-    parser.add_argument("output", type=Path, help="the archive to write, e.g. executor-env.tar.gz")
+    parser.add_argument("output", type=Path, nargs="?",
+                        help="the archive to write, e.g. executor-env.tar.gz (default: the cached one the tests use)")
     args = parser.parse_args(argv)
     try:
-        path = pack(args.output)
+        path = pack(args.output) if args.output else cached_pack()
     except PackError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
