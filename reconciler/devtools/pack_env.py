@@ -83,12 +83,28 @@ def pack(output: Path, *, python: str | None = None) -> Path:
     return output
 
 
+KEPT = 2  # packed environments kept in the cache: this one and the one before
+
+
 def cached_pack(directory: Path | None = None) -> Path:
-    """`pack()` into a cache directory, under a name that says what it holds."""
+    """`pack()` into a cache directory, under a name that says what it holds; then only the
+    KEPT most recently used packs stay (each ~100 MB; one for versions no longer installed is
+    never used again)."""
     wanted = "\n".join(requirements()) + base_python()  # one per interpreter, shared by every venv of it
     digest = hashlib.blake2b(wanted.encode(), digest_size=6).hexdigest()
     base = directory or Path.home() / ".cache" / "connect-reconciler" / "envs"
-    return pack(base / f"executor-env-{digest}.tar.gz")
+    path = pack(base / f"executor-env-{digest}.tar.gz")
+    path.touch()  # used now: a pack kept from before counts as the newest
+    prune(base)
+    return path
+
+
+def prune(directory: Path, kept: int = KEPT) -> None:
+    """Delete all but the `kept` most recently used packs in `directory` (and their stamps)."""
+    packs = sorted(directory.glob("executor-env-*.tar.gz"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
+    for stale in packs[kept:]:
+        stale.with_name(stale.name + ".req").unlink(missing_ok=True)
+        stale.unlink(missing_ok=True)
 
 
 def _run(command: list[str], what: str) -> None:
