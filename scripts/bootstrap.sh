@@ -13,7 +13,9 @@ STAMP="$VENV/.installed-$(sha256sum "$ROOT/pyproject.toml" | cut -c1-16)"
 if [ ! -f "$STAMP" ]; then
   echo "==> installing connect-reconciler and its dependencies into $VENV" >&2
   "$VENV/bin/python" -m pip install --quiet --upgrade pip
-  "$VENV/bin/python" -m pip install --quiet -e "$ROOT[dev]"
+  # --no-compile: pip would byte-compile every module of every package (PySpark alone has
+  # thousands), 43 of its 78 s here; Python compiles what is imported, once, on first use.
+  "$VENV/bin/python" -m pip install --quiet --no-compile -e "$ROOT[dev]"
   rm -f "$VENV"/.installed-*
   touch "$STAMP"
 fi
