@@ -79,7 +79,7 @@ def test_a_burst_of_1000_requests_delays_no_tick(kafka_settings: KafkaSettings, 
         loop = TimedLoop(make_tick(worker, lambda: (desired, paths), TextOutput(), service.observer))
         loop.thread.start()
         try:
-            loop.wait_for(8)  # warm: the first ticks create topics and statuses
+            loop.wait_for(4)  # warm: the first ticks create topics and statuses
             quiet_from = len(loop.ticks)
             loop.wait_for(quiet_from + 8)
             burst_from = len(loop.ticks)
