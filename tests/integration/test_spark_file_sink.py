@@ -19,7 +19,7 @@ from reconciler.kafka.settings import KafkaSettings
 from reconciler import failpoints
 from reconciler.runtime.executor import SparkExecutor
 
-from test_spark_crash import run_killed_batch
+from crash_support import run_killed_batch
 from test_spark_runtime import create_topic, n, produce_ids, sink_works
 
 pytestmark = pytest.mark.spark
