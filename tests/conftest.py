@@ -78,6 +78,7 @@ def kafka() -> Iterator[KafkaUnderTest]:
     try:
         yield target
     finally:
+        broker.kill()  # nothing reads its data again: a controlled shutdown took ~3.5 s of every run
         broker.stop()
 
 
@@ -93,6 +94,7 @@ def other_kafka(kafka: KafkaUnderTest) -> Iterator[KafkaUnderTest]:
     try:
         yield KafkaUnderTest(bootstrap=broker.bootstrap, broker=broker)
     finally:
+        broker.kill()
         broker.stop()
 
 
