@@ -125,7 +125,7 @@ def acted_on(java: JavaGroup, name: str, state: str | None) -> bool:
     """Java's REST shows `name` in `state` (None: gone) — or FAILED by Java's own start race
     (`START_RACE`), which is Java acting on the config record all the same."""
     code, body = java.worker.rest("GET", f"/connectors/{name}/status")
-    if state is None or code == 404:
+    if state is None or code != 200:  # 500: a rebalance under way, asked again
         return state is None and code == 404
     connector = body["connector"]
     return connector["state"] == state or (connector["state"] == "FAILED" and START_RACE in connector.get("trace", ""))
