@@ -235,8 +235,8 @@ def without_repeated_generations(records: list[Record]) -> list[Record]:
     compares the new task configs with its config snapshot, which catches up with its own write
     only once the worker has read it back, so a connector started twice in quick succession (by
     the rebalance and the config update of two connectors created together, as an apply does)
-    writes it again. A reader's state is the same after either;
-    which side of a comparison gets the repeat is Java's timing, not ours."""
+    writes it again. A reader's state is the same after either; which side of a comparison gets
+    the repeat is Java's timing, not ours."""
     kept: list[Record] = []
     pending: list[Record] = []
     previous: list[tuple[bytes, object]] | None = None
