@@ -29,6 +29,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from reconciler.errors import ReconcilerError
+from reconciler.runtime.caches import cache_root, keep_newest
 
 EXECUTOR_PACKAGES = ("confluent-kafka", "pyarrow", "numpy", "pydantic", "msgspec")
 PACK_TIMEOUT_S = 900.0
@@ -92,7 +93,7 @@ def cached_pack(directory: Path | None = None) -> Path:
     never used again)."""
     wanted = "\n".join(requirements()) + base_python()  # one per interpreter, shared by every venv of it
     digest = hashlib.blake2b(wanted.encode(), digest_size=6).hexdigest()
-    base = directory or Path.home() / ".cache" / "connect-reconciler" / "envs"
+    base = directory or cache_root() / "envs"
     path = pack(base / f"executor-env-{digest}.tar.gz")
     path.touch()  # used now: a pack kept from before counts as the newest
     prune(base)
@@ -101,10 +102,8 @@ def cached_pack(directory: Path | None = None) -> Path:
 
 def prune(directory: Path, kept: int = KEPT) -> None:
     """Delete all but the `kept` most recently used packs in `directory` (and their stamps)."""
-    packs = sorted(directory.glob("executor-env-*.tar.gz"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-    for stale in packs[kept:]:
+    for stale in keep_newest(directory, "executor-env-*.tar.gz", kept):
         stale.with_name(stale.name + ".req").unlink(missing_ok=True)
-        stale.unlink(missing_ok=True)
 
 
 def _run(command: list[str], what: str) -> None:

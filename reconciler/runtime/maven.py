@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from reconciler.errors import ReconcilerError
+from reconciler.runtime.caches import cache_root
 
 MIN_JAVA = 17
 MAVEN_TIMEOUT_S = 600.0
@@ -63,8 +64,7 @@ def _java_major(java: Path) -> int:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "connect-reconciler" / "jvm"
+    return cache_root() / "jvm"
 
 
 def _classpath_file(pom: Path, label: str, properties: dict[str, str]) -> Path:

@@ -22,6 +22,8 @@ import shutil
 from importlib import metadata, util
 from pathlib import Path
 
+from reconciler.runtime.caches import cache_root
+
 SWITCH = "RECONCILER_SPARK_CDS"
 # Quiet when the archive does not fit (another class path, a JDK update): the JVM goes on without.
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -34,7 +36,7 @@ def archive_path(cache: Path | None = None) -> Path:
     another class path), so all of those are in the name."""
     java = _java()
     parts = [_pyspark_version(), *(_file_identity(path) for path in [java, *_spark_jars()] if path is not None)]
-    base = cache or Path.home() / ".cache" / "connect-reconciler" / "spark-cds"
+    base = cache or cache_root() / "spark-cds"
     return base / f"spark-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:16]}.jsa"
 
 

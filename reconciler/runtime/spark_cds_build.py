@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from reconciler.runtime.caches import keep_newest
 from reconciler.runtime.spark_cds import SWITCH, archive_path
 
 LOG = logging.getLogger(__name__)
@@ -49,9 +50,7 @@ KEPT = 2  # archives kept: this one and the one before (another virtualenv on th
 def _prune(directory: Path) -> None:
     """Drop all but the KEPT newest archives: each is ~140 MB, and one whose class path is gone
     (an old virtualenv, an upgraded PySpark) is never mapped again."""
-    archives = sorted(directory.glob("spark-*.jsa"), key=lambda p: p.stat().st_mtime_ns, reverse=True)
-    for stale in archives[KEPT:]:
-        stale.unlink(missing_ok=True)
+    keep_newest(directory, "spark-*.jsa", KEPT)
 
 
 def _dump(target: Path) -> None:

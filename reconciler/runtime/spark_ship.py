@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reconciler.runtime.caches import cache_root
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.executor_probe import ExecutorReport, load_classes, probe
 from reconciler.runtime.spark_jobs import PartitionFailed, is_connect, run_partitions
@@ -57,8 +58,7 @@ class ExecutorsNotReady(ReconcilerError):
 
 
 def ship_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    path = Path(base) / "connect-reconciler" / "ship"
+    path = cache_root() / "ship"
     path.mkdir(parents=True, exist_ok=True)
     return path
 
