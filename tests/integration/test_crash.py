@@ -22,10 +22,8 @@ from typing import TYPE_CHECKING
 import psutil
 import pytest
 
-from reconciler.kafka.io.consume import read_to_end
-from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
-from test_run_support import FAULTY_SOURCE, Pipeline, child_env, ids, parquet_keys, topic_keys
+from test_run_support import FAULTY_SOURCE, Pipeline, child_env, committed_everything, ids, parquet_keys, topic_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -80,14 +78,6 @@ def reap_session(process: subprocess.Popen[str]) -> None:
     for proc in leftovers:
         proc.kill()
     psutil.wait_procs(leftovers, timeout=30)
-
-
-def committed_everything(settings: KafkaSettings, group: str, topic: str) -> bool:
-    """The group holds Connect's offset for every partition: its last record + 1 (a
-    transactional topic ends with a commit marker, which is not delivered)."""
-    last = {m.partition: m.offset for m in read_to_end(settings, topic)}
-    committed = sink_group_offsets(settings, group)
-    return bool(last) and all(committed.get((topic, p), 0) == offset + 1 for p, offset in last.items())
 
 
 def test_sink_killed_mid_write_and_after_files_loses_and_duplicates_nothing(

@@ -22,6 +22,7 @@ import yaml
 from reconciler.kafka.io import admin
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.kafka.io.consume import read_to_end
+from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.io.store import prepare, read_live_state
 from reconciler.kafka.formats.records import decode_status
 from reconciler.kafka.settings import KafkaSettings
@@ -70,6 +71,14 @@ def parquet_keys(path: Path) -> Counter[bytes]:
             continue  # temporary and superseded files are not part of the dataset
         keys.update(pq.read_table(file, columns=["key"]).column("key").to_pylist())
     return keys
+
+
+def committed_everything(settings: KafkaSettings, group: str, topic: str) -> bool:
+    """The group holds Connect's offset for every partition: its last record + 1 (a
+    transactional topic ends with a commit marker, which is not delivered)."""
+    last = {m.partition: m.offset for m in read_to_end(settings, topic)}
+    committed = sink_group_offsets(settings, group)
+    return bool(last) and all(committed.get((topic, p), 0) == offset + 1 for p, offset in last.items())
 
 
 def ids(count: int) -> Counter[bytes]:
