@@ -5,7 +5,7 @@ that it runs. A batch worker runs tasks only during a tick's batch; its statuses
 the connectors (RUNNING while its loop lives, UNASSIGNED once it stops, as Java writes on
 shutdown, see `statuses.release_records`), `batch/<name>` in our own topic says when each
 connector's data last moved and how that went, and `wait/<name>` why it does not move now when
-its tasks waited at the last batch. Pure: live state and outcomes in, records out.
+its tasks waited at the last batch (until they run, or the worker that wrote it stops). Pure: live state and outcomes in, records out.
 """
 
 from __future__ import annotations
@@ -64,6 +64,13 @@ def _wait_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: s
             records.append(own.wait_record(name, Waiting(since_ms=since, worker_id=worker_id, reason=reason)))
     over = [name for name in sorted(live.waiting) if name not in waited and (name in ran or not _to_run(live.connector(name)))]
     return records + [own.wait_tombstone(name) for name in over]
+
+
+def released_waits(live: LiveState, worker_id: str) -> list[Record]:
+    """Tombstones for the `wait/<name>` this worker wrote, when it stops: they say the tasks
+    wait for the next batch, and this worker runs no next batch (its statuses turn UNASSIGNED
+    in the same transaction). The next runner writes the wait again if it still holds."""
+    return [own.wait_tombstone(name) for name, wait in sorted(live.waiting.items()) if wait.worker_id == worker_id]
 
 
 def running_here(live: LiveState, worker_id: str) -> list[LiveConnector]:

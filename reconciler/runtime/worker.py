@@ -151,9 +151,10 @@ class BatchWorker:
     def release(self) -> int:
         """What a Connect worker writes when it stops its connectors and tasks: UNASSIGNED for
         each instance this worker reported (FAILED ones keep their trace), after the plugin's
-        `stop()` for connectors it reported RUNNING. Returns the records written."""
+        `stop()` for connectors it reported RUNNING; and the end of the waits it recorded
+        (`liveness.released_waits`). Returns how many statuses it released."""
         from reconciler.kafka.io.produce import TransactionalWriter
-        from reconciler.runtime.liveness import running_here
+        from reconciler.runtime.liveness import released_waits, running_here
 
         self.prepare()
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
@@ -162,7 +163,9 @@ class BatchWorker:
             view = self.store.read()
             for connector in running_here(view.live, self.worker_id):
                 stop_connector(connector)  # a failure is logged; the release stands (docs/compatibility.md)
-            return writer.write(release_records(StatusBook(view.live, self.worker_id, plugin_versions(view.live)), view.live))
+            statuses = release_records(StatusBook(view.live, self.worker_id, plugin_versions(view.live)), view.live)
+            writer.write(statuses + released_waits(view.live, self.worker_id))
+            return len(statuses)
 
     def prepare(self) -> None:
         """Check the broker and create the group's internal topics, once."""

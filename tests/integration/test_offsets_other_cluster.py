@@ -186,6 +186,8 @@ def test_connectors_whose_cluster_cannot_be_reached_wait_and_fail_no_task(
     assert set(live.last_batches) == {"near"}  # the others did not run: LAST BATCH says nothing moved
     assert sorted(live.waiting) == ["sink", "src"]  # and `status` says why (wait/<name>)
     assert all(w.reason.startswith(f"cannot reach Kafka at {nowhere}") for w in live.waiting.values())
+    assert pipeline.worker.release() == 6  # the runner stops: 3 connectors and their tasks UNASSIGNED,
+    assert pipeline.live().waiting == {}  # and no wait for a next batch it will not run
     pipeline.set("src", config=source)
     pipeline.set("sink", config=sink)
     drain(pipeline, out)

@@ -9,7 +9,7 @@ from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats.records import Invalid
 from reconciler.kafka.replay import ReconcilerReplay
 from reconciler.runtime.tasks import TaskOutcome
-from reconciler.runtime.liveness import batch_records
+from reconciler.runtime.liveness import batch_records, released_waits
 
 CONFIG: dict[str, str | None] = {"connector.class": "datagen", "name": "x"}
 
@@ -97,6 +97,15 @@ def test_a_wait_ends_when_its_connector_is_no_longer_to_run() -> None:
         waiting={"paused": wait, "stopped": wait, "gone": wait, "running": wait, "vanished": wait},
     )
     assert waits_after(live, []) == {"gone": None, "paused": None, "stopped": None, "vanished": None}
+
+
+def test_a_stopping_worker_ends_the_waits_it_recorded_and_no_other() -> None:
+    mine, theirs = Waiting(since_ms=1, worker_id="w:1", reason="x"), Waiting(since_ms=1, worker_id="w:2", reason="x")
+    live = LiveState(connectors={n: LiveConnector(name=n, config=CONFIG) for n in "abc"},
+                     waiting={"a": mine, "b": theirs, "c": mine})
+    records = released_waits(live, "w:1")
+    assert [(r.key, r.value) for r in records] == [(b"wait/a", None), (b"wait/c", None)]
+    assert released_waits(live, "w:3") == []
 
 
 def test_unreadable_wait_values_are_refused_with_a_reason() -> None:
