@@ -6,7 +6,7 @@ with (`reconciler run --once` pays it every run; the fixed cost beside a batch i
 The archive is a JDK dynamic CDS archive (JEP 350): `spark_cds_build` starts a throwaway
 session whose JVM writes the classes it loaded when it exits (~30 s, once per machine and per
 PySpark and Java installation, kept in `~/.cache/connect-reconciler/spark-cds/`, ~140 MB, the
-two newest kept).
+two newest kept; `RECONCILER_SPARK_CDS_DIR` names another directory, as the Dockerfile does).
 Sessions use it when it is there (`driver_options`); when it is absent, or does not fit the JVM
 or class path, the JVM starts as before, its CDS warnings silenced. `RECONCILER_SPARK_CDS=off`
 turns it off. Pure but for a look at the file system: no JVM is started here.
@@ -25,6 +25,9 @@ from pathlib import Path
 from reconciler.runtime.caches import cache_root
 
 SWITCH = "RECONCILER_SPARK_CDS"
+# Where the archives live instead of the cache, for an image that builds one in: a container's
+# cache is often a fresh volume (examples/kubernetes/ mounts one over ~/.cache).
+DIRECTORY = "RECONCILER_SPARK_CDS_DIR"
 # Quiet when the archive does not fit (another class path, a JDK update): the JVM goes on without.
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
@@ -36,7 +39,7 @@ def archive_path(cache: Path | None = None) -> Path:
     another class path), so all of those are in the name."""
     java = _java()
     parts = [_pyspark_version(), *(_file_identity(path) for path in [java, *_spark_jars()] if path is not None)]
-    base = cache or cache_root() / "spark-cds"
+    base = cache or Path(os.environ.get(DIRECTORY) or cache_root() / "spark-cds")
     return base / f"spark-{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:16]}.jsa"
 
 

@@ -108,6 +108,21 @@ def test_spark_can_run_in_the_image() -> None:
     assert re.search(r'pip install [^&]*"\.\[spark\]"', runs)
 
 
+def test_the_driver_jvms_class_data_sharing_archive_is_built_in_where_sessions_look() -> None:
+    """Built after the package (its builder is part of it), into the directory the ENV names for
+    every session, which no volume of the Kubernetes example covers (it mounts one over ~/.cache)."""
+    from reconciler.runtime.spark_cds import DIRECTORY
+
+    env = dict(re.findall(r"(\w+)=(\S+)", " ".join(found("ENV"))))
+    directory = env[DIRECTORY]
+    runs = found("RUN")
+    built = [i for i, run in enumerate(runs) if run == "python -m reconciler.runtime.spark_cds_build"]
+    installed = [i for i, run in enumerate(runs) if '".[spark]"' in run]
+    assert built and installed and installed[0] < built[0]
+    mounts = re.findall(r"mountPath: (\S+?)[,}]", (ROOT / "examples" / "kubernetes" / "deployment.yaml").read_text())
+    assert mounts and not any(directory == m or directory.startswith(m.rstrip("/") + "/") for m in mounts)
+
+
 def test_runs_as_a_non_root_user() -> None:
     users = found("USER")
     assert users and users[-1] not in ("root", "0")

@@ -56,3 +56,15 @@ def test_a_build_keeps_the_two_newest_archives(tmp_path: Path) -> None:
     (tmp_path / "spark-x.1.partial").write_bytes(b"")  # another build's, still being written
     _prune(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spark-new.jsa", "spark-older.jsa", "spark-x.1.partial"]
+
+
+def test_the_directory_can_be_named_for_an_image_that_builds_the_archive_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An image builds its archive outside the cache (a container's cache is often a fresh
+    volume); sessions and the builder both look there (the Dockerfile sets it)."""
+    monkeypatch.delenv(spark_cds.DIRECTORY, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert spark_cds.archive_path().parent == tmp_path / "cache" / "connect-reconciler" / "spark-cds"
+    monkeypatch.setenv(spark_cds.DIRECTORY, str(tmp_path / "image"))
+    assert spark_cds.archive_path().parent == tmp_path / "image"
