@@ -5,7 +5,8 @@ that it runs. A batch worker runs tasks only during a tick's batch; its statuses
 the connectors (RUNNING while its loop lives, UNASSIGNED once it stops, as Java writes on
 shutdown, see `statuses.release_records`), `batch/<name>` in our own topic says when each
 connector's data last moved and how that went, and `wait/<name>` why it does not move now when
-its tasks waited at the last batch (until they run, or the worker that wrote it stops). Pure: live state and outcomes in, records out.
+its tasks waited at the last batch (until they run, or the worker that wrote it stops). Pure:
+live state and outcomes in, records out.
 """
 
 from __future__ import annotations
