@@ -143,6 +143,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
     report = outcome.get_result()  # type: ignore[attr-defined]
+    if report.when == "call":
+        # For fixtures whose teardown repairs what a failed test left behind (they read
+        # `getattr(request.node, "call_failed", False)`; a plain attribute: test modules cannot
+        # import this conftest).
+        item.call_failed = report.failed  # type: ignore[attr-defined]
     if report.failed and "kafka" in getattr(item, "fixturenames", ()) and _SESSION_BROKER:
         target = _SESSION_BROKER[0]
         where = f"log: {target.log_path}" if target.log_path else "external cluster"

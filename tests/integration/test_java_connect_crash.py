@@ -39,16 +39,32 @@ DECLARED = {"running": ("RUNNING", {0: "RUNNING"}), "paused": ("PAUSED", {0: "PA
 
 
 @pytest.fixture
-def java(connect_worker: RunningConnect, kafka: KafkaUnderTest, tmp_path: Path) -> Iterator[JavaGroup]:
+def java(
+    connect_worker: RunningConnect, kafka: KafkaUnderTest, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[JavaGroup]:
     """The session's worker, checked like `java_connect` does but for Java's own races: these
     applies change a connector's state and config at once, which makes Java log some
     (`java_write_support.JAVA_RACES`). Any other ERROR — a record it cannot parse — fails."""
     manifests = tmp_path / "manifests"
     manifests.mkdir()
     before = log_length(connect_worker)
-    yield JavaGroup(connect_worker, kafka.settings(connect_worker.group_id), manifests)
+    group = JavaGroup(connect_worker, kafka.settings(connect_worker.group_id), manifests)
+    yield group
+    if getattr(request.node, "call_failed", False):
+        abandon(group)
     logged = unexpected_errors(connect_worker, before)
     assert not logged, f"the Java Connect worker logged {len(logged)} error(s):\n" + "\n".join(logged[:20])
+
+
+def abandon(java: JavaGroup) -> None:
+    """After a scenario failed half-way: what the session worker's next tests must not inherit.
+    A killed apply's transaction may be open (every read_committed read stops there until the
+    broker's timeout), and Java may hold what it read of it (a plan of any other connector then
+    also plans to undo that). An apply of no manifests with --prune aborts the one, by claiming
+    the id, and deletes the scenario's connectors, which ends the other."""
+    for path in java.dir.glob("*.yaml"):
+        path.unlink()
+    java.apply("--prune", "--allow-empty")
 
 
 class Scenario:
