@@ -61,7 +61,8 @@ def abandon(java: JavaGroup) -> None:
     A killed apply's transaction may be open (every read_committed read stops there until the
     broker's timeout), and Java may hold what it read of it (a plan of any other connector then
     also plans to undo that). An apply of no manifests with --prune aborts the one, by claiming
-    the id, and deletes the scenario's connectors, which ends the other."""
+    the id, and ends the other by deleting every connector our applies created on that worker:
+    the scenario's, and what earlier tests left (each test names its own connectors)."""
     for path in java.dir.glob("*.yaml"):
         path.unlink()
     java.apply("--prune", "--allow-empty")
