@@ -102,7 +102,13 @@ class TopicReader:
 
     def assign(self, partitions: Mapping[str, Sequence[int]]) -> None:
         """Read these partitions from now on: new ones from their beginning, the others from
-        where the last read stopped."""
+        where the last read stopped.
+
+        Take them from this reader's own metadata (`partitions_of`, `topic_partitions`), not
+        from memory: librdkafka looks up where a partition begins only once it knows the
+        partition's leader, and when it does not yet, it asks again 500 ms later. Measured: a
+        fresh reader of a one-partition topic, assigned without metadata, took 520 ms to the
+        end of it; with metadata first, 22 ms."""
         from confluent_kafka import OFFSET_BEGINNING
 
         for topic, ids in partitions.items():

@@ -68,7 +68,7 @@ class UncommittedConfig:
 
     def _new_reader(self, start: int | None) -> TopicReader:
         reader = TopicReader(self.settings, isolation_level="read_uncommitted")
-        reader.assign({self._topic: [0]})
+        reader.assign({self._topic: reader.partitions_of(self._topic)})  # metadata first: see `assign`
         if start is not None:
             reader.positions[(self._topic, 0)] = start
         return reader
