@@ -6,7 +6,8 @@
   `liveness`, `reports`;
 - the tasks: `tasks` (the work and outcome of each, the executor interface), `executor`
   (`SparkExecutor`), `spark`, `spark_jobs`, `spark_ship`, `executor_probe`, `spark_cds` and
-  `spark_cds_build` (the driver JVM's class-data-sharing archive); sources
+  `spark_cds_build` (the driver JVM's class-data-sharing archive), `spark_daemon` (local
+  workers' daemon); sources
   (`source_driver` and `source_job` on the driver, `source_batch` in a worker) and sinks
   (`sink_job`, `sink_range`, `sink_task`, `sink_reader`, `sink_spark`, `spark_kafka`), and
   `maven` for the Kafka data source's jars;

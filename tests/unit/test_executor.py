@@ -99,6 +99,7 @@ def test_local_sessions_bind_loopback_and_run_this_interpreters_path() -> None:
     paths = conf["spark.executorEnv.PYTHONPATH"].split(os.pathsep)
     assert all(os.path.isabs(p) for p in paths) and any(p.endswith("site-packages") for p in paths)
     assert all(p in paths for p in map(os.path.abspath, sys.path) if p and os.path.isdir(p))
+    assert conf["spark.python.daemon.module"] == "reconciler.runtime.spark_daemon"  # in this package
 
 
 def test_cluster_sessions_advertise_the_address_that_routes_to_the_master(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,6 +109,7 @@ def test_cluster_sessions_advertise_the_address_that_routes_to_the_master(monkey
     # Executors call the driver back: the address on the route to the master, not the host name's.
     assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
     assert "spark.executorEnv.PYTHONPATH" not in conf  # the code is shipped instead
+    assert "spark.python.daemon.module" not in conf  # PySpark's own: executors may lack this package
     assert conf["spark.ui.enabled"] == "false"
     assert session_conf("spark://127.0.0.1:7077", {"spark.driver.host": "10.0.0.5"})["spark.driver.host"] == "10.0.0.5"
 

@@ -1,0 +1,41 @@
+"""Which zips a local session's Python daemon moves after the installed PySpark (`runtime/spark_daemon.py`)."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from pathlib import Path
+
+from reconciler.runtime.spark_daemon import installed_first
+
+
+def installed_pyspark(root: Path) -> tuple[Path, Path, Path]:
+    """A site-packages directory with a PySpark package carrying its zips, as pip installs it."""
+    site = root / "site-packages"
+    lib = site / "pyspark" / "python" / "lib"
+    lib.mkdir(parents=True)
+    (site / "pyspark" / "__init__.py").write_text("")
+    pyspark_zip, py4j_zip = lib / "pyspark.zip", lib / f"py4j-{version('py4j')}-src.zip"
+    pyspark_zip.write_bytes(b"")
+    py4j_zip.write_bytes(b"")
+    return site, pyspark_zip, py4j_zip
+
+
+def test_the_installed_pysparks_own_zips_go_last_in_their_order(tmp_path: Path) -> None:
+    site, pyspark_zip, py4j_zip = installed_pyspark(tmp_path)
+    path = [str(pyspark_zip), str(py4j_zip), "/work/app", str(site)]
+    assert installed_first(path) == ["/work/app", str(site), str(pyspark_zip), str(py4j_zip)]
+
+
+def test_another_sparks_zips_and_another_py4j_stay_first(tmp_path: Path) -> None:
+    site, pyspark_zip, _ = installed_pyspark(tmp_path)
+    other = tmp_path / "spark-3.5" / "python" / "lib"
+    other.mkdir(parents=True)
+    other_zip, old_py4j = other / "pyspark.zip", pyspark_zip.with_name("py4j-0.10.9.7-src.zip")
+    path = [str(other_zip), str(old_py4j), str(pyspark_zip), str(site)]
+    assert installed_first(path) == [str(other_zip), str(old_py4j), str(site), str(pyspark_zip)]
+
+
+def test_without_an_installed_pyspark_nothing_moves(tmp_path: Path) -> None:
+    site, pyspark_zip, py4j_zip = installed_pyspark(tmp_path)
+    path = [str(pyspark_zip), str(py4j_zip), str(tmp_path / "elsewhere")]  # site-packages not on the path
+    assert installed_first(path) == path
