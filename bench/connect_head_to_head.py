@@ -141,7 +141,6 @@ def run_all(args: argparse.Namespace, kcat: str, workdir: Path, bootstrap: str, 
     run_sinks(args, kcat, out, topics, java, ours, results["sink"])
     if args.cluster:
         run_on_cluster(args, workdir, source_file, topics, ours, results)
-    topics.close()
     return results
 
 

@@ -55,36 +55,36 @@ class Topics:
     """Creating the bench's topics and counting what a non-transactional producer wrote."""
 
     def __init__(self, bootstrap: str, partitions: int) -> None:
-        from confluent_kafka import Consumer
+        from confluent_kafka.admin import AdminClient
+
+        from reconciler.kafka.settings import KafkaSettings
 
         self.bootstrap, self.partitions = bootstrap, partitions
-        self.watcher = Consumer({"bootstrap.servers": bootstrap, "group.id": "h2h-watcher", "enable.auto.commit": False})
+        self.settings = KafkaSettings(bootstrap_servers=bootstrap, group_id="h2h")
+        # An admin client's ListOffsets looks each partition's leader up again when it moved; a
+        # consumer's watermark query kept a new topic's stale leader for minutes (two runs of
+        # three on 2026-11-27 stopped with "Not leader for partition").
+        self.watcher = AdminClient({"bootstrap.servers": bootstrap})
 
     def create(self, topic: str) -> None:
-        from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+        """Created as our runtime creates a topic: usable once this returns (its leaders answer)."""
+        from reconciler.kafka.io.admin import create_topic
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap})
-        admin.create_topics([NewTopic(topic, self.partitions)])[topic].result(timeout=60)
-        deadline = time.monotonic() + 60  # the partitions' leaders are elected a moment later
-        while self.count(topic) < 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
+        create_topic(self.settings, topic, self.partitions)
 
     def count(self, topic: str) -> int:
         """The sum of the partitions' end offsets (= records, without transaction markers); -1
-        while a partition has no leader yet."""
+        while a partition's leader does not answer."""
         from confluent_kafka import KafkaException, TopicPartition
+        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
-        total = 0
-        for partition in range(self.partitions):
-            try:
-                _low, high = self.watcher.get_watermark_offsets(TopicPartition(topic, partition), timeout=5, cached=False)
-            except KafkaException:
-                return -1
-            total += high
-        return total
-
-    def close(self) -> None:
-        self.watcher.close()
+        latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+        request = {TopicPartition(topic, partition): latest for partition in range(self.partitions)}
+        try:
+            answers = self.watcher.list_offsets(request, request_timeout=5)
+            return sum(future.result(timeout=10).offset for future in answers.values())
+        except KafkaException:
+            return -1
 
     def produce_one(self, topic: str) -> None:
         from confluent_kafka import Producer
