@@ -39,7 +39,7 @@ from measure import MemorySampler, TreeMeter, cpu_of, load_average, megabytes, r
 
 from reconciler.connectors.datagen import DatagenConnector, DatagenTask
 from reconciler.devtools.broker import RunningBroker, start_broker
-from reconciler.kafka.io.admin import ensure_topics
+from reconciler.kafka.io.admin import create_topic, ensure_topics  # ours: usable once it returns
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskOutcome, TaskWork
@@ -67,13 +67,6 @@ class Measure:
     @property
     def mb_per_s(self) -> float:
         return self.payload_bytes / self.seconds / 1e6
-
-
-def create_topic(settings: KafkaSettings, topic: str, partitions: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
-
-    admin = AdminClient({"bootstrap.servers": settings.bootstrap_servers})
-    admin.create_topics([NewTopic(topic, partitions)])[topic].result(timeout=30)
 
 
 def datagen_config(records: int, record_bytes: int, tasks: int) -> dict[str, str | None]:
