@@ -61,9 +61,9 @@ class Topics:
 
         self.bootstrap, self.partitions = bootstrap, partitions
         self.settings = KafkaSettings(bootstrap_servers=bootstrap, group_id="h2h")
-        # An admin client's ListOffsets looks each partition's leader up again when it moved; a
-        # consumer's watermark query kept a new topic's stale leader for minutes (two runs of
-        # three on 2026-11-27 stopped with "Not leader for partition").
+        # Counted by an admin client's ListOffsets: a consumer's watermark query on a new topic
+        # kept answering "Not leader for partition" for minutes in two runs of three on
+        # 2026-11-27 (while the Java source had written everything in 10 s); none since.
         self.watcher = AdminClient({"bootstrap.servers": bootstrap})
 
     def create(self, topic: str) -> None:
