@@ -284,7 +284,8 @@ def wait_until_led(settings: KafkaSettings, names: list[str], admin: Any | None 
     admin = admin or new_admin(settings)
     try:
         partitions = _until_led(settings, admin, names)
-        retry_transient(settings, lambda: _log_starts(settings, admin, partitions))
+        # Asked every 20 ms: the leaders take 100–150 ms, which a doubling pause would overshoot.
+        retry_transient(settings, lambda: _log_starts(settings, admin, partitions), max_delay_s=0.02)
     except KafkaException as exc:
         raise translate(exc, settings, "waiting for new topics' leaders") from exc
 

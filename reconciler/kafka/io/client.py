@@ -156,13 +156,14 @@ def is_transient(error: KafkaError | None) -> bool:
     return error is not None and error.code() in transient
 
 
-def retry_transient(settings: KafkaSettings, call: Callable[[], T]) -> T:
+def retry_transient(settings: KafkaSettings, call: Callable[[], T], *, max_delay_s: float = 0.5) -> T:
     """`call()`, again after a short pause while it fails with a transient Kafka error, until
-    `settings.timeout_s` has passed; then (or on any other error) the error is raised."""
+    `settings.timeout_s` has passed; then (or on any other error) the error is raised. The
+    pause starts at 20 ms and doubles up to `max_delay_s`."""
     from confluent_kafka import KafkaException
 
     deadline = time.monotonic() + settings.timeout_s
-    delay = 0.02
+    delay = min(0.02, max_delay_s)
     while True:
         try:
             return call()
@@ -170,7 +171,7 @@ def retry_transient(settings: KafkaSettings, call: Callable[[], T]) -> T:
             if not is_transient(kafka_error(exc)) or time.monotonic() + delay > deadline:
                 raise
         time.sleep(delay)
-        delay = min(delay * 2, 0.5)
+        delay = min(delay * 2, max_delay_s)
 
 
 def _create(factory: Any, conf: Config) -> Any:
