@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.client import describe, kafka_error, new_admin, retry_transient, translate
+from reconciler.kafka.io.consume import ask_offsets, offsets_answered
 from reconciler.kafka.formats.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
 
@@ -308,14 +309,13 @@ def _until_led(settings: KafkaSettings, admin: Any, names: list[str]) -> dict[st
 
 
 def _log_starts(settings: KafkaSettings, admin: Any, partitions: dict[str, list[int]]) -> None:
-    """One ListOffsets (earliest) for every partition; raises what the first failed one got."""
-    from confluent_kafka import TopicPartition
+    """Each partition's log start asked of its leader; raises what the first failed one got."""
     from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
 
     earliest = OffsetSpec.earliest()  # type: ignore[no-untyped-call]
-    request = {TopicPartition(name, p): earliest for name, ids in partitions.items() for p in ids}
-    for future in admin.list_offsets(request, request_timeout=settings.timeout_s).values():
-        future.result(timeout=settings.timeout_s)
+    asked = [ask_offsets(admin, settings, name, ids, earliest, "read_uncommitted") for name, ids in partitions.items()]
+    for futures in asked:
+        offsets_answered(settings, futures)
 
 
 def _led(topic: Any) -> bool:

@@ -254,7 +254,7 @@ def _list_end_offsets(admin: Any, settings: KafkaSettings, topic: str, isolation
 
     partitions = partitions_of(admin, settings, topic)  # an admin client answers list_topics too
     latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-    return _answers(settings, _ask(admin, settings, topic, partitions, latest, isolation_level))
+    return offsets_answered(settings, ask_offsets(admin, settings, topic, partitions, latest, isolation_level))
 
 
 class LogBounds(NamedTuple):
@@ -289,15 +289,15 @@ def _topic_bounds(admin: Any, settings: KafkaSettings, topic: str, isolation_lev
 
     partitions = partitions_of(admin, settings, topic)
     latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-    start = _ask(admin, settings, topic, partitions, OffsetSpec.earliest(), "read_uncommitted")  # type: ignore[no-untyped-call]
-    end = _ask(admin, settings, topic, partitions, latest, "read_uncommitted")
-    readable = end if isolation_level != "read_committed" else _ask(admin, settings, topic, partitions, latest, isolation_level)
-    starts, ends, readables = (_answers(settings, asked) for asked in (start, end, readable))
+    start = ask_offsets(admin, settings, topic, partitions, OffsetSpec.earliest(), "read_uncommitted")  # type: ignore[no-untyped-call]
+    end = ask_offsets(admin, settings, topic, partitions, latest, "read_uncommitted")
+    readable = end if isolation_level != "read_committed" else ask_offsets(admin, settings, topic, partitions, latest, isolation_level)
+    starts, ends, readables = (offsets_answered(settings, asked) for asked in (start, end, readable))
     return {p: LogBounds(starts[p], ends[p], readables[p]) for p in partitions}
 
 
-def _ask(admin: Any, settings: KafkaSettings, topic: str, partitions: Sequence[int], spec: Any, isolation_level: str) -> Any:
-    """ListOffsets of `spec` for the partitions (futures: the answer is awaited by `_answers`)."""
+def ask_offsets(admin: Any, settings: KafkaSettings, topic: str, partitions: Sequence[int], spec: Any, isolation_level: str) -> Any:
+    """ListOffsets of `spec` for the partitions (futures: the answer is awaited by `offsets_answered`)."""
     from confluent_kafka import IsolationLevel, TopicPartition
 
     level = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
@@ -305,7 +305,8 @@ def _ask(admin: Any, settings: KafkaSettings, topic: str, partitions: Sequence[i
     return admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
 
 
-def _answers(settings: KafkaSettings, futures: Any) -> dict[int, int]:
+def offsets_answered(settings: KafkaSettings, futures: Any) -> dict[int, int]:
+    """partition → offset, once every future of `ask_offsets` has its answer (or raises its error)."""
     return {tp.partition: future.result(timeout=settings.timeout_s).offset for tp, future in futures.items()}
 
 
