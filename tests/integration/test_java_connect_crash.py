@@ -117,7 +117,12 @@ class Scenario:
                 self.java.wait_gone(name)
                 wait_for(f"{name} gone from our status", lambda n=name: self.java.our_status(n) is None or None)
             else:
-                self.java.wait_states(name, *DECLARED[spec[0]])
+                try:
+                    self.java.wait_states(name, *DECLARED[spec[0]])
+                except AssertionError:
+                    if not restarted_after_start_race(self.java, name):
+                        raise
+                    self.java.wait_states(name, *DECLARED[spec[0]])
                 self.java.agree(name)
             assert_config(self.java, name, None if spec is None else spec[1])
 
@@ -146,6 +151,18 @@ def acted_on(java: JavaGroup, name: str, state: str | None) -> bool:
         return state is None and code == 404
     connector = body["connector"]
     return connector["state"] == state or (connector["state"] == "FAILED" and START_RACE in connector.get("trace", ""))
+
+
+def restarted_after_start_race(java: JavaGroup, name: str) -> bool:
+    """Java's `START_RACE` leaves a connector FAILED until its next config record or a restart
+    (seen in CI on 2026-11-27: an abandoning apply deleted and re-created it during a rebalance,
+    and the declared config was already there, so no record followed). Restarted through Java's
+    REST, as its user would; True when it was."""
+    code, body = java.worker.rest("GET", f"/connectors/{name}/status")
+    if code != 200 or body["connector"]["state"] != "FAILED" or START_RACE not in body["connector"].get("trace", ""):
+        return False
+    java.rest("POST", f"/connectors/{name}/restart?includeTasks=true")
+    return True
 
 
 def java_view(java: JavaGroup, names: list[str]) -> dict[str, str | None]:
