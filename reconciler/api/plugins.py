@@ -2,11 +2,15 @@
 
 Validation is the one mutation-shaped call KIP-304 keeps: it checks a config and changes
 nothing. Connect answers with `ConfigInfos`: one entry per config key it knows (a definition
-and the value checked against it) and an error count. Ours are Connect's own common keys
-(`name`, `connector.class`, `tasks.max`, with Java's definitions and messages), then every key
-the plugin's `ConfigDef` declares (as `AbstractHerder.generateResult` lists a connector's
-`config()`), plus, without a definition, each other key the plugin's `validate` found a problem
-with (docs/compatibility.md). Values are shown masked like every config
+and the value checked against it), the groups of those keys, and an error count. Ours lists
+the keys Connect defines for a connector of the plugin's kind, with a 4.3.1 worker's groups,
+orders, widths and display names (`connectors.framework`), then every key the plugin's
+`ConfigDef` declares (as `AbstractHerder.generateResult` lists a connector's `config()`), and,
+first and without a definition, each other key with a problem. The problems are those
+`reconciler validate` reports for the same config (`connectors.checks.judged_problems`: the
+plugin's own, Connect's keys' values, unknown keys, keys the runtime would not apply), and
+Java's messages for `name`, `connector.class` and `tasks.max`; a config this route accepts is
+one `apply` accepts (docs/compatibility.md). Values are shown masked like every config
 (`render.connect_rest.shown_config`); a PASSWORD key's as Java shows it, `[hidden]`.
 
 We have no transformations, predicates or converters: `?connectorsOnly=false` lists the same
@@ -18,9 +22,12 @@ from __future__ import annotations
 import logging
 import sys
 from importlib.metadata import entry_points
+from collections.abc import Mapping
 from typing import Any
 
+from reconciler.connectors.checks import judged_problems
 from reconciler.connectors.configdef import ConfigDef, ConfigKey, Type, Value
+from reconciler.connectors.framework import framework_def
 from reconciler.connectors.registry import ENTRY_POINT_GROUP, load_connector, plugin_version
 from reconciler.core.live import UNDEFINED_VERSION
 from reconciler.core.normalize import config_value
@@ -30,6 +37,9 @@ from reconciler.errors import ReconcilerError
 LOG = logging.getLogger(__name__)
 ALIAS_SUFFIX = "Connector"
 Body = dict[str, Any]
+# Required in Java's `ConnectorConfig`; ours take them from a manifest's `metadata.name` and
+# `spec.class`, so our definitions give them no default rather than requiring them.
+JAVA_REQUIRED = ("name", "connector.class")
 
 
 class BadRequest(ReconcilerError):
@@ -101,69 +111,76 @@ def validate(plugin: str, config: dict[str, str | None]) -> Body:
     if not _importable_here(included):
         raise BadRequest(f"Unknown connector class {included}: not a plugin this process has loaded")
     try:
-        connector = load_connector(included)()
+        cls = load_connector(included)
+        cls()
     except ReconcilerError as exc:
         raise BadRequest(exc.message + (f" ({exc.hint})" if exc.hint else "")) from exc
-    errors: dict[str, list[str]] = {key: [] for key in COMMON}
+    errors: dict[str, list[str]] = {}
     for key, value in config.items():
         if value is None:
             errors.setdefault(key, []).append("Null value can not be supplied as the configuration value.")
-    _check_common(config, errors)
-    for problem in connector.validate(config):
-        errors.setdefault(problem.key, []).append(problem.message)
-    return _config_infos(included, config, errors, connector.config_def)
+    _check_bookkeeping(config, errors)
+    for problem in judged_problems(included, cls, config):  # what `reconciler validate` finds
+        errors.setdefault(problem.key, []).append(problem.message + (f" (hint: {problem.hint})" if problem.hint else ""))
+    framework, own = framework_def(cls.kind), cls.config_def or ConfigDef()
+    groups = list(dict.fromkeys([*framework.groups(), *own.groups()]))  # Java's `allGroups`
+    return _config_infos(included, config, errors, {**framework.keys, **own.keys}, groups)
 
 
-def _check_common(config: dict[str, str | None], errors: dict[str, list[str]]) -> None:
-    for key in ("name", "connector.class"):
+def _check_bookkeeping(config: dict[str, str | None], errors: dict[str, list[str]]) -> None:
+    """Connect's keys that our manifests write from their own fields (`metadata.name`,
+    `spec.class`, `spec.tasksMax`), with Java's messages: `check_config` leaves them to the
+    manifest models."""
+    for key in JAVA_REQUIRED:
         if config.get(key) is None:
-            errors[key].append(f'Missing required configuration "{key}" which has no default value.')
+            errors.setdefault(key, []).append(f'Missing required configuration "{key}" which has no default value.')
     tasks_max = config.get("tasks.max")
     if tasks_max is not None:
         try:
             if int(tasks_max.strip()) < 1:
-                errors["tasks.max"].append(f"Invalid value {tasks_max} for configuration tasks.max: Value must be at least 1")
+                message = f"Invalid value {tasks_max} for configuration tasks.max: Value must be at least 1"
+                errors.setdefault("tasks.max", []).append(message)
         except ValueError:
-            errors["tasks.max"].append(f"Invalid value {tasks_max} for configuration tasks.max: Not a number of type INT")
+            message = f"Invalid value {tasks_max} for configuration tasks.max: Not a number of type INT"
+            errors.setdefault("tasks.max", []).append(message)
 
 
 def _config_infos(
-    connector_class: str, config: dict[str, str | None], errors: dict[str, list[str]], definition: ConfigDef | None
+    connector_class: str,
+    config: dict[str, str | None],
+    errors: dict[str, list[str]],
+    declared: Mapping[str, ConfigKey],
+    groups: list[str],
 ) -> Body:
-    """Java's `generateResult`: values without a definition first, then every definition, Connect's
-    common keys before the plugin's (its `LinkedHashMap` of the enriched definition, then `config()`)."""
-    declared = {} if definition is None else {name: key for name, key in definition.keys.items() if name not in COMMON}
+    """Java's `generateResult`: values without a definition first, then every definition: Connect's
+    keys before the plugin's, a key both define where Connect's is, with the plugin's definition
+    (its `LinkedHashMap` of the enriched definition, then `config()` put over it)."""
     shown = shown_config(config, [name for name, key in declared.items() if key.type is Type.PASSWORD])
-    undefined = [
-        _info(None, key, shown.get(key), messages)
-        for key, messages in errors.items()
-        if key not in COMMON and key not in declared
-    ]
+    undefined = [_info(None, key, shown.get(key), messages) for key, messages in errors.items() if key not in declared]
     defined = [
-        _info(definition, key, shown.get(key, definition["default_value"]), errors[key])
-        for key, definition in COMMON.items()
-    ]
-    plugin = [
         _info(_key_info(key), name, _value_text(key, config.get(name), shown.get(name)), errors.get(name, []))
         for name, key in declared.items()
     ]
     return {
         "name": connector_class,
         "error_count": sum(len(messages) for messages in errors.values()),
-        "groups": ["Common"],
-        "configs": undefined + defined + plugin,
+        "groups": groups,
+        "configs": undefined + defined,
     }
 
 
 def _key_info(key: ConfigKey) -> Body:
-    """Java's `convertConfigKey` of a key defined without UI fields (`define(name, type, default,
-    importance, doc)`): no group, order -1, width NONE, the name as display name. Our keys declare
-    no importance: a required one is HIGH, the others MEDIUM (how Connect's own keys mostly are)."""
+    """Java's `convertConfigKey`. A key defined without UI fields (`define(name, type, default,
+    importance, doc)`, as plugins' keys mostly are): no group, order -1, width NONE, its name as
+    display name. A key declaring no importance: HIGH when required, else MEDIUM (how Connect's
+    own keys mostly are)."""
+    display, required = key.display, key.required or key.name in JAVA_REQUIRED
     return {
-        "name": key.name, "type": key.type.name, "required": key.required,
-        "default_value": None if key.required else _java_text(key.default),  # type: ignore[arg-type]
-        "importance": "HIGH" if key.required else "MEDIUM", "documentation": key.doc, "group": None,
-        "order_in_group": -1, "width": "NONE", "display_name": key.name, "dependents": [],
+        "name": key.name, "type": key.type.name, "required": required,
+        "default_value": None if required else _java_text(key.default),  # type: ignore[arg-type]
+        "importance": display.importance or ("HIGH" if required else "MEDIUM"), "documentation": key.doc,
+        "group": display.group, "order_in_group": display.order, "width": display.width,
+        "display_name": display.name or key.name, "dependents": [],
     }
 
 
@@ -193,25 +210,3 @@ def _info(definition: Body | None, key: str, value: str | None, messages: list[s
         "definition": definition,
         "value": {"name": key, "value": value, "recommended_values": [], "errors": messages, "visible": True},
     }
-
-
-def _definition(name: str, kind: str, default: str | None, doc: str, order: int, width: str, display: str) -> Body:
-    """A `ConfigKeyInfo` in the Common group, HIGH importance, as ConnectorConfig declares these."""
-    return {
-        "name": name, "type": kind, "required": default is None, "default_value": default, "importance": "HIGH",
-        "documentation": doc, "group": "Common", "order_in_group": order, "width": width,
-        "display_name": display, "dependents": [],
-    }
-
-
-COMMON: dict[str, Body] = {
-    "name": _definition("name", "STRING", None, "Globally unique name to use for this connector.", 1, "MEDIUM",
-                        "Connector name"),
-    "connector.class": _definition(
-        "connector.class", "STRING", None,
-        "Name of the class for this connector: a registered connector name or a 'module:Class' path.",
-        2, "LONG", "Connector class",
-    ),
-    "tasks.max": _definition("tasks.max", "INT", "1", "Maximum number of tasks to use for this connector.", 3, "SHORT",
-                             "Tasks max"),
-}

@@ -12,6 +12,9 @@ as MirrorSourceConnector defines `topics` itself; its type comes from its class,
 its keys (docs/compatibility.md).
 Client override keys (`producer.override.*`…) must be librdkafka settings or Java names
 that map to one, with values librdkafka takes (`reconciler.kafka.io.client_names`).
+
+`reconciler validate` (`manifests.plugins`) and the REST API's `PUT …/config/validate`
+(`api.plugins`) both judge a config by `judged_problems`: one verdict, wherever it is asked.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from reconciler.connectors.api import Connector
 from reconciler.connectors.configdef import ConfigProblem, ConnectorConfig
 from reconciler.connectors.framework import ANY, framework_def, other_kind
 from reconciler.connectors.unapplied import unapplied_problems
+from reconciler.core.redact import PLACEHOLDER
 from reconciler.kafka.io.client_names import OVERRIDE_PREFIXES, client_name_problem
 
 # Where a problem about the connector as a whole is reported (the plugin's validate raised).
@@ -37,6 +41,19 @@ def check_config(class_name: str, cls: type[Connector], config: ConnectorConfig)
     mentioned = {problem.key for problem in own}
     framework = [p for p in _framework_problems(cls, config) if p.key not in mentioned]
     return _key_problems(class_name, cls, config) + own + framework
+
+
+def judged_problems(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
+    """`check_config`'s problems less those with a value holding a config provider's placeholder
+    (`${file:…}`, `${vault:…}`): a Connect worker replaces it, so it cannot be judged here. An
+    unknown key stays unknown whatever its value."""
+    return [problem for problem in check_config(class_name, cls, config) if is_judged(problem, config)]
+
+
+def is_judged(problem: ConfigProblem, config: ConnectorConfig) -> bool:
+    """False for a problem with a value a Connect worker will still replace (unknown until then)."""
+    value = config.get(problem.key)
+    return problem.unknown or value is None or PLACEHOLDER.search(value) is None
 
 
 def _plugin_problems(cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:

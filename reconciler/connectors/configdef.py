@@ -104,8 +104,24 @@ class ConfigProblem:
 
 
 @dataclass(frozen=True, slots=True)
+class Display:
+    """Connect's UI fields of a key (`group`, `orderInGroup`, `width`, `displayName`) and its
+    importance: only `PUT …/config/validate` shows them. A plugin's keys usually have none, as
+    a Java plugin's keys defined with `define(name, type, default, importance, doc)`."""
+
+    group: str | None = None
+    order: int = -1
+    width: str = "NONE"  # Connect's `ConfigDef.Width`: NONE, SHORT, MEDIUM, LONG
+    name: str | None = None  # None: the key's own name
+    importance: str | None = None  # HIGH, MEDIUM or LOW; None: HIGH when required, else MEDIUM
+
+
+NO_DISPLAY: Final = Display()
+
+
+@dataclass(frozen=True, slots=True)
 class ConfigKey:
-    """One declared key: Connect's `ConfigKey` without the UI fields (group, width, display)."""
+    """One declared key: Connect's `ConfigKey`, its UI fields apart (`display`)."""
 
     name: str
     type: Type
@@ -116,6 +132,7 @@ class ConfigKey:
     maximum: float | None = None
     ignore_case: bool = False  # choices compared ignoring case (Connect's CaseInsensitiveValidString)
     validator: Validator | None = None  # run on a value that parsed (and is in range)
+    display: Display = NO_DISPLAY
 
     @property
     def required(self) -> bool:
@@ -193,10 +210,11 @@ class ConfigDef:
         maximum: float | None = None,
         ignore_case: bool = False,
         validator: Validator | None = None,
+        display: Display = NO_DISPLAY,
     ) -> ConfigDef:
         if name in self.keys:
             raise ValueError(f"config key {name!r} is defined twice")
-        key = ConfigKey(name, type, doc, default, tuple(choices), minimum, maximum, ignore_case, validator)
+        key = ConfigKey(name, type, doc, default, tuple(choices), minimum, maximum, ignore_case, validator, display)
         return replace(self, keys={**self.keys, name: key})
 
     def define_prefix(self, prefix: str, doc: str = "") -> ConfigDef:
@@ -206,6 +224,10 @@ class ConfigDef:
         """Both definitions' keys, this one's first; where both define a key, this one's wins."""
         added = {name: key for name, key in other.keys.items() if name not in self.keys}
         return replace(self, keys={**self.keys, **added}, prefixes=(*self.prefixes, *other.prefixes))
+
+    def groups(self) -> list[str]:
+        """Connect's `ConfigDef.groups()`: the keys' groups, in the order they first appear."""
+        return list(dict.fromkeys(key.display.group for key in self.keys.values() if key.display.group))
 
     def knows(self, name: str) -> bool:
         return name in self.keys or any(name.startswith(p.prefix) for p in self.prefixes)

@@ -20,7 +20,7 @@ written.
 from __future__ import annotations
 
 from reconciler.connectors.api import Connector, InvalidConnectorConfig
-from reconciler.connectors.checks import WHOLE_CONNECTOR, check_config
+from reconciler.connectors.checks import WHOLE_CONNECTOR, judged_problems
 from reconciler.connectors.configdef import ConfigProblem
 from reconciler.connectors.offsets_check import refusals
 from reconciler.connectors.registry import UnknownConnector, is_java_class_name, load_connector, python_spelling
@@ -29,7 +29,6 @@ from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import ConnectorManifest, DesiredConnector, OffsetEntry, OffsetsAction, SourceRef
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.manifests.findings import Finding, Path
-from reconciler.core.redact import PLACEHOLDER
 
 # Connect's bookkeeping keys are written elsewhere in a manifest (core.models.BOOKKEEPING_KEYS).
 _WHERE: dict[str, Path] = {
@@ -68,7 +67,7 @@ def config_findings(class_name: str, props: Properties, offsets: list[OffsetEntr
         plugin = load_connector(class_name)
     except UnknownConnector as exc:
         return [Finding(("spec", "class"), exc.message, exc.hint)]
-    found = [_finding(problem) for problem in check_config(class_name, plugin, props) if _judged(problem, props)]
+    found = [_finding(problem) for problem in judged_problems(class_name, plugin, props)]
     if found or not offsets:
         return found
     return _offsets_findings(plugin, props, offsets)
@@ -80,7 +79,7 @@ def _offsets_findings(cls: type[Connector], props: Properties, entries: list[Off
     try:
         refused = refusals(cls(), props, entries)
     except InvalidConnectorConfig:
-        return []  # a value a Connect worker will still replace (`_judged`): the offsets cannot be judged
+        return []  # a value a Connect worker will still replace (`is_judged`): the offsets cannot be judged
     except Exception as exc:  # a plugin bug is reported, not raised: the other manifests still get checked
         return [Finding(here, f"the plugin's validate_offsets() raised {type(exc).__name__}: {exc}")]
     return [
@@ -106,12 +105,6 @@ def java_note(connector: DesiredConnector, class_source: SourceRef) -> Diagnosti
         field_path="spec.class",
         connector=connector.name,
     )
-
-
-def _judged(problem: ConfigProblem, props: Properties) -> bool:
-    """False for a problem with a value a Connect worker will still replace (unknown until then)."""
-    value = props.get(problem.key)
-    return problem.unknown or value is None or PLACEHOLDER.search(value) is None
 
 
 def _finding(problem: ConfigProblem) -> Finding:

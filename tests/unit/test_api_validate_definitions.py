@@ -45,3 +45,23 @@ def test_a_declared_key_with_a_problem_is_listed_once_with_its_definition() -> N
     assert len(counts) == 1 and counts[0]["definition"] is not None
     assert counts[0]["value"]["value"] is None and counts[0]["value"]["errors"] == ["must be at least 0; got -1"]
     assert body["error_count"] == 1
+
+
+def test_problems_are_those_reconciler_validate_reports_a_placeholder_left_to_the_worker() -> None:
+    body = plugins.validate(PLUGIN, {"connector.class": PLUGIN, "name": "v", "topic": "t", "count": "${file:/s:count}",
+                                     "cuont": "5", "tasks.max": "0"})
+    errors = {info["value"]["name"]: info["value"]["errors"] for info in body["configs"] if info["value"]["errors"]}
+    assert errors == {
+        "cuont": [f"unknown key: neither `{PLUGIN}` nor Kafka Connect defines it (hint: did you mean `count`?)"],
+        "tasks.max": ["Invalid value 0 for configuration tasks.max: Value must be at least 1"],
+    }
+    assert body["configs"][0]["definition"] is None, "a key without a definition is listed first"
+    assert body["error_count"] == 2
+
+
+def test_connects_keys_come_first_in_javas_groups_and_the_plugins_keys_after() -> None:
+    body = plugins.validate(PLUGIN, {"connector.class": PLUGIN, "name": "v", "topic": "t", "count": "5"})
+    definitions = [info["definition"] for info in body["configs"]]
+    assert definitions[0]["name"] == "name" and definitions[0]["required"] and definitions[0]["group"] == "Common"
+    assert {d["group"] for d in definitions[-8:]} == {None}, "the plugin's keys have no UI fields"
+    assert body["groups"][:4] == ["Common", "Transforms", "Predicates", "Error Handling"]
