@@ -38,7 +38,8 @@ def add_kafka_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--no-create-topics", action="store_true", help="refuse instead of creating missing internal topics")
     group.add_argument(
-        "--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for the broker (default: %(default)s)"
+        "--timeout", type=positive_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+        help="seconds to wait for the broker (default: %(default)s)"
     )
 
 
@@ -78,3 +79,15 @@ def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
         create_topics=not args.no_create_topics,
         timeout_s=args.timeout,
     )
+
+
+def positive_seconds(text: str) -> float:
+    """argparse's type for a duration: a number of seconds above 0 (a zero or negative timeout
+    would make every wait fail, or raise deep in a socket call)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds above 0, got {text}")
+    return value

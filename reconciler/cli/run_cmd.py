@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.cli.logs import LOG_FORMATS
-from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
+from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings, positive_seconds
 from reconciler.cli.tick_output import Output, failure_summary, make_output, print_error, print_report, report_lines
 from reconciler.errors import ReconcilerError
 
@@ -304,16 +304,6 @@ def parse_spark_conf(items: Sequence[str]) -> dict[str, str]:
             raise ReconcilerError(f"--spark-conf expects KEY=VALUE, got {item!r}")
         conf[key.strip()] = value
     return conf
-
-
-def positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
-    return value
 
 
 __all__ = [

@@ -25,13 +25,12 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler.cli.options import add_kafka_options, kafka_settings, positive_seconds
 from reconciler.cli.run_cmd import (
     add_runtime_options,
     loop,
     make_worker,
     parse_spark_conf,
-    positive_seconds,
     releasing,
     serving,
 )

@@ -72,5 +72,19 @@ def test_a_list_that_answered_once_is_not_probed_again() -> None:
         client.probe_bootstrap(reached)
 
 
-def test_an_address_it_cannot_parse_is_left_to_librdkafka() -> None:
-    client.probe_bootstrap(settings("no-port-here"))  # librdkafka rejects it with its own message
+def test_an_address_without_a_port_is_probed_at_librdkafkas_default_port() -> None:
+    """librdkafka takes `host` as `host:9092`; one that does not resolve fails at once too."""
+    started = time.monotonic()
+    with pytest.raises(BrokerUnreachable) as caught:
+        client.probe_bootstrap(settings("nosuchhost.invalid"))
+    assert time.monotonic() - started < 2
+    assert caught.value.message.startswith("cannot reach Kafka at nosuchhost.invalid: cannot resolve host 'nosuchhost.invalid'")
+    assert client._connect_failure("[::1]", 1.0) == client._connect_failure("[::1]:9092", 1.0)
+
+
+def test_a_port_that_is_not_a_number_fails_at_once_naming_it() -> None:
+    with pytest.raises(BrokerUnreachable) as caught:
+        client.probe_bootstrap(settings("localhost:9O92"))
+    assert caught.value.message == "cannot reach Kafka at localhost:9O92: the port '9O92' is not a port number (1-65535)"
+    with pytest.raises(BrokerUnreachable, match="the port '99092' is not a port number"):
+        client.probe_bootstrap(settings("localhost:99092"))

@@ -88,7 +88,8 @@ def test_variables_set_options(monkeypatch: pytest.MonkeyPatch) -> None:
     ("variable", "value", "message"),
     [
         ("RECONCILER_PRUNE", "maybe", "$RECONCILER_PRUNE: expected true or false, got 'maybe'"),
-        ("RECONCILER_TIMEOUT", "soon", "$RECONCILER_TIMEOUT: could not convert string to float: 'soon'"),
+        ("RECONCILER_TIMEOUT", "soon", "$RECONCILER_TIMEOUT: not a number of seconds: 'soon'"),
+        ("RECONCILER_TIMEOUT", "-1", "$RECONCILER_TIMEOUT: must be a number of seconds above 0, got -1"),
         ("RECONCILER_PLAN_FORMAT", "yaml", "$RECONCILER_PLAN_FORMAT: invalid choice 'yaml' (choose from text, markdown, json)"),
     ],
 )
@@ -111,6 +112,7 @@ def test_a_bad_variable_is_a_usage_error_naming_it(
         ["plan", "{manifest}", "--detailed-exitcode", "--format", "yaml"],
         ["drift"],
         ["status", "--timeout", "abc"],
+        ["status", "--timeout", "0"],  # it raised deep in a socket call
     ],
 )
 def test_a_usage_error_exits_1_with_the_usage_of_its_command(

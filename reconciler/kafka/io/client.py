@@ -231,15 +231,22 @@ def probe_bootstrap(settings: KafkaSettings) -> None:
 
 
 _NO_ANSWER = "no answer yet"
+DEFAULT_PORT = "9092"  # librdkafka's for an address without one (`RD_KAFKA_PORT`)
 
 
 def _connect_failure(address: str, timeout_s: float) -> str | None:
     """Why a TCP connection to `host:port` (a `SCHEME://` prefix and IPv6 brackets allowed)
     failed, or None when it was accepted."""
-    host, _, port = address.rpartition("://")[2].rpartition(":")
+    hostport = address.rpartition("://")[2]
+    if ":" not in hostport or hostport.endswith("]"):  # no port: librdkafka's default
+        host, port = hostport, DEFAULT_PORT
+    else:
+        host, _, port = hostport.rpartition(":")
     host = host.strip("[]")
-    if not host or not port.isdigit():
-        return None  # librdkafka's to judge (and to reject with its own message)
+    if not host:
+        return None  # librdkafka's to judge
+    if not port.isdigit() or not 0 < int(port) < 65536:  # librdkafka retries it until the timeout
+        return f"the port {port!r} is not a port number (1-65535)"
     try:
         socket.create_connection((host, int(port)), timeout=timeout_s).close()
     except ConnectionRefusedError:
