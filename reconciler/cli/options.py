@@ -7,6 +7,8 @@ import dataclasses
 import os
 from pathlib import Path
 
+from reconciler.core.topic_names import topic_name_problem
+from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.client_config import gather
 from reconciler.kafka.settings import DEFAULT_GROUP, DEFAULT_TIMEOUT_S, KafkaSettings, Topics, bootstrap_from_env
 
@@ -71,6 +73,7 @@ def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
         offsets=args.offsets_topic or topics.offsets,
         reconciler=args.reconciler_topic or topics.reconciler,
     )
+    _check_names(args, topics)
     return KafkaSettings(
         bootstrap_servers=args.bootstrap_servers or bootstrap_from_env(),
         group_id=args.group_id,
@@ -79,6 +82,21 @@ def kafka_settings(args: argparse.Namespace) -> KafkaSettings:
         create_topics=not args.no_create_topics,
         timeout_s=args.timeout,
     )
+
+
+def _check_names(args: argparse.Namespace, topics: Topics) -> None:
+    """An empty group id, or a topic name Kafka refuses, is an error before anything is read or
+    written: `--group-id ''` (an empty RECONCILER_GROUP_ID) would otherwise create `-configs`."""
+    if not args.group_id.strip():
+        raise ReconcilerError("--group-id is empty", hint="name the Connect cluster's group id "
+                              f"(default {DEFAULT_GROUP}); is RECONCILER_GROUP_ID set to an empty value?")
+    for option, name in (("--config-topic", topics.configs), ("--status-topic", topics.status),
+                         ("--offsets-topic", topics.offsets), ("--reconciler-topic", topics.reconciler)):
+        problem = topic_name_problem(name)
+        if problem is not None:
+            given = getattr(args, option.lstrip("-").replace("-", "_"))
+            source = option if given else f"--group-id {args.group_id!r}"
+            raise ReconcilerError(f"{source} names the topic {name!r}, which Kafka refuses: {problem}")
 
 
 def positive_seconds(text: str) -> float:

@@ -211,3 +211,20 @@ def test_plugins_reports_an_unknown_name(capsys: pytest.CaptureFixture[str]) -> 
     assert "error: 1 plugin(s) could not be loaded: nosuch" in captured.err
     assert main(["plugins", "nosuch", "datagen"]) == 1
     assert "Every connector also takes" in capsys.readouterr().out  # under datagen's keys
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--group-id", ""], "error: --group-id is empty"),
+        (["--group-id", "a b"], "error: --group-id 'a b' names the topic 'a b-configs', which Kafka refuses"),
+        (["--status-topic", "s" * 250], "error: --status-topic names the topic 'sss"),
+    ],
+)
+def test_a_group_or_topic_kafka_would_refuse_is_an_error_before_any_connection(
+    manifest: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    """An empty RECONCILER_GROUP_ID made `apply` create `-configs`, `-status`… and write there.
+    Nothing listens at the address: an error about it would mean the names were not checked first."""
+    assert main(["apply", str(manifest), "--bootstrap-servers", "127.0.0.1:1", *flags]) == 1
+    assert capsys.readouterr().err.startswith(message)
