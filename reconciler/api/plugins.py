@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler.connectors.checks import judged_problems
-from reconciler.connectors.configdef import ConfigDef, ConfigKey, Type, Value
+from reconciler.connectors.configdef import INTEGER_TEXT, ConfigDef, ConfigKey, Type, Value
 from reconciler.connectors.framework import framework_def
 from reconciler.connectors.registry import ENTRY_POINT_GROUP, load_connector, plugin_version
 from reconciler.core.live import UNDEFINED_VERSION
@@ -135,14 +135,15 @@ def _check_bookkeeping(config: dict[str, str | None], errors: dict[str, list[str
         if config.get(key) is None:
             errors.setdefault(key, []).append(f'Missing required configuration "{key}" which has no default value.')
     tasks_max = config.get("tasks.max")
-    if tasks_max is not None:
-        try:
-            if int(tasks_max.strip()) < 1:
-                message = f"Invalid value {tasks_max} for configuration tasks.max: Value must be at least 1"
-                errors.setdefault("tasks.max", []).append(message)
-        except ValueError:
-            message = f"Invalid value {tasks_max} for configuration tasks.max: Not a number of type INT"
-            errors.setdefault("tasks.max", []).append(message)
+    if tasks_max is None:
+        return
+    text = tasks_max.strip()  # Java's `Integer.parseInt` of the trimmed value
+    if not INTEGER_TEXT.fullmatch(text) or not -(2**31) <= int(text) < 2**31:
+        errors.setdefault("tasks.max", []).append(
+            f"Invalid value {tasks_max} for configuration tasks.max: Not a number of type INT")
+    elif int(text) < 1:
+        errors.setdefault("tasks.max", []).append(
+            f"Invalid value {tasks_max} for configuration tasks.max: Value must be at least 1")
 
 
 def _config_infos(

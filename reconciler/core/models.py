@@ -130,8 +130,10 @@ class ConnectorSpec(_Strict):
         min_length=1,
         description="A registered connector name (e.g. parquet-sink) or a 'module:Class' path.",
     )
-    # strict: the schema says integer, so "2" or 2.0 must not slip through here either.
-    tasksMax: int = Field(default=1, ge=1, strict=True, description="Maximum number of tasks.")
+    # strict: the schema says integer, so "2" or 2.0 must not slip through here either. At most
+    # Java's Integer.MAX_VALUE: Connect's `tasks.max` is an INT, and a Java worker sharing the
+    # topics could not parse a larger value.
+    tasksMax: int = Field(default=1, ge=1, le=2**31 - 1, strict=True, description="Maximum number of tasks.")
     state: TargetState = TargetState.RUNNING
     config: dict[str, ConfigValue] = Field(default_factory=dict)
     sensitive: list[str] = Field(

@@ -125,6 +125,8 @@ def _value_finding(path: Path, kind: object, instance: Any, error: ValidationErr
         return Finding(path, f"invalid value {shown}", choice_hint(instance, [str(c) for c in expected]))
     if kind == "minimum":
         return Finding(path, f"must be at least {expected}, got {shown}")
+    if kind == "maximum":
+        return Finding(path, f"must be at most {expected}, got {shown}")
     if kind == "minLength":
         return Finding(path, "must not be empty" if expected == 1 else f"must be at least {expected} characters long")
     if kind == "maxLength":

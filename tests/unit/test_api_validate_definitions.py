@@ -65,3 +65,15 @@ def test_connects_keys_come_first_in_javas_groups_and_the_plugins_keys_after() -
     assert definitions[0]["name"] == "name" and definitions[0]["required"] and definitions[0]["group"] == "Common"
     assert {d["group"] for d in definitions[-8:]} == {None}, "the plugin's keys have no UI fields"
     assert body["groups"][:4] == ["Common", "Transforms", "Predicates", "Error Handling"]
+
+
+def test_tasks_max_is_parsed_as_javas_int() -> None:
+    def errors(tasks_max: str) -> list[str]:
+        body = plugins.validate(PLUGIN, {"connector.class": PLUGIN, "name": "v", "topic": "t", "count": "5",
+                                         "tasks.max": tasks_max})
+        return next(info["value"]["errors"] for info in body["configs"] if info["value"]["name"] == "tasks.max")
+
+    assert errors(" 2 ") == errors("+3") == []
+    for not_an_int in ("2147483648", "1_000", "٣", "2.0"):
+        assert errors(not_an_int) == [f"Invalid value {not_an_int} for configuration tasks.max: Not a number of type INT"]
+    assert errors("0") == ["Invalid value 0 for configuration tasks.max: Value must be at least 1"]

@@ -169,3 +169,9 @@ def test_a_refused_documents_plugin_messages_quote_no_secret(tmp_path: Path) -> 
         "9:46: spec.config[\"record.bytes\"]: must be an integer; got '(sensitive)'",
         "9:74: spec.config[\"batch.size\"]: must be an integer; got '(sensitive)'",
     ]
+
+
+def test_tasks_max_above_javas_int_is_refused(tmp_path: Path) -> None:
+    """Connect's `tasks.max` is an INT: a Java worker sharing the topics could not parse more."""
+    text = HEAD + "spec:\n  class: datagen\n  tasksMax: 2147483648\n  config: {topic: t, count: 1}\n"
+    assert problems(tmp_path, text) == ["7:13: spec.tasksMax: must be at most 2147483647, got 2147483648"]
