@@ -11,7 +11,9 @@ Session defaults (docs/runtime.md#spark-session):
 - a cluster master: the driver's address is the one that routes to the master (executors call
   back to it), the executors' Python is `spark.pyspark.python` when given (PySpark reads only
   the environment for it, so it is copied there), and the project's code is shipped to them
-  (`spark_ship`). The master must answer within the timeout, and an executor must register.
+  (`spark_ship`). The master must answer within the timeout, and an executor must register;
+- with `--log-format json`, the JVM logs JSON lines, and what it writes to stderr outside
+  logging is made JSON too (`jvm_output`).
 
 How jobs run is `spark_jobs`; what the executors must have, `spark_ship`.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +34,7 @@ from urllib.parse import urlparse
 
 from reconciler.errors import ReconcilerError
 from reconciler import failpoints
+from reconciler.runtime import jvm_output
 from reconciler.runtime.spark_cds import driver_options
 from reconciler.runtime.spark_jobs import PartitionFailed, is_connect, run_partitions
 
@@ -166,8 +170,13 @@ def route_to(addresses: list[tuple[str, int]]) -> str:
     return socket.gethostbyname(socket.gethostname())
 
 
+def _json_logs() -> bool:
+    """`--log-format json` (`reconciler.cli.logs` sets the variable for what it starts)."""
+    return os.environ.get("RECONCILER_LOG_FORMAT") == "json"
+
+
 def _log4j_file() -> str:
-    json_logs = os.environ.get("RECONCILER_LOG_FORMAT") == "json"
+    json_logs = _json_logs()
     text = LOG4J2_JSON_PROPERTIES if json_logs else LOG4J2_PROPERTIES
     kind = "-json" if json_logs else ""
     path = os.path.join(tempfile.gettempdir(), f"connect-reconciler-log4j2{kind}-{os.getuid()}.properties")
@@ -227,11 +236,14 @@ def start_session(
         _check_masters(master, timeout_s)
     _python_for_workers(master, conf)
     failpoints.mark_driver()  # inherited by the JVM and, through it, by every Python worker
-    builder = SparkSession.builder.master(master).appName(APP_NAME)
-    for key, value in session_conf(master, conf).items():
+    options = {"spark.master": master, "spark.app.name": APP_NAME, **session_conf(master, conf)}
+    builder = SparkSession.builder
+    for key, value in options.items():
         builder = builder.config(key, value)
     started = time.monotonic()
     try:
+        if _json_logs():
+            _start_context_relaying_stderr(options)
         session = builder.getOrCreate()
     except Exception as exc:  # Py4J / JVM start-up errors come in many types
         raise ReconcilerError(
@@ -243,6 +255,25 @@ def start_session(
         _wait_for_executor(session, master, timeout_s)
     LOG.info("Spark session (%s) ready in %.1fs", master, time.monotonic() - started)
     return session
+
+
+def _start_context_relaying_stderr(options: Mapping[str, str]) -> None:
+    """Start the JVM as `getOrCreate` would, with its stderr piped through `jvm_output.relay`
+    (every line JSON); the builder then joins that context. Nothing to do when this process's
+    JVM runs already (a session stopped and started again keeps it, and its relay)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if getattr(SparkContext, "_gateway", None) is not None:
+        return
+    spark_conf = SparkConf()
+    for key, value in options.items():
+        spark_conf.set(key, value)
+    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})  # type: ignore[no-untyped-call]
+    process = getattr(gateway, "proc", None)  # None when PySpark joined a JVM spark-submit started
+    if process is not None and process.stderr is not None:
+        jvm_output.relay(process.stderr)
+    SparkContext(conf=spark_conf, gateway=gateway)
 
 
 def _python_for_workers(master: str, conf: Mapping[str, str]) -> None:

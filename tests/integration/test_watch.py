@@ -200,11 +200,13 @@ def test_sigterm_finishes_the_batch_exits_0_in_the_grace_period_and_nothing_is_d
     finally:
         watch.close()
     watch.output()
-    # The JVM's launcher warns about the incubator module Spark adds before any logging is set up.
-    lines = [line for line in watch.seen if line != "WARNING: Using incubator modules: jdk.incubator.vector"]
+    # Every line, the JVM's too: what it writes outside logging (its launcher's warning about
+    # the incubator module Spark adds) comes as a `spark.jvm` warning (runtime.jvm_output).
+    lines = watch.seen
     events = [json.loads(line) for line in lines if line.startswith("{")]
     assert events and len(events) == len(lines), "not JSON:\n" + "\n".join(x for x in lines if x[:1] != "{")
     assert any(e["event"] == "warning" and "SIGTERM" in e["message"] for e in events)
+    assert any(e["logger"] == "spark.jvm" and "incubator" in e["message"] for e in events)
     ticks = [e for e in events if e["event"] == "tick"]
     assert len(ticks) == 1 and ticks[0]["task_batches"] == 3  # the batch under way finished; no other began
 
