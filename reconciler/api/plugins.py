@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import logging
 import sys
-from importlib.metadata import entry_points
 from collections.abc import Mapping
+from importlib.metadata import entry_points
 from typing import Any
 
 from reconciler.connectors.checks import judged_problems
@@ -112,7 +112,7 @@ def validate(plugin: str, config: dict[str, str | None]) -> Body:
         raise BadRequest(f"Unknown connector class {included}: not a plugin this process has loaded")
     try:
         cls = load_connector(included)
-        cls()
+        cls()  # a plugin that cannot even be made is a 400 with its reason, as its loading
     except ReconcilerError as exc:
         raise BadRequest(exc.message + (f" ({exc.hint})" if exc.hint else "")) from exc
     errors: dict[str, list[str]] = {}

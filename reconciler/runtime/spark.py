@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -269,10 +268,13 @@ def _start_context_relaying_stderr(options: Mapping[str, str]) -> None:
     spark_conf = SparkConf()
     for key, value in options.items():
         spark_conf.set(key, value)
-    gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": subprocess.PIPE})  # type: ignore[no-untyped-call]
-    process = getattr(gateway, "proc", None)  # None when PySpark joined a JVM spark-submit started
-    if process is not None and process.stderr is not None:
-        jvm_output.relay(process.stderr)
+    # Our own pipe, read from before the JVM starts: a JVM that fails to start says why there.
+    read_end, write_end = os.pipe()
+    jvm_output.relay(os.fdopen(read_end, "rb"))
+    try:
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": write_end})  # type: ignore[no-untyped-call]
+    finally:
+        os.close(write_end)  # the JVM has its copy: the relay ends when the JVM exits
     SparkContext(conf=spark_conf, gateway=gateway)
 
 

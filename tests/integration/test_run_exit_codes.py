@@ -6,14 +6,17 @@ not complete, printing what failed and what to do; `--allow-failed` prints the s
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from reconciler.kafka.settings import KafkaSettings
-from test_apply import cli, manifest, write
+from test_apply import cli, kafka_args, manifest, write
 from test_offsets_support import REFUSING_SINK
 from test_run_support import FAULTY_SOURCE, create_topic
 
@@ -72,3 +75,16 @@ def test_run_once_with_a_failed_offsets_request_exits_1(
     assert "  offsets request r1 of refuser: refused: the connector refused the request" in err
     assert "the connector stays STOPPED until its request completes" in err
     assert "refuser: STOPPED" in out
+
+
+def test_a_driver_jvm_that_cannot_start_says_why_in_json_lines(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
+    """With --log-format json, what the JVM writes outside logging comes as JSON too
+    (runtime.jvm_output): here the JVM's own reason for not starting, before our error."""
+    manifests = write(tmp_path / "gen.yaml", manifest("gen", topic=f"{kafka_settings.group_id}.gen", count="1"))
+    command = [sys.executable, "-m", "reconciler.cli.main", "run", str(manifests), "--once", "--log-format", "json",
+               "--spark-conf", "spark.driver.extraJavaOptions=-Xss1", *kafka_args(kafka_settings)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 1, done.stderr
+    events = [json.loads(line) for line in done.stderr.splitlines()]  # every line parses
+    assert any(e["logger"] == "spark.jvm" and "Could not create the Java Virtual Machine" in e["message"] for e in events)
+    assert events[-1]["event"] == "error" and "cannot start Spark" in events[-1]["message"], events[-1]
