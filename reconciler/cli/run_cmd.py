@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -73,7 +74,7 @@ def add_runtime_options(parser: argparse.ArgumentParser) -> None:
         help="seconds from the start of one tick to the next (default: %(default)g)",
     )
     group.add_argument(
-        "--spark-master", default=None,
+        "--spark-master", type=spark_master, default=None,
         help="Spark master URL: local[N] or spark://HOST:PORT of a standalone cluster (default: local[*])",
     )
     group.add_argument(
@@ -293,7 +294,37 @@ def spark_target(master: str | None, remote: str | None) -> tuple[str, str | Non
     if master:
         return master, None
     remote = remote or os.environ.get("SPARK_REMOTE") or None
+    if remote is not None:
+        from reconciler.runtime.spark import connect_address
+
+        connect_address(remote)  # a URL that cannot work fails now, before anything is written
     return "local[*]", remote
+
+
+# The master URLs Spark takes (`SparkContext.createTaskScheduler`, `SparkSubmit`'s check).
+_LOCAL_MASTER = re.compile(r"local(\[([0-9]+|\*)(\s*,\s*[0-9]+)?\])?")
+_LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]")
+_HOST_PORT = re.compile(r"\s*(\[[^\]]+\]|[^\s:,\[\]]+):[0-9]+\s*")
+
+
+def spark_master(text: str) -> str:
+    """argparse's type for `--spark-master`: a URL Spark takes, checked before anything is
+    written (Spark itself refuses a bad one only once its JVM runs, with a Java stack trace)."""
+    master = text.strip()
+    local = _LOCAL_MASTER.fullmatch(master)
+    if local is not None:
+        if local.group(2) is not None and local.group(2) != "*" and int(local.group(2)) < 1:
+            raise argparse.ArgumentTypeError(f"{text!r} runs no thread: use local[N] with N of at least 1, or local[*]")
+        return master
+    if _LOCAL_CLUSTER.fullmatch(master) or master == "yarn" or master.startswith("k8s://"):
+        return master  # Spark's to check further: they need more than a URL
+    if master.startswith("spark://"):
+        if all(_HOST_PORT.fullmatch(part) for part in master.removeprefix("spark://").split(",")):
+            return master
+        raise argparse.ArgumentTypeError(f"{text!r}: a standalone master is spark://HOST:PORT[,HOST:PORT…]")
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not a Spark master URL: local, local[N], local[*], spark://HOST:PORT[,HOST:PORT…] "
+        "(a standalone cluster), k8s://…, yarn; --spark-remote sc://HOST:PORT for Spark Connect")
 
 
 def parse_spark_conf(items: Sequence[str]) -> dict[str, str]:

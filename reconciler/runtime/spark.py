@@ -330,15 +330,26 @@ def executor_count(session: SparkSession) -> int:
     return max(0, int(status.size()) - 1)
 
 
+def connect_address(url: str) -> tuple[str, int]:
+    """(host, port) of a Spark Connect URL, `sc://HOST[:PORT][/;params]` (Spark Connect's
+    default port when none is given); SparkUnavailable naming what is wrong otherwise."""
+    parsed = urlparse(url.strip())
+    try:
+        port = parsed.port or CONNECT_PORT
+    except ValueError:  # urlparse's "Port could not be cast to integer value", or out of range
+        raise SparkUnavailable(f"the Spark Connect URL {url!r} has no valid port", hint="use sc://HOST:PORT") from None
+    if parsed.scheme != "sc" or not parsed.hostname:
+        raise SparkUnavailable(f"cannot read the Spark Connect URL {url!r}", hint="use sc://HOST:PORT")
+    return parsed.hostname, port
+
+
 def start_remote(url: str, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> SparkSession:
     """A Spark Connect session with the server at `url` (`sc://host:port`), which must answer."""
     _import_pyspark()
     from pyspark.sql import SparkSession
 
-    parsed = urlparse(url)
-    if parsed.scheme != "sc" or not parsed.hostname:
-        raise SparkUnavailable(f"cannot read the Spark Connect URL {url!r}", hint="use sc://HOST:PORT")
-    why = reachable(parsed.hostname, parsed.port or CONNECT_PORT, min(timeout_s, 10.0))
+    host, port = connect_address(url)
+    why = reachable(host, port, min(timeout_s, 10.0))
     if why is not None:
         raise SparkUnavailable(
             f"cannot reach the Spark Connect server at {url} ({why})",

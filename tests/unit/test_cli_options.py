@@ -228,3 +228,31 @@ def test_a_group_or_topic_kafka_would_refuse_is_an_error_before_any_connection(
     Nothing listens at the address: an error about it would mean the names were not checked first."""
     assert main(["apply", str(manifest), "--bootstrap-servers", "127.0.0.1:1", *flags]) == 1
     assert capsys.readouterr().err.startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("master", "message"),
+    [
+        ("bogus", "'bogus' is not a Spark master URL: local, local[N], local[*], spark://HOST:PORT"),
+        ("spark://h", "'spark://h': a standalone master is spark://HOST:PORT[,HOST:PORT…]"),
+        ("local[0]", "'local[0]' runs no thread"),
+        ("sc://h:15002", "--spark-remote sc://HOST:PORT for Spark Connect"),
+    ],
+)
+def test_a_spark_master_spark_would_refuse_is_a_usage_error_before_anything_is_written(
+    manifest: Path, capsys: pytest.CaptureFixture[str], master: str, message: str
+) -> None:
+    """Spark itself refuses a bad master only once its JVM runs, with a Java stack trace, and
+    after `run` applied the manifests."""
+    with pytest.raises(SystemExit) as exited:
+        main(["run", str(manifest), "--once", "--bootstrap-servers", "127.0.0.1:1", "--spark-master", master])
+    assert exited.value.code == 1
+    assert message in capsys.readouterr().err
+
+
+def test_the_spark_masters_spark_takes_are_taken() -> None:
+    from reconciler.cli.run_cmd import spark_master
+
+    masters = ["local", "local[2]", "local[*]", "local[4, 2]", "local-cluster[2,1,1024]", "spark://h:7077",
+               "spark://h1:7077,h2:7077", "spark://[::1]:7077", "k8s://https://h:6443", "yarn"]
+    assert [spark_master(m) for m in masters] == masters

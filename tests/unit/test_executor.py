@@ -4,6 +4,7 @@ settings, failpoint arming. (Jobs themselves run in tests/integration/test_spark
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -133,6 +134,31 @@ def test_spark_target_takes_the_remote_from_spark_remote_unless_a_master_is_name
     assert spark_target("spark://m:7077", None) == ("spark://m:7077", None)
     with pytest.raises(ReconcilerError, match="not both"):
         spark_target("spark://m:7077", "sc://h:1")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("bogus", "cannot read the Spark Connect URL 'bogus'"),
+        ("http://h:15002", "cannot read the Spark Connect URL 'http://h:15002'"),
+        ("sc://h:abc", "the Spark Connect URL 'sc://h:abc' has no valid port"),  # urlparse raised ValueError
+        ("sc://h:99999", "the Spark Connect URL 'sc://h:99999' has no valid port"),
+    ],
+)
+def test_a_spark_connect_url_that_cannot_work_fails_before_anything_is_written(
+    monkeypatch: pytest.MonkeyPatch, url: str, message: str
+) -> None:
+    """`run` resolves its Spark target before it applies: flag or SPARK_REMOTE alike."""
+    from reconciler.cli.run_cmd import spark_target
+    from reconciler.runtime.spark import SparkUnavailable, connect_address
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    with pytest.raises(SparkUnavailable, match=re.escape(message)):
+        spark_target(None, url)
+    monkeypatch.setenv("SPARK_REMOTE", url)
+    with pytest.raises(SparkUnavailable, match=re.escape(message)):
+        spark_target(None, None)
+    assert connect_address("sc://h") == ("h", 15002) and connect_address("sc://h:1/;token=x") == ("h", 1)
 
 
 def test_plugins_outside_installed_distributions_are_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
