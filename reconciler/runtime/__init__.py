@@ -7,7 +7,7 @@
 - the tasks: `tasks` (the work and outcome of each, the executor interface), `executor`
   (`SparkExecutor`), `spark`, `spark_jobs`, `spark_ship`, `executor_probe`, `spark_cds` and
   `spark_cds_build` (the driver JVM's class-data-sharing archive), `spark_daemon` (local
-  workers' daemon); sources
+  workers' daemon), `jvm_output` (the JVM's stderr as JSON lines); sources
   (`source_driver` and `source_job` on the driver, `source_batch` in a worker) and sinks
   (`sink_job`, `sink_range`, `sink_task`, `sink_reader`, `sink_spark`, `spark_kafka`), and
   `maven` for the Kafka data source's jars;
