@@ -20,51 +20,48 @@ Kind = Literal["source", "sink"]
 COMMON_GROUP, TRANSFORMS, PREDICATES, ERRORS = "Common", "Transforms", "Predicates", "Error Handling"
 TOPIC_CREATION, EXACTLY_ONCE, OFFSETS_TOPIC = "Topic Creation", "Exactly Once Support", "offsets.topic"
 
-
-def _ui(group: str, order: int, width: str, name: str, importance: str) -> Display:
-    return Display(group, order, width, name, importance)
-
+# Each key's `Display`: group, order in it, width, display name, importance, as Java defines them.
 COMMON = (
     ConfigDef()
     .define("name", Type.STRING, "Globally unique name of the connector (from metadata.name).", default=None,
-            display=_ui(COMMON_GROUP, 1, "MEDIUM", "Connector name", "HIGH"))
+            display=Display(COMMON_GROUP, 1, "MEDIUM", "Connector name", "HIGH"))
     .define("connector.class", Type.STRING, "The connector's class (from spec.class).", default=None,
-            display=_ui(COMMON_GROUP, 2, "LONG", "Connector class", "HIGH"))
+            display=Display(COMMON_GROUP, 2, "LONG", "Connector class", "HIGH"))
     .define("connector.plugin.version", Type.STRING, "Version of the connector plugin.", default=None,
-            display=_ui(COMMON_GROUP, 3, "MEDIUM", "Connector version", "MEDIUM"))
+            display=Display(COMMON_GROUP, 3, "MEDIUM", "Connector version", "MEDIUM"))
     .define("tasks.max", Type.INT, "Maximum number of tasks (from spec.tasksMax).", default=1, minimum=1,
-            display=_ui(COMMON_GROUP, 4, "SHORT", "Tasks max", "HIGH"))
+            display=Display(COMMON_GROUP, 4, "SHORT", "Tasks max", "HIGH"))
     .define("tasks.max.enforce", Type.BOOLEAN, "(Deprecated) Fail when a connector makes too many tasks.",
-            default=True, display=_ui(COMMON_GROUP, 5, "SHORT", "Enforce tasks max", "LOW"))
+            default=True, display=Display(COMMON_GROUP, 5, "SHORT", "Enforce tasks max", "LOW"))
     .define("key.converter", Type.CLASS, "Converter class for record keys.", default=None,
-            display=_ui(COMMON_GROUP, 6, "SHORT", "Key converter class", "LOW"))
+            display=Display(COMMON_GROUP, 6, "SHORT", "Key converter class", "LOW"))
     .define("key.converter.plugin.version", Type.STRING, "Version of the key converter.", default=None,
-            display=_ui(COMMON_GROUP, 7, "SHORT", "Key converter version", "LOW"))
+            display=Display(COMMON_GROUP, 7, "SHORT", "Key converter version", "LOW"))
     .define("value.converter", Type.CLASS, "Converter class for record values.", default=None,
-            display=_ui(COMMON_GROUP, 8, "SHORT", "Value converter class", "LOW"))
+            display=Display(COMMON_GROUP, 8, "SHORT", "Value converter class", "LOW"))
     .define("value.converter.plugin.version", Type.STRING, "Version of the value converter.", default=None,
-            display=_ui(COMMON_GROUP, 9, "SHORT", "Value converter version", "LOW"))
+            display=Display(COMMON_GROUP, 9, "SHORT", "Value converter version", "LOW"))
     .define("header.converter", Type.CLASS, "Converter class for record headers.", default=None,
-            display=_ui(COMMON_GROUP, 10, "SHORT", "Header converter class", "LOW"))
+            display=Display(COMMON_GROUP, 10, "SHORT", "Header converter class", "LOW"))
     .define("header.converter.plugin.version", Type.STRING, "Version of the header converter.", default=None,
-            display=_ui(COMMON_GROUP, 11, "SHORT", "Header converter version", "LOW"))
+            display=Display(COMMON_GROUP, 11, "SHORT", "Header converter version", "LOW"))
     .define("transforms", Type.LIST, "Aliases of the transformations applied to records.", default=[],
-            display=_ui(TRANSFORMS, 12, "LONG", "Transforms", "LOW"))
+            display=Display(TRANSFORMS, 12, "LONG", "Transforms", "LOW"))
     .define("predicates", Type.LIST, "Aliases of the predicates used by transformations.", default=[],
-            display=_ui(PREDICATES, 13, "LONG", "Predicates", "LOW"))
+            display=Display(PREDICATES, 13, "LONG", "Predicates", "LOW"))
     .define("config.action.reload", Type.STRING, "What to do when a config provider's value changes.",
             default="restart", choices=("none", "restart"),
-            display=_ui(COMMON_GROUP, 14, "MEDIUM", "Reload Action", "LOW"))
+            display=Display(COMMON_GROUP, 14, "MEDIUM", "Reload Action", "LOW"))
     .define("errors.retry.timeout", Type.LONG, "How long a failed operation is retried, in ms (-1: forever).",
-            default=0, display=_ui(ERRORS, 1, "MEDIUM", "Retry Timeout for Errors", "MEDIUM"))
+            default=0, display=Display(ERRORS, 1, "MEDIUM", "Retry Timeout for Errors", "MEDIUM"))
     .define("errors.retry.delay.max.ms", Type.LONG, "Longest delay between retries, in ms.", default=60000,
-            display=_ui(ERRORS, 2, "MEDIUM", "Maximum Delay Between Retries for Errors", "MEDIUM"))
+            display=Display(ERRORS, 2, "MEDIUM", "Maximum Delay Between Retries for Errors", "MEDIUM"))
     .define("errors.tolerance", Type.STRING, "none: an error fails the task; all: problematic records are skipped.",
-            default="none", choices=("none", "all"), display=_ui(ERRORS, 3, "SHORT", "Error Tolerance", "MEDIUM"))
+            default="none", choices=("none", "all"), display=Display(ERRORS, 3, "SHORT", "Error Tolerance", "MEDIUM"))
     .define("errors.log.enable", Type.BOOLEAN, "Log each error and the failed operation.", default=False,
-            display=_ui(ERRORS, 4, "SHORT", "Log Errors", "MEDIUM"))
+            display=Display(ERRORS, 4, "SHORT", "Log Errors", "MEDIUM"))
     .define("errors.log.include.messages", Type.BOOLEAN, "Include the failed record in the log.", default=False,
-            display=_ui(ERRORS, 5, "SHORT", "Log Error Details", "MEDIUM"))
+            display=Display(ERRORS, 5, "SHORT", "Log Error Details", "MEDIUM"))
     .define_prefix("key.converter.", "settings of the key converter")
     .define_prefix("value.converter.", "settings of the value converter")
     .define_prefix("header.converter.", "settings of the header converter")
@@ -79,41 +76,43 @@ COMMON = (
 SINK_ONLY = (
     ConfigDef()
     .define("topics", Type.LIST, "Topics to consume, comma-separated.", default=[], validator=topic_names,
-            display=_ui(COMMON_GROUP, 4, "LONG", "Topics", "HIGH"))
+            display=Display(COMMON_GROUP, 4, "LONG", "Topics", "HIGH"))
     .define("topics.regex", Type.STRING, "Regular expression of the topics to consume.", default="",
-            display=_ui(COMMON_GROUP, 4, "LONG", "Topics regex", "HIGH"))
+            display=Display(COMMON_GROUP, 4, "LONG", "Topics regex", "HIGH"))
     .define("errors.deadletterqueue.topic.name", Type.STRING, "Dead letter queue topic (none when blank).",
             default="", validator=topic_names,
-            display=_ui(ERRORS, 6, "MEDIUM", "Dead Letter Queue Topic Name", "MEDIUM"))
+            display=Display(ERRORS, 6, "MEDIUM", "Dead Letter Queue Topic Name", "MEDIUM"))
     .define("errors.deadletterqueue.topic.replication.factor", Type.SHORT,
             "Replication factor of the dead letter queue topic when it is created.", default=3,
-            display=_ui(ERRORS, 7, "MEDIUM", "Dead Letter Queue Topic Replication Factor", "MEDIUM"))
+            display=Display(ERRORS, 7, "MEDIUM", "Dead Letter Queue Topic Replication Factor", "MEDIUM"))
     .define("errors.deadletterqueue.context.headers.enable", Type.BOOLEAN,
             "Add error context headers to dead letter queue records.", default=False,
-            display=_ui(ERRORS, 8, "MEDIUM", "Enable Error Context Headers", "MEDIUM"))
+            display=Display(ERRORS, 8, "MEDIUM", "Enable Error Context Headers", "MEDIUM"))
 )
 
 SOURCE_ONLY = (
     ConfigDef()
     .define("topic.creation.groups", Type.LIST, "Groups of settings for topics the connector creates.", default=[],
-            display=_ui(TOPIC_CREATION, 1, "LONG", "Topic Creation Groups", "LOW"))
+            display=Display(TOPIC_CREATION, 1, "LONG", "Topic Creation Groups", "LOW"))
     .define("exactly.once.support", Type.STRING, "requested or required (a preflight check).",
             default="requested", choices=("requested", "required"), ignore_case=True,
-            display=_ui(EXACTLY_ONCE, 2, "SHORT", "Exactly once support", "MEDIUM"))
+            display=Display(EXACTLY_ONCE, 2, "SHORT", "Exactly once support", "MEDIUM"))
     .define("transaction.boundary", Type.STRING, "poll, interval or connector: where transactions end.",
             default="poll", choices=("poll", "interval", "connector"), ignore_case=True,
-            display=_ui(EXACTLY_ONCE, 3, "SHORT", "Transaction Boundary", "MEDIUM"))
+            display=Display(EXACTLY_ONCE, 3, "SHORT", "Transaction Boundary", "MEDIUM"))
     .define("transaction.boundary.interval.ms", Type.LONG, "Commit interval with transaction.boundary=interval.",
-            default=None, minimum=0, display=_ui(EXACTLY_ONCE, 4, "SHORT", "Transaction boundary interval", "LOW"))
+            default=None, minimum=0, display=Display(EXACTLY_ONCE, 4, "SHORT", "Transaction boundary interval", "LOW"))
     .define("offsets.storage.topic", Type.STRING, "A separate offsets topic for this connector.", default=None,
-            validator=topic_names, display=_ui(OFFSETS_TOPIC, 1, "LONG", "Offsets topic", "LOW"))
+            validator=topic_names, display=Display(OFFSETS_TOPIC, 1, "LONG", "Offsets topic", "LOW"))
     # KIP-158's `default` group (TopicCreationConfig's keys in it, its group named after it).
     .define("topic.creation.default.replication.factor", Type.SHORT,
             "Replication factor of each topic the connector creates (-1: the broker's default).",
-            default=None, minimum=-1, display=_ui("default", 3, "LONG", "Replication Factor for Topics in default", "LOW"))
+            default=None, minimum=-1,
+            display=Display("default", 3, "LONG", "Replication Factor for Topics in default", "LOW"))
     .define("topic.creation.default.partitions", Type.INT,
             "Partitions of each topic the connector writes to and that does not exist (-1: the broker's default).",
-            default=None, minimum=-1, display=_ui("default", 4, "LONG", "Partition Count for Topics in default", "LOW"))
+            default=None, minimum=-1,
+            display=Display("default", 4, "LONG", "Partition Count for Topics in default", "LOW"))
     .define_prefix("topic.creation.", "settings of topics the connector creates (KIP-158)")
 )
 
