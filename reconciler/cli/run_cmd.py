@@ -304,7 +304,6 @@ def spark_target(master: str | None, remote: str | None) -> tuple[str, str | Non
 # The master URLs Spark takes (`SparkContext.createTaskScheduler`, `SparkSubmit`'s check).
 _LOCAL_MASTER = re.compile(r"local(\[([0-9]+|\*)(\s*,\s*[0-9]+)?\])?")
 _LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*[0-9]+\s*,\s*[0-9]+\s*,\s*[0-9]+\s*\]")
-_HOST_PORT = re.compile(r"\s*(\[[^\]]+\]|[^\s:,\[\]]+):[0-9]+\s*")
 
 
 def spark_master(text: str) -> str:
@@ -319,7 +318,9 @@ def spark_master(text: str) -> str:
     if _LOCAL_CLUSTER.fullmatch(master) or master == "yarn" or master.startswith("k8s://"):
         return master  # Spark's to check further: they need more than a URL
     if master.startswith("spark://"):
-        if all(_HOST_PORT.fullmatch(part) for part in master.removeprefix("spark://").split(",")):
+        from reconciler.runtime.spark import master_addresses  # what the runtime will connect to
+
+        if len(master_addresses(master)) == len(master.removeprefix("spark://").split(",")):
             return master
         raise argparse.ArgumentTypeError(f"{text!r}: a standalone master is spark://HOST:PORT[,HOST:PORT…]")
     raise argparse.ArgumentTypeError(
