@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -55,16 +55,15 @@ class Topics:
     """Creating the bench's topics and counting what a non-transactional producer wrote."""
 
     def __init__(self, bootstrap: str, partitions: int) -> None:
-        from confluent_kafka.admin import AdminClient
-
         from reconciler.kafka.settings import KafkaSettings
 
         self.bootstrap, self.partitions = bootstrap, partitions
         self.settings = KafkaSettings(bootstrap_servers=bootstrap, group_id="h2h")
-        # Counted by an admin client's ListOffsets: a consumer's watermark query on a new topic
-        # kept answering "Not leader for partition" for minutes in two runs of three on
-        # 2026-11-27 (while the Java source had written everything in 10 s); none since.
-        self.watcher = AdminClient({"bootstrap.servers": bootstrap})
+        # Counted by the project's `end_offsets` (a new consumer each time, 5 s at most): one
+        # consumer kept for the watermark queries of a new topic kept answering "Not leader for
+        # partition" for minutes in two runs of three on 2026-11-27 (while the Java source had
+        # written everything in 10 s).
+        self.counting = replace(self.settings, timeout_s=5.0)
 
     def create(self, topic: str) -> None:
         """Created as our runtime creates a topic: usable once this returns (its leaders answer)."""
@@ -75,15 +74,12 @@ class Topics:
     def count(self, topic: str) -> int:
         """The sum of the partitions' end offsets (= records, without transaction markers); -1
         while a partition's leader does not answer."""
-        from confluent_kafka import KafkaException, TopicPartition
-        from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
+        from reconciler.errors import ReconcilerError
+        from reconciler.kafka.io.consume import end_offsets
 
-        latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-        request = {TopicPartition(topic, partition): latest for partition in range(self.partitions)}
         try:
-            answers = self.watcher.list_offsets(request, request_timeout=5)
-            return sum(future.result(timeout=10).offset for future in answers.values())
-        except KafkaException:
+            return sum(end_offsets(self.counting, topic, isolation_level="read_uncommitted").values())
+        except ReconcilerError:
             return -1
 
     def produce_one(self, topic: str) -> None:

@@ -14,6 +14,7 @@ from reconciler.kafka.io.admin import ensure_topics, internal_topics, topic_part
 from reconciler.kafka.io.client import check_reachable, new_admin, new_producer
 from reconciler.kafka.io.consume import end_offsets, read_to_end
 from reconciler.kafka.settings import KafkaSettings
+from test_offsets_support import delete_records
 
 if TYPE_CHECKING:
     from tests.conftest import KafkaUnderTest
@@ -157,7 +158,6 @@ def test_a_sink_range_reads_from_its_start_and_the_policy_resets_a_start_retenti
     """The driver decides the start (`sink_reset`); if retention (here DeleteRecords) removes it
     before the task fetches, the task's consumer resets by its `auto.offset.reset`, as Java's
     does: the log start (`earliest`, Connect's), or the end (`latest`: nothing read)."""
-    from confluent_kafka import TopicPartition
 
     from reconciler.runtime.sink_range import SinkPartitionWork
     from reconciler.runtime.sink_reader import RangeReader
@@ -166,9 +166,7 @@ def test_a_sink_range_reads_from_its_start_and_the_policy_resets_a_start_retenti
     create_topic(kafka_settings, topic, 1)
     produce_plain(kafka_settings, topic, [(b"k%d" % i, b"v%d" % i, 0) for i in range(8)])
     if deleted:
-        admin = new_admin(kafka_settings)
-        [future] = admin.delete_records([TopicPartition(topic, 0, deleted)]).values()
-        future.result(timeout=kafka_settings.timeout_s)
+        delete_records(kafka_settings, topic, 0, deleted)
     overrides = {} if reset is None else {"auto.offset.reset": reset}
     work = SinkPartitionWork(kafka_settings, "sink", "parquet-sink", 0, {}, topic, 0, 0, True, 8, overrides)
     reader = RangeReader(work, 0)

@@ -14,6 +14,7 @@ from typing import Any
 from reconciler.kafka.io import admin
 from reconciler.core.models import DesiredConnector
 from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.client import new_admin
 from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.kafka.settings import KafkaSettings
@@ -29,6 +30,21 @@ PLAIN_SOURCE = "offsets_test_plugins:PlainSource"
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int = 1, **config: str) -> None:
     admin.create_topic(settings, topic, partitions, config)
+
+
+def delete_records(settings: KafkaSettings, topic: str, partition: int, before: int) -> None:
+    """DeleteRecords: the partition's log then starts at `before`.
+
+    The topic's metadata is fetched first, by the same admin client: with its leader in the
+    client's metadata cache, librdkafka's leader lookup for the request completes on this thread
+    (without it, the lookup waits asynchronously in a way that can crash the process:
+    `list_offsets` in reconciler/kafka/io/consume.py)."""
+    from confluent_kafka import TopicPartition
+
+    client = new_admin(settings)  # kept until the future completes
+    client.list_topics(topic, timeout=settings.timeout_s)
+    [future] = client.delete_records([TopicPartition(topic, partition, before)]).values()
+    future.result(timeout=settings.timeout_s)
 
 
 def manifest(name: str, cls: str, config: dict[str, Any], *, state: str = "running", offsets: str = "", tasks: int = 1) -> str:

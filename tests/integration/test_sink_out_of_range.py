@@ -21,11 +21,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from reconciler.kafka.io import admin
-from reconciler.kafka.io.client import new_admin
 from reconciler.kafka.io.groups import commit_offsets, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.tasks import TaskWork
+from test_offsets_support import delete_records
 
 pytestmark = pytest.mark.spark
 
@@ -83,14 +83,11 @@ def test_with_reset_policy_none_the_task_fails_naming_partition_offset_and_range
     kafka_settings: KafkaSettings, spark_executor: SparkExecutor, tmp_path: Path, committed: int
 ) -> None:
     """Past the end, or below a log start that DeleteRecords moved to 10: Java's consumer raises."""
-    from confluent_kafka import TopicPartition
 
     topic, name = f"strict-{uuid.uuid4().hex[:8]}", f"strict-sink-{uuid.uuid4().hex[:6]}"
     admin.create_topic(kafka_settings, topic, 1)
     produce(kafka_settings, topic, range(20))
-    client = new_admin(kafka_settings)  # kept until the future completes
-    [deleted] = client.delete_records([TopicPartition(topic, 0, 10)]).values()
-    deleted.result(timeout=kafka_settings.timeout_s)
+    delete_records(kafka_settings, topic, 0, 10)
     commit_offsets(kafka_settings, f"connect-{name}", {(topic, 0): committed})
 
     works = archiving(name, topic, tmp_path, **{"consumer.override.auto.offset.reset": "none"})

@@ -20,7 +20,7 @@ from reconciler.kafka.io.produce import TransactionalWriter, topic_for
 from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.io.store import LiveStore, prepare, read_view
-from test_offsets_support import create_topic
+from test_offsets_support import create_topic, delete_records
 
 pytestmark = pytest.mark.integration
 
@@ -126,8 +126,6 @@ def test_aborted_and_open_transactions(kafka_settings: KafkaSettings) -> None:
 def test_a_position_that_was_deleted_is_reported(kafka_settings: KafkaSettings) -> None:
     """The store reads from offset 0 again when records it was to continue from are gone; its
     reader reports that instead of jumping to the end (librdkafka's default)."""
-    from confluent_kafka import TopicPartition
-    from confluent_kafka.admin import AdminClient
 
     topic = f"{kafka_settings.group_id}-deleted"
     create_topic(kafka_settings, topic, 1, **{"cleanup.policy": "delete"})
@@ -142,9 +140,7 @@ def test_a_position_that_was_deleted_is_reported(kafka_settings: KafkaSettings) 
         for i in range(3):
             producer.produce(topic, key=b"k", value=b"%d" % i)
         producer.flush(kafka_settings.timeout_s)
-        admin = AdminClient({"bootstrap.servers": kafka_settings.bootstrap_servers})
-        for future in admin.delete_records([TopicPartition(topic, 0, 5)]).values():
-            future.result(kafka_settings.timeout_s)
+        delete_records(kafka_settings, topic, 0, 5)
         with pytest.raises(PositionLost):
             list(reader.to_end())
     finally:

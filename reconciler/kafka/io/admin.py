@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.io.client import describe, kafka_error, new_admin, retry_transient, translate
-from reconciler.kafka.io.consume import ask_offsets, offsets_answered
+from reconciler.kafka.io.client import describe, kafka_error, new_admin, translate
+from reconciler.kafka.io.consume import log_starts
 from reconciler.kafka.formats.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
 
@@ -283,12 +283,13 @@ def wait_until_led(settings: KafkaSettings, names: list[str], admin: Any | None 
     from confluent_kafka import KafkaException
 
     admin = admin or new_admin(settings)
+    doing = "waiting for new topics' leaders"
     try:
         partitions = _until_led(settings, admin, names)
-        # Asked every 20 ms: the leaders take 100–150 ms, which a doubling pause would overshoot.
-        retry_transient(settings, lambda: _log_starts(settings, admin, partitions), max_delay_s=0.02)
     except KafkaException as exc:
-        raise translate(exc, settings, "waiting for new topics' leaders") from exc
+        raise translate(exc, settings, doing) from exc
+    # Asked every 20 ms: the leaders take 100–150 ms, which a doubling pause would overshoot.
+    log_starts(settings, partitions, doing, max_delay_s=0.02)
 
 
 def _until_led(settings: KafkaSettings, admin: Any, names: list[str]) -> dict[str, list[int]]:
@@ -306,16 +307,6 @@ def _until_led(settings: KafkaSettings, admin: Any, names: list[str]) -> dict[st
                 hint="check the brokers' health",
             )
         time.sleep(0.05)
-
-
-def _log_starts(settings: KafkaSettings, admin: Any, partitions: dict[str, list[int]]) -> None:
-    """Each partition's log start asked of its leader; raises what the first failed one got."""
-    from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
-
-    earliest = OffsetSpec.earliest()  # type: ignore[no-untyped-call]
-    asked = [ask_offsets(admin, settings, name, ids, earliest, "read_uncommitted") for name, ids in partitions.items()]
-    for futures in asked:
-        offsets_answered(settings, futures)
 
 
 def _led(topic: Any) -> bool:

@@ -19,7 +19,6 @@ from reconciler.kafka.io.client import (
     ErrorCollector,
     is_unreachable,
     kafka_error,
-    new_admin,
     new_consumer,
     probe_bootstrap,
     retry_transient,
@@ -229,32 +228,25 @@ def _names(pending: set[tuple[str, int]]) -> str:
     return ", ".join(f"{topic} [{partition}]" for topic, partition in sorted(pending))
 
 
+# ListOffsets' timestamps for "where the log starts" and "where it ends" (at the asking
+# consumer's isolation level: read_committed answers the last stable offset).
+EARLIEST = -2  # librdkafka's OFFSET_BEGINNING
+LATEST = -1  # librdkafka's OFFSET_END
+
+
 def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, int]:
     """partition → end offset: the offset the next record will get (read_uncommitted), or the
     last stable offset, before which no transaction is open (read_committed). One ListOffsets
     request per broker, as Java's `KafkaConsumer.endOffsets` does, retried while the answer is
     retriable (a partition whose leader is moving or just being elected), as Java's is."""
     listing = f"listing the end offsets of {topic}"
-    return _listed(settings, listing, lambda admin: _list_end_offsets(admin, settings, topic, isolation_level))
-
-
-def _listed(settings: KafkaSettings, doing: str, listing: Callable[[Any], T]) -> T:
-    """`listing(admin)` with a new admin client, retried while its answer is transient."""
-    from confluent_kafka import KafkaException
-
-    admin = new_admin(settings)  # keep a reference until the futures complete
-    try:
-        return retry_transient(settings, lambda: listing(admin))
-    except KafkaException as exc:
-        raise translate(exc, settings, doing) from exc
-
-
-def _list_end_offsets(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, int]:
-    from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
-
-    partitions = partitions_of(admin, settings, topic)  # an admin client answers list_topics too
-    latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-    return offsets_answered(settings, ask_offsets(admin, settings, topic, partitions, latest, isolation_level))
+    ends = _listed(
+        settings,
+        listing,
+        isolation_level,
+        lambda c: list_offsets(c, settings, _partitions(c, settings, [topic]), LATEST),
+    )
+    return {partition: offset for (_, partition), offset in ends.items()}
 
 
 class LogBounds(NamedTuple):
@@ -268,46 +260,93 @@ class LogBounds(NamedTuple):
 def log_bounds(
     settings: KafkaSettings, topics: Sequence[str], *, isolation_level: str = "read_committed"
 ) -> dict[tuple[str, int], LogBounds]:
-    """(topic, partition) → its `LogBounds`, for every partition of `topics`: one admin client,
-    and each topic's three ListOffsets requests sent at once."""
+    """(topic, partition) → its `LogBounds`, for every partition of `topics`: one ListOffsets
+    request per broker for each of the three.
+
+    The readable end is asked first: it is at most the log end at any moment, so asked before
+    the log end it stays at or below it, as a reader relies on, however fast the topics grow."""
     listing = f"listing the offsets of {', '.join(topics)}"
-    return _listed(settings, listing, lambda admin: _list_bounds(admin, settings, topics, isolation_level))
+
+    def readable_ends(consumer: Any) -> tuple[dict[str, list[int]], dict[tuple[str, int], int]]:
+        partitions = _partitions(consumer, settings, topics)
+        return partitions, list_offsets(consumer, settings, partitions, LATEST)
+
+    partitions, readable = _listed(settings, listing, isolation_level, readable_ends)
+    if isolation_level == "read_uncommitted":
+        start = _listed(settings, listing, isolation_level, lambda c: list_offsets(c, settings, partitions, EARLIEST))
+        end = readable
+    else:
+        start, end = _listed(settings, listing, "read_uncommitted", lambda c: _start_and_end(c, settings, partitions))
+    return {tp: LogBounds(start[tp], end[tp], readable[tp]) for tp in readable}
 
 
-def _list_bounds(
-    admin: Any, settings: KafkaSettings, topics: Sequence[str], isolation_level: str
-) -> dict[tuple[str, int], LogBounds]:
-    bounds: dict[tuple[str, int], LogBounds] = {}
-    for topic in topics:
-        for partition, found in _topic_bounds(admin, settings, topic, isolation_level).items():
-            bounds[(topic, partition)] = found
-    return bounds
+def _start_and_end(
+    consumer: Any, settings: KafkaSettings, partitions: Mapping[str, Sequence[int]]
+) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
+    return list_offsets(consumer, settings, partitions, EARLIEST), list_offsets(consumer, settings, partitions, LATEST)
 
 
-def _topic_bounds(admin: Any, settings: KafkaSettings, topic: str, isolation_level: str) -> dict[int, LogBounds]:
-    from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
-
-    partitions = partitions_of(admin, settings, topic)
-    latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-    start = ask_offsets(admin, settings, topic, partitions, OffsetSpec.earliest(), "read_uncommitted")  # type: ignore[no-untyped-call]
-    end = ask_offsets(admin, settings, topic, partitions, latest, "read_uncommitted")
-    readable = end if isolation_level != "read_committed" else ask_offsets(admin, settings, topic, partitions, latest, isolation_level)
-    starts, ends, readables = (offsets_answered(settings, asked) for asked in (start, end, readable))
-    return {p: LogBounds(starts[p], ends[p], readables[p]) for p in partitions}
-
-
-def ask_offsets(admin: Any, settings: KafkaSettings, topic: str, partitions: Sequence[int], spec: Any, isolation_level: str) -> Any:
-    """ListOffsets of `spec` for the partitions (futures: the answer is awaited by `offsets_answered`)."""
-    from confluent_kafka import IsolationLevel, TopicPartition
-
-    level = IsolationLevel.READ_COMMITTED if isolation_level == "read_committed" else IsolationLevel.READ_UNCOMMITTED
-    request = {TopicPartition(topic, p): spec for p in partitions}
-    return admin.list_offsets(request, isolation_level=level, request_timeout=settings.timeout_s)
+def log_starts(
+    settings: KafkaSettings, partitions: Mapping[str, Sequence[int]], doing: str, *, max_delay_s: float = 0.5
+) -> dict[tuple[str, int], int]:
+    """(topic, partition) → its log start, once every partition's leader answers for it."""
+    return _listed(
+        settings,
+        doing,
+        "read_uncommitted",
+        lambda c: list_offsets(c, settings, partitions, EARLIEST),
+        max_delay_s=max_delay_s,
+    )
 
 
-def offsets_answered(settings: KafkaSettings, futures: Any) -> dict[int, int]:
-    """partition → offset, once every future of `ask_offsets` has its answer (or raises its error)."""
-    return {tp.partition: future.result(timeout=settings.timeout_s).offset for tp, future in futures.items()}
+def list_offsets(
+    consumer: Any, settings: KafkaSettings, partitions: Mapping[str, Sequence[int]], which: int
+) -> dict[tuple[str, int], int]:
+    """(topic, partition) → its offset at `which` (`EARLIEST` or `LATEST`, at the consumer's
+    isolation level). Raises the KafkaException of the first partition that got an error.
+
+    Asked through the consumer's `offsets_for_times`, not the admin client's `list_offsets`.
+    Both send one ListOffsets request per leader, but the consumer's call is synchronous on the
+    calling thread, and the admin's is not: the test suite's process died once of a segmentation
+    fault inside `AdminClient.list_offsets` (CI of 564f996). Its leader lookup
+    (rdkafka_partition.c, `rd_kafka_topic_partition_list_query_leaders_async_worker`), when a
+    leader is not in the client's metadata cache, registers for cache updates and then goes on
+    using its request on the calling thread, while librdkafka's own thread may already have
+    completed and freed it: one way it can crash, and none the consumer's lookup has."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    asked = [TopicPartition(topic, p, which) for topic, ids in partitions.items() for p in ids]
+    answered = consumer.offsets_for_times(asked, timeout=settings.timeout_s)
+    for tp in answered:
+        if tp.error is not None:
+            raise KafkaException(tp.error)
+    return {(tp.topic, tp.partition): tp.offset for tp in answered}
+
+
+def _partitions(consumer: Any, settings: KafkaSettings, topics: Sequence[str]) -> dict[str, list[int]]:
+    return {topic: partitions_of(consumer, settings, topic) for topic in topics}
+
+
+def _listed(
+    settings: KafkaSettings, doing: str, isolation_level: str, listing: Callable[[Any], T], *, max_delay_s: float = 0.5
+) -> T:
+    """`listing(consumer)`, retried while its answer is transient, each time with a new consumer
+    at `isolation_level` (it only asks: no group join, no fetch). A new one, so that a retry
+    looks the leaders up afresh: a consumer kept watching a new topic was measured answering
+    "not leader" for minutes (bench/h2h_sides.py)."""
+    from confluent_kafka import KafkaException
+
+    def attempt() -> T:
+        consumer = new_consumer(settings, None, **{"isolation.level": isolation_level})
+        try:
+            return listing(consumer)
+        finally:
+            consumer.close()
+
+    try:
+        return retry_transient(settings, attempt, max_delay_s=max_delay_s)
+    except KafkaException as exc:
+        raise translate(exc, settings, doing) from exc
 
 
 def wait_until_stable(settings: KafkaSettings, topics: Sequence[str], wait_s: float) -> list[str]:
