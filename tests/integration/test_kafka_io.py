@@ -12,7 +12,7 @@ from reconciler.kafka.io import admin
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.io.admin import ensure_topics, internal_topics, topic_partitions
 from reconciler.kafka.io.client import check_reachable, new_admin, new_producer
-from reconciler.kafka.io.consume import end_offsets, read_to_end
+from reconciler.kafka.io.consume import LogBounds, end_offsets, log_bounds, read_to_end
 from reconciler.kafka.settings import KafkaSettings
 from test_offsets_support import delete_records
 
@@ -64,6 +64,32 @@ def test_read_to_end_returns_every_record_in_partition_order(kafka_settings: Kaf
         assert [m.offset for m in mine] == list(range(len(mine)))
         assert [(m.key, m.value) for m in mine] == [(k, v) for k, v, p in records if p == partition]
     assert end_offsets(kafka_settings, "data") == {0: 1251, 1: 1250, 2: 0}
+
+
+def test_log_bounds_are_the_log_start_the_end_and_the_end_a_reader_stops_at(kafka_settings: KafkaSettings) -> None:
+    """Partition 0: ten records, the first four deleted. Partition 1: a committed transaction of
+    two records (its marker at 2), then an open one of three: a read_committed reader stops at 3."""
+    topic = f"bounds-{kafka_settings.group_id}"
+    create_topic(kafka_settings, topic, 2)
+    produce_plain(kafka_settings, topic, [(b"k", b"v%d" % i, 0) for i in range(10)])
+    delete_records(kafka_settings, topic, 0, 4)
+    producer = new_producer(kafka_settings, None, **{"transactional.id": f"bounds-{kafka_settings.group_id}"})
+    producer.init_transactions(kafka_settings.timeout_s)
+    for committed in (True, False):
+        producer.begin_transaction()
+        for i in range(2 if committed else 3):
+            producer.produce(topic, key=b"k", value=b"t%d" % i, partition=1)
+        if committed:
+            producer.commit_transaction(kafka_settings.timeout_s)
+    producer.flush(kafka_settings.timeout_s)
+    try:
+        assert log_bounds(kafka_settings, [topic]) == {(topic, 0): LogBounds(4, 10, 10), (topic, 1): LogBounds(0, 6, 3)}
+        uncommitted = log_bounds(kafka_settings, [topic], isolation_level="read_uncommitted")
+        assert uncommitted == {(topic, 0): LogBounds(4, 10, 10), (topic, 1): LogBounds(0, 6, 6)}
+        assert end_offsets(kafka_settings, topic) == {0: 10, 1: 3}
+        assert log_bounds(kafka_settings, []) == {}  # a sink whose topics do not exist yet
+    finally:
+        producer.abort_transaction(kafka_settings.timeout_s)
 
 
 def test_read_to_end_of_a_missing_topic_is_an_error(kafka_settings: KafkaSettings) -> None:

@@ -265,6 +265,8 @@ def log_bounds(
 
     The readable end is asked first: it is at most the log end at any moment, so asked before
     the log end it stays at or below it, as a reader relies on, however fast the topics grow."""
+    if not topics:
+        return {}  # (librdkafka refuses a ListOffsets of no partition as an invalid argument)
     listing = f"listing the offsets of {', '.join(topics)}"
 
     def readable_ends(consumer: Any) -> tuple[dict[str, list[int]], dict[tuple[str, int], int]]:
@@ -316,6 +318,8 @@ def list_offsets(
     from confluent_kafka import KafkaException, TopicPartition
 
     asked = [TopicPartition(topic, p, which) for topic, ids in partitions.items() for p in ids]
+    if not asked:
+        return {}  # librdkafka refuses an empty list as an invalid argument
     answered = consumer.offsets_for_times(asked, timeout=settings.timeout_s)
     for tp in answered:
         if tp.error is not None:
