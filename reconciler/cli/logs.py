@@ -1,42 +1,17 @@
-"""Logging for every command: readable lines by default, or JSON lines (`--log-format json`).
-
-JSON is for log pipelines (Kubernetes, Loki, Elasticsearch): each record is one object on one
-line of stderr, `{"time", "level", "logger", "message", …}`, with an event's own fields merged
-in (`reconciler.cli.tick_output` passes them as `extra={"fields": {...}}`) and a traceback, if
-any, as `exception`. Nothing else is printed in that mode, so every line parses.
+"""Logging for every command: readable lines by default, or JSON lines (`--log-format json`),
+as `reconciler.logs` writes them. In JSON mode nothing else is printed, so every line of
+stderr parses.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sys
-import time
-from datetime import datetime, timezone
-from typing import Any
 
-TEXT_FORMAT = "%(asctime)s.%(msecs)03dZ %(levelname)s %(name)s: %(message)s"  # UTC, as `stamp()`
-TEXT_DATE_FORMAT = "%Y-%m-%dT%H:%M:%S"
-LOG_FORMATS = ("text", "json")
+from reconciler.logs import LOG_FORMATS, JsonFormatter, LogSettings, remember_settings, text_formatter
 
-
-class JsonFormatter(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        when = datetime.fromtimestamp(record.created, tz=timezone.utc)
-        doc: dict[str, Any] = {
-            "time": when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-            "event": "log",  # a library's record; the reconciler's own events name theirs
-        }
-        fields = getattr(record, "fields", None)
-        if isinstance(fields, dict):
-            doc.update({key: value for key, value in fields.items() if key not in doc or key == "event"})
-        if record.exc_info:
-            doc["exception"] = self.formatException(record.exc_info)
-        return json.dumps(doc, ensure_ascii=False, default=str, separators=(",", ":"))
+__all__ = ["LOG_FORMATS", "configure", "error"]
 
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]  # (generic in typeshed only)
@@ -54,6 +29,8 @@ def configure(log_format: str, verbosity: int) -> None:
     runner's capture); it only replaces what an earlier call of its own installed."""
     json_mode = log_format == "json"
     _mode["json"] = json_mode
+    level = logging.WARNING - 10 * min(verbosity, 2)
+    remember_settings(LogSettings(json_mode, level))  # connector tasks log the same way
     # Inherited by what this process starts: Spark's JVM logs JSON too (runtime.spark).
     if json_mode or "RECONCILER_LOG_FORMAT" in os.environ:
         os.environ["RECONCILER_LOG_FORMAT"] = log_format
@@ -64,15 +41,9 @@ def configure(log_format: str, verbosity: int) -> None:
     for old in list(root.handlers):
         root.removeHandler(old)
     handler = _Handler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if json_mode else _text_formatter())
+    handler.setFormatter(JsonFormatter() if json_mode else text_formatter())
     root.addHandler(handler)
-    root.setLevel(logging.WARNING - 10 * min(verbosity, 2))
-
-
-def _text_formatter() -> logging.Formatter:
-    formatter = logging.Formatter(TEXT_FORMAT, TEXT_DATE_FORMAT)
-    formatter.converter = time.gmtime
-    return formatter
+    root.setLevel(level)
 
 
 def error(message: str) -> None:

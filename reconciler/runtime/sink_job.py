@@ -49,6 +49,7 @@ from reconciler.runtime.sink_reset import Starts, describe, reset_policy, sink_s
 from reconciler.runtime.sink_task import sink_partition
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 from reconciler.runtime.tasks import TaskOutcome, TaskWork, assign_partitions
+from reconciler.runtime.task_logs import for_connector
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -89,6 +90,7 @@ def sink_ranges(
     (`scanned`: where a commit says nothing but markers lies below, see SCANNED_PREFIX); none for
     a partition whose start failed."""
     overrides = consumer_overrides(works[0].connector_config)
+    logs = for_connector([works[0].connector_config, *(w.task_config for w in works)])
     items = []
     for work in works:
         for tp in partitions.get(work.task_id, []):
@@ -108,6 +110,7 @@ def sink_ranges(
                     committed=tp not in starts.uncommitted,
                     end=bounds[tp].readable,
                     consumer_config=overrides,
+                    logging=logs,
                 )
             )
     return items

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.task_logs import TaskLogging
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class SinkPartitionWork:
     committed: bool
     end: int  # the end offset snapshotted at batch start (exclusive)
     consumer_config: dict[str, str] = field(default_factory=dict)
+    logging: TaskLogging = TaskLogging()  # how the task logs in its worker
 
 
 @dataclass(frozen=True)

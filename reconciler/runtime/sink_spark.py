@@ -27,6 +27,7 @@ from reconciler import failpoints
 from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, task_start
 from reconciler.runtime.sink_task import payload_bytes, start_sink_task
 from reconciler.runtime.spark_jobs import run_over_dataframe
+from reconciler.runtime.task_logs import task_logging
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -93,7 +94,7 @@ def _run_task(item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]) -> Sin
     scanned: int | None = None
     error: str | None = None
     try:
-        with building():
+        with building(), task_logging(item.logging, item.connector, item.task_id):
             task = start_sink_task(item)
             try:
                 records, size, offset, scanned = _deliver(task, item, batches)

@@ -17,6 +17,7 @@ from reconciler.connectors.api import ConnectorError, SinkConnector, SinkTask
 from reconciler.connectors.registry import load_connector
 from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, task_start
 from reconciler.runtime.sink_reader import RangeReader
+from reconciler.runtime.task_logs import task_logging
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -29,11 +30,12 @@ def sink_partition(item: SinkPartitionWork) -> SinkPartitionResult:
     scanned: int | None = None
     error: str | None = None
     try:
-        task = start_sink_task(item)
-        try:
-            records, size, offset, scanned = _move_range(task, item)
-        finally:
-            task.stop()
+        with task_logging(item.logging, item.connector, item.task_id):
+            task = start_sink_task(item)
+            try:
+                records, size, offset, scanned = _move_range(task, item)
+            finally:
+                task.stop()
     except Exception:
         offset, scanned, error = None, None, traceback.format_exc()
     seconds = time.monotonic() - started

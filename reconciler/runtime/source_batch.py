@@ -39,6 +39,7 @@ from reconciler.kafka.io.offset_stores import OffsetsStore
 from reconciler.kafka.io.produce import task_transactional_id
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.io.topic_creation import ensure_topics, from_config
+from reconciler.runtime.task_logs import TaskLogging, task_logging
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaException
@@ -95,6 +96,7 @@ class SourceTaskWork:
     # The worker's offsets topic when the connector has its own store (`settings` then reach
     # the primary one): written after each commit, best effort, as Connect does (KIP-618).
     secondary: OffsetsStore | None = None
+    logging: TaskLogging = TaskLogging()  # how the task logs in its worker
 
 
 @dataclass(frozen=True)
@@ -113,12 +115,13 @@ def source_partition(item: SourceTaskWork) -> SourceTaskResult:
     """Runs in a Python worker: poll the task and produce records + offsets in one transaction."""
     started, records, size, error = time.monotonic(), 0, 0, None
     try:
-        task = _new_task(item)
-        try:
-            batch = TransactionalBatch(item)
-            records, size = batch.run(task), batch.bytes
-        finally:
-            task.stop()
+        with task_logging(item.logging, item.connector, item.task_id):
+            task = _new_task(item)
+            try:
+                batch = TransactionalBatch(item)
+                records, size = batch.run(task), batch.bytes
+            finally:
+                task.stop()
     except Exception:
         records, size, error = 0, 0, traceback.format_exc()
     return SourceTaskResult(item.task_id, records, error, time.monotonic() - started, size)

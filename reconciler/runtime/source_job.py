@@ -32,6 +32,7 @@ from reconciler.runtime.source_batch import (
 )
 from reconciler.runtime.spark import PartitionFailed, run_partitions
 from reconciler.runtime.tasks import TaskOutcome, TaskWork
+from reconciler.runtime.task_logs import for_connector
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,9 +63,11 @@ def run_source(
     task_settings = dataclasses.replace(
         primary.settings, topics=dataclasses.replace(primary.settings.topics, offsets=primary.topic)
     )
+    logs = for_connector([works[0].connector_config, *(w.task_config for w in works)])
     items = [
         SourceTaskWork(
             task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records, secondary,
+            logs,
         )
         for w in works
     ]

@@ -68,7 +68,7 @@ logger.utils.name = org.apache.spark.util.Utils
 logger.utils.level = error
 """
 # With `--log-format json` (RECONCILER_LOG_FORMAT=json) the JVM's lines are JSON objects too,
-# with the fields of the reconciler's own (reconciler.cli.logs), so every line of stderr parses.
+# with the fields of the reconciler's own (reconciler.logs), so every line of stderr parses.
 JSON_LAYOUT = (
     "appender.console.layout.type = JsonTemplateLayout\n"
     'appender.console.layout.eventTemplate = {"time":{"$resolver":"timestamp","pattern":'

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from reconciler.cli.logs import JsonFormatter
+from reconciler.logs import JsonFormatter
 from reconciler.runtime import jvm_output
 
 

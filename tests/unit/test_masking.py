@@ -71,7 +71,7 @@ def test_log_records_are_scrubbed_before_any_handler_formats_them() -> None:
 
 
 def test_json_log_fields_are_scrubbed_even_where_json_escaping_would_hide_a_secret() -> None:
-    from reconciler.cli.logs import JsonFormatter
+    from reconciler.logs import JsonFormatter
 
     secret = 'pa"ss\\word-1'  # a quote and a backslash: escaped in JSON, a scrub of the line misses it
     stream = io.StringIO()

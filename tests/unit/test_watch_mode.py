@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.cli.logs import JsonFormatter
+from reconciler.logs import JsonFormatter
 from reconciler.cli.progress import BatchProgress, with_progress
 from reconciler.cli.tick_output import TextOutput
 from reconciler.cli.watch_cmd import Manifests
