@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 
-from reconciler.logs import LOG_FORMATS, JsonFormatter, LogSettings, remember_settings, text_formatter
+from reconciler.logs import LOG_FORMATS, ContextFilter, JsonFormatter, LogSettings, remember_settings, text_formatter
 
 __all__ = ["LOG_FORMATS", "configure", "error"]
 
@@ -41,6 +41,7 @@ def configure(log_format: str, verbosity: int) -> None:
     for old in list(root.handlers):
         root.removeHandler(old)
     handler = _Handler(sys.stderr)
+    handler.addFilter(ContextFilter())  # a connector's calls on this process: `[name|worker] `
     handler.setFormatter(JsonFormatter() if json_mode else text_formatter())
     root.addHandler(handler)
     root.setLevel(level)

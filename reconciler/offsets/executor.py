@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
 from reconciler.connectors.offsets_check import hook_offsets
 from reconciler.connectors.registry import UnknownConnector, load_connector
+from reconciler.logs import connector_context
 from reconciler import failpoints
 from reconciler.core.live import ConnectTargetState, LiveConnector, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
@@ -206,12 +207,14 @@ class RequestExecution:
         try:
             # `validate_offsets` first, again: `validate` asked it when the manifest was loaded,
             # but `alter_offsets` may rely on it, and a reset's partitions are known only now.
-            if isinstance(plugin, SinkConnector) and self.sink:
-                plugin.validate_offsets(self.config, offsets)
-                return bool(plugin.alter_offsets(self.config, offsets))
-            if isinstance(plugin, SourceConnector) and not self.sink:
-                plugin.validate_offsets(self.config, offsets)
-                return bool(plugin.alter_offsets(self.config, offsets))
+            # What the plugin logs is tagged `[name|worker]`, as in `Worker.modifyConnectorOffsets`.
+            with connector_context(self.desired.name):
+                if isinstance(plugin, SinkConnector) and self.sink:
+                    plugin.validate_offsets(self.config, offsets)
+                    return bool(plugin.alter_offsets(self.config, offsets))
+                if isinstance(plugin, SourceConnector) and not self.sink:
+                    plugin.validate_offsets(self.config, offsets)
+                    return bool(plugin.alter_offsets(self.config, offsets))
         except OffsetsRefused as exc:  # Connect's UnsupportedOperationException: a refusal
             raise Stop("refused", f"the connector refused the request: {exc.message}") from exc
         except ReconcilerError as exc:  # e.g. its config is invalid

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.live import LiveConnector, LiveState
 from reconciler.errors import ReconcilerError
+from reconciler.logs import connector_context
 from reconciler.runtime.statuses import StartFailed, Started, StartResult
 
 if TYPE_CHECKING:
@@ -51,7 +52,13 @@ def plugin_versions(live: LiveState) -> Callable[[str], str | None]:
 
 def start_connector(connector: LiveConnector) -> StartResult:
     """Load the class, validate the config, ask for task configs: what Connect's
-    `WorkerConnector` start and `Herder.validateConnectorConfig` do. Never raises."""
+    `WorkerConnector` start and `Herder.validateConnectorConfig` do. Never raises. What the
+    plugin logs meanwhile is tagged `[name|worker]`, as Connect's `LoggingContext` tags it."""
+    with connector_context(connector.name):
+        return _start(connector)
+
+
+def _start(connector: LiveConnector) -> StartResult:
     from reconciler.connectors.registry import load_connector
 
     props = connector.config or {}
@@ -99,7 +106,8 @@ def stop_connector(connector: LiveConnector) -> str | None:
 
     props = connector.config or {}
     try:
-        load_connector(props.get("connector.class") or "")().stop(props)
+        with connector_context(connector.name):
+            load_connector(props.get("connector.class") or "")().stop(props)
     except Exception:
         LOG.error("connector %s: stop() failed", connector.name, exc_info=True)
         return traceback.format_exc()

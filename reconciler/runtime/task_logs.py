@@ -1,11 +1,10 @@
 """Log records of connector tasks, in the Python workers that run them: written as the CLI
 writes its own (`reconciler.logs`: text or JSON, at the level `-v` set), each tagged with its
-connector and task, and with the connector's secrets masked.
+connector and task (`[orders|task-0] `, as Connect tags them), the connector's secrets masked.
 
 Without this a worker has no logging set up: Python drops its INFO records and prints a
 WARNING's bare message, which in JSON mode reached the log pipeline as a warning of the Spark
-JVM (`runtime.jvm_output`). Connect's workers tag a task's lines with `[name|task-0]`
-(`connector.context`); so do ours, in text, and JSON has `connector` and `task` fields.
+JVM (`runtime.jvm_output`).
 
 The settings travel with each work item (`TaskLogging`), so executors on a cluster or behind a
 Spark Connect server log as the driver asked, whatever their environment. A worker process is
@@ -18,17 +17,11 @@ import logging
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass
 
 from reconciler import masking
 from reconciler.core.redact import secret_values
-from reconciler.logs import TEXT_FORMAT, JsonFormatter, LogSettings, configured, text_formatter
-
-# Connect's layout puts the context before the message: `INFO [name|task-0] message`.
-TASK_TEXT_FORMAT = TEXT_FORMAT.replace("%(message)s", "%(connector_context)s%(message)s")
-
-_task: ContextVar[tuple[str, int] | None] = ContextVar("reconciler_task", default=None)
+from reconciler.logs import ContextFilter, JsonFormatter, LogSettings, configured, connector_context, text_formatter
 
 
 @dataclass(frozen=True)
@@ -55,24 +48,8 @@ def for_connector(configs: Sequence[Mapping[str, str | None]]) -> TaskLogging:
 def task_logging(spec: TaskLogging, connector: str, task: int) -> Iterator[None]:
     """In a Python worker: the records logged meanwhile are the task's."""
     _install(spec)
-    token = _task.set((connector, task))
-    try:
+    with connector_context(connector, task):
         yield
-    finally:
-        _task.reset(token)
-
-
-class _TaskFilter(logging.Filter):
-    """Tags each record with the task it was logged in (none outside a task)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        current = _task.get()
-        record.connector_context = "" if current is None else f"[{current[0]}|task-{current[1]}] "
-        if current is not None:
-            fields = getattr(record, "fields", None)
-            tags = {"connector": current[0], "task": current[1]}
-            record.fields = {**fields, **tags} if isinstance(fields, dict) else tags
-        return True
 
 
 class _TaskHandler(logging.StreamHandler):  # type: ignore[type-arg]  # (generic in typeshed only)
@@ -85,13 +62,13 @@ def _install(spec: TaskLogging) -> None:
     if any(not isinstance(handler, _TaskHandler) for handler in root.handlers):
         return  # a process whose logging is set up already (the CLI's own, a test runner's)
     handler = next(iter(root.handlers), None) or _new_handler(root)
-    handler.setFormatter(JsonFormatter() if spec.settings.json else text_formatter(TASK_TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if spec.settings.json else text_formatter())
     root.setLevel(spec.settings.level)
 
 
 def _new_handler(root: logging.Logger) -> logging.Handler:
     handler = _TaskHandler(sys.stderr)
-    handler.addFilter(_TaskFilter())
+    handler.addFilter(ContextFilter())
     handler.addFilter(masking.MaskingFilter())  # after the tags: it scrubs the fields too
     root.addHandler(handler)
     return handler

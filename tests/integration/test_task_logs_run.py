@@ -1,7 +1,8 @@
-"""A connector task's log records, from the Python workers Spark starts, in `reconciler run`'s
-output (`runtime.task_logs`): at the level `-v` set, in the CLI's format (JSON here), tagged
-with connector and task, the connector's secrets masked. Before, Python dropped a task's INFO
-records and printed a WARNING's bare message, which came out labelled as the Spark JVM's."""
+"""What connector code logs, in `reconciler run`'s output: a task's records, from the Python
+workers Spark starts (`runtime.task_logs`), at the level `-v` set, in the CLI's format (JSON
+here), tagged with connector and task, the connector's secrets masked; the connector's own
+calls, on the driver, tagged with the connector. Before, Python dropped a task's INFO records
+and printed a WARNING's bare message, which came out labelled as the Spark JVM's."""
 
 from __future__ import annotations
 
@@ -50,12 +51,13 @@ def test_a_tasks_log_records_come_out_as_the_clis_tagged_and_masked(kafka_settin
     lines = done.stderr.splitlines()
     events = [json.loads(line) for line in lines if line.startswith("{")]
     assert len(events) == len(lines), "not JSON:\n" + "\n".join(x for x in lines if x[:1] != "{")
-    chatty = sorted((e["connector"], e["task"], e["level"], e["message"]) for e in events if e["logger"] == "chatty")
-    assert [entry[:4] for entry in chatty if "config" not in entry[3]] == [
+    chatty = sorted((e["connector"], e.get("task", -1), e["level"], e["message"]) for e in events if e["logger"] == "chatty")
+    assert [entry for entry in chatty if "config:" not in entry[3]] == [
         ("listener", 0, "info", "sink wrote 3 records"),
+        ("talker", -1, "info", "source task configs"),  # the connector's own call, on the driver
         ("talker", 0, "info", "source polled"),
     ]
-    configs = {name: message for name, _, level, message in chatty if "config" in message and level == "warning"}
+    configs = {name: message for name, _, level, message in chatty if "config:" in message and level == "warning"}
     assert set(configs) == {"listener", "talker"}
     assert f"'connection.password': '{MASK}'" in configs["listener"]
     assert SECRET not in done.stderr and SECRET not in done.stdout

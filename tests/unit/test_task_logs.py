@@ -1,21 +1,29 @@
-"""A connector task's log records in its Python worker (`runtime.task_logs`): written as the CLI
-writes its own, tagged with the connector and task, its secrets masked.
+"""What connector code logs: a task's records in its Python worker (`runtime.task_logs`), written
+as the CLI writes its own, tagged with the connector and task, its secrets masked; and the
+connector's own calls on the driver, tagged `[name|worker]` (`reconciler.logs`).
 
-A worker is a fresh Python process with no logging set up, so each case runs in one (a child
-process here; Spark's workers in tests/integration/test_task_logs_run.py)."""
+A worker is a fresh Python process with no logging set up, so the worker's cases run in one (a
+child process here; Spark's workers in tests/integration/test_task_logs_run.py)."""
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 
 import pytest
 
+from reconciler.connectors.api import ConnectorConfig, SourceConnector, TaskConfig, share_configs
+from reconciler.connectors.faulty import FaultySourceTask
+from reconciler.core.live import LiveConnector
 from reconciler.core.redact import MASK
-from reconciler.logs import LogSettings
+from reconciler.logs import ContextFilter, JsonFormatter, LogSettings, connector_context, text_formatter
+from reconciler.runtime.plugins import start_connector
+from reconciler.runtime.statuses import Started
 from reconciler.runtime.task_logs import TaskLogging, for_connector, task_logging
 
 CHILD = """
@@ -86,3 +94,53 @@ def test_a_connectors_secrets_are_those_its_key_names_reveal_and_those_the_drive
         masking.forget_all()
     assert spec.secrets == {"pw-of-orders", "declared-sensitive-path"}
     assert spec.settings == LogSettings()  # nothing configured in this process: text at WARNING
+
+
+class TalkativeSource(SourceConnector):
+    """Logs from its `task_configs`, which the runtime calls on the driver."""
+
+    task_class = FaultySourceTask
+
+    def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
+        logging.getLogger("talkative").warning("making %d task config(s)", max_tasks)
+        return share_configs(config, max_tasks)
+
+
+def tagged_lines(formatter: logging.Formatter, log: Callable[[], None]) -> list[str]:
+    """What `log()` writes through a handler set up as the CLI's (`ContextFilter`, `formatter`)."""
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(ContextFilter())
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        log()
+    finally:
+        root.removeHandler(handler)
+    return stream.getvalue().splitlines()
+
+
+def test_a_connectors_own_calls_on_the_driver_are_tagged_worker_as_connects() -> None:
+    connector = LiveConnector(name="orders", config={
+        "name": "orders", "connector.class": "test_task_logs:TalkativeSource", "tasks.max": "2", "topic": "t", "count": "1",
+    })
+    started: list[object] = []
+    lines = tagged_lines(text_formatter(), lambda: started.append(start_connector(connector)))
+    assert isinstance(started[0], Started)
+    assert [line.split(" ", 1)[1] for line in lines if "talkative" in line] == [
+        "WARNING talkative: [orders|worker] making 2 task config(s)"
+    ]
+    docs = [json.loads(line) for line in tagged_lines(JsonFormatter(), lambda: start_connector(connector))]
+    assert [(d["message"], d["connector"]) for d in docs if d["logger"] == "talkative"] == [
+        ("making 2 task config(s)", "orders")
+    ]
+    assert all("task" not in d for d in docs)
+
+
+def test_outside_a_connector_nothing_is_tagged() -> None:
+    lines = tagged_lines(text_formatter(), lambda: logging.getLogger("plain").warning("hello"))
+    assert [line.split(" ", 1)[1] for line in lines] == ["WARNING plain: hello"]
+    with connector_context("orders", 4):
+        inside = tagged_lines(text_formatter(), lambda: logging.getLogger("plain").warning("hello"))
+    assert [line.split(" ", 1)[1] for line in inside] == ["WARNING plain: [orders|task-4] hello"]

@@ -1,6 +1,6 @@
-"""Connectors whose tasks log (`chatty:ChattySource`, `chatty:ChattySink`), for the test of
-what a task's log records become (tests/integration/test_task_logs_run.py). Each logs at INFO
-and, with its whole config (a password in it), at WARNING."""
+"""Connectors that log (`chatty:ChattySource`, `chatty:ChattySink`), for the test of what their
+log records become (tests/integration/test_task_logs_run.py). Each task logs at INFO and, with
+its whole config (a password in it), at WARNING; the source's `task_configs` at INFO."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ class ChattySource(SourceConnector):
     task_class = ChattySourceTask
 
     def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
+        LOG.info("source task configs")  # on the driver
         return share_configs(config, max_tasks)
 
 
