@@ -88,7 +88,7 @@ class ContextFilter(logging.Filter):
         record.connector_context = f"[{name}|worker] " if task is None else f"[{name}|task-{task}] "
         tags: dict[str, Any] = {"connector": name} if task is None else {"connector": name, "task": task}
         fields = getattr(record, "fields", None)
-        record.fields = {**fields, **tags} if isinstance(fields, dict) else tags
+        record.fields = {**tags, **fields} if isinstance(fields, dict) else tags  # its own fields first
         return True
 
 
