@@ -269,23 +269,16 @@ def log_bounds(
         return {}  # (librdkafka refuses a ListOffsets of no partition as an invalid argument)
     listing = f"listing the offsets of {', '.join(topics)}"
 
-    def readable_ends(consumer: Any) -> tuple[dict[str, list[int]], dict[tuple[str, int], int]]:
+    def first(consumer: Any) -> tuple[dict[str, list[int]], dict[tuple[str, int], int], dict[tuple[str, int], int]]:
         partitions = _partitions(consumer, settings, topics)
-        return partitions, list_offsets(consumer, settings, partitions, LATEST)
+        readable = list_offsets(consumer, settings, partitions, LATEST)
+        return partitions, readable, list_offsets(consumer, settings, partitions, EARLIEST)  # (any isolation level)
 
-    partitions, readable = _listed(settings, listing, isolation_level, readable_ends)
-    if isolation_level == "read_uncommitted":
-        start = _listed(settings, listing, isolation_level, lambda c: list_offsets(c, settings, partitions, EARLIEST))
-        end = readable
-    else:
-        start, end = _listed(settings, listing, "read_uncommitted", lambda c: _start_and_end(c, settings, partitions))
+    partitions, readable, start = _listed(settings, listing, isolation_level, first)
+    end = readable
+    if isolation_level != "read_uncommitted":
+        end = _listed(settings, listing, "read_uncommitted", lambda c: list_offsets(c, settings, partitions, LATEST))
     return {tp: LogBounds(start[tp], end[tp], readable[tp]) for tp in readable}
-
-
-def _start_and_end(
-    consumer: Any, settings: KafkaSettings, partitions: Mapping[str, Sequence[int]]
-) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], int]]:
-    return list_offsets(consumer, settings, partitions, EARLIEST), list_offsets(consumer, settings, partitions, LATEST)
 
 
 def log_starts(
