@@ -1,6 +1,7 @@
 """Developer tools: Apache Kafka (`broker`) and a Java Connect worker (`connect`) on loopback, their
 jars (`jvm`), a Spark standalone cluster and a Spark Connect server (`spark_cluster`), the
-executors' packed environment (`pack_env`) and librdkafka's property names
-(`librdkafka_names`), for tests, benchmarks and the quickstart. A top layer beside the CLI: it
+executors' packed environment (`pack_env`), librdkafka's property names (`librdkafka_names`),
+and the real stores: PostgreSQL (`postgres`) and an S3-compatible server (`s3`), for tests,
+benchmarks and the quickstart. A top layer beside the CLI: it
 may import any package, and nothing in the product imports it.
 """

@@ -1,0 +1,206 @@
+"""Start and stop an S3-compatible server on loopback, for the tests, the benchmarks and the examples.
+
+moto's standalone server (`moto[server]`, a dev dependency) in its own process: S3's real HTTP
+API, path-style (`http://127.0.0.1:<port>/<bucket>/<key>`), with conditional writes (a PUT with
+`If-None-Match: *` of an existing key is refused with 412). Objects live in the server's memory
+and go with it. It takes any credentials; we hand out random ones so that a test can check that
+they are masked. A bucket is created at start. Stopped by its PID, never by name
+(docs/real-components.md#s3-compatible-server).
+
+    python -m reconciler.devtools.s3                # prints the endpoint, Ctrl-C stops
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import importlib.util
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from reconciler.devtools.broker import free_port, port_is_free
+from reconciler.devtools.jvm import die_with_parent
+from reconciler.errors import ReconcilerError
+
+HOST = "127.0.0.1"
+BUCKET = "reconciler"
+REGION = "us-east-1"
+READY_TIMEOUT_S = 30.0
+STOP_TIMEOUT_S = 10.0
+
+
+class S3StartError(ReconcilerError):
+    """The S3 server could not be started (moto missing, port taken, did not answer)."""
+
+
+@dataclass
+class RunningS3:
+    """A started server; stop it with `stop()` or by leaving the `with` block."""
+
+    port: int
+    access_key_id: str
+    secret_access_key: str
+    pid: int
+    log_path: Path
+    process: subprocess.Popen[bytes] = field(repr=False)
+    bucket: str = BUCKET
+    region: str = REGION
+    host: str = HOST
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def uri(self, key: str = "") -> str:
+        """`s3://bucket/key` in the default bucket."""
+        return f"s3://{self.bucket}/{key}"
+
+    def env(self) -> dict[str, str]:
+        """The standard AWS variables that point SDKs (boto3, pyarrow's AWS SDK, Java's) at this server."""
+        return {
+            "AWS_ACCESS_KEY_ID": self.access_key_id,
+            "AWS_SECRET_ACCESS_KEY": self.secret_access_key,
+            "AWS_REGION": self.region,
+            "AWS_DEFAULT_REGION": self.region,
+            "AWS_ENDPOINT_URL": self.endpoint,
+            "AWS_ENDPOINT_URL_S3": self.endpoint,
+        }
+
+    def create_bucket(self, name: str) -> None:
+        status = _put_bucket(self.host, self.port, name)
+        if status != 200:
+            raise S3StartError(f"creating bucket {name!r} on {self.endpoint} answered HTTP {status}")
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """SIGTERM, then SIGKILL after `timeout_s`; the objects go with it. Idempotent."""
+        if self.process.poll() is None:
+            os.kill(self.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def __enter__(self) -> RunningS3:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def start_s3(
+    log_dir: Path | None = None, *, port: int = 0, bucket: str = BUCKET, ready_timeout_s: float = READY_TIMEOUT_S
+) -> RunningS3:
+    """Start moto's server on `127.0.0.1:port` (0 = a free port); ready once `bucket` is created."""
+    if importlib.util.find_spec("moto") is None or importlib.util.find_spec("flask") is None:
+        raise S3StartError("moto's S3 server is not installed", hint="pip install -e '.[dev]' (moto[server])")
+    if port and not port_is_free(port):
+        raise S3StartError(f"port {port} on {HOST} is already in use", hint="choose another --port")
+    log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-s3-"))
+    log_dir.mkdir(parents=True, exist_ok=True)
+    last: S3StartError | None = None
+    for _ in range(1 if port else 3):  # a free port can be taken between probing and binding
+        try:
+            return _start_once(log_dir, port or free_port(), bucket, ready_timeout_s)
+        except S3StartError as exc:
+            last = exc
+    assert last is not None
+    raise last
+
+
+def _start_once(log_dir: Path, port: int, bucket: str, ready_timeout_s: float) -> RunningS3:
+    log_path = log_dir / f"s3-{port}.log"
+    with log_path.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True, preexec_fn=die_with_parent,  # Ctrl-C goes to us; we stop it by PID
+        )
+    server = RunningS3(port, f"AKIA{secrets.token_hex(8).upper()}", secrets.token_urlsafe(30), process.pid,
+                       log_path, process, bucket=bucket)
+    deadline = time.monotonic() + ready_timeout_s
+    while time.monotonic() < deadline and server.alive():
+        # Creating the bucket is the readiness probe: the first answer is the one we need.
+        if _put_bucket(HOST, port, bucket) == 200:
+            return server
+        time.sleep(0.05)
+    alive = server.alive()
+    server.stop()
+    if alive:
+        raise S3StartError(f"the S3 server did not answer on {server.endpoint} within {ready_timeout_s:g}s",
+                           hint=f"log: {log_path}")
+    raise S3StartError(f"the S3 server exited with code {process.returncode} while starting on port {port}:\n"
+                       f"{_tail(log_path)}", hint=f"full log: {log_path}")
+
+
+def _put_bucket(host: str, port: int, name: str) -> int | None:
+    """PUT /<name> (CreateBucket, path-style): its HTTP status, None when nothing answers.
+    Unsigned: moto's server does not check signatures, and the stdlib keeps this module free of SDKs."""
+    connection = http.client.HTTPConnection(host, port, timeout=5)
+    try:
+        connection.request("PUT", f"/{name}", headers={"Content-Length": "0"})
+        return connection.getresponse().status
+    except OSError:
+        return None
+    finally:
+        connection.close()
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m reconciler.devtools.s3",
+        description="Run an S3-compatible server (moto) on loopback until interrupted; prints its endpoint.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    parser.add_argument("--bucket", default=BUCKET, help=f"bucket to create (default: {BUCKET})")
+    parser.add_argument("--log-dir", type=Path, default=None, help="where to keep the server log")
+    args = parser.parse_args(argv)
+    try:
+        server = start_s3(args.log_dir, port=args.port, bucket=args.bucket)
+    except S3StartError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    stop = False
+
+    def _request_stop(signum: int, frame: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, _request_stop)
+    signal.signal(signal.SIGINT, _request_stop)
+    print(server.endpoint, flush=True)
+    exports = " ".join(f"{key}={value}" for key, value in server.env().items())
+    print(f"S3 server (moto) pid {server.pid}, bucket {server.bucket}, log {server.log_path}; "
+          f"export {exports}; Ctrl-C stops it", file=sys.stderr, flush=True)
+    with server:
+        while not stop and server.alive():
+            time.sleep(0.2)
+    return 0 if stop else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
