@@ -1,4 +1,5 @@
-"""Spark fixtures: ONE real local SparkSession for the whole test session.
+"""Spark fixtures: ONE real local SparkSession for the whole test session; and the real stores
+(`postgres`, `s3_server`), each started once per session by the first test that asks.
 
 Starting Spark costs seconds (6–10 s on a 2-core machine), so every test that runs tasks
 shares `spark_session`; `spark_executor` is a cheap per-test `SparkExecutor` bound to the
@@ -18,6 +19,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from reconciler.devtools.postgres import RunningPostgres, start_postgres
+from reconciler.devtools.s3 import RunningS3, start_s3
 from reconciler.kafka.settings import KafkaSettings
 
 if TYPE_CHECKING:
@@ -124,3 +127,29 @@ def spark_connect_server(executor_python: str) -> Iterator[RunningConnectServer]
         yield server
     finally:
         server.stop()
+
+
+# --- real stores, one each per test session: PostgreSQL and an S3-compatible server ----------
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[RunningPostgres]:
+    """A fresh PostgreSQL cluster (wal_level=logical) on loopback, with database `reconciler`;
+    `postgres.dsn` for psycopg, `jdbc_url()` / `user` / `password` for Java, and
+    `create_database(name)` for a test that needs its own."""
+    server = start_postgres(TEST_LOGS)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[RunningS3]:
+    """An S3-compatible server (moto) on loopback with bucket `reconciler`; `s3_server.env()`
+    gives the AWS_* variables that point SDKs at it."""
+    server = start_s3(TEST_LOGS)
+    try:
+        yield server
+    finally:
+        server.kill()  # its objects are dropped anyway: SIGTERM waits out werkzeug's 0.5 s poll
