@@ -1,7 +1,9 @@
 """`reconciler validate PATH…`: check manifests offline; exit 0 when valid, 1 when not.
 
-Diagnostics go to stderr as `file:line:col: field.path: message (hint: …)`; with
-`--format json` they go to stdout as a JSON list (for CI annotations). Never touches Kafka.
+Diagnostics go to stderr as `file:line:col: field.path: message (hint: …)`, the verdict
+(`N connector(s) valid`) to stdout; with `--format json` the diagnostics are the result, a
+JSON list on stdout (for CI annotations), and the verdict goes to stderr so stdout stays JSON.
+Never touches Kafka.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     warnings = sum(1 for d in result.diagnostics if d.severity is Severity.WARNING)
     if errors:
         raise ReconcilerError(f"{errors} problem(s){_where(result.errors)}" + _warnings(warnings))
-    print(f"{len(result.connectors)} connector(s) valid" + _warnings(warnings), file=sys.stderr)
+    # The verdict is the command's result (stdout); beside a JSON list it would break the JSON.
+    verdict = sys.stderr if args.format == "json" else sys.stdout
+    print(f"{len(result.connectors)} connector(s) valid" + _warnings(warnings), file=verdict)
     return 0
 
 

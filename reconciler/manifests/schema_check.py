@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if problems:
         print(f"error: {len(problems)} schema problem(s)", file=sys.stderr)
         return 1
-    print(f"{manifests} manifest(s) conform to the schema", file=sys.stderr)
+    print(f"{manifests} manifest(s) conform to the schema")  # the result: stdout
     return 0
 
 

@@ -189,13 +189,13 @@ def test_validate_json_format() -> None:
 
 def test_validate_valid_manifests_exits_zero() -> None:
     done, _ = reconciler("validate", VALID, f"{BROKEN}/13-duplicate-name-a.yaml")
-    assert (done.returncode, done.stdout) == (0, "")
+    # The verdict is the result (stdout); diagnostics, an info line too, are stderr's.
+    assert (done.returncode, done.stdout) == (0, "5 connector(s) valid\n")
     # A Java connector class is accepted unchecked, and validate says so (info, not a warning).
     assert done.stderr.splitlines() == [
         f"info: {VALID}/nested/stopped.yml:6:10: spec.class: `com.example.connect.LegacyExportSinkConnector` is a Java"
         " connector class: accepted without config checks (a Java Connect worker sharing these topics runs it; no"
         " plugin here can check it)",
-        "5 connector(s) valid",
     ]
 
 
@@ -209,16 +209,15 @@ def test_validate_json_includes_the_java_class_note() -> None:
 def test_validate_valid_json_is_an_empty_list() -> None:
     done, _ = reconciler("validate", "--format", "json", f"{BROKEN}/13-duplicate-name-a.yaml")
     assert (done.returncode, json.loads(done.stdout)) == (0, [])
+    assert done.stderr == "1 connector(s) valid\n", "beside JSON, the verdict goes to stderr"
 
 
 def test_warnings_do_not_fail(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     done, _ = reconciler("validate", str(tmp_path / "empty"), f"{BROKEN}/13-duplicate-name-a.yaml")
     assert done.returncode == 0
-    assert done.stderr.splitlines() == [
-        f"warning: {tmp_path / 'empty'}: no *.yaml or *.yml files in this directory",
-        "1 connector(s) valid, 1 warning(s)",
-    ]
+    assert done.stderr.splitlines() == [f"warning: {tmp_path / 'empty'}: no *.yaml or *.yml files in this directory"]
+    assert done.stdout.splitlines() == ["1 connector(s) valid, 1 warning(s)"]
 
 
 def test_missing_path_fails() -> None:
