@@ -17,7 +17,7 @@ The same records, on the same machine, in the same run, on Apache Kafka (one KRa
   `reconciler run --once`;
 - our three again on a standalone Spark cluster started from the installed PySpark (a master and
   two 1-core workers on this machine, `reconciler.devtools.spark_cluster`), the executors on the
-  packed environment through `spark.archives`, as the README's recipe (`--no-cluster` skips them).
+  packed environment through `spark.archives`, as docs/clusters.md's recipe (`--no-cluster` skips them).
 
 How each side is timed, so that each pays for everything it needs to move the records:
 
@@ -218,7 +218,7 @@ def verify_parquet(path: Path, records: int, what: str) -> None:
 def run_on_cluster(args: argparse.Namespace, workdir: Path, source_file: Path, topics: Topics, ours: OursSide,
                    results: dict[str, list[Result]]) -> None:
     """Our rows again on a standalone cluster (a master and two 1-core workers on this machine,
-    `reconciler.devtools.spark_cluster`), the executors on the packed environment, as the README
+    `reconciler.devtools.spark_cluster`), the executors on the packed environment, as docs/clusters.md
     says; their CPU and memory are metered through the workers."""
     from reconciler.devtools.pack_env import cached_pack
     from reconciler.devtools.spark_cluster import start_cluster

@@ -1,5 +1,8 @@
-# Sourced by the other scripts: create .venv on first use and install the project into it.
-# Re-installs only when pyproject.toml changed since the last install.
+# Create .venv on first use and install the project into it; re-installs only when
+# pyproject.toml changed since the last install. Run it (`bash scripts/bootstrap.sh`), then call
+# `.venv/bin/reconciler`; the other scripts source it, for the PATH and PYSPARK_* it exports.
+# Not for an interactive shell's `source`: `set -euo pipefail` would stay on in it, and the next
+# command exiting non-zero (`plan --detailed-exitcode` exits 2) would close the terminal.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="$ROOT/.venv"

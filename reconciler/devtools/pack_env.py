@@ -2,7 +2,7 @@
 
 PySpark's documented way to give executors third-party packages: a virtual environment with
 them, packed into one archive that Spark unpacks in every executor's working directory
-(README, "Running on a cluster"). The executors need what tasks import besides this project
+(docs/clusters.md). The executors need what tasks import besides this project
 (which the driver ships itself) and PySpark (which Spark puts on their path): confluent-kafka,
 pyarrow, numpy, pydantic and msgspec, at the versions this driver runs.
 

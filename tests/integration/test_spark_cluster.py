@@ -4,7 +4,7 @@ One cluster for the session (`spark_cluster`: a master and two 1-core workers, s
 processes with their own work directories). The executors run the packed environment
 (`executor_env`, venv-pack): confluent-kafka, pyarrow, numpy, pydantic, and no reconciler, so
 everything of this project they run was shipped by the driver, and so was the `module:Class`
-plugin. The README's recipe ships it through `spark.archives`; the lost-executor test names it
+plugin. docs/clusters.md's recipe ships it through `spark.archives`; the lost-executor test names it
 unpacked on the nodes instead (`installed_args`), the other way clusters get it. Each run is a
 `reconciler run --once` subprocess: its own driver, application and executors.
 """
@@ -62,7 +62,7 @@ def run_once(pipeline: Pipeline, *spark: str, env: dict[str, str] | None = None,
 
 
 def cluster_args(cluster: RunningCluster, executor_env: Path, *extra: str) -> list[str]:
-    """The README's recipe: the packed environment as `spark.archives`, its Python for the workers."""
+    """docs/clusters.md's recipe: the packed environment as `spark.archives`, its Python for the workers."""
     shipped = [f"spark.archives={executor_env}#environment", "spark.pyspark.python=./environment/bin/python"]
     return _args(cluster, *shipped, *extra)
 

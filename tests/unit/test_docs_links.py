@@ -4,7 +4,8 @@ Comments and docstrings in `reconciler/`, `tests/`, `bench/` and `scripts/` cite
 documentation as `docs/<page>.md` or `docs/<page>.md#<section>` (docs/README.md). A citation of
 a page or section that does not exist, or of a document outside the repository (the design
 notes and Connect notes once kept beside it, or a bare `§` section number of one), fails here,
-with the file and line of each. The pages' own links to each other are checked the same way.
+with the file and line of each. The links of the pages, the README and the examples' READMEs
+are checked the same way.
 """
 
 from __future__ import annotations
@@ -130,7 +131,10 @@ def test_nothing_cites_a_document_outside_the_repository() -> None:
     assert not bad, "cite docs/… instead of documents outside the repository:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda page: page.name)
+LINKED_PAGES = [*sorted(DOCS.glob("*.md")), ROOT / "README.md", *sorted((ROOT / "examples").glob("**/README.md"))]
+
+
+@pytest.mark.parametrize("page", LINKED_PAGES, ids=lambda page: str(page.relative_to(ROOT)))
 def test_links_between_pages_resolve(page: Path) -> None:
     bad = []
     for line, text in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
