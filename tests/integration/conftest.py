@@ -5,8 +5,9 @@ Starting Spark costs seconds (6–10 s on a 2-core machine), so every test that 
 shares `spark_session`; `spark_executor` is a cheap per-test `SparkExecutor` bound to the
 test's own group (`kafka_settings`) that joins that session and never stops it.
 
-`plugins/` (a connector outside the package, `unpackaged:PickySink`) is put on `sys.path` here,
-at import time, so that it is on the driver's path before any session starts: a local
+`plugins/` (a connector outside the package, `unpackaged:PickySink`) and `examples/plugin/`
+(`tally:CounterSource`, `tally:LinesSink`) are put on `sys.path` here,
+at import time, so that they are on the driver's path before any session starts: a local
 master hands the driver's import path to its Python workers.
 """
 
@@ -31,8 +32,11 @@ if TYPE_CHECKING:
     from reconciler.runtime.executor import SparkExecutor
 
 PLUGINS_DIR = Path(__file__).resolve().parent / "plugins"
-if str(PLUGINS_DIR) not in sys.path:
-    sys.path.insert(0, str(PLUGINS_DIR))
+# examples/plugin's `tally` module, as its README's `PYTHONPATH` puts it (test_example_plugin.py).
+EXAMPLE_PLUGIN_DIR = Path(__file__).resolve().parents[2] / "examples" / "plugin"
+for directory in (PLUGINS_DIR, EXAMPLE_PLUGIN_DIR):
+    if str(directory) not in sys.path:
+        sys.path.insert(0, str(directory))
 
 TEST_MASTER = "local[2]"
 TEST_LOGS = Path(__file__).resolve().parents[2] / ".test-logs"  # as tests/conftest.py keeps them

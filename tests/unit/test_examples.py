@@ -33,7 +33,10 @@ EXPECTED: dict[str, list[list[ActionKind]]] = {
     "restart": [BOTH, [ActionKind.RESTART]],
     "offsets-rewind": [BOTH, [ActionKind.OFFSETS]],
     "prune": [BOTH, [ActionKind.DELETE]],
+    "plugin": [BOTH],  # a source and a sink of its own, named `tally:Class`
 }
+# The plugin example's module is imported from its directory, as its README's PYTHONPATH says.
+PLUGIN_DIR = EXAMPLES / "plugin"
 
 
 def steps(scenario: str) -> list[Path]:
@@ -72,7 +75,8 @@ def test_every_scenario_has_expectations() -> None:
 
 
 @pytest.mark.parametrize("scenario", sorted(EXPECTED))
-def test_scenario_plans_and_converges(scenario: str) -> None:
+def test_scenario_plans_and_converges(scenario: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
     live = LiveState()
     history: list[Record] = []
     prune = scenario == "prune"
@@ -88,7 +92,10 @@ def test_scenario_plans_and_converges(scenario: str) -> None:
 
 
 @pytest.mark.parametrize("step", [s for name in sorted(EXPECTED) for s in steps(name)], ids=str)
-def test_cli_validates_and_plans_every_example(step: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_validates_and_plans_every_example(
+    step: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.syspath_prepend(str(PLUGIN_DIR))
     assert main(["validate", str(step)]) == 0
     assert main(["plan", str(step), "--detailed-exitcode"]) == 2  # empty live state: creates
     out = capsys.readouterr().out
