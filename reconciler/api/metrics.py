@@ -1,30 +1,7 @@
 """`/metrics`: Prometheus metrics under the names Connect's JMX metrics get from Strimzi's
-JMX-exporter rules (`kafka-connect-metrics.yaml`), so existing dashboards and alerts work.
+JMX-exporter rules, so existing dashboards and alerts work, and our own under `reconciler_`.
 
-Strimzi's rules turn an MBean attribute such as
-`kafka.connect<type=source-task-metrics, connector=C, task=T><>source-record-poll-total` into
-`kafka_connect_source_task_source_record_poll_total{connector="C",task="T"}`: lower case, `-`
-as `_`, counters for `*-total`, gauges for the rest, and `status` attributes as a label on a
-gauge of value 1. What a batch worker has to say in those names:
-
-| metric | ours |
-|---|---|
-| `kafka_connect_worker_connector_count`, `…_task_count` | connectors with a config, and their committed tasks |
-| `kafka_connect_worker_connector_{total,running,paused,failed,unassigned,restarting}_task_count{connector}` | task statuses per connector |
-| `kafka_connect_connector_status{connector,status}` | the connector's status, lower case |
-| `kafka_connect_connector_connector_class` / `…_connector_type` | `connector.class`, and `source` / `sink` |
-| `kafka_connect_connector_task_status{connector,task,status}` | each task's status |
-| `kafka_connect_source_task_source_record_{poll,write}_total` | records a source task committed (polled and written are the same records: one transaction) |
-| `kafka_connect_sink_task_sink_record_{read,send}_total` | records a sink task read and handed to `write()` |
-| `kafka_connect_sink_task_offset_commit_completion_total` | batches that committed offsets of the task's partitions |
-| `kafka_connect_sink_task_sink_record_lag_max` | records the task was behind when its last batch started |
-| `kafka_connect_task_error_total_record_{errors,failures}` | failed batches (a batch fails as a whole) |
-
-Ours, under `reconciler_`: reconcile duration (histogram), outcomes, last success time,
-manifests valid, broker reachable, per-task records, bytes and batches waited out (a cluster
-its clients could not reach: the task stays RUNNING, as Java's would), each connector's last
-batch time.
-Counters count since the process started, as Connect's do.
+What each of Connect's names means for a batch worker: docs/rest.md#metrics-connects-names-for-a-batch-worker.
 """
 
 from __future__ import annotations

@@ -1,27 +1,10 @@
 """Typed config definitions for connector plugins, after Kafka Connect's `ConfigDef`.
 
-A plugin declares each key it reads once, with its type, default and doc; the same definition
-then parses the config at run time, validates it before deploy (`reconciler validate`), lists
-it (`reconciler plugins`) and describes it in the manifest JSON Schema:
-
-    CONFIG_DEF = (
-        ConfigDef()
-        .define("topic", Type.STRING, "Topic to write to.", validator=topic_names)
-        .define("count", Type.LONG, "Records over the connector's life.", minimum=0)
-        .define("batch.size", Type.INT, "Records per batch.", default=1000, minimum=1)
-    )
-
-    class MySource(SourceConnector):
-        config_def = CONFIG_DEF              # validate() checks it; unknown keys are reported
-
-        def task_configs(self, config, max_tasks):
-            parsed = valid_or_raise(CONFIG_DEF.parse(config).checked())
-            …parsed.integer("batch.size")…
-
-Values are parsed as Java's `ConfigDef.parseType` does (trimmed; booleans `true`/`false` in
-any case; lists comma-separated), except that a blank value counts as absent, as the built-ins
-always treated it. A key may also have a validator, as in Connect: `topic_names` for every key
-that names topics (Kafka's rule for their names). Pure: no I/O, no plugin loading.
+A plugin declares each key it reads once, with its type, default, doc and validator; the same
+definition parses the config at run time, validates it before deploy, lists it
+(`reconciler plugins`) and describes it in the JSON Schema. Values parse as Java's
+`ConfigDef.parseType` parses them, a blank value counting as absent. Pure: no I/O, no plugin
+loading. How a plugin uses it: docs/plugins.md#declaring-config-keys.
 """
 
 from __future__ import annotations

@@ -1,33 +1,8 @@
 """`file-sink`: topics → text files, one line per record, exactly once across crashes.
 
-The counterpart of Kafka Connect's `FileStreamSinkConnector`, which appends each record's
-value to one file: here each Kafka partition gets offset-named files, so a crash neither
-loses nor repeats a line (the layout and the exactly-once rules are
-`reconciler.connectors.range_files`, shared with `parquet-sink`):
-
-    <path>/topic=<t>/partition=<p>/<t>+<p>+<first offset:020d>-<last offset:020d>.txt
-
-`cat <path>/topic=<t>/partition=<p>/*.txt` gives the partition's records in offset order.
-
-Config:
-- `topics` (comma-separated, required), `path` (the output directory, required; created if
-  missing);
-- `format`: `text` (default) writes each value as it is, which must be UTF-8 text without a
-  newline (a tombstone gives an empty line); `json` writes each record as a JSON object
-  `{"topic", "partition", "offset", "timestamp", "key", "value"}` (key and value as text or
-  null) in `.jsonl` files, so any UTF-8 value fits on one line;
-- `flush.records`: write a file once a partition has buffered this many records (default
-  500,000); the end of every batch (`pre_commit(closing=True)`) writes what is buffered.
-
-A value that cannot be written as one line fails the task, naming the record
-(`<topic>-<partition>@<offset>`); nothing after it is committed, so fixing the connector
-(e.g. `format: json`) and restarting it loses nothing.
-
-Rewinds (KIP-875 alter/reset) move files at or after the new offset aside, as `parquet-sink`
-does. A `.jsonl` file straddling the new offset is cut by the offsets in its lines. A `.txt`
-file can be cut only where its lines map to offsets one to one (a topic without transaction
-markers in that range); otherwise the request is refused, naming the file's bounds to rewind
-to instead. Every partition is checked before any file moves.
+The counterpart of Kafka Connect's `FileStreamSinkConnector`, on `range_files`' offset-named
+files (`.txt`, or `.jsonl` with `format: json`). Layout, config, the errors a value that is not
+one line gives, and rewinds: docs/connectors.md#file-sink.
 """
 
 from __future__ import annotations

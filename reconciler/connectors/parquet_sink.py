@@ -1,30 +1,8 @@
 """`parquet-sink`: topics → a Parquet dataset, exactly once across crashes.
 
-Layout (Hive-style, readable by Spark, pyarrow.dataset, DuckDB…):
-
-    <path>/topic=<t>/partition=<p>/<t>+<p>+<first offset:020d>-<last offset:020d>.parquet
-
-Each file holds the records of one Kafka partition with offsets first…last (inclusive), in
-offset order, with columns `offset` (int64), `timestamp` (timestamp[ms, UTC]), `key` and
-`value` (binary, as produced). `topic` and `partition` are not repeated inside the files:
-readers take them from the directory names (Spark refuses a column that is both).
-
-Config: `topics` (comma-separated), `path` (the dataset directory, created if missing),
-`flush.records` (write a file once a partition has buffered at least this many rows; default
-500,000; `pre_commit(closing=True)` writes whatever is buffered), `compression` (snappy).
-
-Exactly once: a file is written under a dot-prefixed temporary name (ignored by readers),
-fsynced and renamed into place, so it exists whole or not at all. The files are the truth:
-`open()` reports the offset after the highest file, `write()` drops records whose offsets a
-file already holds (re-delivery after a crash before the group commit), and `pre_commit`
-only returns offsets whose records are in files. Leftover temporary files of a crashed
-writer are deleted by `open()` (a partition has one writer at a time). All of this is
-`reconciler.connectors.range_files`, shared with `file-sink`.
-
-Rewinds (KIP-875 alter/reset): `alter_offsets` moves files holding offsets at or after the
-new offset into `<path>/_superseded/…` (ignored by readers: leading `_`), cutting a file that
-straddles the new offset into the part before it, so the re-delivered range is written again
-instead of being skipped as already held. It returns True: the connector confirmed.
+One file per Kafka partition and offset range (`range_files`' layout, `.parquet`), columns
+`offset`, `timestamp`, `key`, `value`; `topic` and `partition` come from the directory names.
+Layout, config, exactly-once and rewinds: docs/connectors.md#parquet-sink.
 """
 
 from __future__ import annotations

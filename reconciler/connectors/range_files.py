@@ -1,28 +1,9 @@
 """Offset-range files: the layout and the exactly-once writing that file-writing sinks share.
 
-Layout (Hive-style, so Spark, pyarrow.dataset and DuckDB read it as a partitioned dataset):
-
-    <root>/topic=<t>/partition=<p>/<t>+<p>+<first offset:020d>-<last offset:020d><suffix>
-
-Each file holds the records of one Kafka partition with offsets first…last (inclusive), in
-offset order. The files are the truth, which is what makes a sink exactly once across crashes:
-
-- a file is written under a dot-prefixed temporary name (readers skip it), fsynced and renamed
-  into place, so it exists whole or not at all (`write_atomically`);
-- `open()` reports the offset after the highest file, so the runtime starts there even when
-  the group commit that should have followed the files never came;
-- `write()` drops records whose offsets a file already holds (re-delivery after a crash);
-- `pre_commit` returns only offsets whose records are in files, and with `closing=True`
-  (KIP-275: the batch ends) it first writes whatever is buffered;
-- `open()` deletes the temporary files a crashed writer left (a partition has one writer).
-
-Rewinds (KIP-875 alter/reset, `rewind_partition`): files holding offsets at or after the new
-offset move to `<root>/_superseded/…` (readers skip names starting with `_`); a file that
-straddles the new offset is first cut, by the sink's own `Cut`, into the part before it.
-
-`RangeFileSinkTask` is the sink task built on this; a sink adds how rows become a file's
-content (`chunk`) and how a file is written (`write_file`). `parquet-sink` and `file-sink`
-are the two built on it.
+Files `<root>/topic=<t>/partition=<p>/<t>+<p>+<first>-<last><suffix>`, written atomically; the
+files are the truth (`open` resumes after the highest, `write` drops what they hold), and a
+rewind moves files aside into `<root>/_superseded/`. `RangeFileSinkTask` is the task both
+`parquet-sink` and `file-sink` are built on. The rules: docs/connectors.md#offset-range-files.
 """
 
 from __future__ import annotations

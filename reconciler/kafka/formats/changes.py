@@ -1,34 +1,9 @@
 """The writer's pure half: a plan becomes the records Connect itself would write for it.
 
-Each action maps to what a Connect leader writes for the matching REST call
-(docs/state-machine.md#config-topic-state-machine; differences: docs/compatibility.md), plus our
-bookkeeping in `<group>-reconciler`:
-
-| action  | config topic                                                    | reconciler topic        |
-|---------|-----------------------------------------------------------------|-------------------------|
-| restore | committed target-state-N and connector-N written back, or their |                         |
-|         | tombstones (`core.restore`), for keys no other action writes    |                         |
-| create  | [target-state-N if paused/stopped (KIP-980)], connector-N       | owner/N                 |
-| update  | connector-N                                                     |                         |
-| pause   | target-state-N PAUSED                                           |                         |
-| resume  | target-state-N STARTED                                          |                         |
-| stop    | commit-N {"tasks":0}, then target-state-N STOPPED               |                         |
-| restart | restart-connector-N                                             | applied/restart/N/<id>  |
-| delete  | tombstones: connector-N, then target-state-N                    | owner/N tombstone       |
-| offsets | nothing here: executed later by the offsets machinery           |                         |
-
-Before them, for every declared connector whose sensitive keys (`spec.sensitive` and the keys
-whose values came from placeholders) differ from those recorded, `sensitive/N` (a tombstone
-when there are none left, and with a delete): bookkeeping, not a plan action, so that `status`,
-`snapshot` and the runtime mask what the manifests made sensitive without reading them.
-
-Offsets actions are returned by `pending_offsets` so the caller can report them as pending;
-their request ids are never marked applied here. The I/O layer writes the list in order, in one
-transaction: plan order, except that the actions removing a connector (a delete, or a restore
-that tombstones one) come first. Java's herder asks for the rebalance that cleans a removed
-connector's statuses only if its last config snapshot holds the connector; a record of another
-connector read just before the removal wakes its tick thread, which can take that snapshot
-between the removal and the check, and then no rebalance runs (docs/compatibility.md#removals-first).
+Each action maps to what a Connect leader writes for the matching REST call, plus our
+bookkeeping in `<group>-reconciler` (docs/product-rules.md#what-apply-writes, action by
+action); offsets actions are returned by `pending_offsets` for the offsets machinery. The list
+is in plan order, removals first (docs/compatibility.md#removals-first).
 """
 
 from __future__ import annotations

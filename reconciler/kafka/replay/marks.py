@@ -2,38 +2,9 @@
 started on the group, and when a connector failed. Pure: records in and out, and the rule that
 tells which restart records are pending.
 
-KIP-745 restarts in a batch worker. A Connect worker consumes `restart-connector-<name>` records
-as they arrive, and ignores those it reads while catching up at start-up (`KafkaConfigBackingStore`:
-a restart request reaches the herder only once the store has `started`). A batch worker starts
-on every tick, so it cannot tell "new" from "old" by when it read a record. It keeps two kinds of
-marks in our own topic:
-
-- `runtime-started` = `{"config-offset":S}`, written by the first tick that ever ran on the
-  group: S is the config topic's end offset that tick read. Restart records below S were
-  written before this runtime started, and are ignored as Java ignores its start-up backlog;
-- `restart-processed/<name>` = `{"offset":N,"processed-at":ms}`: the offset of the newest
-  restart record of the connector this runtime executed (or skipped). Records above it are
-  pending; at or below it, done.
-
-A connector's records are pending above its processed mark, or, with no mark yet, from S on.
-One exception keeps a manifest's one-shot `restart` block working when it was applied before
-the runtime ever ran: if our own `apply` recorded a restart id for the connector (an
-`applied/restart/…` record) and no tick has executed a restart of it yet, its newest restart
-record is pending even below S (`apply` wrote it, and meant it for this runtime). Several pending
-records for one connector merge as Connect merges them: the higher-impact request is kept
-(`restart_impact`), and the merged request covers every record up to the newest offset.
-
-Failure marks, `connector-failed/<name>`: Connect restarts a FAILED connector when its config is
-updated. A batch worker tells "updated since it failed" by offsets: the mark holds the config
-topic's end offset at the tick that wrote the FAILED status, and a `connector-` record at or
-above it came later. The mark also holds a digest of the failure's trace, so a mark is only
-believed for the failure it was written for (another worker, e.g. Java's, may have written a
-FAILED status of its own since). It cannot be the status record's `generation`: Java's status
-store compares generations across workers (docs/compatibility.md).
-
-The records' codecs are `kafka.formats.own_records`' (with the rest of our topic), the merge rule is
-`core.transitions.merge_restart`; this module holds what reading needs: the logs that collect
-them and the rule for which restart records are pending (docs/record-formats.md#reconciler-topic).
+Why a batch worker needs them, and the rules: docs/runtime.md#restarts (restart marks,
+`runtime-started`), docs/compatibility.md#status-generation-and-no-safe-put (failure marks);
+their records: docs/record-formats.md#reconciler-topic (codecs in `kafka.formats.own_records`).
 """
 
 from __future__ import annotations
