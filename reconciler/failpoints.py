@@ -1,26 +1,10 @@
 """Named crash points for the crash tests: SIGKILL a process exactly at a chosen step.
 
-Every point is a member of `Failpoint`, the one list of them; the code that reaches a point
-calls `hit(Failpoint.X)`. A leaf module (standard library only), so that every layer may place
-a point without importing the layer that owns the crash tests.
-
-`hit(point)` does nothing unless the environment variable RECONCILER_FAILPOINTS
-(comma-separated names) names that point. Then it SIGKILLs the driver process (its pid is in
-RECONCILER_DRIVER_PID, set by the driver when it starts Spark, inherited by the JVM and the
-Python workers) and then the calling process: the closest thing to pulling the plug, with no
-`finally`, no flush and no atexit handler running anywhere.
-
-With RECONCILER_FAILPOINT_PAUSE_DIR set, an armed point pauses instead, once: the first
-process to reach it writes `<dir>/<name>.paused` (its pid and its ancestors' pids, so a test
-can tell which Spark worker runs it) and sleeps until killed or PAUSE_S passed; later hits,
-such as the retry of the task on another executor, go on. The executor-loss test kills the
-paused task's Spark worker this way.
-
-Where they are (docs/runtime.md#crash-points): the Spark tasks (`sink.*`, `source.*`), the
-worker's tick (`worker.*`), the offsets executor between its steps (`offsets.*`), and
-`reconciler apply` after each of its records (`apply.after_record.<n>`: its first n records
-are delivered inside the open transaction, then it dies — a Connect worker reading uncommitted
-records has seen them, readers of committed records never will).
+Every point is a member of `Failpoint`; the code that reaches one calls `hit(Failpoint.X)`,
+which does nothing unless RECONCILER_FAILPOINTS names it. Then it kills the driver
+(RECONCILER_DRIVER_PID) and the calling process, or, with RECONCILER_FAILPOINT_PAUSE_DIR, pauses
+the first process to reach it. Where the points are and what each proves:
+docs/runtime.md#crash-points.
 """
 
 from __future__ import annotations

@@ -1,22 +1,8 @@
 """Building large object graphs (a manifest tree, the live state, a batch of records) quickly.
 
-CPython's cyclic collector runs every 700 container allocations, and its older generations walk
-the whole heap. Building 10,000 connectors' worth of objects that all stay alive triggers
-collections that find nothing, over and over (measured: composing 10,000 manifests 1.7 s →
-0.6 s without them; ~10% of reading the live state; ~20% of a sink partition's CPU, where
-reference counting frees every message anyway). So `building()` pauses collection.
-
-Re-enabling is not free either: everything allocated meanwhile sits in the youngest generation,
-and the first allocation after re-enabling walks all of it (0.3–0.4 s after loading 10,000
-manifests). A one-shot command (`validate`, `plan`, `apply`, `status`, `snapshot`, `offsets`)
-keeps what it built until it exits, so it runs inside `one_shot()` and the objects are frozen
-instead (`gc.freeze`): taken out of the collector's sight, still freed by reference counting.
-A long-running process (`run`, `watch`) does not freeze: a reference cycle frozen there would
-outlive its use for good. It moves what it built to the oldest generation instead, in one step
-(`gc.freeze()` then `gc.unfreeze()` splice the lists, walking nothing): the collector's young
-generations never walk it, its full collections still do (measured: reading 10,000 connectors'
-live state, bench/state_read.py, 0.46–0.48 → 0.41 CPU-seconds, the first allocations after it
-no longer walking ~0.5 M young objects).
+`building()` pauses the cyclic collector while they are built; `one_shot()` freezes what a
+one-shot command built, and a long-running process moves it to the oldest generation instead.
+Why, and what each measured: docs/performance.md#building-large-object-graphs.
 """
 
 from __future__ import annotations

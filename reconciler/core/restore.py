@@ -1,23 +1,9 @@
 """Undo what a Connect worker took from aborted records: the plan's RESTORE actions.
 
-A Connect worker without exactly-once support reads the config topic uncommitted, so it acts
-on records of transactions that were then aborted: an apply killed half-way, a fenced writer
-(docs/compatibility.md). The plan is made from the committed records, which never held them;
-the live state lists the connectors where that worker holds something else
-(`LiveState.uncommitted`). For each, a RESTORE action writes the committed config and target
-state back, first in the apply's transaction, except the records the plan writes anyway. After
-the apply both kinds of reader hold the same, whatever the manifests now ask.
-
-How a value is written back follows Java's reader (`KafkaConfigBackingStore`):
-
-- a connector the committed records do not have: its config and target state are tombstoned
-  (the order of a delete, `removeConnectorConfig`);
-- one they have: its target state is written as a record, never as a tombstone — Java does not
-  tell the worker when a target state is tombstoned, so a paused connector would stay paused —
-  then its committed config, target state first as KIP-980 writes them. The config is also
-  written again, unchanged, when the worker holds another task count for a connector that
-  keeps running (an aborted zero-task commit): Java regenerates task configs only when it
-  restarts a connector, and a config record restarts it.
+For each connector where a worker reading the config topic uncommitted holds something the
+committed records do not (`LiveState.uncommitted`), the committed config and target state are
+written back, first in the apply's transaction, the way Java's reader needs them:
+docs/compatibility.md#records-a-worker-reads-before-they-are-committed.
 """
 
 from __future__ import annotations

@@ -1,23 +1,8 @@
 """Manifest files read before, by their bytes: a file that has not changed is not parsed again.
 
-A repository is read many times over the same files: `validate` then `plan` in one CI job,
-`apply` after them, every tick of `run` and `watch`. Parsing YAML is most of a load, so what
-each file's YAML gave is kept under a hash of the file's bytes.
-
-- Only the YAML → data step is cached. Every check (placeholders, Connect's rules, the models)
-  runs again on every load, so a changed environment or newer rules are never answered from
-  the cache.
-- Only files without any problem are kept (a problem needs the YAML nodes for `file:line:col`);
-  a cached document that fails a check now sends its file back through the parser.
-- The cache is dropped when the reading code changes (a digest of its source and PyYAML's
-  version is stored with it).
-- One cache file per set of input paths, holding the files of the last load only, so it never
-  grows; replaced atomically; JSON, so reading it runs no code. A cache that cannot be read or
-  written (read-only or missing home, a corrupt file, a directory others may write to) is
-  ignored.
-
-Where: `$RECONCILER_CACHE_DIR`, else `$XDG_CACHE_HOME/connect-reconciler`, else
-`~/.cache/connect-reconciler`; `RECONCILER_CACHE_DIR=off` turns it off.
+Only the YAML → data step of problem-free files is cached, under a hash of each file's bytes;
+every check runs again on every load. Where it lives, and the rules that keep it right:
+docs/configuration.md#the-manifest-cache.
 """
 
 from __future__ import annotations

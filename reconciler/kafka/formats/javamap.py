@@ -1,24 +1,8 @@
 """The order in which a Java `HashMap<String, ?>` iterates its keys. Pure.
 
-Java rebuilds a source partition read back from JSON (`JsonConverter`, schemaless) as a
-`new HashMap<>()` filled in document order, and re-serialises that map whenever it looks an
-offset up or writes one from its REST API (GET, PATCH and DELETE `/connectors/{name}/offsets`).
-The bytes it looks for are therefore the partition's fields in *HashMap iteration order*; a key
-we mint in any other order is a different key to Java (docs/compatibility.md).
-
-HashMap iterates its table from index 0 up, and each bin in the order its nodes were linked:
-
-- a key's bin is `(h ^ (h >>> 16)) & (capacity - 1)`, `h` being Java's `String.hashCode`
-  (over UTF-16 code units, in 32-bit arithmetic);
-- the table starts at 16 bins and doubles when the size passes 0.75 × capacity, and also when a
-  bin reaches 9 nodes while the table has fewer than 64 bins (`treeifyBin`); a doubling splits
-  each bin into a low and a high bin, both keeping their nodes' order;
-- a new key is appended to its bin (a key already present keeps its place).
-
-A bin of 9 or more nodes in a table of 64 or more becomes a red-black tree, which iterates in
-another order. That needs 9 keys whose spread hashes share their low 6 bits, which a source
-partition's handful of field names never has: `hashmap_order` raises `TreeBinReached` rather
-than guess, and `map_in_java_order` then keeps the given order.
+Java re-serialises a source partition it parsed back from JSON in that order whenever it looks
+an offset up or writes one, so a key we mint in any other order is a different key to Java.
+The algorithm, and the one case (tree bins) it refuses to guess: docs/record-formats.md#map-order.
 """
 
 from __future__ import annotations

@@ -1,24 +1,8 @@
-"""The offsets topic's reader (docs/record-formats.md; Java's `KafkaOffsetBackingStore`).
+"""The offsets topic's reader (Java's `KafkaOffsetBackingStore`): the latest value per raw key
+bytes, and per connector the set of its partitions, as Java keeps them.
 
-Java keeps two things per offsets topic, and so does this replay:
-
-- the latest value per *raw key bytes* (`data`), so two encodings of one partition (another
-  field order, spaces, escapes) are two keys;
-- per connector, the *set* of its partitions (`OffsetUtils.processPartitionKey`), compared as
-  maps: a value under any encoding adds the partition, a tombstone under any encoding removes
-  it. So a partition written under two encodings and tombstoned under one is gone from Java's
-  set (its REST API no longer lists it), although the other encoding still holds a value.
-  (Which record comes last is the read order: two encodings on two topic partitions are read
-  in no fixed order, by Java as by us.)
-
-`GET /connectors/{name}/offsets` lists the set, and looks each partition's offset up under the
-bytes Java serialises it to (`records.encode_offset_key`: fields in HashMap order): an offset
-stored under another encoding reads as null there. `reported` gives exactly that. The runtime
-resumes a partition from its newest value under any encoding (`offsets_for`), in the set or
-not, because a Java task reads its offsets under its *own* field order, which need not be the
-HashMap's; and it writes a new offset under Java's bytes and every other encoding still
-holding one (`keys_for`), so every reader finds it (docs/compatibility.md, "Read side:
-deliberate differences").
+`reported` answers `GET …/offsets` as Java does; `offsets_for` and `keys_for` are where the
+runtime resumes a partition and which keys it writes: docs/record-formats.md#byte-exact-keys.
 """
 
 from __future__ import annotations
