@@ -5,10 +5,10 @@ Driver: `run_ranges` builds one DataFrame over the batch's planned ranges and ru
 `SinkPartitionResult` per range.
 
 Worker: `sink_batches` gets the Arrow batches of one range from the JVM, finds its work item
-by the (topic, partition) in them, and drives the connector's task as the confluent-kafka path
-does (docs/runtime.md#exactly-once-output): start, `open`, `write` the records at or past the
-start (the larger of the range's start and what the task holds), `pre_commit(…, closing=True)`
-with the last delivered record + 1, stop. The batches are only re-shaped to `sink_schema()`
+by the (topic, partition) in them, and feeds them to the range runner the confluent-kafka path
+uses (`task.run_range`, docs/runtime.md#exactly-once-output): start, `open`, `write` the records
+at or past the start (the larger of the range's start and what the task holds),
+`pre_commit(…, closing=True)` with the last delivered record + 1, stop. The batches are only re-shaped to `sink_schema()`
 with Arrow compute (timestamps to ms, the headers list), never turned into Python objects.
 A range in which the data source finds no record reaches no worker; its commit stays where it
 was, marked as read to the range's end (`_nothing_read`).
@@ -16,25 +16,21 @@ was, marked as read to the range's end (`_nothing_read`).
 
 from __future__ import annotations
 
-import time
-import traceback
 from collections.abc import Iterator, Sequence
 from itertools import chain
 from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import sink_schema
-from reconciler import failpoints
-from reconciler.runtime.sink.ranges import SinkPartitionResult, SinkPartitionWork, task_start
-from reconciler.runtime.sink.task import payload_bytes, start_sink_task
+from reconciler.runtime.sink.ranges import SinkPartitionResult, SinkPartitionWork
+from reconciler.runtime.sink.task import run_range
+from reconciler.runtime.spark.data_source import read_ranges
 from reconciler.runtime.spark.jobs import run_over_dataframe
-from reconciler.runtime.batch.task_logs import task_logging
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from reconciler.runtime.spark.session import SparkSession
 
-    from reconciler.connectors.api import SinkTask
     from reconciler.kafka.settings import KafkaSettings
+    from reconciler.runtime.spark.session import SparkSession
 
 Ranges = dict[tuple[str, int], tuple[int, SinkPartitionWork]]
 
@@ -43,8 +39,6 @@ def run_ranges(
     session: SparkSession, settings: KafkaSettings, items: Sequence[SinkPartitionWork], *, pool: str, description: str
 ) -> list[SinkPartitionResult]:
     """One result per item, in order; a range with no record reports 0 records, no offset."""
-    from reconciler.runtime.spark.data_source import read_ranges
-
     if not items:
         return []
     ranges: Ranges = {(item.topic, item.partition): (index, item) for index, item in enumerate(items)}
@@ -83,56 +77,31 @@ def sink_batches(ranges: Ranges, batches: Iterator[pa.RecordBatch]) -> Iterator[
         return
     tp = (first.column("topic")[0].as_py(), first.column("partition")[0].as_py())
     index, item = ranges[tp]
-    yield index, _run_task(item, chain([first], batches))
+    yield index, run_range(item, lambda start: DataSourceFeed(chain([first], batches), start, item.end))
 
 
-def _run_task(item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]) -> SinkPartitionResult:
-    from reconciler.heap import building
+class DataSourceFeed:
+    """The data source's batches of one range, from where the task reads, as `sink_schema()`.
 
-    started, records, size = time.monotonic(), 0, 0
-    offset: int | None = None
-    scanned: int | None = None
-    error: str | None = None
-    try:
-        with building(), task_logging(item.logging, item.connector, item.task_id):
-            task = start_sink_task(item)
-            try:
-                records, size, offset, scanned = _deliver(task, item, batches)
-            finally:
-                task.stop()
-    except Exception:
-        offset, scanned, error = None, None, traceback.format_exc()
-    seconds = time.monotonic() - started
-    return SinkPartitionResult(
-        item.task_id, item.topic, item.partition, records, offset, error, seconds, bytes=size, scanned_to=scanned
-    )
+    The data source always reads the whole range: the feed is done once its batches are spent,
+    or once the range's last offset is delivered."""
 
+    def __init__(self, raw: Iterator[pa.RecordBatch], start: int, end: int) -> None:
+        self.raw, self.start, self.end = raw, start, end
+        self.delivered: int | None = None
+        self.spent = False
 
-def _deliver(
-    task: SinkTask, item: SinkPartitionWork, batches: Iterator[pa.RecordBatch]
-) -> tuple[int, int, int | None, int | None]:
-    """(records written, their key and value bytes, what `pre_commit` called safe, the end read
-    to when only offsets without records lie past it), as `task.sink_partition`. The offset offered is Java's: the
-    last record delivered + 1, or the start when none was. The data source always reads the
-    whole range, so the range is scanned to its end once the task took everything."""
-    tp = (item.topic, item.partition)
-    start, done = task_start(item, task.open([tp]).get(tp))
-    records, size, delivered = 0, 0, None
-    for raw in batches:
-        batch = to_sink_batch(raw, start)
-        if not batch.num_rows:
-            continue
-        task.write(batch)
-        records += batch.num_rows
-        size += payload_bytes(batch)
-        delivered = batch.column("offset")[-1].as_py() + 1
-        if records == batch.num_rows and delivered < item.end:  # the first batch, and more may follow
-            failpoints.hit(failpoints.SINK_MID_WRITE)
-    point = delivered if delivered is not None else done
-    safe = None if point is None else task.pre_commit({tp: point}, closing=True).get(tp)
-    failpoints.hit(failpoints.SINK_AFTER_FILES)
-    scanned = item.end if safe is not None and safe == point else None
-    return records, size, safe, scanned
+    @property
+    def done(self) -> bool:
+        return self.spent or (self.delivered is not None and self.delivered >= self.end)
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        for raw in self.raw:
+            batch = to_sink_batch(raw, self.start)
+            if batch.num_rows:
+                self.delivered = batch.column("offset")[-1].as_py() + 1
+                yield batch
+        self.spent = True
 
 
 def to_sink_batch(raw: pa.RecordBatch, start: int) -> pa.RecordBatch:
