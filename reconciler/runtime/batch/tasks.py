@@ -1,6 +1,6 @@
 """What one batch runs and what it reports: a `TaskWork` per task in, a `TaskOutcome` per task
 out, and the `TaskExecutor` interface between the worker's tick and whatever runs the tasks
-(`executor.SparkExecutor`). The sink and source jobs build on these; nothing here runs Spark.
+(`runtime.executor.SparkExecutor`). The sink and source jobs build on these; nothing here runs Spark.
 
 `TaskExecutor.run_batch(works)` runs one batch of every given task and returns exactly one
 `TaskOutcome` per `TaskWork`, never raising for a task's failure: a failed task's outcome
