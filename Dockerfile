@@ -22,11 +22,11 @@ WORKDIR /opt/reconciler
 COPY pyproject.toml README.md ./
 COPY reconciler ./reconciler
 RUN pip install --no-cache-dir ".[spark]"
-# Spark's classes as one class-data-sharing archive for the driver's JVM (runtime/spark_cds.py):
+# Spark's classes as one class-data-sharing archive for the driver's JVM (runtime/spark/cds.py):
 # a session starts in about half the time (~140 MB). Built with the image's own Java and jars,
 # which it must match, into RECONCILER_SPARK_CDS_DIR: outside the home directory's cache, which
 # a deployment may mount a volume over (examples/kubernetes/), and readable by any user.
-RUN python -m reconciler.runtime.spark_cds_build
+RUN python -m reconciler.runtime.spark.cds_build
 COPY docker/entrypoint.sh docker/healthcheck.py /usr/local/lib/connect-reconciler/
 
 RUN useradd --uid 10001 --create-home reconciler && mkdir -p /data && chown reconciler /data

@@ -9,7 +9,7 @@ tuned for the benchmark:
 - consuming: `fetch.wait.max.ms` (reconciler.kafka.io.client.consumer_config). A read to the end
   waits for the broker to answer an empty fetch, which it holds this long; with librdkafka's
   default (500 ms) kcat would pay half a second per read that our readers do not;
-- producing: the batching settings of our source tasks (reconciler.runtime.source_job).
+- producing: the batching settings of our source tasks (reconciler.runtime.source.job).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import shutil
 
 from reconciler.kafka.io.client import consumer_config
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.source_batch import PRODUCER_TUNING
+from reconciler.runtime.source.task import PRODUCER_TUNING
 
 CONSUMER_KEYS = ("fetch.wait.max.ms",)
 PRODUCER_KEYS = ("linger.ms", "batch.num.messages", "batch.size", "queue.buffering.max.messages",

@@ -29,10 +29,10 @@ from reconciler.devtools.broker import start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.runtime.executor import SinkReader, SparkExecutor
-from reconciler.runtime.tasks import TaskWork
-from reconciler.runtime.spark import start_session, warm_up
-from reconciler.runtime.spark_jobs import run_partitions
-from reconciler.runtime.spark_kafka import with_kafka_jars
+from reconciler.runtime.batch.tasks import TaskWork
+from reconciler.runtime.spark.session import start_session, warm_up
+from reconciler.runtime.spark.jobs import run_partitions
+from reconciler.runtime.spark.data_source import with_kafka_jars
 
 TOPIC = "bench-readers"
 

@@ -42,7 +42,7 @@ from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics  # ours: usable once it returns
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.runtime.tasks import TaskOutcome, TaskWork
+from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork
 
 GROUP = "bench"
 SOURCE_TOPIC = "bench-datagen"
@@ -152,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def measure(args: argparse.Namespace, kcat: str, workdir: Path, broker: RunningBroker, sampler: MemorySampler) -> int:
-    from reconciler.runtime.spark import start_session, warm_up
+    from reconciler.runtime.spark.session import start_session, warm_up
 
     settings = KafkaSettings(bootstrap_servers=broker.bootstrap, group_id=GROUP, topics=Topics.for_group(GROUP), timeout_s=60)
     ensure_topics(settings)
@@ -229,7 +229,7 @@ def client_produce_floor(
     from operator import length_hint
 
     from reconciler.kafka.io.client import new_producer
-    from reconciler.runtime.source_batch import PRODUCER_TUNING
+    from reconciler.runtime.source.task import PRODUCER_TUNING
 
     topic = "bench-floor"
     create_topic(settings, topic, args.partitions)

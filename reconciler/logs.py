@@ -1,6 +1,6 @@
 """How log records are written, wherever they are written: readable lines, or one JSON object
 per line (`--log-format json`), in the CLI's process and in the Python workers that run
-connector tasks (`reconciler.runtime.task_logs`) alike.
+connector tasks (`reconciler.runtime.batch.task_logs`) alike.
 
 JSON is for log pipelines (Kubernetes, Loki, Elasticsearch): each record is one object on one
 line, `{"time", "level", "logger", "message", "event", …}`, with a record's own fields merged

@@ -31,7 +31,7 @@ mkdir -p .test-logs
 (checks) >.test-logs/checks.log 2>&1 &
 CHECKS=$!
 (
-  python -m reconciler.runtime.spark_cds_build
+  python -m reconciler.runtime.spark.cds_build
   python -m reconciler.devtools.pack_env
 ) >.test-logs/prepare.log 2>&1 &
 PREPARE=$!

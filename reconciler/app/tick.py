@@ -3,7 +3,7 @@
 1. apply the manifests exactly as `reconciler apply` does (`app.apply`), with every pending
    offsets request run in full: no task of this worker runs between two batches, so a request
    can stop, alter and resume its connector here (`app.offsets`);
-2. one batch of every connector of the group (`runtime.worker.BatchWorker`): restarts, task
+2. one batch of every connector of the group (`runtime.batch.worker.BatchWorker`): restarts, task
    configs, the tasks on Spark, their statuses (docs/runtime.md#one-tick).
 
 A failed apply is reported (`on_apply_error`) and the batch still runs: a long-running worker
@@ -25,10 +25,10 @@ from reconciler.core.models import DesiredConnector
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsOutcome
-from reconciler.runtime import auto_restart
-from reconciler.runtime.reports import BatchReport
-from reconciler.runtime.tasks import TaskExecutor
-from reconciler.runtime.worker import BatchWorker
+from reconciler.runtime.batch import auto_restart
+from reconciler.runtime.batch.reports import BatchReport
+from reconciler.runtime.batch.tasks import TaskExecutor
+from reconciler.runtime.batch.worker import BatchWorker
 
 
 @dataclass

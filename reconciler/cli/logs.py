@@ -31,7 +31,7 @@ def configure(log_format: str, verbosity: int) -> None:
     _mode["json"] = json_mode
     level = logging.WARNING - 10 * min(verbosity, 2)
     remember_settings(LogSettings(json_mode, level))  # connector tasks log the same way
-    # Inherited by what this process starts: Spark's JVM logs JSON too (runtime.spark).
+    # Inherited by what this process starts: Spark's JVM logs JSON too (runtime.spark.session).
     if json_mode or "RECONCILER_LOG_FORMAT" in os.environ:
         os.environ["RECONCILER_LOG_FORMAT"] = log_format
     logging.getLogger("reconciler.events").setLevel(logging.INFO if json_mode else logging.NOTSET)

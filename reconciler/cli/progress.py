@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from reconciler.runtime.tasks import TaskExecutor, TaskOutcome, TaskWork
+    from reconciler.runtime.batch.tasks import TaskExecutor, TaskOutcome, TaskWork
 
 DELAY_S = 2.0
 REFRESH_S = 0.5

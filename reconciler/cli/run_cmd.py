@@ -295,7 +295,7 @@ def spark_target(master: str | None, remote: str | None) -> tuple[str, str | Non
         return master, None
     remote = remote or os.environ.get("SPARK_REMOTE") or None
     if remote is not None:
-        from reconciler.runtime.spark import connect_address
+        from reconciler.runtime.spark.session import connect_address
 
         connect_address(remote)  # a URL that cannot work fails now, before anything is written
     return "local[*]", remote
@@ -318,7 +318,7 @@ def spark_master(text: str) -> str:
     if _LOCAL_CLUSTER.fullmatch(master) or master == "yarn" or master.startswith("k8s://"):
         return master  # Spark's to check further: they need more than a URL
     if master.startswith("spark://"):
-        from reconciler.runtime.spark import master_addresses  # what the runtime will connect to
+        from reconciler.runtime.spark.session import master_addresses  # what the runtime will connect to
 
         if len(master_addresses(master)) == len(master.removeprefix("spark://").split(",")):
             return master

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from reconciler.app.apply import ApplyOutcome
     from reconciler.app.tick import TickReport
     from reconciler.offsets.model import OffsetsOutcome
-    from reconciler.runtime.reports import ConnectorReport
+    from reconciler.runtime.batch.reports import ConnectorReport
 
 EVENTS = logging.getLogger("reconciler.events")
 LOG = logging.getLogger("reconciler.run")

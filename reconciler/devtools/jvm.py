@@ -2,7 +2,7 @@
 
 `jvm/pom.xml` pins Apache Kafka (broker, tools) and the Kafka Connect worker (`connect-runtime`,
 `connect-json`, `connect-file`) of one version. Java is found and the jars resolved through
-Maven, cached, by `runtime.maven` (docs/real-components.md), which the runtime uses for Spark's
+Maven, cached, by `toolchain.maven` (docs/real-components.md), which the runtime uses for Spark's
 Kafka data source too.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.runtime.maven import JvmError as JvmError  # what broker/connect report
-from reconciler.runtime.maven import java_binary as java_binary
-from reconciler.runtime.maven import resolve_classpath
+from reconciler.toolchain.maven import JvmError as JvmError  # what broker/connect report
+from reconciler.toolchain.maven import java_binary as java_binary
+from reconciler.toolchain.maven import resolve_classpath
 
 JVM_DIR = Path(__file__).resolve().parent / "jvm"
 POM = JVM_DIR / "pom.xml"

@@ -29,7 +29,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.caches import cache_root, keep_newest
+from reconciler.toolchain.caches import cache_root, keep_newest
 
 EXECUTOR_PACKAGES = ("confluent-kafka", "pyarrow", "numpy", "pydantic", "msgspec")
 PACK_TIMEOUT_S = 900.0

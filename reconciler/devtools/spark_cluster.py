@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(cluster.master_url, flush=True)
         if args.connect:
-            from reconciler.runtime.spark_kafka import kafka_source_jars
+            from reconciler.runtime.spark.data_source import kafka_source_jars
 
             server = start_connect_server(args.log_dir, jars=kafka_source_jars() or ())
             print(server.url, flush=True)

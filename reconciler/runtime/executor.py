@@ -1,5 +1,5 @@
 """Running one batch of connector tasks on Spark: `SparkExecutor`, the `TaskExecutor`
-(`runtime.tasks`) the worker's tick calls.
+(`runtime.batch.tasks`) the worker's tick calls.
 
 `SparkExecutor` runs each connector's batch as its own Spark job, submitted from a thread of
 its own into a FAIR scheduler pool named after the connector: a slow connector does not hold
@@ -19,13 +19,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Literal
 
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.spark import DEFAULT_MASTER, DEFAULT_TIMEOUT_S, SparkTarget, is_local
-from reconciler.runtime.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
+from reconciler.runtime.spark.session import DEFAULT_MASTER, DEFAULT_TIMEOUT_S, SparkTarget, is_local
+from reconciler.runtime.batch.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from reconciler.runtime.source_driver import SourceOffsets
+    from reconciler.runtime.source.driver import SourceOffsets
 
 LOG = logging.getLogger(__name__)
 
@@ -92,9 +92,9 @@ class SparkExecutor:
 
     def session(self) -> SparkSession:
         """The SparkSession, started on first use: code shipped, executors checked."""
-        from reconciler.runtime.spark import active_session, start, warm_up
-        from reconciler.runtime.spark_kafka import with_kafka_jars
-        from reconciler.runtime.spark_ship import project_zip, ship
+        from reconciler.runtime.spark.session import active_session, start, warm_up
+        from reconciler.runtime.spark.data_source import with_kafka_jars
+        from reconciler.runtime.spark.ship import project_zip, ship
 
         with self._lock:
             if self._session is None:
@@ -155,7 +155,7 @@ class SparkExecutor:
     def _unloadable(self, session: SparkSession, works: Sequence[TaskWork]) -> dict[str, str]:
         """Connector classes the executors cannot load (checked once each), with the trace to
         report; their `module:Class` modules are shipped first."""
-        from reconciler.runtime.spark_ship import check_connectors, plugin_files, ship
+        from reconciler.runtime.spark.ship import check_connectors, plugin_files, ship
 
         if not self.ships_code:
             return {}
@@ -169,7 +169,7 @@ class SparkExecutor:
     def _source_offsets(self, works: Sequence[TaskWork]) -> SourceOffsets:
         """The committed source offsets, with the connectors that cannot run on them (all of
         them when reading failed in a way no one connector's store explains)."""
-        from reconciler.runtime.source_driver import SourceOffsets, source_offsets
+        from reconciler.runtime.source.driver import SourceOffsets, source_offsets
 
         try:
             return source_offsets(self.settings, works)
@@ -188,7 +188,10 @@ class SparkExecutor:
         clients retry without end (Connect sets their `max.block.ms` and `delivery.timeout.ms`
         to the maximum), rather than turn FAILED until someone restarts them."""
         from reconciler.errors import BrokerUnreachable
-        from reconciler.runtime import sink_job, source_batch, source_driver, source_job
+        from reconciler.runtime.sink import job as sink_job
+        from reconciler.runtime.source import driver as source_driver
+        from reconciler.runtime.source import job as source_job
+        from reconciler.runtime.source import task as source_task
 
         name, kind = works[0].connector, works[0].kind
         pool = f"connector-{name}"
@@ -205,7 +208,7 @@ class SparkExecutor:
                 return not_run.outcomes(works)
             stores = source_driver.connector_stores(self.settings, works)[name]
             committed = source_driver.committed_offsets(offsets.replays, name, stores)
-            limit = self.source_batch_records or source_batch.DEFAULT_BATCH_RECORDS
+            limit = self.source_batch_records or source_task.DEFAULT_BATCH_RECORDS
             return source_job.run_source(
                 session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit
             )
@@ -219,7 +222,7 @@ class SparkExecutor:
     def _kafka_source(self, session: SparkSession) -> bool:
         """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""
         from reconciler.errors import ReconcilerError
-        from reconciler.runtime.spark_kafka import available
+        from reconciler.runtime.spark.data_source import available
 
         if self.sink_reader == "confluent-kafka":
             return False

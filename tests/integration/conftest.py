@@ -44,11 +44,11 @@ TEST_LOGS = Path(__file__).resolve().parents[2] / ".test-logs"  # as tests/conft
 
 @pytest.fixture(scope="session")
 def spark_session() -> Iterator[SparkSession]:
-    from reconciler.runtime import spark_cds_build
-    from reconciler.runtime.spark import active_session, start_session, warm_up
-    from reconciler.runtime.spark_kafka import with_kafka_jars
+    from reconciler.runtime.spark import cds_build
+    from reconciler.runtime.spark.session import active_session, start_session, warm_up
+    from reconciler.runtime.spark.data_source import with_kafka_jars
 
-    spark_cds_build.build()  # once per machine (cached): this session and every `reconciler` child start in half the time
+    cds_build.build()  # once per machine (cached): this session and every `reconciler` child start in half the time
     existing = active_session()
     # With Spark's Kafka data source, as `reconciler run` starts it: sinks read through it.
     session = existing or start_session(TEST_MASTER, with_kafka_jars({}))
@@ -123,7 +123,7 @@ def spark_cluster() -> Iterator[RunningCluster]:
 def spark_connect_server(executor_python: str) -> Iterator[RunningConnectServer]:
     """A Spark Connect server (local[2]) with Spark's Kafka data source on its classpath."""
     from reconciler.devtools.spark_cluster import start_connect_server
-    from reconciler.runtime.spark_kafka import kafka_source_jars
+    from reconciler.runtime.spark.data_source import kafka_source_jars
 
     server = start_connect_server(TEST_LOGS, jars=kafka_source_jars() or (), python=executor_python,
                                   conf={"spark.driver.memory": "768m"})

@@ -20,14 +20,14 @@ import psutil
 
 from reconciler import failpoints
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.tasks import TaskWork
+from reconciler.runtime.batch.tasks import TaskWork
 
 BATCH_IN_A_SUBPROCESS = textwrap.dedent(
     """
     import json, sys
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.runtime.executor import SparkExecutor
-    from reconciler.runtime.tasks import TaskWork
+    from reconciler.runtime.batch.tasks import TaskWork
     bootstrap, group, works = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
     settings = KafkaSettings(bootstrap_servers=bootstrap, group_id=group, topics=Topics.for_group(group), timeout_s=20)
     executor = SparkExecutor(settings, master="local[2]")

@@ -181,12 +181,12 @@ def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSetting
 def test_a_sink_range_reads_from_its_start_and_the_policy_resets_a_start_retention_passed(
     kafka: KafkaUnderTest, kafka_settings: KafkaSettings, deleted: int, reset: str | None, read: range
 ) -> None:
-    """The driver decides the start (`sink_reset`); if retention (here DeleteRecords) removes it
+    """The driver decides the start (`sink.reset`); if retention (here DeleteRecords) removes it
     before the task fetches, the task's consumer resets by its `auto.offset.reset`, as Java's
     does: the log start (`earliest`, Connect's), or the end (`latest`: nothing read)."""
 
-    from reconciler.runtime.sink_range import SinkPartitionWork
-    from reconciler.runtime.sink_reader import RangeReader
+    from reconciler.runtime.sink.ranges import SinkPartitionWork
+    from reconciler.runtime.sink.reader import RangeReader
 
     topic = f"retained-{kafka_settings.group_id}"  # one per parameter set
     create_topic(kafka_settings, topic, 1)

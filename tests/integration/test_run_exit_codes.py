@@ -79,7 +79,7 @@ def test_run_once_with_a_failed_offsets_request_exits_1(
 
 def test_a_driver_jvm_that_cannot_start_says_why_in_json_lines(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
     """With --log-format json, what the JVM writes outside logging comes as JSON too
-    (runtime.jvm_output): here the JVM's own reason for not starting, before our error."""
+    (runtime.spark.jvm_output): here the JVM's own reason for not starting, before our error."""
     manifests = write(tmp_path / "gen.yaml", manifest("gen", topic=f"{kafka_settings.group_id}.gen", count="1"))
     command = [sys.executable, "-m", "reconciler.cli.main", "run", str(manifests), "--once", "--log-format", "json",
                "--spark-conf", "spark.driver.extraJavaOptions=-Xss1", *kafka_args(kafka_settings)]

@@ -24,9 +24,9 @@ from reconciler.kafka.io.consume import end_offsets
 from reconciler.kafka.io.groups import sink_group_commits, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.runtime.tasks import TaskWork
+from reconciler.runtime.batch.tasks import TaskWork
 from reconciler.kafka.io.groups import commit_offsets as commit_group_offsets
-from reconciler.runtime.sink_range import SCANNED_PREFIX
+from reconciler.runtime.sink.ranges import SCANNED_PREFIX
 
 from txn_support import committed_visible
 

@@ -24,7 +24,7 @@ from reconciler.kafka.io import admin
 from reconciler.kafka.io.groups import commit_offsets, sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.runtime.tasks import TaskWork
+from reconciler.runtime.batch.tasks import TaskWork
 from test_offsets_support import delete_records
 
 pytestmark = pytest.mark.spark
@@ -66,7 +66,7 @@ def test_a_commit_past_the_end_reads_again_from_the_log_start_and_skips_nothing(
 
     commit_offsets(kafka_settings, group, {(topic, 0): 5000})  # what the alter writes, Java's too
     produce(kafka_settings, topic, range(30, 50))
-    with caplog.at_level(logging.WARNING, logger="reconciler.runtime.sink_job"):
+    with caplog.at_level(logging.WARNING, logger="reconciler.runtime.sink.job"):
         [second] = reader_executor.run_batch(works)
 
     assert (second.records, second.error) == (20, None), second.error  # the files held 0..29
@@ -95,7 +95,7 @@ def test_with_reset_policy_none_the_task_fails_naming_partition_offset_and_range
 
     assert outcome.records == 0
     assert outcome.error == (
-        f"reconciler.runtime.sink_reset.OffsetOutOfRange: committed offset {committed} of {topic}[0] is out of "
+        f"reconciler.runtime.sink.reset.OffsetOutOfRange: committed offset {committed} of {topic}[0] is out of "
         "range: the partition holds offsets 10 to 20 (log start to log end), and auto.offset.reset is none"
     )
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): committed}
@@ -133,7 +133,7 @@ def test_never_committed_with_latest_the_start_is_the_end_and_it_is_committed(
     produce(kafka_settings, topic, range(before))
     works = archiving(name, topic, tmp_path, **{"consumer.override.auto.offset.reset": "latest"})
 
-    with caplog.at_level(logging.INFO, logger="reconciler.runtime.sink_job"):
+    with caplog.at_level(logging.INFO, logger="reconciler.runtime.sink.job"):
         [first] = reader_executor.run_batch(works)
     assert (first.records, first.error) == (0, None), first.error
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): before}
@@ -161,7 +161,7 @@ def test_never_committed_with_reset_policy_none_the_task_fails_naming_the_partit
 
     assert outcome.records == 0
     assert outcome.error == (
-        "reconciler.runtime.sink_reset.NoOffsetForPartition: undefined offset with no reset policy for partition "
+        "reconciler.runtime.sink.reset.NoOffsetForPartition: undefined offset with no reset policy for partition "
         f"{topic}[0]: the group never committed an offset for it, and auto.offset.reset is none"
     )
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {}

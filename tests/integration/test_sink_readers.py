@@ -20,7 +20,7 @@ from reconciler.kafka.io import admin
 from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.runtime.tasks import TaskWork
+from reconciler.runtime.batch.tasks import TaskWork
 
 from recording import recorded  # tests/integration/plugins, on sys.path (conftest)
 from txn_support import committed_visible
@@ -65,7 +65,7 @@ def produce(
 def test_the_test_session_has_sparks_kafka_data_source(spark_session: object) -> None:
     import pyspark
 
-    from reconciler.runtime.spark_kafka import available, kafka_source_jars
+    from reconciler.runtime.spark.data_source import available, kafka_source_jars
 
     jars = kafka_source_jars()
     assert jars is not None and f"spark-sql-kafka-0-10_2.13-{pyspark.__version__}.jar" in {j.name for j in jars}
@@ -134,9 +134,9 @@ def test_a_batch_stops_before_an_undecided_transaction_and_the_next_reads_the_re
 def test_spark_kafka_reader_refuses_a_session_without_the_data_source_rather_than_guess(
     kafka_settings: KafkaSettings, spark_session: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reconciler.runtime import spark_kafka
+    from reconciler.runtime.spark import data_source
 
-    monkeypatch.setattr(spark_kafka, "available", lambda session: False)
+    monkeypatch.setattr(data_source, "available", lambda session: False)
     topic = f"readers-{uuid.uuid4().hex[:8]}"
     admin.create_topic(kafka_settings, topic, 2)
     produce(kafka_settings, topic, range(4))

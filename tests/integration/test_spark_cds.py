@@ -1,4 +1,4 @@
-"""The driver JVM maps Spark's classes from the class-data-sharing archive (`runtime/spark_cds.py`):
+"""The driver JVM maps Spark's classes from the class-data-sharing archive (`runtime/spark/cds.py`):
 checked in the JVM's own class-loading log, in a session started as `reconciler run` starts one."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 CHILD = textwrap.dedent(
     """
     import sys
-    from reconciler.runtime.spark import session_conf, start_session
+    from reconciler.runtime.spark.session import session_conf, start_session
     options = session_conf("local[1]", {})["spark.driver.extraJavaOptions"]
     session = start_session("local[1]", {"spark.driver.extraJavaOptions": options + " -Xlog:class+load=info:file=" + sys.argv[1]})
     process = session.sparkContext._gateway.proc
@@ -30,7 +30,7 @@ CHILD = textwrap.dedent(
 
 
 def test_a_session_maps_sparks_classes_from_the_archive(spark_session: SparkSession, tmp_path: Path) -> None:
-    from reconciler.runtime.spark_cds import archive_path
+    from reconciler.runtime.spark.cds import archive_path
 
     assert archive_path().is_file()  # built by the `spark_session` fixture
     log = tmp_path / "class-load.log"

@@ -1,5 +1,5 @@
 """A local session's Python workers import PySpark and py4j from the installed packages, not from
-Spark's zips, which Python compiles again in every worker (`runtime/spark_daemon.py`)."""
+Spark's zips, which Python compiles again in every worker (`runtime/spark/daemon.py`)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from reconciler.kafka.formats.partitioner import partition_for
 from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.runtime.tasks import TaskWork
+from reconciler.runtime.batch.tasks import TaskWork
 from reconciler.kafka.io.produce import task_transactional_id as transactional_id
 
 pytestmark = pytest.mark.spark
@@ -248,7 +248,7 @@ def test_a_refused_commit_fails_no_task_and_the_next_batch_commits(
         member.subscribe([topic], on_assign=lambda c, ps: assigned.extend(ps))
         while not assigned:
             member.poll(0.1)
-        with caplog.at_level(logging.ERROR, logger="reconciler.runtime.sink_job"):
+        with caplog.at_level(logging.ERROR, logger="reconciler.runtime.sink.job"):
             held = spark_executor.run_batch(works)
     finally:
         member.close()
@@ -383,18 +383,18 @@ def test_a_full_producer_queue_loses_and_repeats_nothing(
     kafka_settings: KafkaSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The produce loop resumes at the record that did not fit (run in-process, tiny queue)."""
-    from reconciler.runtime import source_batch as source_job
+    from reconciler.runtime.source import task as source_task
 
     ensure_topics(kafka_settings)
     create_topic(kafka_settings, n("queue-data"))
-    monkeypatch.setitem(source_job.PRODUCER_TUNING, "queue.buffering.max.messages", 100)
-    monkeypatch.setattr(source_job, "PRODUCE_CHUNK", 64)
+    monkeypatch.setitem(source_task.PRODUCER_TUNING, "queue.buffering.max.messages", 100)
+    monkeypatch.setattr(source_task, "PRODUCE_CHUNK", 64)
     work = datagen_works("gen", n("queue-data"), count=3000, tasks=1)[0]
-    item = source_job.SourceTaskWork(
-        kafka_settings, "gen", "datagen", 0, work.task_config, source_job.CommittedOffsets({}, {})
+    item = source_task.SourceTaskWork(
+        kafka_settings, "gen", "datagen", 0, work.task_config, source_task.CommittedOffsets({}, {})
     )
 
-    result = source_job.source_partition(item)
+    result = source_task.source_partition(item)
 
     assert (result.records, result.error) == (3000, None)
     assert topic_ids(kafka_settings, n("queue-data")) == Counter(range(3000))

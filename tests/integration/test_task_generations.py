@@ -1,6 +1,6 @@
 """Task configs as Connect's leader writes them, from our runtime (real broker, real Spark):
 `task.class` and `topics` in every task config, and for sources KIP-618's task-count record
-after the previous generation's producers are fenced (`runtime.fencing`)."""
+after the previous generation's producers are fenced (`runtime.batch.fencing`)."""
 
 from __future__ import annotations
 

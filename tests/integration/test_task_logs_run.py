@@ -1,5 +1,5 @@
 """What connector code logs, in `reconciler run`'s output: a task's records, from the Python
-workers Spark starts (`runtime.task_logs`), at the level `-v` set, in the CLI's format (JSON
+workers Spark starts (`runtime.batch.task_logs`), at the level `-v` set, in the CLI's format (JSON
 here), tagged with connector and task, the connector's secrets masked; the connector's own
 calls, on the driver, tagged with the connector. Before, Python dropped a task's INFO records
 and printed a WARNING's bare message, which came out labelled as the Spark JVM's."""

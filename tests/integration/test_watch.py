@@ -201,7 +201,7 @@ def test_sigterm_finishes_the_batch_exits_0_in_the_grace_period_and_nothing_is_d
         watch.close()
     watch.output()
     # Every line, the JVM's too: what it writes outside logging (its launcher's warning about
-    # the incubator module Spark adds) comes as a `spark.jvm` warning (runtime.jvm_output).
+    # the incubator module Spark adds) comes as a `spark.jvm` warning (runtime.spark.jvm_output).
     lines = watch.seen
     events = [json.loads(line) for line in lines if line.startswith("{")]
     assert events and len(events) == len(lines), "not JSON:\n" + "\n".join(x for x in lines if x[:1] != "{")

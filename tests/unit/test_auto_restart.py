@@ -10,7 +10,7 @@ from reconciler.core.models import ConnectorManifest, DesiredConnector
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats.records import Invalid
 from reconciler.kafka.replay import ReconcilerReplay
-from reconciler.runtime.auto_restart import (
+from reconciler.runtime.batch.auto_restart import (
     AutoRestartDecision,
     AutoRestartPolicy,
     backoff_units,
@@ -19,7 +19,7 @@ from reconciler.runtime.auto_restart import (
     tick_auto_restarts,
     unit_ms,
 )
-from reconciler.runtime.restarts import RestartPlan
+from reconciler.runtime.batch.restarts import RestartPlan
 
 U = 1000  # one back-off unit, in ms
 T0 = 1_700_000_000_000

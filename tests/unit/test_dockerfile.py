@@ -111,12 +111,12 @@ def test_spark_can_run_in_the_image() -> None:
 def test_the_driver_jvms_class_data_sharing_archive_is_built_in_where_sessions_look() -> None:
     """Built after the package (its builder is part of it), into the directory the ENV names for
     every session, which no volume of the Kubernetes example covers (it mounts one over ~/.cache)."""
-    from reconciler.runtime.spark_cds import DIRECTORY
+    from reconciler.runtime.spark.cds import DIRECTORY
 
     env = dict(re.findall(r"(\w+)=(\S+)", " ".join(found("ENV"))))
     directory = env[DIRECTORY]
     runs = found("RUN")
-    built = [i for i, run in enumerate(runs) if run == "python -m reconciler.runtime.spark_cds_build"]
+    built = [i for i, run in enumerate(runs) if run == "python -m reconciler.runtime.spark.cds_build"]
     installed = [i for i, run in enumerate(runs) if '".[spark]"' in run]
     assert built and installed and installed[0] < built[0]
     mounts = re.findall(r"mountPath: (\S+?)[,}]", (ROOT / "examples" / "kubernetes" / "deployment.yaml").read_text())

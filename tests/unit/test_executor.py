@@ -12,11 +12,11 @@ import pytest
 
 from reconciler.connectors.api import ConnectorError
 from reconciler import failpoints
-from reconciler.runtime.tasks import TaskWork, assign_partitions, connector_task_count
+from reconciler.runtime.batch.tasks import TaskWork, assign_partitions, connector_task_count
 from reconciler.kafka.io.offset_stores import sink_group
-from reconciler.runtime.sink_job import consumer_overrides, sink_topics
+from reconciler.runtime.sink.job import consumer_overrides, sink_topics
 from reconciler.kafka.io.produce import task_transactional_id as transactional_id
-from reconciler.runtime.spark import is_local, master_addresses, session_conf
+from reconciler.runtime.spark.session import is_local, master_addresses, session_conf
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_local_sessions_bind_loopback_and_run_this_interpreters_path() -> None:
     paths = conf["spark.executorEnv.PYTHONPATH"].split(os.pathsep)
     assert all(os.path.isabs(p) for p in paths) and any(p.endswith("site-packages") for p in paths)
     assert all(p in paths for p in map(os.path.abspath, sys.path) if p and os.path.isdir(p))
-    assert conf["spark.python.daemon.module"] == "reconciler.runtime.spark_daemon"  # in this package
+    assert conf["spark.python.daemon.module"] == "reconciler.runtime.spark.daemon"  # in this package
 
 
 def test_cluster_sessions_advertise_the_address_that_routes_to_the_master(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,7 +150,7 @@ def test_a_spark_connect_url_that_cannot_work_fails_before_anything_is_written(
 ) -> None:
     """`run` resolves its Spark target before it applies: flag or SPARK_REMOTE alike."""
     from reconciler.cli.run_cmd import spark_target
-    from reconciler.runtime.spark import SparkUnavailable, connect_address
+    from reconciler.runtime.spark.session import SparkUnavailable, connect_address
 
     monkeypatch.delenv("SPARK_REMOTE", raising=False)
     with pytest.raises(SparkUnavailable, match=re.escape(message)):
@@ -162,7 +162,7 @@ def test_a_spark_connect_url_that_cannot_work_fails_before_anything_is_written(
 
 
 def test_plugins_outside_installed_distributions_are_shipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from reconciler.runtime.spark_ship import plugin_files
+    from reconciler.runtime.spark.ship import plugin_files
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     (tmp_path / "plainmod.py").write_text("X = 1\n")
@@ -182,11 +182,11 @@ def test_plugins_outside_installed_distributions_are_shipped(tmp_path: Path, mon
 def test_the_shipped_project_zip_carries_the_entry_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import zipfile
 
-    from reconciler.runtime.spark_ship import project_zip
+    from reconciler.runtime.spark.ship import project_zip
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     names = zipfile.ZipFile(project_zip()).namelist()
-    assert "reconciler/runtime/spark_ship.py" in names and not any("__pycache__" in n for n in names)
+    assert "reconciler/runtime/spark/ship.py" in names and not any("__pycache__" in n for n in names)
     assert any(n.endswith(".dist-info/entry_points.txt") for n in names)
 
 
@@ -217,7 +217,7 @@ def test_to_arrow_keeps_every_message_offset_and_field(offsets: list[int]) -> No
     from confluent_kafka import Message
 
     from reconciler.connectors.api import sink_schema
-    from reconciler.runtime.sink_reader import to_arrow
+    from reconciler.runtime.sink.reader import to_arrow
 
     messages = [
         Message(topic="t", partition=3, offset=o, key=b"k%d" % o, value=None if o == 8 else b"v%d" % o, timestamp=(1, 1000 + o))
@@ -235,7 +235,7 @@ def test_to_arrow_keeps_every_message_offset_and_field(offsets: list[int]) -> No
 def test_a_sink_commit_says_how_far_a_record_free_tail_was_read() -> None:
     """Connect's offset (last delivered + 1) is committed; `scanned-to` only when offsets that
     hold no record (a transaction's commit marker) follow it, so the next batch skips them."""
-    from reconciler.runtime.sink_range import SinkPartitionResult, commit_metadata, scanned_to
+    from reconciler.runtime.sink.ranges import SinkPartitionResult, commit_metadata, scanned_to
 
     def result(offset: int | None, scanned: int | None) -> SinkPartitionResult:
         return SinkPartitionResult(0, "t", 0, 10, offset, scanned_to=scanned)

@@ -1,4 +1,4 @@
-"""KIP-618 fencing before a new source task generation (runtime.fencing), Connect's rules."""
+"""KIP-618 fencing before a new source task generation (runtime.batch.fencing), Connect's rules."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from reconciler.kafka.replay import ConfigReplay
 from reconciler.kafka.formats import records as rec
-from reconciler.runtime.fencing import tasks_to_fence
+from reconciler.runtime.batch.fencing import tasks_to_fence
 
 
 @pytest.mark.parametrize(

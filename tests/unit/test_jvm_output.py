@@ -1,4 +1,4 @@
-"""`runtime.jvm_output.relay`: what the JVM writes to stderr outside logging becomes our JSON,
+"""`runtime.spark.jvm_output.relay`: what the JVM writes to stderr outside logging becomes our JSON,
 read from a real OS pipe as the JVM's stderr is."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from reconciler.logs import JsonFormatter
-from reconciler.runtime import jvm_output
+from reconciler.runtime.spark import jvm_output
 
 
 def relayed(written: bytes, caplog: pytest.LogCaptureFixture) -> tuple[list[str], list[logging.LogRecord]]:

@@ -8,8 +8,8 @@ from reconciler.core.live import ConnectTargetState, LastBatch, LiveConnector, L
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats.records import Invalid
 from reconciler.kafka.replay import ReconcilerReplay
-from reconciler.runtime.tasks import TaskOutcome
-from reconciler.runtime.liveness import batch_records, released_waits
+from reconciler.runtime.batch.tasks import TaskOutcome
+from reconciler.runtime.batch.liveness import batch_records, released_waits
 
 CONFIG: dict[str, str | None] = {"connector.class": "datagen", "name": "x"}
 

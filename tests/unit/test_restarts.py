@@ -18,7 +18,7 @@ from reconciler.kafka.replay.marks import (
     RestartRecord,
     pending_restarts,
 )
-from reconciler.runtime.restarts import RestartPlan, plan_restart
+from reconciler.runtime.batch.restarts import RestartPlan, plan_restart
 
 RUNNING, FAILED, PAUSED = InstanceState.RUNNING, InstanceState.FAILED, InstanceState.PAUSED
 

@@ -25,7 +25,7 @@ from reconciler.core.normalize import connector_properties
 from reconciler.core.planner import build_plan
 from reconciler.manifests import load_manifests
 from reconciler.render import render
-from reconciler.runtime.statuses import Report, StatusBook
+from reconciler.runtime.batch.statuses import Report, StatusBook
 
 @st.composite
 def scenario(draw: st.DrawFn) -> tuple[list[Planted], list[Planted]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from reconciler.connectors.api import sink_schema
-from reconciler.runtime.sink_task import payload_bytes
+from reconciler.runtime.sink.task import payload_bytes
 
 
 def batch(keys: list[bytes | None], values: list[bytes | None]) -> pa.RecordBatch:

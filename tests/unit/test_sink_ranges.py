@@ -1,5 +1,5 @@
-"""Where a sink batch's ranges start, on the driver (`sink_job.sink_ranges`, the reset commits,
-the commits of a task's untouched partitions) and in the task (`sink_range.task_start`): the start `sink_reset` decides, whichever reader
+"""Where a sink batch's ranges start, on the driver (`sink.job.sink_ranges`, the reset commits,
+the commits of a task's untouched partitions) and in the task (`sink.ranges.task_start`): the start `sink.reset` decides, whichever reader
 reads the range (docs/runtime.md#offset-ranges)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 
 from reconciler.kafka.io.consume import LogBounds
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.sink_job import _reset_commits, _untouched_commits, sink_ranges
-from reconciler.runtime.sink_range import SinkPartitionResult, SinkPartitionWork, task_start
-from reconciler.runtime.sink_reset import EARLIEST, LATEST, sink_starts
-from reconciler.runtime.tasks import TaskWork
+from reconciler.runtime.sink.job import _reset_commits, _untouched_commits, sink_ranges
+from reconciler.runtime.sink.ranges import SinkPartitionResult, SinkPartitionWork, task_start
+from reconciler.runtime.sink.reset import EARLIEST, LATEST, sink_starts
+from reconciler.runtime.batch.tasks import TaskWork
 
 SETTINGS = KafkaSettings(bootstrap_servers="a:9092")
 WORKS = [TaskWork("archive", 0, "parquet-sink", "sink", {}, {}, 1)]

@@ -8,7 +8,7 @@ import pytest
 
 from reconciler.connectors.api import ConnectorError
 from reconciler.kafka.io.consume import LogBounds
-from reconciler.runtime.sink_reset import (
+from reconciler.runtime.sink.reset import (
     EARLIEST,
     LATEST,
     NONE,
@@ -100,13 +100,13 @@ def test_every_committed_partition_of_a_batch_gets_a_start_resets_and_failures_a
     assert failing.offsets == {("t", 0): 4, ("u", 0): 3} and failing.resets == []
     assert set(failing.failures) == {("t", 1), ("t", 2)}
     assert failing.failures[("t", 2)].startswith(
-        "reconciler.runtime.sink_reset.OffsetOutOfRange: committed offset 9 of t[2] is out of range"
+        "reconciler.runtime.sink.reset.OffsetOutOfRange: committed offset 9 of t[2] is out of range"
     )
 
 
 def test_a_never_committed_partition_starts_by_the_policy_and_only_latest_is_a_reset_to_commit() -> None:
     """`earliest`: the next batch would start at the log start again, nothing to commit; `latest`:
-    it would reset to a later end, so the start is a reset (committed by `sink_job`)."""
+    it would reset to a later end, so the start is a reset (committed by `sink.job`)."""
     bounds = {("t", 0): LogBounds(3, 10, 8), ("t", 1): LogBounds(0, 0, 0), ("t", 2): LogBounds(0, 5, 5)}
     committed = {("t", 2): 4}
     earliest = sink_starts(committed, bounds, EARLIEST)
@@ -119,7 +119,7 @@ def test_a_never_committed_partition_starts_by_the_policy_and_only_latest_is_a_r
     strict = sink_starts(committed, bounds, NONE)
     assert (strict.offsets, strict.resets, set(strict.failures)) == ({("t", 2): 4}, [], {("t", 0), ("t", 1)})
     assert strict.failures[("t", 1)] == (
-        "reconciler.runtime.sink_reset.NoOffsetForPartition: undefined offset with no reset policy for partition "
+        "reconciler.runtime.sink.reset.NoOffsetForPartition: undefined offset with no reset policy for partition "
         "t[1]: the group never committed an offset for it, and auto.offset.reset is none"
     )
 

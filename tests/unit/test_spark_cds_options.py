@@ -1,4 +1,4 @@
-"""Which JVM options a session gets from the class-data-sharing archive (`runtime/spark_cds.py`)."""
+"""Which JVM options a session gets from the class-data-sharing archive (`runtime/spark/cds.py`)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.runtime import spark_cds
+from reconciler.runtime.spark import cds as spark_cds
 
 
 def test_the_archive_is_mapped_only_when_built_and_not_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -48,7 +48,7 @@ def test_a_reinstalled_spark_jar_gets_another_archive(tmp_path: Path, monkeypatc
 
 
 def test_a_build_keeps_the_two_newest_archives(tmp_path: Path) -> None:
-    from reconciler.runtime.spark_cds_build import _prune
+    from reconciler.runtime.spark.cds_build import _prune
 
     for age, name in enumerate(["spark-new.jsa", "spark-older.jsa", "spark-oldest.jsa"]):
         (tmp_path / name).write_bytes(b"")

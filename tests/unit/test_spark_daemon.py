@@ -1,11 +1,11 @@
-"""Which zips a local session's Python daemon moves after the installed PySpark (`runtime/spark_daemon.py`)."""
+"""Which zips a local session's Python daemon moves after the installed PySpark (`runtime/spark/daemon.py`)."""
 
 from __future__ import annotations
 
 from importlib.metadata import version
 from pathlib import Path
 
-from reconciler.runtime.spark_daemon import installed_first
+from reconciler.runtime.spark.daemon import installed_first
 
 
 def installed_pyspark(root: Path) -> tuple[Path, Path, Path]:

@@ -9,7 +9,7 @@ import pytest
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
 from reconciler.kafka.formats.own_records import FailureMark, trace_digest
-from reconciler.runtime.statuses import (
+from reconciler.runtime.batch.statuses import (
     BATCH_GENERATION,
     Decision,
     Health,
@@ -316,7 +316,7 @@ def test_a_stop_that_throws_fails_a_pausing_connector_only(target: ConnectTarget
 
 
 def released(live: LiveState, worker: str = "w:1") -> list[tuple[str, str | None]]:
-    from reconciler.runtime.statuses import release_records
+    from reconciler.runtime.batch.statuses import release_records
 
     records = release_records(StatusBook(live, worker), live)
     return [(r.key.decode(), None if r.value is None else json.loads(r.value)["state"]) for r in records]

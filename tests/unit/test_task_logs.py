@@ -1,4 +1,4 @@
-"""What connector code logs: a task's records in its Python worker (`runtime.task_logs`), written
+"""What connector code logs: a task's records in its Python worker (`runtime.batch.task_logs`), written
 as the CLI writes its own, tagged with the connector and task, its secrets masked; and the
 connector's own calls on the driver, tagged `[name|worker]` (`reconciler.logs`).
 
@@ -22,14 +22,14 @@ from reconciler.connectors.faulty import FaultySourceTask
 from reconciler.core.live import LiveConnector
 from reconciler.core.redact import MASK
 from reconciler.logs import ContextFilter, JsonFormatter, LogSettings, connector_context, text_formatter
-from reconciler.runtime.plugins import start_connector
-from reconciler.runtime.statuses import Started
-from reconciler.runtime.task_logs import TaskLogging, for_connector, task_logging
+from reconciler.runtime.batch.lifecycle import start_connector
+from reconciler.runtime.batch.statuses import Started
+from reconciler.runtime.batch.task_logs import TaskLogging, for_connector, task_logging
 
 CHILD = """
 import logging
 from reconciler.logs import LogSettings
-from reconciler.runtime.task_logs import TaskLogging, task_logging
+from reconciler.runtime.batch.task_logs import TaskLogging, task_logging
 
 spec = TaskLogging(LogSettings(json={json}, level={level}), frozenset({{"s3cr3t-value"}}))
 log = logging.getLogger("plugin.mod")

@@ -25,7 +25,7 @@ from reconciler.cli.watch_cmd import Manifests
 from reconciler.core.plan import Plan
 from reconciler.manifests import load_or_raise
 from reconciler.manifests.watch import fingerprint, is_editor_temp, watch_files, watch_targets
-from reconciler.runtime.tasks import TaskOutcome, TaskWork
+from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork
 from reconciler.runtime.loop import GRACE_EXCEEDED_EXIT, Stopper, run_loop
 
 ROOT = Path(__file__).resolve().parents[2]

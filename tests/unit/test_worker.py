@@ -11,11 +11,11 @@ from reconciler.connectors.api import SinkTask
 from reconciler.connectors.faulty import FaultySink, FaultySource, FaultySourceTask, InjectedFailure
 from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.restarts import RestartPlan
-from reconciler.runtime.statuses import StartFailed, Started
-from reconciler.runtime.plugins import start_connector
+from reconciler.runtime.batch.restarts import RestartPlan
+from reconciler.runtime.batch.statuses import StartFailed, Started
+from reconciler.runtime.batch.lifecycle import start_connector
 from reconciler.app.tick import TickReport
-from reconciler.runtime.reports import ConnectorReport, TaskReport
+from reconciler.runtime.batch.reports import ConnectorReport, TaskReport
 
 FAULTY_SOURCE = "reconciler.connectors.faulty:FaultySource"
 FAULTY_SINK = "reconciler.connectors.faulty:FaultySink"
@@ -146,7 +146,7 @@ def test_task_configs_carry_task_class_and_topics_as_connects_worker_adds_them()
 
 def test_framework_keys_win_over_the_generated_ones() -> None:
     from reconciler.connectors.datagen import DatagenConnector
-    from reconciler.runtime.plugins import framework_task_config
+    from reconciler.runtime.batch.lifecycle import framework_task_config
 
     generated = {"topics.regex": "stale", "task.class": "x", "k": "v"}
     made = framework_task_config(generated, DatagenConnector, {"topics.regex": "o.*", "topics": None})

@@ -1,0 +1,205 @@
+"""What the driver does before a batch of source tasks runs: take over the tasks' transactional
+ids, check that no open transaction hides committed offsets, and read the offsets stores.
+
+One connector's trouble stays its own: a store whose cluster cannot be reached, an open
+transaction in a store, or a failed take-over of a connector's ids makes that connector's tasks
+sit the batch out (`SourceOffsets.not_run`) while the others run, as each Java task reads its
+own offsets and retries its own clients. The store every connector shares (the worker's offsets
+topic) holds them all back, as it does in Java.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import ParamSpec, TypeVar
+
+from reconciler.connectors.api import PartitionKey, SourceOffset, partition_key
+from reconciler.errors import BrokerUnreachable
+from reconciler.kafka.io.admin import ensure_offsets_topic
+from reconciler.kafka.io.client import probe_bootstrap
+from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
+from reconciler.kafka.io.overrides import PRODUCER, client_settings
+from reconciler.kafka.io.produce import take_over, task_transactional_id
+from reconciler.kafka.replay import OffsetsReplay
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.source.task import STABLE_WAIT_S, CommittedOffsets
+from reconciler.runtime.batch.tasks import NotRun, TaskWork
+
+LOG = logging.getLogger(__name__)
+T = TypeVar("T")
+P = ParamSpec("P")
+
+
+@dataclass(frozen=True)
+class SourceOffsets:
+    """What the driver read for a batch's sources: each readable store's offsets, and, by
+    connector, why its tasks do not run in this batch (a connector not in it runs)."""
+
+    replays: Mapping[StoreKey, OffsetsReplay]
+    not_run: Mapping[str, NotRun]
+
+
+def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> SourceOffsets:
+    """Fence the tasks, check no transaction hides offsets, and read every offsets store the
+    connectors use (the worker's topic, and connector-specific ones, created when missing).
+    Each step leaves out the connectors an earlier one found unable to run."""
+    started = time.monotonic()
+    by_connector = connector_stores(settings, works)
+    worker = OffsetsStore(settings, settings.topics.offsets)
+    broken: dict[StoreKey, NotRun] = {}
+    for store in _unique([worker] + [store for found in by_connector.values() for store in found]):
+        if isinstance(why := _attempt(_prepare, store, worker), NotRun):
+            broken[store.key] = why
+    not_run = _by_connector(by_connector, broken)
+    not_run.update(fence_tasks(settings, [w for w in works if w.connector not in not_run]))
+    fenced = time.monotonic()
+    needed = _unique([store for name, found in by_connector.items() if name not in not_run for store in found])
+    broken.update(wait_for_stable_offsets(needed))
+    replays: dict[StoreKey, OffsetsReplay] = {}
+    for cluster in _by_cluster(store for store in needed if store.key not in broken):  # one pass per cluster
+        read = _attempt(read_stores, cluster)
+        if isinstance(read, NotRun):
+            broken.update(dict.fromkeys((store.key for store in cluster), read))
+        else:
+            replays.update(read)
+    LOG.debug("source offsets: fenced %d task(s) in %.3fs, checked and read the stores in %.3fs",
+              len(works), fenced - started, time.monotonic() - fenced)
+    return SourceOffsets(replays, {**_by_connector(by_connector, broken), **not_run})
+
+
+def connector_stores(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, list[OffsetsStore]]:
+    """Each source connector's offsets stores, primary first (`kafka.io.offset_stores.source_stores`)."""
+    return {w.connector: source_stores(settings, w.connector_config) for w in works}
+
+
+def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, NotRun]:
+    """Initialise the transactional id of every task about to run, before offsets are read,
+    on the cluster the task produces to; the connectors whose take-over failed, with why.
+
+    A task killed mid-transaction leaves it open; until someone takes over its id, read_committed
+    readers stop at that transaction's first offset (the last stable offset) in each partition
+    it wrote to, so offsets committed after it — any connector's — would look older than they
+    are. Taking the ids over aborts those transactions first, as Connect's workers do before a
+    task reads its offsets.
+    """
+    targets = {
+        task_transactional_id(settings.group_id, w.connector, w.task_id):
+            (w.connector, client_settings(settings, w.connector_config, PRODUCER))
+        for w in works
+    }
+
+    def fence(txn_id: str) -> tuple[str, NotRun | None]:
+        connector, target = targets[txn_id]
+        return connector, _attempt(take_over, target, txn_id)
+
+    failed: dict[str, NotRun] = {}
+    with ThreadPoolExecutor(min(8, len(targets) or 1), thread_name_prefix="fence") as pool:
+        for connector, why in pool.map(fence, sorted(targets)):
+            if why is not None:
+                failed.setdefault(connector, why)
+    return failed
+
+
+def open_transactions(store: OffsetsStore) -> list[int]:
+    """Offsets-topic partitions whose stable end lags their end: a transaction is still open
+    there (a killed task of a connector not in this batch), hiding what was committed after it."""
+    stable = end_offsets(store.settings, store.topic, isolation_level="read_committed")
+    written = end_offsets(store.settings, store.topic, isolation_level="read_uncommitted")
+    return sorted(p for p, end in written.items() if stable.get(p, end) < end)
+
+
+def wait_for_stable_offsets(stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S) -> dict[StoreKey, NotRun]:
+    """`open_transactions` of every store, re-checked with backoff until none is open or
+    `wait_s` ran out; why each store still open (or whose check failed) is not read now."""
+    timeout_s = min(store.settings.timeout_s for store in stores) if stores else wait_s
+    deadline = time.monotonic() + min(wait_s, timeout_s)
+    delay, pending = 0.05, list(stores)
+    failed: dict[StoreKey, NotRun] = {}
+    while True:
+        still_open: dict[StoreKey, list[int]] = {}
+        for store in pending:
+            found = _attempt(open_transactions, store)
+            if isinstance(found, NotRun):
+                failed[store.key] = found
+            elif found:
+                still_open[store.key] = found
+        pending = [store for store in pending if store.key in still_open]
+        if not pending or time.monotonic() + delay > deadline:
+            return failed | {store.key: _open_transaction(store, still_open[store.key]) for store in pending}
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+def _open_transaction(store: OffsetsStore, partitions: list[int]) -> NotRun:
+    return NotRun(waited=(
+        f"offsets topic {store} partition(s) {partitions} hold an open transaction (a task killed "
+        "mid-batch, of a connector not running now); source offsets read now could be stale, so "
+        "the connector's tasks do not run until the broker aborts it (transaction.timeout.ms)"
+    ))
+
+
+def committed_offsets(
+    replays: Mapping[StoreKey, OffsetsReplay], connector: str, stores: Sequence[OffsetsStore]
+) -> CommittedOffsets:
+    """The connector's offsets, the primary store winning; the key bytes of each store."""
+    offsets: dict[PartitionKey, SourceOffset] = {}
+    keys: list[dict[PartitionKey, tuple[bytes, ...]]] = []
+    for store in stores:
+        replay = replays[store.key]
+        raw_keys: dict[PartitionKey, tuple[bytes, ...]] = {}
+        for partition, offset, _raw in replay.offsets_for(connector):
+            key = partition_key(partition)
+            offsets.setdefault(key, offset)  # the primary wins; the secondary fills gaps
+            raw_keys[key] = tuple(replay.keys_for(connector, partition))
+        keys.append(raw_keys)
+    return CommittedOffsets(offsets, keys[0], keys[1] if len(keys) > 1 else {})
+
+
+def _prepare(store: OffsetsStore, worker: OffsetsStore) -> None:
+    """A store's cluster nothing listens on is known now, not after the clients' timeout; a
+    connector-specific topic is created when missing (the worker's is an internal topic, made
+    by the worker's `prepare`)."""
+    probe_bootstrap(store.settings)
+    if store.key != worker.key:
+        ensure_offsets_topic(store.settings, store.topic)
+
+
+def _attempt(step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | NotRun:
+    """`step(*args, **kwargs)`, or why the tasks it was for do not run: a cluster that cannot be
+    reached waits for the next batch, anything else fails them."""
+    try:
+        return step(*args, **kwargs)
+    except BrokerUnreachable as exc:
+        return NotRun(waited=exc.message)
+    except Exception:
+        return NotRun(trace=traceback.format_exc())
+
+
+def _by_connector(by_connector: Mapping[str, Sequence[OffsetsStore]], broken: Mapping[StoreKey, NotRun]) -> dict[str, NotRun]:
+    """Each connector one of whose stores is broken, with the first such store's reason."""
+    return {
+        name: next(broken[store.key] for store in stores if store.key in broken)
+        for name, stores in by_connector.items()
+        if any(store.key in broken for store in stores)
+    }
+
+
+def _by_cluster(stores: Iterable[OffsetsStore]) -> list[list[OffsetsStore]]:
+    clusters: dict[frozenset[str], list[OffsetsStore]] = {}
+    for store in stores:
+        clusters.setdefault(store.key[0], []).append(store)
+    return list(clusters.values())
+
+
+def _unique(stores: Sequence[OffsetsStore]) -> list[OffsetsStore]:
+    """Each store once, in first-seen order."""
+    seen: dict[StoreKey, OffsetsStore] = {}
+    for store in stores:
+        seen.setdefault(store.key, store)
+    return list(seen.values())

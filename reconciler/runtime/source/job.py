@@ -1,0 +1,84 @@
+"""One batch of a source connector: each task polls and produces from its own Spark partition.
+
+Exactly-once as KIP-618 does it (docs/runtime.md#source-tasks): a task produces its records and
+its source offsets (Connect's offsets-topic key `["<name>",{partition}]`, murmur2-placed) in
+ONE Kafka transaction with `transactional.id = ${group}-${connector}-${task}`. Initialising
+that id fences any older producer with it — a zombie task from a crashed or slow run — and
+aborts its open transaction, so of two runs of the same task at most one commits.
+
+Before the job the driver takes over the tasks' transactional ids, checks for open
+transactions and reads the committed offsets (`driver`); the job hands each task all of
+its connector's offsets. What a task does in its Spark partition is `task`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from reconciler.connectors.api import ConnectorError, SourceConnector
+from reconciler.connectors.registry import load_connector
+from reconciler.kafka.io.offset_stores import OffsetsStore
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.source.task import (
+    DEFAULT_BATCH_RECORDS,
+    CommittedOffsets,
+    SourceTaskResult,
+    SourceTaskWork,
+    source_partition,
+)
+from reconciler.runtime.spark.jobs import PartitionFailed, run_partitions
+from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork
+from reconciler.runtime.batch.task_logs import for_connector
+
+if TYPE_CHECKING:
+    from reconciler.runtime.spark.session import SparkSession
+
+LOG = logging.getLogger(__name__)
+
+
+def run_source(
+    session: SparkSession,
+    settings: KafkaSettings,
+    works: Sequence[TaskWork],
+    committed: CommittedOffsets,
+    *,
+    pool: str,
+    stores: Sequence[OffsetsStore] = (),
+    max_records: int = DEFAULT_BATCH_RECORDS,
+) -> list[TaskOutcome]:
+    """One batch of every task in `works` (all of one source connector); one outcome per work.
+
+    `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
+    tasks produce on the primary store's cluster."""
+    name = works[0].connector
+    if not issubclass(load_connector(works[0].connector_class), SourceConnector):
+        raise ConnectorError(f"{works[0].connector_class!r} is not a source connector")
+    primary = stores[0] if stores else OffsetsStore(settings, settings.topics.offsets)
+    secondary = stores[1] if len(stores) > 1 else None
+    # The task's settings reach the primary store's cluster and name its topic as `offsets`.
+    task_settings = dataclasses.replace(
+        primary.settings, topics=dataclasses.replace(primary.settings.topics, offsets=primary.topic)
+    )
+    logs = for_connector([works[0].connector_config, *(w.task_config for w in works)])
+    items = [
+        SourceTaskWork(
+            task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records, secondary,
+            logs,
+        )
+        for w in works
+    ]
+    started = time.monotonic()
+    results = run_partitions(session, items, source_partition, pool=pool, description=f"source {name}")
+    seconds = ", ".join(f"{r.seconds:.2f}" for r in results if isinstance(r, SourceTaskResult))
+    LOG.debug("source %s: job %.3fs (tasks %s s)", name, time.monotonic() - started, seconds)
+    outcomes = []
+    for work, result in zip(works, results, strict=True):
+        if isinstance(result, PartitionFailed):
+            outcomes.append(TaskOutcome(name, work.task_id, 0, result.trace))
+        else:
+            outcomes.append(TaskOutcome(name, work.task_id, result.records, result.error, bytes=result.bytes))
+    return outcomes

@@ -1,0 +1,11 @@
+"""Spark itself: every other part of the runtime reaches Spark through this package.
+
+`session` (the SparkSession: local, a cluster master or a Spark Connect server), `jobs` (the
+one way a function runs over work items or a DataFrame's partitions), `ship` and `probe` (what
+executors need, shipped and checked), `cds` and `cds_build` (the driver JVM's class-data-sharing
+archive), `daemon` (local workers' Python daemon), `jvm_output` (the JVM's stderr as JSON
+lines) and `data_source` (Spark's Kafka data source: its jars, a DataFrame over offset ranges).
+
+May import `pyspark`, `toolchain`, `connectors` (the probe loads plugin classes), `kafka`'s
+settings and the leaves; nothing of the batch, the sinks or the sources.
+"""

@@ -1,0 +1,396 @@
+"""The SparkSession tasks run on: local, a cluster master, or a Spark Connect server.
+
+Session defaults (docs/runtime.md#spark-session):
+- `local[*]` unless `--spark-master` (a classic session) or `--spark-remote` / SPARK_REMOTE (a
+  Spark Connect session) says otherwise; `--spark-conf` entries override defaults;
+- the web UI is off (it opens ports and costs start time), logs at WARN, FAIR scheduling so
+  the jobs of different connectors share the cores instead of queueing behind each other;
+- a local master: the workers run this very interpreter (`PYSPARK_PYTHON`), see the driver's
+  `sys.path` (so a `module:Class` connector the driver imports, the workers import too), and
+  the driver listens on 127.0.0.1 only;
+- a cluster master: the driver's address is the one that routes to the master (executors call
+  back to it), the executors' Python is `spark.pyspark.python` when given (PySpark reads only
+  the environment for it, so it is copied there), and the project's code is shipped to them
+  (`ship`). The master must answer within the timeout, and an executor must register;
+- with `--log-format json`, the JVM logs JSON lines, and what it writes to stderr outside
+  logging is made JSON too (`jvm_output`).
+
+How jobs run is `jobs`; what the executors must have, `ship`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import urlparse
+
+from reconciler.errors import ReconcilerError
+from reconciler import failpoints
+from reconciler.runtime.spark import jvm_output
+from reconciler.runtime.spark.cds import driver_options
+
+if TYPE_CHECKING:
+    # Named here for the sink and source jobs too: they reach Spark only through this package.
+    from pyspark.sql import SparkSession as SparkSession
+
+LOG = logging.getLogger(__name__)
+
+DEFAULT_MASTER = "local[*]"
+DEFAULT_TIMEOUT_S = 60.0
+APP_NAME = "connect-reconciler"
+ENV_REMOTE = "SPARK_REMOTE"
+CONNECT_PORT = 15002  # Spark Connect's default port
+
+# Spark's default log4j profile prints start-up chatter (native-hadoop, loopback hostname, one
+# warning per FAIR pool created on the fly) on every run; keep warnings that mean something.
+LOG4J2_PROPERTIES = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+logger.pools.name = org.apache.spark.scheduler.FairSchedulableBuilder
+logger.pools.level = error
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+"""
+# With `--log-format json` (RECONCILER_LOG_FORMAT=json) the JVM's lines are JSON objects too,
+# with the fields of the reconciler's own (reconciler.logs), so every line of stderr parses.
+JSON_LAYOUT = (
+    "appender.console.layout.type = JsonTemplateLayout\n"
+    'appender.console.layout.eventTemplate = {"time":{"$resolver":"timestamp","pattern":'
+    '{"format":"yyyy-MM-dd\'T\'HH:mm:ss.SSS\'Z\'","timeZone":"UTC"}},'
+    '"level":{"$resolver":"level","field":"name"},"logger":{"$resolver":"logger","field":"name"},'
+    '"message":{"$resolver":"message","stringified":true},"event":"log",'
+    '"exception":{"$resolver":"exception","field":"stackTrace","stackTrace":{"stringified":true}}}\n'
+)
+LOG4J2_JSON_PROPERTIES = LOG4J2_PROPERTIES.replace(
+    "appender.console.layout.type = PatternLayout\n"
+    "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n",
+    JSON_LAYOUT,
+)
+
+
+# Arrow batches to Python workers are bounded by rows only (Spark's 10,000). With a byte bound
+# as well, Spark measures the batch after every row, and measuring a list column (the sink's
+# headers) walks the whole batch: quadratic, measured at ~15 JVM CPU-seconds per 300,000
+# records; Int.MaxValue is the value that turns the measuring off.
+SQL_DEFAULTS = {"spark.sql.execution.arrow.maxBytesPerBatch": "2147483647"}
+
+
+class SparkUnavailable(ReconcilerError):
+    """The Spark master or Spark Connect server cannot be reached, or gives no executor."""
+
+
+@dataclass(frozen=True)
+class SparkTarget:
+    """Where tasks run: a classic master, or a Spark Connect server (`remote`)."""
+
+    master: str = DEFAULT_MASTER
+    remote: str | None = None
+    conf: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float = DEFAULT_TIMEOUT_S
+
+    @property
+    def address(self) -> str:
+        return self.remote or self.master
+
+
+def is_local(master: str) -> bool:
+    return master == "local" or master.startswith("local[")
+
+
+def session_conf(master: str, overrides: Mapping[str, str]) -> dict[str, str]:
+    """The Spark settings a classic session starts with: our defaults, then the user's."""
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.scheduler.mode": "FAIR",
+        # Jobs here have no shuffle; keep Spark from planning 200 empty reducers if one appears.
+        "spark.sql.shuffle.partitions": "8",
+        **SQL_DEFAULTS,
+    }
+    # The driver JVM only schedules here (data never passes through it), so the quick C1 JIT
+    # is enough: measured on 2 cores, session start ~1 s shorter, and per job half the JVM CPU
+    # (~0.11 s instead of ~0.25 s) and ~0.14 s instead of ~0.19 s of wall time.
+    # Spark's classes mapped from a class-data-sharing archive when one was built: half the start.
+    java_options = f"-Dlog4j.configurationFile={_log4j_file()} -XX:TieredStopAtLevel=1 {driver_options()}"
+    conf["spark.driver.extraJavaOptions"] = java_options.strip()
+    if is_local(master):
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+        conf["spark.executorEnv.PYTHONPATH"] = os.pathsep.join(_driver_path())
+        # PySpark's daemon, importing PySpark from the installed package (compiled once), not
+        # from Spark's zip (compiled by every worker): the first Python job ~1 s sooner.
+        conf["spark.python.daemon.module"] = "reconciler.runtime.spark.daemon"
+    else:
+        # Executors connect back to the driver: it must listen on, and advertise, an address
+        # they can reach, not whatever the host name resolves to (often 127.0.1.1 on Debian).
+        host = os.environ.get("SPARK_LOCAL_IP") or route_to(master_addresses(master))
+        conf["spark.driver.host"] = host
+        conf["spark.driver.bindAddress"] = host
+    conf.update(overrides)
+    return conf
+
+
+def master_addresses(master: str) -> list[tuple[str, int]]:
+    """(host, port) of every master in `spark://h1:p1,h2:p2` (standalone HA lists several)."""
+    addresses = []
+    for part in master.removeprefix("spark://").split(","):
+        host, _, port = part.strip().rpartition(":")
+        if host and port.isdigit():
+            addresses.append((host.strip("[]"), int(port)))
+    return addresses
+
+
+def route_to(addresses: list[tuple[str, int]]) -> str:
+    """This machine's address on the route to the first of `addresses` (no packet is sent)."""
+    for host, port in addresses:
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect((host, port))
+                address: str = probe.getsockname()[0]
+                return address
+        except OSError:
+            continue
+    return socket.gethostbyname(socket.gethostname())
+
+
+def _json_logs() -> bool:
+    """`--log-format json` (`reconciler.cli.logs` sets the variable for what it starts)."""
+    return os.environ.get("RECONCILER_LOG_FORMAT") == "json"
+
+
+def _log4j_file() -> str:
+    json_logs = _json_logs()
+    text = LOG4J2_JSON_PROPERTIES if json_logs else LOG4J2_PROPERTIES
+    kind = "-json" if json_logs else ""
+    path = os.path.join(tempfile.gettempdir(), f"connect-reconciler-log4j2{kind}-{os.getuid()}.properties")
+    try:
+        with open(path) as handle:
+            if handle.read() == text:
+                return path
+    except OSError:
+        pass
+    temp = f"{path}.{os.getpid()}"
+    with open(temp, "w") as handle:
+        handle.write(text)
+    os.replace(temp, path)  # atomic: concurrent starts never read half a file
+    return path
+
+
+def _driver_path() -> list[str]:
+    """The driver's import path, for workers of a local master (they then import the same code)."""
+    entries = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
+    return list(dict.fromkeys(entries))
+
+
+def reachable(host: str, port: int, timeout_s: float) -> str | None:
+    """None when a TCP connection to host:port opens within `timeout_s`, else why not."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return None
+    except OSError as exc:
+        return exc.strerror or str(exc) or type(exc).__name__
+
+
+def start(target: SparkTarget) -> SparkSession:
+    """Start the session `target` names: a Connect client, or a classic session."""
+    if target.remote:
+        return start_remote(target.remote, target.conf, timeout_s=target.timeout_s)
+    return start_session(target.master, target.conf, timeout_s=target.timeout_s)
+
+
+def _import_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError as exc:
+        raise ReconcilerError(
+            "running connectors needs PySpark", hint="pip install 'connect-reconciler[spark]'"
+        ) from exc
+
+
+def start_session(
+    master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> SparkSession:
+    """Start (or join the already running) classic SparkSession of this process."""
+    _import_pyspark()
+    from pyspark.sql import SparkSession
+
+    conf = dict(conf or {})
+    if master.startswith("spark://"):
+        _check_masters(master, timeout_s)
+    _python_for_workers(master, conf)
+    failpoints.mark_driver()  # inherited by the JVM and, through it, by every Python worker
+    options = {"spark.master": master, "spark.app.name": APP_NAME, **session_conf(master, conf)}
+    builder = SparkSession.builder
+    for key, value in options.items():
+        builder = builder.config(key, value)
+    started = time.monotonic()
+    try:
+        if _json_logs():
+            _start_context_relaying_stderr(options)
+        session = builder.getOrCreate()
+    except Exception as exc:  # Py4J / JVM start-up errors come in many types
+        raise ReconcilerError(
+            f"cannot start Spark (master {master}): {exc}",
+            hint="check Java 17 is installed (JAVA_HOME), --spark-master and --spark-conf",
+        ) from exc
+    session.sparkContext.setLogLevel("WARN")
+    if not is_local(master):
+        _wait_for_executor(session, master, timeout_s)
+    LOG.info("Spark session (%s) ready in %.1fs", master, time.monotonic() - started)
+    return session
+
+
+def _start_context_relaying_stderr(options: Mapping[str, str]) -> None:
+    """Start the JVM as `getOrCreate` would, with its stderr piped through `jvm_output.relay`
+    (every line JSON); the builder then joins that context. Nothing to do when this process's
+    JVM runs already (a session stopped and started again keeps it, and its relay)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if getattr(SparkContext, "_gateway", None) is not None:
+        return
+    spark_conf = SparkConf()
+    for key, value in options.items():
+        spark_conf.set(key, value)
+    # Our own pipe, read from before the JVM starts: a JVM that fails to start says why there.
+    read_end, write_end = os.pipe()
+    jvm_output.relay(os.fdopen(read_end, "rb"))
+    try:
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": write_end})  # type: ignore[no-untyped-call]
+    finally:
+        os.close(write_end)  # the JVM has its copy: the relay ends when the JVM exits
+    SparkContext(conf=spark_conf, gateway=gateway)
+
+
+def _python_for_workers(master: str, conf: Mapping[str, str]) -> None:
+    """The Python the executors' workers run, as PySpark reads it: from the environment only
+    (a `spark.pyspark.python` given to the builder would be ignored, and workers would start a
+    `python3` without this project's dependencies)."""
+    chosen = conf.get("spark.pyspark.python")
+    if chosen:
+        os.environ["PYSPARK_PYTHON"] = chosen
+    elif is_local(master):
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    if is_local(master):
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def _check_masters(master: str, timeout_s: float) -> None:
+    """Fail fast, naming the address, when no master of `master` accepts a connection: Spark
+    itself would retry registering for a minute and leave jobs waiting for resources."""
+    addresses = master_addresses(master)
+    if not addresses:
+        raise SparkUnavailable(f"cannot read the Spark master URL {master!r}", hint="use spark://HOST:PORT")
+    problems = [f"{host}:{port}: {why}" for host, port in addresses
+                if (why := reachable(host, port, min(timeout_s, 10.0))) is not None]
+    if len(problems) == len(addresses):
+        raise SparkUnavailable(
+            f"cannot reach the Spark master at {master} ({'; '.join(problems)})",
+            hint="check --spark-master, that the master runs, and that this machine can reach it",
+        )
+
+
+def _wait_for_executor(session: SparkSession, master: str, timeout_s: float) -> None:
+    """Wait until at least one executor has registered; stop the session and fail otherwise
+    (the master accepted us but no worker has free cores or memory for the application)."""
+    context = session.sparkContext
+    deadline = time.monotonic() + timeout_s
+    while executor_count(session) < 1:
+        if context._jsc.sc().isStopped() or time.monotonic() > deadline:
+            session.stop()
+            raise SparkUnavailable(
+                f"no executor registered with the Spark master at {master} within {timeout_s:g}s",
+                hint="check that its workers are alive and have the cores and memory asked for "
+                "(spark.executor.cores, spark.executor.memory), and that they can reach this "
+                "driver (spark.driver.host)",
+            )
+        time.sleep(0.2)
+
+
+def executor_count(session: SparkSession) -> int:
+    """Executors registered with a classic session (the driver's own block manager excluded)."""
+    status = session.sparkContext._jsc.sc().getExecutorMemoryStatus()
+    return max(0, int(status.size()) - 1)
+
+
+def connect_address(url: str) -> tuple[str, int]:
+    """(host, port) of a Spark Connect URL, `sc://HOST[:PORT][/;params]` (Spark Connect's
+    default port when none is given); SparkUnavailable naming what is wrong otherwise."""
+    parsed = urlparse(url.strip())
+    try:
+        port = parsed.port or CONNECT_PORT
+    except ValueError:  # urlparse's "Port could not be cast to integer value", or out of range
+        raise SparkUnavailable(f"the Spark Connect URL {url!r} has no valid port", hint="use sc://HOST:PORT") from None
+    if parsed.scheme != "sc" or not parsed.hostname:
+        raise SparkUnavailable(f"cannot read the Spark Connect URL {url!r}", hint="use sc://HOST:PORT")
+    return parsed.hostname, port
+
+
+def start_remote(url: str, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S) -> SparkSession:
+    """A Spark Connect session with the server at `url` (`sc://host:port`), which must answer."""
+    _import_pyspark()
+    from pyspark.sql import SparkSession
+
+    host, port = connect_address(url)
+    why = reachable(host, port, min(timeout_s, 10.0))
+    if why is not None:
+        raise SparkUnavailable(
+            f"cannot reach the Spark Connect server at {url} ({why})",
+            hint="check --spark-remote (or SPARK_REMOTE) and that the server runs",
+        )
+    builder = SparkSession.builder.remote(url)
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+        _ = session.version  # one round trip: a server that accepts TCP but is not Spark Connect fails here
+        for key, value in SQL_DEFAULTS.items():
+            if key not in (conf or {}):
+                session.conf.set(key, value)
+    except Exception as exc:  # gRPC errors come in many types
+        raise SparkUnavailable(f"the Spark Connect server at {url} did not answer: {exc}") from exc
+    return session
+
+
+def active_session() -> SparkSession | None:
+    """The classic SparkSession already running in this process, if any.
+
+    Not `SparkSession.getActiveSession()`: that one is per thread, so from another thread it
+    would miss a running session and the caller would think it started (and may stop) Spark.
+    """
+    try:
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+    except ImportError:
+        return None
+    if SparkContext._active_spark_context is None:  # the process-wide context, any thread
+        return None
+    session: SparkSession = SparkSession.builder.getOrCreate()  # joins it, starts nothing
+    return session
+
+
+def warm_up(session: SparkSession) -> None:
+    """Start the Python workers and import what tasks use, before the first batch.
+
+    The first job of a session otherwise pays for forking the workers and importing pyarrow,
+    confluent_kafka and the connectors (seconds on a small machine) inside a batch's time. On a
+    cluster this is the preflight, which reports what the executors lack (`ship`).
+    """
+    from reconciler.runtime.spark.ship import preflight
+
+    preflight(session)
