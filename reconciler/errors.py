@@ -35,7 +35,9 @@ class InvalidManifests(ReconcilerError):
     command did not do because of them, in its own words (`plan` never applies anything)."""
 
     def __init__(self, diagnostics: list[Diagnostic], consequence: str = "nothing was applied") -> None:
-        super().__init__(f"{len(diagnostics)} problem(s) in manifests")
+        # Warnings (a literal secret) travel along, but are no problems to count.
+        errors = sum(1 for d in diagnostics if d.severity.value == "error")
+        super().__init__(f"{errors or len(diagnostics)} problem(s) in manifests")
         self.diagnostics = diagnostics
         self.consequence = consequence
 

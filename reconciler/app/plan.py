@@ -3,7 +3,8 @@
 `reconciler plan` and `reconciler drift` plan through `make_plan`; `apply` plans inside its
 transaction instead (`app.apply`), against the state read there. The live state comes from a
 snapshot file (CI that cannot reach the cluster), from a Kafka group (read-only: a missing group
-is an error, nothing is created), or from nothing (everything would be created). Against Kafka,
+is an error, nothing is created, unless `new_group` says it may not exist yet), or from nothing
+(everything would be created). Against Kafka,
 offsets requests show their current offsets (from → to). Rendering the value (text, Markdown,
 JSON) is `reconciler.render`'s.
 """
@@ -33,6 +34,27 @@ class LiveSource:
 
     snapshot: Path | None = None
     kafka: KafkaSettings | None = None
+    # `plan --new-group`: a Kafka group none of whose topics exist yet is planned against an
+    # empty state (`for_new_group`), not refused as a probable typo.
+    new_group: bool = False
+
+
+def for_new_group(source: LiveSource) -> tuple[LiveSource, str | None]:
+    """The source to plan against, and what to tell the user when it is not the one asked for:
+    with `new_group`, a Kafka group that has none of its topics yet is an empty state. Without
+    it, such a group stays an error when it is read (a typo'd `--group-id`, most likely)."""
+    if not source.new_group or source.kafka is None or source.snapshot is not None:
+        return source, None
+    from reconciler.kafka.io.admin import group_is_new
+
+    settings = source.kafka
+    if not group_is_new(settings):
+        return source, None
+    note = (
+        f"group {settings.group_id} has no internal topics at {settings.bootstrap_servers} yet (--new-group): "
+        "planned against an empty state; `apply`, `run` or `watch` create its topics"
+    )
+    return LiveSource(), note
 
 
 def make_plan(

@@ -2,7 +2,9 @@
 
 Live state comes from a snapshot file (`--live-state`, for CI that cannot reach the cluster),
 else from Kafka when a bootstrap server is given (flag or $RECONCILER_BOOTSTRAP_SERVERS), else
-it is empty (everything would be created): `live_source`. The plan itself is `app.plan`'s.
+it is empty (everything would be created): `live_source`. A Kafka group without topics is an
+error, unless `--new-group` says it may not exist yet. The plan itself is `app.plan`'s; the
+manifests' warnings (a literal secret) are shown with it.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from typing import TYPE_CHECKING
 
 from reconciler import masking
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
-from reconciler.core.diagnostics import has_errors
-from reconciler.errors import ReconcilerError
+from reconciler.core.diagnostics import Severity, has_errors
+from reconciler.errors import InvalidManifests, ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.app.plan import LiveSource
@@ -39,22 +41,36 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--detailed-exitcode", action="store_true", help="exit 2 when the plan has changes (0 none, 1 error)"
     )
+    parser.add_argument(
+        "--new-group",
+        action="store_true",
+        help="the group may not exist yet: when none of its internal topics exists, plan against an empty "
+        "state (and say so on stderr) instead of failing; for a pull request's first plan of a new group",
+    )
     add_prune_options(parser)
     add_kafka_options(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.app.plan import make_plan
-    from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing else runs
+    from reconciler.app.plan import for_new_group, make_plan
+    from reconciler.manifests import load_manifests
     from reconciler.render import render, render_json
 
-    desired = load_or_raise(args.paths, consequence="no plan was made")
+    loaded = load_manifests(args.paths)
+    if not loaded.ok:
+        raise InvalidManifests(loaded.diagnostics, "no plan was made")  # nothing else runs
+    source, note = for_new_group(live_source(args))
+    if note is not None:
+        print(f"note: {note}", file=sys.stderr)
     saved = args.out is not None or args.format == "json"  # only a saved plan is checked against its digests
     plan = make_plan(
-        desired, live_source(args), prune=args.prune, allow_empty=args.allow_empty,
+        loaded.connectors, source, prune=args.prune, allow_empty=args.allow_empty,
         manifest_paths=saved_paths(args.paths, args.out), fingerprints=saved,
     )
+    # The manifests' warnings (a literal secret) are shown with the plan, in every format.
+    warnings = [d for d in loaded.diagnostics if d.severity is Severity.WARNING]
+    plan = plan.model_copy(update={"diagnostics": [*warnings, *plan.diagnostics]})
     if args.out is not None:
         _write(args.out, masking.scrub(render_json(plan)))
     sys.stdout.write(render(plan, args.format, colour=args.format == "text" and _colour_wanted()))
@@ -82,7 +98,7 @@ def live_source(args: argparse.Namespace) -> LiveSource:
             raise ReconcilerError("--live-state and --bootstrap-servers are exclusive: pick one source of live state")
         return LiveSource(snapshot=args.live_state)
     if args.bootstrap_servers or os.environ.get("RECONCILER_BOOTSTRAP_SERVERS"):
-        return LiveSource(kafka=kafka_settings(args))
+        return LiveSource(kafka=kafka_settings(args), new_group=getattr(args, "new_group", False))
     return LiveSource()
 
 

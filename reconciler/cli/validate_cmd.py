@@ -3,12 +3,14 @@
 Diagnostics go to stderr as `file:line:col: field.path: message (hint: …)`, the verdict
 (`N connector(s) valid`) to stdout; with `--format json` the diagnostics are the result, a
 JSON list on stdout (for CI annotations), and the verdict goes to stderr so stdout stays JSON.
-Never touches Kafka.
+Warnings (a literal secret) do not fail it, unless `--strict` makes them errors. Never
+touches Kafka.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -39,11 +41,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default="text",
         help="diagnostics as text lines (stderr) or as a JSON list (stdout)",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="warnings are errors (a literal secret in a config: a value under a key such as "
+        "`sasl.password` that is not a `${provider:…}` placeholder); for pre-commit hooks and CI",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     result = load_manifests(args.paths)
+    if args.strict:
+        result = dataclasses.replace(result, diagnostics=[_as_error(d) for d in result.diagnostics])
     shown = sorted([*result.diagnostics, *result.notes], key=_position)
     if args.format == "json":
         print(json.dumps([diagnostic_json(d) for d in shown], indent=2))
@@ -74,6 +84,12 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
         "connector": diagnostic.connector,
         "text": diagnostic.render(),
     }
+
+
+def _as_error(diagnostic: Diagnostic) -> Diagnostic:
+    if diagnostic.severity is not Severity.WARNING:
+        return diagnostic
+    return diagnostic.model_copy(update={"severity": Severity.ERROR})
 
 
 def _position(diagnostic: Diagnostic) -> tuple[str, int, int]:

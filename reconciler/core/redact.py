@@ -102,6 +102,33 @@ def has_placeholder(value: str | None) -> bool:
     return value is not None and "${" in value and PLACEHOLDER.search(value) is not None
 
 
+# The last segment of a credential-sounding key that names something about a credential, not
+# the credential itself: `sasl.oauthbearer.token.endpoint.url`, `gcs.credentials.path`,
+# `aws.credentials.provider.class`. Masked like any such key, but no literal secret.
+_ABOUT_A_SECRET = frozenset(
+    ("url", "uri", "endpoint", "location", "path", "file", "dir", "class", "type", "mechanism", "provider",
+     "enable", "enabled", "algorithm", "mode", "name", "field", "format", "prefix", "ms", "seconds")
+)
+_BOOLEAN_TEXT = frozenset(("true", "false"))
+
+
+def literal_secret(key: str, value: str | None) -> str | None:
+    """Why `value` is a secret written in clear, which a manifest in git should hold as a
+    placeholder instead: "key" (its key holds a credential), "inside" (a credential is written
+    inside it: URL userinfo, a `password=` parameter); None otherwise. A value holding a
+    placeholder is judged without it: `postgresql://app:${env:PW}@db` is no literal secret."""
+    if not value or not value.strip():
+        return None
+    strong = _key_rule(key)[1]  # not `primary.key.mode: record_key`: a field name, masked to be safe
+    about = key.lower().replace("_", ".").replace("-", ".").rsplit(".", 1)[-1] in _ABOUT_A_SECRET
+    if strong and not about and not has_placeholder(value):
+        return None if value.strip().lower() in _BOOLEAN_TEXT else "key"
+    bare = PLACEHOLDER.sub("", value) if "${" in value else value
+    if _may_hold_credentials(bare) and any(pattern.search(bare) for pattern in _VALUE_SECRETS):
+        return "inside"
+    return None
+
+
 def is_sensitive(key: str, value: str | None, sensitive: Collection[str] = ()) -> bool:
     """The whole value is masked (by its key, the sensitive set, or a placeholder in it)."""
     return is_secret_key(key, sensitive) or has_placeholder(value) or is_seal(value)

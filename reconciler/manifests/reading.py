@@ -20,7 +20,14 @@ from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.manifests.documents import Problem, read_documents
 from reconciler.manifests.findings import format_path
 from reconciler.manifests.plugins import java_note
-from reconciler.manifests.validate import class_node, clean_connector, connector_name, name_node, validate_document
+from reconciler.manifests.validate import (
+    class_node,
+    clean_connector,
+    connector_name,
+    name_node,
+    skipped,
+    validate_document,
+)
 
 # Where a name is declared: (file, line, column). Not the Document: that would keep every
 # document's node tree alive until the end of a load (memory, and a long final GC pass).
@@ -83,6 +90,9 @@ def parse_file(file: str, raw: bytes | None, env: Mapping[str, str]) -> FileResu
     for item in read_documents(text, file):
         if isinstance(item, Problem):
             result.diagnostics.append(_reading_problem(file, item))
+            continue
+        if (note := skipped(item)) is not None:  # a diagnostic, not a note: it keeps the file out of the cache
+            result.diagnostics.append(note)
             continue
         connector, found = validate_document(item, env)
         result.diagnostics.extend(found)

@@ -1,5 +1,7 @@
 """Checks the schema cannot express, run on the raw document so each points at its exact key.
 
+`document_findings` are errors; `literal_secrets` are warnings (errors with `validate --strict`).
+
 They tolerate any shape (the schema reports shapes), and reuse the pure rules of the core
 (`core.offsets_rules`) and the models' constants, so the loader and the models never disagree.
 """
@@ -11,7 +13,9 @@ from typing import Any
 
 from reconciler.connectors.registry import connector_kind
 from reconciler.core.models import BOOKKEEPING_KEYS
+from reconciler.core.normalize import config_value
 from reconciler.core.offsets_rules import check_request
+from reconciler.core.redact import literal_secret
 from reconciler.manifests.findings import Finding
 
 
@@ -47,3 +51,28 @@ def _offsets(request: object, *, sink: bool) -> list[Finding]:
         Finding(("spec", "offsets", *problem.path), problem.message, problem.hint)
         for problem in check_request(request, sink=sink)
     ]
+
+
+SECRET_HINT = "write a placeholder such as `${env:NAME}` or `${file:/path/to.properties:key}`; see docs/secrets.md"
+
+
+def literal_secrets(document: Mapping[str, Any]) -> list[Finding]:
+    """Config values that are secrets written in clear (`core.redact.literal_secret`): a
+    manifest lives in git, so a secret belongs in a placeholder. Read before placeholders are
+    resolved (what the file says), and never quoting the value."""
+    spec = document.get("spec")
+    config = spec.get("config") if isinstance(spec, Mapping) else None
+    if not isinstance(config, Mapping):
+        return []
+    found = []
+    for key, value in config.items():
+        if not isinstance(key, str) or not isinstance(value, str | int | float) or isinstance(value, bool):
+            continue
+        why = literal_secret(key, config_value(value))
+        if why == "key":
+            found.append(Finding(("spec", "config", key), f"literal secret: `{key}` holds a credential in clear text", SECRET_HINT))
+        elif why == "inside":
+            message = f"literal secret: the value of `{key}` has a credential written inside it"
+            found.append(Finding(("spec", "config", key), message, "put the credential in a placeholder, e.g. "
+                                 "`postgresql://app:${env:DB_PASSWORD}@db/app`; see docs/secrets.md"))
+    return found

@@ -1,8 +1,8 @@
 """One YAML document → a validated `DesiredConnector`, or diagnostics pointing into the file.
 
-Order of checks, most specific first (`findings.merge` keeps one finding per problem):
-placeholders, Connect's rules (`rules`), the JSON Schema, pydantic, then the connector's plugin
-(`plugins`). Every check runs on every document, so all of a document's problems are reported
+A Strimzi `KafkaConnector` is first translated to our format (`strimzi`). Order of checks, most
+specific first (`findings.merge` keeps one finding per problem): placeholders, Connect's rules
+(`rules`), the JSON Schema, pydantic, then the connector's plugin (`plugins`). Every check runs on every document, so all of a document's problems are reported
 in one run: the plugin's too when another part of the document is wrong.
 
 Speed: pydantic (compiled) validates a small manifest in ~5 µs, jsonschema in ~200 µs. The
@@ -21,24 +21,30 @@ from yaml.nodes import Node
 
 from reconciler.connectors.registry import plugin_kind
 from reconciler.core import diagnostics
-from reconciler.core.diagnostics import Diagnostic
+from reconciler.core.diagnostics import Diagnostic, Severity
 from reconciler.core.models import ConnectorManifest, DesiredConnector, SourceRef
 from reconciler.core.normalize import Properties, config_value
 from reconciler.core.redact import has_placeholder, scrub, secret_values
+from reconciler.manifests import strimzi
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, Path, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
 from reconciler.manifests.plugins import config_findings, plugin_findings
-from reconciler.manifests.rules import document_findings
+from reconciler.manifests.rules import document_findings, literal_secrets
 from reconciler.manifests.schema_errors import pydantic_findings, schema_findings
 
 
 def validate_document(document: Document, env: Mapping[str, str]) -> tuple[DesiredConnector | None, list[Diagnostic]]:
+    """The connector (None when the document has an error) and its diagnostics: errors, and
+    warnings that do not refuse it (a literal secret)."""
     data = document.data
     if not isinstance(data, dict):
         return None, [_not_a_mapping(document)]
+    translation = strimzi.translate(data) if strimzi.is_strimzi(data) else None
+    if translation is not None:
+        data = translation.data
     data, placeholder_findings, interpolated = _resolve_placeholders(data, env)
-    stages = [placeholder_findings, document_findings(data)]
+    stages = [translation.errors if translation else [], placeholder_findings, document_findings(data)]
     manifest: ConnectorManifest | None = None
     try:
         manifest = ConnectorManifest.model_validate(data)
@@ -51,9 +57,13 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     offsets_ok = not any(finding.path[:2] == ("spec", "offsets") for stage in stages for finding in stage)
     stages.append(_config_check(document, data, manifest, offsets_ok))
     found = merge(stages)
+    doubts = literal_secrets(document.data)
+    if translation is not None:  # its findings point into the resource as written
+        found, doubts = [translation.locate(f) for f in found], [*translation.warnings, *doubts]
+    warnings = document_diagnostics(document, doubts, severity=Severity.WARNING)
     if found or manifest is None:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
-        return None, _scrubbed(document_diagnostics(document, found), data, interpolated)
-    return _desired(manifest, document.source, interpolated), []
+        return None, _scrubbed(document_diagnostics(document, found), data, interpolated) + warnings
+    return _desired(manifest, document.source, interpolated), warnings
 
 
 # What the config check reads (`core.normalize.connector_properties`).
@@ -119,6 +129,11 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
     """
     if not isinstance(data, dict):
         return None
+    if strimzi.is_strimzi(data):
+        translation = strimzi.translate(data)
+        if translation.errors:
+            return None
+        data = translation.data
     resolved, placeholder_findings, interpolated = _resolve_placeholders(data, env)
     if placeholder_findings or document_findings(resolved):
         return None
@@ -207,12 +222,14 @@ def _diagnostic_secrets(data: dict[str, Any], interpolated: frozenset[str]) -> s
     return secret_values(shown, sensitive)
 
 
-def document_diagnostics(document: Document, findings: list[Finding]) -> list[Diagnostic]:
+def document_diagnostics(
+    document: Document, findings: list[Finding], *, severity: Severity = Severity.ERROR
+) -> list[Diagnostic]:
     name = connector_name(document)
-    return [_diagnostic(document, finding, name) for finding in findings]
+    return [_diagnostic(document, finding, name, severity) for finding in findings]
 
 
-def _diagnostic(document: Document, finding: Finding, name: str | None) -> Diagnostic:
+def _diagnostic(document: Document, finding: Finding, name: str | None, severity: Severity) -> Diagnostic:
     key, value, depth = locate(document.root, finding.path)
     exact = depth == len(finding.path)
     if exact and finding.anchor == "key" and key is not None:
@@ -221,12 +238,24 @@ def _diagnostic(document: Document, finding: Finding, name: str | None) -> Diagn
         node = key  # a missing field: point at its parent's key (`spec:`), where it belongs
     else:
         node = value
-    return diagnostics.error(
-        finding.message,
+    return Diagnostic(
+        severity=severity,
+        summary=finding.message,
         source=position(document.file, node),
         field_path=format_path(finding.path),
         connector=name,
         hint=finding.hint,
+    )
+
+
+def skipped(document: Document) -> Diagnostic | None:
+    """An info line for a document that declares no connector and is no mistake either: another
+    Strimzi resource (`KafkaConnect`…) beside the `KafkaConnector`s of a Strimzi user's directory."""
+    kind = strimzi.other_kind(document.data)
+    if kind is None:
+        return None
+    return diagnostics.info(
+        f"skipped a Strimzi `{kind}`: only `{strimzi.KIND}` resources declare connectors", source=document.source
     )
 
 

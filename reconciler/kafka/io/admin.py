@@ -88,6 +88,14 @@ def check_for_reading(settings: KafkaSettings) -> bool:
     return settings.topics.reconciler in existing
 
 
+def group_is_new(settings: KafkaSettings) -> bool:
+    """None of the group's internal topics (Connect's and ours) exists on the cluster yet: a group
+    no `apply`, `run` or Connect worker has used. One that has some of them is not new: reading it
+    says which are missing."""
+    existing = topic_partitions(settings)
+    return not any(spec.name in existing for spec in internal_topics(settings))
+
+
 def start_reading_check(settings: KafkaSettings, existing: dict[str, int], admin: Any = None) -> Callable[[], None]:
     """`check_for_reading` on partition counts already fetched (`existing`): missing topics and
     the config topic's partitions are checked now; the cleanup policies take a round trip, which
@@ -126,8 +134,7 @@ def _missing_for_reading(
     return ReconcilerError(
         message,
         hint=f"check --group-id (a typo?) and --bootstrap-servers; {known}. Only `reconciler apply`, `run` and "
-        "`watch` create a group's topics (for a new group, `plan` without --bootstrap-servers plans against "
-        "an empty state)",
+        "`watch` create a group's topics (for a new group, `plan --new-group` plans against an empty state)",
     )
 
 
