@@ -65,29 +65,92 @@ def test_pre_commit_hooks_are_declared_as_pre_commit_expects() -> None:
     assert [h["id"] for h in declared] == ["reconciler-validate", "reconciler-schema"]
     for hook in declared:
         assert {"id", "name", "entry", "language"} <= set(hook) and hook["language"] == "python"
+        assert "--strict" in hook["entry"]
         re.compile(hook["files"])
+    # The shipped configuration runs the same hooks, from the PATH of a project that installs us.
     example = yaml.safe_load((CI / "pre-commit-config.yaml").read_text())
-    used = {h["id"] for r in example["repos"] for h in r["hooks"]}
-    assert used == {h["id"] for h in declared}
+    [local] = example["repos"]
+    assert local["repo"] == "local"
+    shipped = {h["id"]: h for h in local["hooks"]}
+    assert shipped.keys() == {h["id"] for h in declared}
+    for hook in declared:
+        same = {key: hook[key] for key in ("entry", "files", "pass_filenames", "args") if key in hook}
+        assert {key: shipped[hook["id"]].get(key) for key in same} == same
+        assert shipped[hook["id"]]["language"] == "system"
 
 
 @pytest.mark.parametrize("hook", hooks(), ids=lambda h: h["id"])
 def test_each_hook_passes_valid_manifests_and_fails_broken_ones(hook: dict[str, Any], repo: Path) -> None:
     passed = run_hook(hook, repo, STAGED)
     assert passed.returncode == 0, passed.stderr
-    assert "2 connector(s) valid" in passed.stdout or "2 manifest(s) conform" in passed.stdout
+    assert "2 connector(s) valid" in passed.stdout or "2 manifest(s) valid" in passed.stdout
     shutil.copy(BROKEN, repo / "manifests" / "broken.yaml")
     failed = run_hook(hook, repo, [*STAGED, "manifests/broken.yaml"])
     assert failed.returncode == 1
     assert "manifests/broken.yaml:" in failed.stderr and "Traceback" not in failed.stderr
 
 
-def test_the_schema_hook_needs_no_environment(repo: Path) -> None:
+def add_to_datagen(repo: Path, line: str) -> None:
+    """`line` added to the quickstart's datagen config (the first `topic:` of the file)."""
     text = (repo / "manifests" / "pipeline.yaml").read_text()
-    (repo / "manifests" / "pipeline.yaml").write_text(text.replace("topic: ", "db.password: ${env:UNSET_PW_X}\n    topic: ", 1))
+    (repo / "manifests" / "pipeline.yaml").write_text(text.replace("topic: ", f"{line}\n    topic: ", 1))
+
+
+def test_the_schema_hook_needs_no_environment(repo: Path) -> None:
+    add_to_datagen(repo, "producer.override.sasl.password: ${env:UNSET_PW_X}")
     schema, validate = hooks()[1], hooks()[0]
     assert run_hook(schema, repo, STAGED).returncode == 0
     assert "UNSET_PW_X" in run_hook(validate, repo, STAGED).stderr  # validate resolves placeholders
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("no.such.setting: 5", "unknown key"),  # the schema hook checks configs against their plugin too
+        ("producer.override.sasl.password: hunter2", "literal secret"),  # --strict in both
+    ],
+)
+def test_both_hooks_refuse_the_same_config_problems(repo: Path, line: str, message: str) -> None:
+    add_to_datagen(repo, line)
+    for hook in hooks():
+        failed = run_hook(hook, repo, STAGED)
+        assert failed.returncode == 1, (hook["id"], failed.stderr)
+        assert f"manifests/pipeline.yaml:12:" in failed.stderr and message in failed.stderr, (hook["id"], failed.stderr)
+        assert "hunter2" not in failed.stderr
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+def pre_commit(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """`pre-commit run` on the staged files, with this virtualenv's `reconciler` and `python`
+    first on the PATH (a project where the reconciler is installed)."""
+    venv = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "PATH": f"{venv}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": str(ROOT),  # this checkout, whichever one the virtualenv has installed
+        "PRE_COMMIT_HOME": str(tmp_path / "cache"),
+    }
+    command = [str(venv / "pre-commit"), "run", "--color", "never"]
+    return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_the_shipped_pre_commit_configuration_works_verbatim(repo: Path, tmp_path: Path) -> None:
+    shutil.copy(CI / "pre-commit-config.yaml", repo / ".pre-commit-config.yaml")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    passed = pre_commit(repo, tmp_path)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert passed.stdout.count("Passed") == 2, passed.stdout
+    shutil.copy(BROKEN, repo / "manifests" / "broken.yaml")
+    git(repo, "add", "manifests/broken.yaml")
+    failed = pre_commit(repo, tmp_path)
+    assert failed.returncode == 1
+    assert failed.stdout.count("Failed") == 2, failed.stdout
+    assert re.search(r"^manifests/broken\.yaml:\d+:\d+: ", failed.stdout, re.MULTILINE), failed.stdout
+    assert "Traceback" not in failed.stdout
 
 
 # --- CI workflows ---------------------------------------------------------------------------
