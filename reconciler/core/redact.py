@@ -119,14 +119,32 @@ def literal_secret(key: str, value: str | None) -> str | None:
     placeholder is judged without it: `postgresql://app:${env:PW}@db` is no literal secret."""
     if not value or not value.strip():
         return None
-    strong = _key_rule(key)[1]  # not `primary.key.mode: record_key`: a field name, masked to be safe
-    about = key.lower().replace("_", ".").replace("-", ".").rsplit(".", 1)[-1] in _ABOUT_A_SECRET
-    if strong and not about and not has_placeholder(value):
-        return None if value.strip().lower() in _BOOLEAN_TEXT else "key"
+    if _key_rule(key)[1] and not _about_a_secret(key):  # not `primary.key.mode`: masked to be safe only
+        return None if has_placeholder(value) or value.strip().lower() in _BOOLEAN_TEXT else "key"
+    if not _may_hold_credentials(value):
+        return None  # the common case: no `@`, no `=`
     bare = PLACEHOLDER.sub("", value) if "${" in value else value
-    if _may_hold_credentials(bare) and any(pattern.search(bare) for pattern in _VALUE_SECRETS):
-        return "inside"
-    return None
+    return "inside" if any(pattern.search(bare) for pattern in _VALUE_SECRETS) else None
+
+
+def literal_secrets(config: Mapping[str, str | None]) -> list[tuple[str, str]]:
+    """(key, `literal_secret`'s reason) for each value of `config` that is a secret in clear, in
+    order. Decided per config for the common case (no credential key, no `@` or `=` in any
+    value: one scan), as `secret_values` is: every manifest is checked when it is loaded."""
+    _, strong = _rules_for(tuple(config))
+    if not strong and not _suspect(config):
+        return []
+    found = []
+    for key, value in config.items():
+        why = literal_secret(key, value)
+        if why is not None:
+            found.append((key, why))
+    return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _about_a_secret(key: str) -> bool:
+    return key.lower().replace("_", ".").replace("-", ".").rsplit(".", 1)[-1] in _ABOUT_A_SECRET
 
 
 def is_sensitive(key: str, value: str | None, sensitive: Collection[str] = ()) -> bool:

@@ -15,7 +15,7 @@ from reconciler.connectors.registry import connector_kind
 from reconciler.core.models import BOOKKEEPING_KEYS
 from reconciler.core.normalize import config_value
 from reconciler.core.offsets_rules import check_request
-from reconciler.core.redact import literal_secret
+from reconciler.core.redact import literal_secrets as redact_literal_secrets
 from reconciler.manifests.findings import Finding
 
 
@@ -64,15 +64,19 @@ def literal_secrets(document: Mapping[str, Any]) -> list[Finding]:
     config = spec.get("config") if isinstance(spec, Mapping) else None
     if not isinstance(config, Mapping):
         return []
-    found = []
-    for key, value in config.items():
-        if not isinstance(key, str) or not isinstance(value, str | int | float) or isinstance(value, bool):
-            continue
-        why = literal_secret(key, config_value(value))
-        if why == "key":
-            found.append(Finding(("spec", "config", key), f"literal secret: `{key}` holds a credential in clear text", SECRET_HINT))
-        elif why == "inside":
-            message = f"literal secret: the value of `{key}` has a credential written inside it"
-            found.append(Finding(("spec", "config", key), message, "put the credential in a placeholder, e.g. "
-                                 "`postgresql://app:${env:DB_PASSWORD}@db/app`; see docs/secrets.md"))
-    return found
+    shown = {key: config_value(value) for key, value in config.items() if isinstance(key, str) and _scalar(value)}
+    return [_literal(key, why) for key, why in redact_literal_secrets(shown)]
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def _literal(key: str, why: str) -> Finding:
+    if why == "key":
+        return Finding(("spec", "config", key), f"literal secret: `{key}` holds a credential in clear text", SECRET_HINT)
+    return Finding(
+        ("spec", "config", key),
+        f"literal secret: the value of `{key}` has a credential written inside it",
+        "put the credential in a placeholder, e.g. `postgresql://app:${env:DB_PASSWORD}@db/app`; see docs/secrets.md",
+    )

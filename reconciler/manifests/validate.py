@@ -60,7 +60,7 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     doubts = literal_secrets(document.data)
     if translation is not None:  # its findings point into the resource as written
         found, doubts = [translation.locate(f) for f in found], [*translation.warnings, *doubts]
-    warnings = document_diagnostics(document, doubts, severity=Severity.WARNING)
+    warnings = document_diagnostics(document, doubts, severity=Severity.WARNING) if doubts else []
     if found or manifest is None:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
         return None, _scrubbed(document_diagnostics(document, found), data, interpolated) + warnings
     return _desired(manifest, document.source, interpolated), warnings
