@@ -122,7 +122,7 @@ def translate(data: Mapping[str, Any]) -> Translation:
 
 def _spec(spec: Mapping[str, Any], version: str, out: Translation) -> dict[str, Any]:
     ours = {key: value for key, value in spec.items() if key in _SPEC_FIELDS}
-    allowed = [*_SPEC_FIELDS, *(["pause"] if version != VERSIONS[0] else []), *_REFUSED_SPEC]
+    allowed = [*_SPEC_FIELDS, *(["pause"] if version != VERSIONS[0] else [])]
     for key in spec:
         if key in _REFUSED_SPEC:
             message, hint = _REFUSED_SPEC[key]

@@ -40,6 +40,7 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     data = document.data
     if not isinstance(data, dict):
         return None, [_not_a_mapping(document)]
+    written = data
     translation = strimzi.translate(data) if strimzi.is_strimzi(data) else None
     if translation is not None:
         data = translation.data
@@ -57,7 +58,7 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     offsets_ok = not any(finding.path[:2] == ("spec", "offsets") for stage in stages for finding in stage)
     stages.append(_config_check(document, data, manifest, offsets_ok))
     found = merge(stages)
-    doubts = literal_secrets(document.data)
+    doubts = literal_secrets(written)  # what the file says, before any placeholder is resolved
     if translation is not None:  # its findings point into the resource as written
         found, doubts = [translation.locate(f) for f in found], [*translation.warnings, *doubts]
     warnings = document_diagnostics(document, doubts, severity=Severity.WARNING) if doubts else []

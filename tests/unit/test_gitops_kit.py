@@ -115,7 +115,7 @@ def test_both_hooks_refuse_the_same_config_problems(repo: Path, line: str, messa
     for hook in hooks():
         failed = run_hook(hook, repo, STAGED)
         assert failed.returncode == 1, (hook["id"], failed.stderr)
-        assert f"manifests/pipeline.yaml:12:" in failed.stderr and message in failed.stderr, (hook["id"], failed.stderr)
+        assert "manifests/pipeline.yaml:12:" in failed.stderr and message in failed.stderr, (hook["id"], failed.stderr)
         assert "hunter2" not in failed.stderr
 
 
