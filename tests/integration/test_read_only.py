@@ -2,7 +2,8 @@
 
 `status`, `plan`, `snapshot` and `offsets` on a group without its internal topics exit 1 and
 say which topics are missing, for which group, and what to check; they create nothing. A group
-only Connect has used (no `-reconciler` topic) reads fine, and is left as it was.
+only Connect has used (no `-reconciler` topic) reads fine, and is left as it was. `plan
+--new-group` plans a group without any of its topics against an empty state (issue 27, item 6).
 """
 
 from __future__ import annotations
@@ -97,3 +98,39 @@ def test_a_group_only_connect_used_is_read_without_creating_our_topic(
     # The writers do create it.
     assert cli(capsys, kafka_settings, "apply", str(manifests))[0] == 0
     assert topics.reconciler in topics_of(kafka_settings)
+
+
+# --- plan --new-group (issue 27, item 6) ------------------------------------------------------
+
+
+def test_plan_new_group_plans_against_an_empty_state_and_creates_nothing(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    manifests = write(tmp_path / "c.yaml", manifest("x", topic="t", count="1"))
+    code, out, err = cli(capsys, kafka_settings, "plan", str(manifests), "--new-group", "--detailed-exitcode")
+    group = kafka_settings.group_id
+    assert code == 2, err
+    assert '+ connector "x" will be created' in out and "Plan: 1 to create" in out
+    assert f"note: group {group} has no internal topics at {kafka_settings.bootstrap_servers} yet (--new-group)" in err
+    assert "planned against an empty state" in err
+    assert topics_of(kafka_settings) == []
+
+
+def test_plan_new_group_on_a_group_that_exists_reads_it(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    manifests = write(tmp_path / "c.yaml", manifest("x", topic="t", count="1"))
+    assert cli(capsys, kafka_settings, "apply", str(manifests))[0] == 0
+    code, out, err = cli(capsys, kafka_settings, "plan", str(manifests), "--new-group", "--detailed-exitcode")
+    assert (code, "note:" in err) == (0, False), err
+    assert "No changes." in out
+
+
+def test_plan_new_group_keeps_the_error_for_a_group_missing_some_topics(
+    capsys: pytest.CaptureFixture[str], kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    create_compacted(kafka_settings, (kafka_settings.topics.configs, 1))
+    manifests = write(tmp_path / "c.yaml", manifest("x", topic="t", count="1"))
+    code, out, err = cli(capsys, kafka_settings, "plan", str(manifests), "--new-group")
+    assert (code, out) == (1, "")
+    assert f"group {kafka_settings.group_id} is missing internal topic(s)" in err
