@@ -213,3 +213,13 @@ def test_plan_with_snapshot_imports_neither_kafka_client_nor_spark(manifests: Pa
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "RC 0 HEAVY []" in result.stdout
+
+
+def test_new_group_changes_nothing_without_kafka(manifests: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--new-group` is about a Kafka group: a snapshot or an empty state is planned as before."""
+    from reconciler.app.plan import LiveSource, for_new_group
+
+    for source in (LiveSource(), LiveSource(snapshot=tmp_path / "live.json", new_group=True)):
+        assert for_new_group(source) == (source, None)
+    assert main(["plan", str(manifests), "--new-group", "--detailed-exitcode"]) == 2
+    assert "note:" not in capsys.readouterr().err
