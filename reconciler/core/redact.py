@@ -132,14 +132,11 @@ def literal_secrets(config: Mapping[str, str | None]) -> list[tuple[str, str]]:
     order. Decided per config for the common case (no credential key, no `@` or `=` in any
     value: one scan), as `secret_values` is: every manifest is checked when it is loaded."""
     _, strong = _rules_for(tuple(config))
-    if not strong and not _suspect(config):
+    suspect = _suspect(config)
+    if not strong and not suspect:
         return []
-    found = []
-    for key, value in config.items():
-        why = literal_secret(key, value)
-        if why is not None:
-            found.append((key, why))
-    return found
+    keys = config if suspect else [key for key in config if key in strong]
+    return [(key, why) for key in keys if (why := literal_secret(key, config[key])) is not None]
 
 
 @functools.lru_cache(maxsize=4096)
