@@ -31,6 +31,10 @@ _EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 _BITS: Final = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 
+_SIMPLE: Final[dict[str, type | tuple[type, ...]]] = {
+    "boolean": bool, "string": str, "bytes": (bytes, bytearray, memoryview)}
+
+
 class Float32(float):
     """A float written as Java's `Float.toString` (a FLOAT32 value)."""
 
@@ -84,11 +88,11 @@ def to_node(schema: Schema | None, value: Any, decimal_format: DecimalFormat = "
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DataError(f"Invalid type for {kind.upper()}: {type(value).__name__}")
         return Float32(value) if kind == "float" else float(value)
-    simple = {"boolean": bool, "string": str, "bytes": (bytes, bytearray, memoryview)}.get(kind)
+    simple: type | tuple[type, ...] | None = _SIMPLE.get(kind)
     if simple is not None:
         if not isinstance(value, simple):
             raise DataError(f"Invalid type for {kind.upper()}: {type(value).__name__}")
-        return bytes(value) if kind == "bytes" else value
+        return bytes(value) if isinstance(value, (bytearray, memoryview)) else value
     if kind == "array":
         items = schema.items if schema is not None else None
         return [to_node(items, element, decimal_format) for element in value]
@@ -163,14 +167,16 @@ def _unscaled(schema: Schema, value: Any) -> int:
     sign, digit_tuple, exponent = Decimal(value).as_tuple()
     if not isinstance(exponent, int):
         raise DataError(f"{value} is not a decimal number")
-    digits = int("".join(map(str, digit_tuple))) * (-1 if sign else 1)
+    digits: int = int("".join(map(str, digit_tuple))) * (-1 if sign else 1)
     if exponent >= -scale:
-        return digits * 10 ** (exponent + scale)
+        scaled: int = digits * 10 ** (exponent + scale)
+        return scaled
     divisor = 10 ** (-scale - exponent)
     if digits % divisor:
         raise DataError("Decimal value has mismatching scale for given Decimal schema. "
                         f"Schema has scale {scale}, value has scale {-exponent}.")
-    return digits // divisor
+    unscaled: int = digits // divisor
+    return unscaled
 
 
 # --- Jackson's bytes --------------------------------------------------------------------------

@@ -36,7 +36,8 @@ def node_type(node: Any) -> str:
         return "BOOLEAN"
     if isinstance(node, (int, Decimal)):
         return "NUMBER"
-    return {str: "STRING", list: "ARRAY", dict: "OBJECT"}.get(type(node), "POJO")
+    names: dict[type, str] = {str: "STRING", list: "ARRAY", dict: "OBJECT"}
+    return names.get(type(node), "POJO")
 
 
 def to_connect(schema: Schema, node: Any, *, replace_null_with_default: bool = True,
@@ -87,7 +88,8 @@ def _integral(node: Any) -> int:
     if isinstance(node, Decimal) and isinstance(exponent := node.as_tuple().exponent, int) and exponent > 64:
         # 1e100000000 is short text: only its low 64 bits count, and 10^k mod 2^64 gives them.
         sign, digits, _ = node.as_tuple()
-        return (-1) ** sign * int("".join(map(str, digits))) * pow(10, exponent, 2**64)
+        magnitude: int = int("".join(map(str, digits))) * pow(10, exponent, 2**64)
+        return -magnitude if sign else magnitude
     return int(node)
 
 
