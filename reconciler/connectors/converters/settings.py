@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Final, Literal
 
+from reconciler.connectors.api import valid_or_raise
 from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type
 
 JSON: Final = "org.apache.kafka.connect.json.JsonConverter"
@@ -96,3 +97,8 @@ def read_converter(config: ConnectorConfig, role: Role) -> tuple[Converter, list
     else:
         return Converter("bytes"), []
     return converter, [replace(p, key=prefix + p.key) for p in parsed.problems]
+
+
+def converter(config: ConnectorConfig, role: Role) -> Converter:
+    """The `<role>.converter` of a config a task runs with; raises `InvalidConnectorConfig`."""
+    return valid_or_raise(read_converter(config, role))
