@@ -86,9 +86,11 @@ def _table(read: Read, name: str) -> Decoded:
     rows, values = read.rows, read.values
     kept_rows: list[int] = []
     kept: list[Any] = []
+    if schema is None or not _needs_fit(schema):
+        return Decoded(_columns(schema, values, name), rows, sorted(failures, key=lambda f: f.index))
     for index, value in zip(rows, values, strict=True):
         try:
-            kept.append(_fit(schema, value) if schema is not None else None)
+            kept.append(_fit(schema, value))
         except (DataError, ArithmeticError) as exc:
             failures.append(DecodeFailure(index, str(exc)))
             continue

@@ -35,8 +35,30 @@ def infer(nodes: Iterable[Any]) -> Schema:
     """The schema of all `nodes` (parsed JSON, numbers with fractions as `Decimal`)."""
     schema = NULL
     for node in nodes:
-        schema = merge(schema, schema_of(node))
+        if not _fits(schema, node):  # the common case, a record like the others, builds nothing
+            schema = merge(schema, schema_of(node))
     return schema
+
+
+def _fits(schema: Schema, node: Any) -> bool:
+    """Whether `merge(schema, schema_of(node))` is `schema` itself."""
+    if node is None or schema is JSON_TEXT:
+        return True
+    kind = schema.type
+    if kind == "struct":
+        if type(node) is not dict or len(node) > len(schema.fields):
+            return False
+        fields = schema.fields
+        for i, (key, value) in enumerate(node.items()):
+            f = fields[i] if i < len(fields) and fields[i].name == key else schema.field(key)
+            if f is None or not _fits(f.schema, value):
+                return False
+        return True
+    if kind == "array":
+        assert schema.items is not None
+        return type(node) is list and all(_fits(schema.items, element) for element in node)
+    expected = _PRIMITIVE.get(type(node))
+    return expected == kind or (kind == "double" and expected == "int64")
 
 
 def schema_of(node: Any) -> Schema:

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Final
 
+import msgspec
 from pydantic_core import from_json
 
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -89,8 +90,8 @@ def loads_exact(data: bytes) -> object:
     """`loads`, with every number that has a fraction or an exponent as an exact `Decimal`, as
     `JsonConverter`'s reader keeps it (`USE_BIG_DECIMAL_FOR_FLOATS`); integers stay `int`."""
     try:
-        return _EXACT.decode(data.decode("utf-8"))  # strict JSON, the common case
-    except ValueError:
+        return _EXACT_FAST.decode(data)  # strict JSON, the common case, fast
+    except msgspec.DecodeError:
         pass
     return _lenient(data, _EXACT)
 
@@ -119,6 +120,7 @@ def _no_constant(name: str) -> object:
 
 _DECODER: Final = json.JSONDecoder(parse_constant=_no_constant)
 _EXACT: Final = json.JSONDecoder(parse_constant=_no_constant, parse_float=Decimal)
+_EXACT_FAST: Final = msgspec.json.Decoder(float_hook=Decimal)
 
 
 def _check_root_end(obj: object, following: str) -> None:
