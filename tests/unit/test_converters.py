@@ -13,6 +13,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from converter_strategies import schema_and_value
 from reconciler.connectors.converters import encode, infer
@@ -174,3 +175,20 @@ def test_decode_reads_back_what_encode_wrote(pair: tuple[S.Schema, Any]) -> None
             assert decoded.table.schema.field("value").type == arrow_type(schema)
     plain = decode([encode.encode(PLAIN, schema, value)], PLAIN)
     assert plain.rows == [0] or plain.failures
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text(max_size=3)
+    | st.decimals(allow_nan=False, allow_infinity=False, places=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abc"), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_JSON, max_size=6))
+def test_inference_skips_records_like_the_others_without_changing_the_result(nodes: list[Any]) -> None:
+    reference = infer.NULL
+    for node in nodes:
+        reference = infer.merge(reference, infer.schema_of(node))
+    assert infer.infer(nodes) == reference
