@@ -107,6 +107,15 @@ def test_a_decimal_arrow_cannot_hold_fails() -> None:
     assert decoded.table.column("value").to_pylist() == [Decimal("1.5")]
 
 
+def test_what_arrow_cannot_hold_fails_its_records_only() -> None:
+    text = b'{"schema":{"type":"string"},"payload":%s}'
+    decoded = decode([text % b'"a"', text % b'"\\ud800"'], JSON)  # Java's strings may hold a lone surrogate
+    assert decoded.rows == [0] and [f.index for f in decoded.failures] == [1]
+    no_scale = b'{"schema":{"type":"bytes","name":"org.apache.kafka.connect.data.Decimal"},"payload":1.5}'
+    decoded = decode([no_scale], JSON)
+    assert decoded.rows == [] and "scale parameter not found" in decoded.failures[0].reason
+
+
 def test_schemaless_json_gets_a_schema_inferred_per_batch() -> None:
     raws = [b'{"a":1,"b":{"c":[1,2.5]},"s":"x"}', b'{"a":2.5,"s":3,"z":null}', None, b'{"big":123456789012345678901}']
     decoded = decode(raws, PLAIN)

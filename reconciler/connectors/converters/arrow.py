@@ -9,7 +9,7 @@ instead of failing the batch (docs/converters.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final
@@ -40,7 +40,8 @@ def arrow_type(schema: Schema) -> pa.DataType:
     """The Arrow type of a Connect schema (docs/converters.md#types)."""
     if schema.name == DECIMAL:
         scale = schema.scale()
-        precision = int((schema.parameters or {}).get(PRECISION) or MAX_DECIMAL128)
+        text = (schema.parameters or {}).get(PRECISION) or ""
+        precision = int(text) if text.isdigit() and 0 < int(text) <= 76 else MAX_DECIMAL128  # Java ignores it
         return pa.decimal128(precision, scale) if precision <= MAX_DECIMAL128 else pa.decimal256(precision, scale)
     logical = {DATE: pa.date32(), TIME: pa.time32("ms"), TIMESTAMP: pa.timestamp("ms", tz="UTC")}.get(schema.name or "")
     if logical is not None:
@@ -82,20 +83,41 @@ def _text(raw: bytes, codec: str) -> str:
 
 def _table(read: Read, name: str) -> Decoded:
     failures = list(read.failures)
-    schema = read.schema
-    rows, values = read.rows, read.values
-    kept_rows: list[int] = []
-    kept: list[Any] = []
-    if schema is None or not _needs_fit(schema):
-        return Decoded(_columns(schema, values, name), rows, sorted(failures, key=lambda f: f.index))
+    schema, rows, values = read.schema, read.rows, read.values
+    try:
+        if schema is not None:
+            arrow_type(schema)
+    except (DataError, ValueError, pa.ArrowException) as exc:  # a Decimal schema without its scale
+        failures += [DecodeFailure(index, f"its schema has no Arrow type: {exc}") for index in rows]
+        return Decoded(pa.table({name: pa.array([], pa.null())}), [], _in_order(failures))
+    if schema is not None and _needs_fit(schema):
+        rows, values = _kept(rows, values, failures, lambda value: _fit(schema, value))
+    try:
+        table = _columns(schema, values, name)
+    except (ValueError, TypeError, OverflowError, pa.ArrowException):
+        # A value Arrow refuses (a string with a lone surrogate, which Java's strings may hold):
+        # find which, and leave them out.
+        rows, values = _kept(rows, values, failures, lambda value: _columns(schema, [value], name) and value)
+        table = _columns(schema, values, name)
+    return Decoded(table, rows, _in_order(failures))
+
+
+def _kept(rows: list[int], values: list[Any], failures: list[DecodeFailure],
+          check: Callable[[Any], Any]) -> tuple[list[int], list[Any]]:
+    """The rows and values `check` takes (its result replaces the value); a failure for the others."""
+    kept_rows, kept = [], []
     for index, value in zip(rows, values, strict=True):
         try:
-            kept.append(_fit(schema, value))
-        except (DataError, ArithmeticError) as exc:
+            kept.append(check(value))
+        except (DataError, ArithmeticError, ValueError, TypeError, OverflowError, pa.ArrowException) as exc:
             failures.append(DecodeFailure(index, str(exc)))
             continue
         kept_rows.append(index)
-    return Decoded(_columns(schema, kept, name), kept_rows, sorted(failures, key=lambda f: f.index))
+    return kept_rows, kept
+
+
+def _in_order(failures: list[DecodeFailure]) -> list[DecodeFailure]:
+    return sorted(failures, key=lambda f: f.index)
 
 
 def _columns(schema: Schema | None, values: list[Any], name: str) -> pa.Table:
