@@ -177,6 +177,11 @@ class Connector(ABC):
     # `GET /connector-plugins`. None: the version of the distribution that installed the
     # plugin's package (`registry.plugin_version`).
     version: ClassVar[str | None] = None
+    # The records' parts ("key", "value") whose Connect converter the plugin applies itself
+    # (`connectors.converters`: JsonConverter, StringConverter, ByteArrayConverter). For them
+    # `reconciler validate` accepts the three classes and checks their settings; for the others
+    # only the converters that leave bytes as they are (`connectors.unapplied`).
+    converters: ClassVar[frozenset[str]] = frozenset()
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         """Problems with `config`, each naming its key; empty when the config is usable.

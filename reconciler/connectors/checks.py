@@ -68,7 +68,7 @@ def _framework_problems(cls: type[Connector], config: ConnectorConfig) -> list[C
     # Connect's bookkeeping keys come from fields the manifest models have checked already.
     given = {key: value for key, value in config.items() if key not in BOOKKEEPING}
     problems = [p for p in framework_def(cls.kind).validate(given) if p.key not in own_keys]
-    problems += unapplied_problems(given, own_keys)
+    problems += unapplied_problems(given, own_keys, cls.converters)
     if cls.kind == "sink":
         problems += _sink_topics(config)
     else:

@@ -10,7 +10,9 @@ reconciler's runtime runs a Python connector itself and does neither (docs/plugi
 - `key.converter`, `value.converter`, `header.converter`: a plugin's bytes go to Kafka as they
   are and a sink is given Kafka's bytes as they are, which is what ByteArrayConverter does
   (StringConverter too, for UTF-8 text; SimpleHeaderConverter for text headers). Any other
-  converter (JsonConverter, AvroConverter…) would not convert anything.
+  converter (JsonConverter, AvroConverter…) would not convert anything. A plugin that converts
+  keys or values itself (`Connector.converters`) takes the converters it knows
+  (`connectors.converters.settings`: JsonConverter too), with their settings checked.
 
 Connect's `errors.*` keys are left alone: their retries, tolerance, logging and dead letter
 queue only cover the converter and transformation stages (Connect's `Stage`), which the
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from reconciler.connectors.configdef import ConfigProblem, ConnectorConfig
+from reconciler.connectors.converters.settings import KINDS, read_converter
 
 NOT_APPLIED_LISTS = ("transforms", "predicates")
 
@@ -41,18 +44,29 @@ def _elsewhere(what: str) -> str:
     return f"or use a Java connector class: a Java Connect worker runs it, and applies its {what}"
 
 
-def unapplied_problems(config: ConnectorConfig, own_keys: Collection[str] = ()) -> list[ConfigProblem]:
+def unapplied_problems(config: ConnectorConfig, own_keys: Collection[str] = (),
+                       converts: Collection[str] = ()) -> list[ConfigProblem]:
     """A problem for each key of `config` set to something the runtime would silently not apply
-    (unless the plugin declares the key itself, among `own_keys`)."""
+    (unless the plugin declares the key itself, among `own_keys`). For the parts the plugin
+    `converts` ("key", "value"), the problems with their converter and its settings instead."""
     problems = []
     for key in NOT_APPLIED_LISTS:
         if key not in own_keys and _set(config, key):
             problems.append(_list_problem(key))
     for key, unchanging in UNCHANGING_CONVERTERS.items():
+        role = key.split(".")[0]
+        if key not in own_keys and role in converts and role in ("key", "value"):
+            problems += read_converter(config, "key" if role == "key" else "value")[1]
+            continue
         value = _set(config, key)
         if key not in own_keys and value and value not in unchanging:
             problems.append(_converter_problem(key, value))
     return problems
+
+
+def accepted_converters(key: str, converts: Collection[str]) -> tuple[str, ...]:
+    """The classes `key` may name for a plugin that converts `converts` (the JSON Schema's list)."""
+    return tuple(KINDS) if key.split(".")[0] in converts and key != "header.converter" else UNCHANGING_CONVERTERS[key]
 
 
 def _set(config: ConnectorConfig, key: str) -> str:

@@ -22,7 +22,7 @@ from reconciler.connectors.api import Connector
 from reconciler.connectors.configdef import REQUIRED, ConfigDef, ConfigKey, Type, topic_names
 from reconciler.connectors.framework import ANY, framework_def
 from reconciler.connectors.registry import built_in_connectors
-from reconciler.connectors.unapplied import NOT_APPLIED_LISTS, UNCHANGING_CONVERTERS
+from reconciler.connectors.unapplied import NOT_APPLIED_LISTS, UNCHANGING_CONVERTERS, accepted_converters
 from reconciler.core.topic_names import MAX_LENGTH
 
 _SCALAR = ["string", "number", "boolean", "null"]
@@ -47,7 +47,7 @@ def _clause(name: str, cls: type[Connector]) -> dict[str, Any]:
     keys = own.merge(framework_def(cls.kind))
     config: dict[str, Any] = {
         "description": f"`{name}` ({cls.kind} connector): its keys and the keys Kafka Connect defines.",
-        "properties": {key.name: _property(key, own) for key in keys.keys.values()},
+        "properties": {key.name: _property(key, own, cls.converters) for key in keys.keys.values()},
         "patternProperties": {"^" + re.escape(prefix.prefix): {"description": prefix.doc} for prefix in keys.prefixes},
         "additionalProperties": False,
     }
@@ -62,18 +62,19 @@ def _clause(name: str, cls: type[Connector]) -> dict[str, Any]:
     }
 
 
-def _property(key: ConfigKey, own: ConfigDef) -> dict[str, Any]:
+def _property(key: ConfigKey, own: ConfigDef, converts: frozenset[str]) -> dict[str, Any]:
     if key.name in own.keys:
         return _key_schema(key)
     if key.name in NOT_APPLIED_LISTS or key.name in UNCHANGING_CONVERTERS:
-        return _unapplied_schema(key)
+        return _unapplied_schema(key, converts)
     return {"$ref": f"#/$defs/connect:{key.name}"}
 
 
-def _unapplied_schema(key: ConfigKey) -> dict[str, Any]:
+def _unapplied_schema(key: ConfigKey, converts: frozenset[str]) -> dict[str, Any]:
     """A Connect key the runtime does not apply to a Python connector (`connectors.unapplied`):
-    blank or, for a converter, one of those that leave the bytes as they are."""
-    allowed = UNCHANGING_CONVERTERS.get(key.name, ())
+    blank or, for a converter, one of those that leave the bytes as they are (or, for a plugin
+    that converts keys or values itself, one of those it knows)."""
+    allowed = accepted_converters(key.name, converts) if key.name in UNCHANGING_CONVERTERS else ()
     note = f" Python connectors: only {', '.join(allowed)} (or blank)." if allowed else " Python connectors: blank only."
     choice = "|".join(re.escape(name) for name in allowed)
     typed = {"type": "string", "pattern": rf"^\s*({choice})?\s*$" if allowed else r"^\s*$"}

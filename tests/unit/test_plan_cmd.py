@@ -205,7 +205,7 @@ def test_plan_with_snapshot_imports_neither_kafka_client_nor_spark(manifests: Pa
         import sys
         from reconciler.cli.main import main
         rc = main(["plan", {str(manifests)!r}, "--live-state", {str(live)!r}, "--detailed-exitcode"])
-        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("confluent_kafka", "pyspark"))
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("confluent_kafka", "pyspark", "pyarrow"))
         print("RC", rc, "HEAVY", heavy)
         """
     )

@@ -21,10 +21,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import struct
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Final
 
+import msgspec
 from pydantic_core import from_json
 
 _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -33,6 +35,7 @@ _ENCODER: Final = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), al
 _HEX_ESCAPE: Final = re.compile(r"(\\\\)|\\u00([0-9a-f]{2})")
 # Surrogates (lone ones) and characters outside the BMP (pairs in Java): Jackson escapes both.
 _SURROGATES: Final = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
+_F32: Final = struct.Struct("<f")
 _JSON_SPACE: Final = " \t\n\r"
 _BOM: Final = "\ufeff"
 # A number's leading zeros, outside strings: `(-)00…0` followed by another digit.
@@ -80,10 +83,20 @@ def loads(data: bytes) -> object:
         return from_json(data, allow_inf_nan=False)  # strict JSON, the common case, fast
     except ValueError:
         pass
-    return _lenient(data)
+    return _lenient(data, _DECODER)
 
 
-def _lenient(data: bytes) -> object:
+def loads_exact(data: bytes) -> object:
+    """`loads`, with every number that has a fraction or an exponent as an exact `Decimal`, as
+    `JsonConverter`'s reader keeps it (`USE_BIG_DECIMAL_FOR_FLOATS`); integers stay `int`."""
+    try:
+        return _EXACT_FAST.decode(data)  # strict JSON, the common case, fast
+    except msgspec.DecodeError:
+        pass
+    return _lenient(data, _EXACT)
+
+
+def _lenient(data: bytes, decoder: json.JSONDecoder) -> object:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -94,7 +107,7 @@ def _lenient(data: bytes) -> object:
     if "0" in text:
         text = _LEADING_ZEROS.sub(lambda m: m.group(1) if m.group(0)[0] != '"' else m.group(0), text)
     try:
-        obj, end = _DECODER.raw_decode(text)
+        obj, end = decoder.raw_decode(text)
     except ValueError as exc:
         raise JsonError(f"value is not JSON: {exc}") from None
     _check_root_end(obj, text[end : end + 1])
@@ -106,6 +119,8 @@ def _no_constant(name: str) -> object:
 
 
 _DECODER: Final = json.JSONDecoder(parse_constant=_no_constant)
+_EXACT: Final = json.JSONDecoder(parse_constant=_no_constant, parse_float=Decimal)
+_EXACT_FAST: Final = msgspec.json.Decoder(float_hook=Decimal)
 
 
 def _check_root_end(obj: object, following: str) -> None:
@@ -130,7 +145,11 @@ def java_double(value: float) -> str:
     if value == 0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
     sign = "-" if value < 0 else ""
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    shortest = repr(abs(value))
+    if len(shortest.replace(".", "").replace("0", "").split("e")[0]) == 1:
+        # Java prints at least two digits, the closest pair: 4.9E-324, not 5.0E-324.
+        shortest = f"{abs(value):.1e}"
+    _, digit_tuple, exponent = Decimal(shortest).as_tuple()
     digits = "".join(map(str, digit_tuple)).rstrip("0")
     assert isinstance(exponent, int)
     exponent += len(digit_tuple) - len(digits)
@@ -141,6 +160,22 @@ def java_double(value: float) -> str:
             return f"{sign}{whole}.{digits[sci + 1 :] or '0'}"
         return f"{sign}0.{'0' * (-sci - 1)}{digits}"
     return f"{sign}{digits[0]}.{digits[1:] or '0'}E{sci}"
+
+
+def java_float(value: float) -> str:
+    """Java's `Float.toString` of a float32 value: the shortest digits that read back as the same
+    float32 (Java 19+), in `Double.toString`'s layout."""
+    if not math.isfinite(value) or value == 0:
+        return java_double(value)
+    single = _F32.unpack(_F32.pack(value))[0]
+    for digits in range(2, 10):  # Java prints at least two digits (1.4E-45)
+        text = f"{single:.{digits}g}"
+        try:
+            if _F32.unpack(_F32.pack(float(text)))[0] == single:
+                return java_double(float(text))
+        except OverflowError:  # rounded past float32's largest value
+            continue
+    return java_double(single)
 
 
 def primitive_json(value: object) -> str:
