@@ -1,8 +1,9 @@
-"""Record encoders only the tests use: records the reconciler never writes, but reads.
+"""Record encoders only the tests use: records the reconciler never writes field by field, but reads.
 
-Kept beside the tests, not in `reconciler.kafka.formats.records`: KIP-558's topic-status records
-(written by Java's workers) and offsets records built field by field (the runtime writes offsets
-from a task's batch, `reconciler.runtime`). The formats are in docs/record-formats.md.
+Kept beside the tests, not in `reconciler.kafka.formats.records`: offsets records built field by
+field (the runtime writes offsets from a task's batch, `reconciler.runtime`). KIP-558's
+topic-status records are re-exported from `reconciler.kafka.formats.topic_status`, which the
+runtime writes with. The formats are in docs/record-formats.md.
 """
 
 from __future__ import annotations
@@ -10,25 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from reconciler.kafka.formats.records import (
-    STATUS_TOPIC_PREFIX,
-    STATUS_TOPIC_SEPARATOR,
-    Record,
-    TopicRole,
-    dumps,
-    encode_offset_key,
-    encode_offset_value,
-    text_key,
-)
-
-
-def topic_status_record(topic: str, connector: str, task_id: int, discovered_ms: int | None) -> Record:
-    """KIP-558 active topic; `discovered_ms=None` writes the tombstone that resets it."""
-    key = text_key(f"{STATUS_TOPIC_PREFIX}{topic}{STATUS_TOPIC_SEPARATOR}{connector}")
-    if discovered_ms is None:
-        return Record(TopicRole.STATUS, key, None)
-    inner = {"name": topic, "connector": connector, "task": task_id, "discoverTimestamp": discovered_ms}
-    return Record(TopicRole.STATUS, key, dumps({"topic": inner}))
+from reconciler.kafka.formats.records import Record, TopicRole, encode_offset_key, encode_offset_value
+from reconciler.kafka.formats.topic_status import topic_status_record as topic_status_record
 
 
 def source_offset_record(

@@ -76,13 +76,23 @@ def test_a_wait_is_recorded_once_keeps_its_start_and_ends_when_the_tasks_run() -
     first = waits_after(LiveState(connectors=connectors), waited, now_ms=1_000)
     assert first == {"s": Waiting(since_ms=1_000, worker_id="w:2", reason=unreachable)}
 
-    waiting = LiveState(connectors=connectors, waiting={"s": Waiting(since_ms=1_000, worker_id="w:1", reason=unreachable)})
+    waiting = LiveState(connectors=connectors, waiting={"s": Waiting(since_ms=1_000, worker_id="w:2", reason=unreachable)})
     assert waits_after(waiting, waited) == {}  # the same wait goes on: nothing written
     other = [TaskOutcome("s", 0, 0, waited="an open transaction")]
     assert waits_after(waiting, other) == {"s": Waiting(since_ms=1_000, worker_id="w:2", reason="an open transaction")}
     assert waits_after(waiting, [TaskOutcome("s", 0, 3)]) == {"s": None}  # it ran: over
     assert waits_after(waiting, [TaskOutcome("s", 0, 0, "Traceback: boom")]) == {"s": None}  # ran and failed: over too
     assert waits_after(waiting, [TaskOutcome("t", 0, 3)]) == {}  # not in this batch, still to run: kept
+
+
+def test_a_wait_another_runner_recorded_is_taken_over_with_its_start() -> None:
+    """A crashed runner's wait: the runner whose tasks now wait writes it under its own id (its
+    stop removes it, `released_waits`), since when kept."""
+    unreachable = "cannot reach Kafka at 127.0.0.1:1: connection refused"
+    connectors = {"s": LiveConnector(name="s", config=CONFIG)}
+    crashed = LiveState(connectors=connectors, waiting={"s": Waiting(since_ms=1_000, worker_id="w:1", reason=unreachable)})
+    waited = [TaskOutcome("s", 0, 0, waited=unreachable)]
+    assert waits_after(crashed, waited) == {"s": Waiting(since_ms=1_000, worker_id="w:2", reason=unreachable)}
 
 
 def test_a_wait_ends_when_its_connector_is_no_longer_to_run() -> None:

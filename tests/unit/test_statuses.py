@@ -215,7 +215,7 @@ def book_with(**statuses: InstanceStatus) -> StatusBook:
 
 
 def test_book_writes_only_changes_with_worker_and_generation() -> None:
-    book = book_with(c=status(RUNNING, worker="other:2", gen=3))
+    book = book_with(c=status(RUNNING, worker="me:1", gen=3))
     assert book.connector("c", R(RUNNING)) == []  # same state and trace: nothing to write
     [record] = book.connector("c", R(FAILED, "boom\n\tat x"))
     assert record.key == b"status-connector-c"
@@ -225,10 +225,34 @@ def test_book_writes_only_changes_with_worker_and_generation() -> None:
     assert task.key == b"status-task-c-0" and json.loads(task.value or b"")["state"] == "PAUSED"
 
 
+@pytest.mark.parametrize("state", [RUNNING, PAUSED, STOPPED])
+def test_a_status_another_worker_holds_is_written_once_under_this_workers_id(state: InstanceState) -> None:
+    """A crashed runner's RUNNING (or PAUSED, STOPPED) names it for ever unless the runner
+    reporting it now takes it over, as Java's new owner writes after a rebalance."""
+    book = book_with(c=status(state, worker="dead:9", gen=3))
+    [record] = book.connector("c", R(state))
+    [task] = book.task("c", 0, R(state))
+    for written in (record, task):
+        assert json.loads(written.value or b"") == {
+            "state": state.value, "trace": None, "worker_id": "me:1", "generation": 0, "version": None,
+        }
+    assert book.connector("c", R(state)) == [] and book.task("c", 0, R(state)) == []  # once
+
+
+@pytest.mark.parametrize("current", [status(FAILED, "boom", worker="dead:9"), status(UNASSIGNED, worker="dead:9"),
+                                     status(InstanceState.RESTARTING, worker="dead:9")])
+def test_failed_unassigned_and_restarting_statuses_keep_their_worker(current: InstanceStatus) -> None:
+    """FAILED names the worker it failed on, UNASSIGNED no owner, and RESTARTING is followed in
+    the same tick by what the restart leads to: none is rewritten for its worker id alone."""
+    book = book_with(c=current)
+    report = R(current.state, current.trace)
+    assert book.connector("c", report) == [] and book.task("c", 0, report) == []
+
+
 def test_statuses_carry_the_plugins_version_and_a_new_version_is_written() -> None:
     """As Kafka 4's workers write `Connector.version()` in every status (KIP-891): a status
     whose plugin was upgraded is written again, though its state stayed."""
-    running = status(RUNNING)
+    running = status(RUNNING, worker="me:1")
     live = LiveState(connectors={"c": LiveConnector(name="c", config=CONFIG, connector_status=running, task_statuses={0: running})})
     book = StatusBook(live, "me:1", {"c": "2.0"}.get)
     [record] = book.connector("c", R(RUNNING))  # same state, a version it did not have

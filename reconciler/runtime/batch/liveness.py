@@ -52,7 +52,8 @@ def batch_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: s
 
 def _wait_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: str, now_ms: int) -> list[Record]:
     """`wait/<name>` for each connector whose tasks waited in this batch (its `since` kept while
-    the wait goes on, rewritten only when the reason changes); tombstones once a connector's
+    the wait goes on, rewritten only when the reason or the worker changes: the runner that
+    writes it is the one whose stop removes it, `released_waits`); tombstones once a connector's
     tasks ran, or it is no longer to run (deleted, paused, stopped). A connector absent from a
     batch that does run keeps its record: the runner may have stopped before the batch."""
     waited = {o.connector: o.waited for o in outcomes if o.waited is not None}
@@ -60,7 +61,7 @@ def _wait_records(live: LiveState, outcomes: Sequence[TaskOutcome], worker_id: s
     records = []
     for name, reason in sorted(waited.items()):
         current = live.waiting.get(name)
-        if current is None or current.reason != reason:
+        if current is None or current.reason != reason or current.worker_id != worker_id:
             since = now_ms if current is None else current.since_ms
             records.append(own.wait_record(name, Waiting(since_ms=since, worker_id=worker_id, reason=reason)))
     over = [name for name in sorted(live.waiting) if name not in waited and (name in ran or not _to_run(live.connector(name)))]

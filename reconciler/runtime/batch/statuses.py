@@ -242,8 +242,11 @@ def _no_version(name: str) -> str | None:
 class StatusBook:
     """The status topic as this tick sees it; returns records only for real changes.
 
-    A status is rewritten when its state, trace or plugin version changes, not when only the
-    worker id or generation would: repeated ticks of an unchanged pipeline write nothing.
+    A status is rewritten when its state, trace or plugin version changes, or when another
+    worker's id holds a status this runner now asserts (`claims`: a crashed runner's RUNNING,
+    say), never when only the generation would: repeated ticks of an unchanged pipeline write
+    nothing, and a new owner rewrites each status once, as Java's new owner does after a
+    rebalance, so `status` names it and its stop releases them.
     `versions`: connector name → the version of its plugin, which each status carries (Kafka
     4's `version`, Connect's `Connector.version()`; None when unknown). Java's safe put
     (`KafkaStatusBackingStore.send`) is not applied: it keeps a worker that lost an assignment
@@ -314,7 +317,8 @@ class StatusBook:
         if report is None:
             return current is not None, None
         version = self._versions(name)
-        if current is not None and (current.state, current.trace, current.version) == (report.state, report.trace, version):
+        same = current is not None and (current.state, current.trace, current.version) == (report.state, report.trace, version)
+        if same and current is not None and not claims(current, self.worker_id):
             return False, current
         status = InstanceStatus(
             state=report.state, trace=report.trace, worker_id=self.worker_id,
@@ -323,6 +327,14 @@ class StatusBook:
         return True, status
 
 
+def claims(current: InstanceStatus, worker_id: str) -> bool:
+    """A status of one of the states a runner holds between batches and releases when it stops
+    (RUNNING, PAUSED, STOPPED) that names another worker (a crashed runner, an earlier owner):
+    the runner reporting it now writes it under its own id. FAILED keeps the worker it failed
+    on (with its trace), UNASSIGNED names no owner, RESTARTING lasts only until the same tick
+    writes what the restart leads to."""
+    return current.worker_id != worker_id and current.state in _CLAIMED
+
 
 def _generation(current: InstanceStatus | None, report: Report, task: bool) -> int:
     """BATCH_GENERATION, except a task's UNASSIGNED over a RUNNING: one above it, or every
@@ -330,6 +342,8 @@ def _generation(current: InstanceStatus | None, report: Report, task: bool) -> i
     if task and report.state is UNASSIGNED and current is not None and current.state is RUNNING:
         return min(current.generation + 1, MAX_GENERATION)
     return BATCH_GENERATION
+# What a runner reporting an instance takes over from another worker's id (`claims`).
+_CLAIMED = frozenset({InstanceState.RUNNING, InstanceState.PAUSED, InstanceState.STOPPED})
 # What a stopping worker turns UNASSIGNED; FAILED keeps its trace (docs/runtime.md#liveness-between-batches).
 _RELEASED = frozenset({InstanceState.RUNNING, InstanceState.PAUSED, InstanceState.STOPPED, InstanceState.RESTARTING})
 

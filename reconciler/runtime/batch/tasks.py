@@ -44,6 +44,9 @@ class TaskOutcome:
     # Why the task did not run and waits for the next batch (a cluster its clients cannot reach,
     # an open transaction over the offsets); None: it ran. A wait is neither a batch nor a failure.
     waited: str | None = None
+    # KIP-558: the topics the task read records of (a sink) or committed records to (a source)
+    # in this batch, sorted; the worker records them as the connector's active topics.
+    topics: tuple[str, ...] = ()
 
 
 class TaskExecutor(Protocol):

@@ -21,9 +21,10 @@ ones) is brought to its target state:
    (`failures`). Connectors of a class our runtime does not run (a Java class,
    `runtime.batch.lifecycle.left_to_connect`) are left to the group's Connect workers;
 4. one `run_batch` for every runnable task of every connector (the executor isolates them);
-5. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks and
-   each connector's last batch (`batch/<name>` in our topic), in one transaction: a restart
-   counts as executed only once its statuses are committed.
+5. the batch's outcomes as statuses (FAILED with the traceback), with the restart marks, the
+   topics the tasks used for the first time (KIP-558, `active_topics`) and each connector's
+   last batch (`batch/<name>` in our topic), in one transaction: a restart counts as executed
+   only once its statuses are committed.
 
 `release` is what a Connect worker does when it stops: every instance it reported (except
 FAILED ones) becomes UNASSIGNED (docs/runtime.md#liveness-between-batches).
@@ -53,6 +54,7 @@ from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.batch.active_topics import forgotten_topics, topic_records
 from reconciler.runtime.batch.lifecycle import left_to_connect, plugin_versions, start_connector, stop_connector
 from reconciler.runtime.batch.reports import BatchReport, connector_reports
 from reconciler.runtime.batch.restarts import RestartPlan, plan_restart
@@ -208,7 +210,7 @@ class BatchWorker:
             works = []
         outcomes = self.executor.run_batch(works, closing=closing or self.stopping()) if works else []
         failpoints.hit(Failpoint.WORKER_BEFORE_STATUS)
-        final = _outcome_records(book, works, outcomes) + self._marks(view)
+        final = _outcome_records(book, works, outcomes) + self._marks(view) + self._topics(view, outcomes)
         batches = self._batches(view, outcomes)  # our topic's: not counted as config/status records
         report.records_written += writer.write(final + batches) - len(batches)
         report.works, report.outcomes = len(works), list(outcomes)
@@ -268,6 +270,11 @@ class BatchWorker:
     def _marks(self, view: StoreView) -> list[Record]:
         now = self._now_ms()
         return [own.restart_processed_record(name, req.offset, now) for name, req in sorted(view.pending_restarts.items())]
+
+    def _topics(self, view: StoreView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
+        """KIP-558: the topics the batch's tasks used that their connectors do not list yet,
+        and the forgotten ones of deleted connectors (`active_topics`)."""
+        return topic_records(view.live, outcomes, self._now_ms()) + forgotten_topics(view.live)
 
     def _batches(self, view: StoreView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
         from reconciler.runtime.batch.liveness import batch_records

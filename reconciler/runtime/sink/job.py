@@ -281,6 +281,7 @@ def _outcomes(
                 bytes=sum(s.bytes for s in mine),
                 lag=max((lags.get(tp, 0) for tp in assigned), default=0),
                 offsets_committed=any(tp in committed for tp in assigned),
+                topics=tuple(sorted({s.topic for s in mine if s.records})),
             )
         )
     return outcomes

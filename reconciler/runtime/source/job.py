@@ -80,5 +80,7 @@ def run_source(
         if isinstance(result, PartitionFailed):
             outcomes.append(TaskOutcome(name, work.task_id, 0, result.trace))
         else:
-            outcomes.append(TaskOutcome(name, work.task_id, result.records, result.error, bytes=result.bytes))
+            outcomes.append(
+                TaskOutcome(name, work.task_id, result.records, result.error, bytes=result.bytes, topics=result.topics)
+            )
     return outcomes

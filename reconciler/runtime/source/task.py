@@ -106,6 +106,7 @@ class SourceTaskResult:
     error: str | None = None
     seconds: float = 0.0  # time spent in the partition (debug log: job overhead = job - max)
     bytes: int = 0  # key and value bytes of the records committed
+    topics: tuple[str, ...] = ()  # the topics of the records committed, sorted (KIP-558 active topics)
 
 
 # --- Spark partition ------------------------------------------------------------------------
@@ -114,17 +115,19 @@ class SourceTaskResult:
 def source_partition(item: SourceTaskWork) -> SourceTaskResult:
     """Runs in a Python worker: poll the task and produce records + offsets in one transaction."""
     started, records, size, error = time.monotonic(), 0, 0, None
+    topics: tuple[str, ...] = ()
     try:
         with task_logging(item.logging, item.connector, item.task_id):
             task = _new_task(item)
             try:
                 batch = TransactionalBatch(item)
                 records, size = batch.run(task), batch.bytes
+                topics = tuple(sorted(batch.topics)) if records else ()  # committed: what readers now see
             finally:
                 task.stop()
     except Exception:
-        records, size, error = 0, 0, traceback.format_exc()
-    return SourceTaskResult(item.task_id, records, error, time.monotonic() - started, size)
+        records, size, error, topics = 0, 0, traceback.format_exc(), ()
+    return SourceTaskResult(item.task_id, records, error, time.monotonic() - started, size, topics)
 
 
 def _new_task(item: SourceTaskWork) -> SourceTask:
