@@ -1,10 +1,11 @@
 """Start and stop Apache Kafka on loopback, for the tests, the benchmarks and the quickstart.
 
 One KRaft node that is both broker and controller, on free loopback ports, its data in a temp
-directory, with settings for one node (replication factors 1, no initial rebalance delay, small
-internal topics). Its jars come from Maven Central through the project's pinned pom.xml
+directory (or in `--data-dir`, kept: it starts again there with its cluster id and port), with
+settings for one node (replication factors 1, no initial rebalance delay, small internal
+topics). Its jars come from Maven Central through the project's pinned pom.xml
 (`reconciler.devtools.jvm`, docs/real-components.md). It starts within a few seconds and is
-stopped by its PID, never by name.
+stopped by its PID, never by name (`reconciler.devtools.process`).
 
     python -m reconciler.devtools.broker            # prints the bootstrap address, Ctrl-C stops
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import os
 import shutil
 import signal
 import socket
@@ -27,12 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.devtools.jvm import die_with_parent, Classpath, JvmError, java_command, kafka_classpath
+from reconciler.devtools.jvm import Classpath, JvmError, java_command, kafka_classpath
+from reconciler.devtools.process import HOST as HOST
+from reconciler.devtools.process import ManagedProcess, launch, port_is_free, wait_ready
+from reconciler.devtools.process import free_port as free_port
 from reconciler.errors import ReconcilerError
 
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
-HOST = "127.0.0.1"
 # One node: every internal topic with replication factor 1 and few partitions (creating the
 # default 50 partitions of __consumer_offsets and __transaction_state costs seconds at first use).
 NODE_SETTINGS = {
@@ -56,13 +58,6 @@ NODE_SETTINGS = {
 
 class BrokerStartError(ReconcilerError):
     """The broker could not be started (Java/Maven missing, port taken, did not answer)."""
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def answers_metadata(host: str, port: int, timeout_s: float = 1.0) -> bool:
@@ -99,38 +94,50 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
 
 @dataclass
 class RunningBroker:
-    """A started broker process; stop it with `stop()` or by leaving the `with` block."""
+    """A started broker; stop it with `stop()` or by leaving the `with` block, start it again on
+    the same data, cluster id and port with `start_again()`."""
 
     bootstrap: str
-    pid: int
-    log_path: Path
+    log_path: Path  # the broker's own log (log4j); its stdout goes beside it, `.out`
     data_dir: Path
     cluster_id: str
-    process: subprocess.Popen[bytes] = field(repr=False)
+    process: ManagedProcess = field(repr=False)
+    owns_data: bool = True  # a temp directory of ours, removed by `stop()`; not a `data_dir` given
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     @property
     def port(self) -> int:
         return int(self.bootstrap.rsplit(":", 1)[1])
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.process.alive()
 
-    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
-        """SIGTERM (a controlled shutdown), then SIGKILL after `timeout_s`; the data goes. Idempotent."""
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                os.kill(self.pid, signal.SIGKILL)
-                self.process.wait()
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S, *, keep_data: bool = False) -> None:
+        """SIGTERM (a controlled shutdown), then SIGKILL after `timeout_s`; then the data goes,
+        unless it is kept (`keep_data`, or a `data_dir` the caller gave). Idempotent."""
+        self.process.stop(timeout_s)
+        if self.owns_data and not keep_data:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
     def kill(self) -> None:
         """SIGKILL, as a crash; the data directory stays until `stop()`."""
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGKILL)
-            self.process.wait()
+        self.process.kill()
+
+    def start_again(self, ready_timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Start the stopped (or killed) broker again on its data directory, cluster id and port,
+        and wait until it answers; this object then stands for the new process."""
+        if self.alive():
+            raise BrokerStartError(f"the broker on {self.bootstrap} is still running (pid {self.pid})")
+        if not (self.data_dir / "log" / "meta.properties").is_file():
+            raise BrokerStartError(f"the broker's data in {self.data_dir} is gone",
+                                   hint="stop it with stop(keep_data=True) to start it again")
+        again = start_broker(self.log_path.parent, port=self.port, data_dir=self.data_dir,
+                             ready_timeout_s=ready_timeout_s)
+        assert again.cluster_id == self.cluster_id, (again.cluster_id, self.cluster_id)
+        self.process = again.process
 
     def __enter__(self) -> RunningBroker:
         return self
@@ -142,34 +149,43 @@ class RunningBroker:
 
 
 def start_broker(
-    log_dir: Path | None = None, *, port: int = 0, ready_timeout_s: float = READY_TIMEOUT_S
+    log_dir: Path | None = None,
+    *,
+    port: int = 0,
+    data_dir: Path | None = None,
+    ready_timeout_s: float = READY_TIMEOUT_S,
 ) -> RunningBroker:
-    """Start Apache Kafka on `127.0.0.1:port` (0 = a free port) and wait until it answers Metadata."""
+    """Start Apache Kafka on `127.0.0.1:port` and wait until it answers Metadata.
+
+    `data_dir`: where its data lives, kept when it stops; a directory an earlier start formatted
+    is started again with its cluster id and, unless `port` says otherwise, its port. Without
+    it, a fresh temp directory, removed by `stop()`. `port` 0: a free port."""
     try:
         classpath = kafka_classpath()
     except JvmError as exc:
         raise BrokerStartError(exc.message, hint=exc.hint) from exc
     log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-broker-"))
     log_dir.mkdir(parents=True, exist_ok=True)
+    owned = data_dir is None
+    data = Path(tempfile.mkdtemp(prefix="reconciler-kafka-")) if data_dir is None else data_dir
+    data.mkdir(parents=True, exist_ok=True)
+    earlier = stored_ports(data)
+    port = port or (earlier[0] if earlier else 0)
     # A free port can be taken between probing and binding: retry with another one.
     attempts = 1 if port else 3
     last: BrokerStartError | None = None
     for _ in range(attempts):
         try:
-            return _start_once(classpath, log_dir, port or free_port(), ready_timeout_s)
+            broker = _start_once(classpath, log_dir, data, port or free_port(), ready_timeout_s)
         except BrokerStartError as exc:
             last = exc
+            continue
+        broker.owns_data = owned
+        return broker
+    if owned:
+        shutil.rmtree(data, ignore_errors=True)
     assert last is not None
     raise last
-
-
-def port_is_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return False
-        return True
 
 
 def new_cluster_id() -> str:
@@ -188,39 +204,51 @@ def server_properties(port: int, controller_port: int, data_dir: Path) -> str:
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
-def _start_once(classpath: Classpath, log_dir: Path, port: int, ready_timeout_s: float) -> RunningBroker:
+def _properties(path: Path) -> dict[str, str]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    pairs = (line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def stored_cluster_id(data_dir: Path) -> str | None:
+    """The cluster id an earlier start formatted `data_dir` with (KRaft's meta.properties)."""
+    return _properties(data_dir / "log" / "meta.properties").get("cluster.id")
+
+
+def stored_ports(data_dir: Path) -> tuple[int, int] | None:
+    """(port, controller port) of an earlier start on a formatted `data_dir`: the controller
+    keeps its address, as the quorum's voters name it."""
+    if stored_cluster_id(data_dir) is None:
+        return None
+    listeners = _properties(data_dir / "server.properties").get("listeners", "")
+    ports = dict(item.split("://", 1) for item in listeners.split(",") if "://" in item)
+    try:
+        return int(ports["PLAINTEXT"].rsplit(":", 1)[1]), int(ports["CONTROLLER"].rsplit(":", 1)[1])
+    except (KeyError, ValueError, IndexError):
+        return None
+
+
+def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, ready_timeout_s: float) -> RunningBroker:
     # Checked first because another broker already on the port would answer our readiness probe.
     if not port_is_free(port):
         raise BrokerStartError(f"port {port} on {HOST} is already in use", hint="choose another --port")
-    data_dir = Path(tempfile.mkdtemp(prefix=f"reconciler-kafka-{port}-"))
+    earlier = stored_ports(data_dir)
     config = data_dir / "server.properties"
-    config.write_text(server_properties(port, free_port(), data_dir))
-    cluster_id = new_cluster_id()
+    config.write_text(server_properties(port, earlier[1] if earlier else free_port(), data_dir))
     log_path = log_dir / f"kafka-{port}.log"
-    _format_storage(classpath, config, cluster_id, log_path)
-    with (log_dir / f"kafka-{port}.out").open("wb") as out:
-        process = subprocess.Popen(
-            java_command(classpath, "kafka.Kafka", str(config), log_file=log_path),
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=die_with_parent,  # Ctrl-C in a terminal goes to us; we stop it by PID
-        )
-    broker = RunningBroker(f"{HOST}:{port}", process.pid, log_path, data_dir, cluster_id, process)
-    deadline = time.monotonic() + ready_timeout_s
-    while time.monotonic() < deadline:
-        if not broker.alive():
-            broker.stop()
-            raise BrokerStartError(
-                f"Kafka exited with code {process.returncode} while starting on port {port}:\n{_tail(log_path)}",
-                hint=f"full log: {log_path}",
-            )
-        if answers_metadata(HOST, port):
-            return broker
-        time.sleep(0.1)
-    broker.stop()
-    raise BrokerStartError(f"Kafka did not answer on {broker.bootstrap} within {ready_timeout_s:g}s",
-                           hint=f"log: {log_path}")
+    cluster_id = stored_cluster_id(data_dir)
+    if cluster_id is None:
+        cluster_id = new_cluster_id()
+        _format_storage(classpath, config, cluster_id, log_path)
+    command = java_command(classpath, "kafka.Kafka", str(config), log_file=log_path)
+    process = launch("Kafka", command, log_dir / f"kafka-{port}.out")
+    broker = RunningBroker(f"{HOST}:{port}", log_path, data_dir, cluster_id, process)
+    wait_ready(process, lambda: answers_metadata(HOST, port), timeout_s=ready_timeout_s, error=BrokerStartError,
+               what=f"did not answer on {broker.bootstrap}", log_path=log_path)
+    return broker
 
 
 def _format_storage(classpath: Classpath, config: Path, cluster_id: str, log_path: Path) -> None:
@@ -232,13 +260,6 @@ def _format_storage(classpath: Classpath, config: Path, cluster_id: str, log_pat
         raise BrokerStartError(f"formatting Kafka's storage failed:\n{(done.stdout + done.stderr)[-2000:]}")
 
 
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m reconciler.devtools.broker",
@@ -246,9 +267,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     parser.add_argument("--log-dir", type=Path, default=None, help="where to keep the broker log")
+    parser.add_argument(
+        "--data-dir", type=Path, default=None,
+        help="where to keep its data (default: a temp directory, removed when it stops); a directory "
+        "an earlier run formatted starts again with its cluster id and port",
+    )
     args = parser.parse_args(argv)
     try:
-        broker = start_broker(args.log_dir, port=args.port)
+        broker = start_broker(args.log_dir, port=args.port, data_dir=args.data_dir)
     except BrokerStartError as exc:
         print(exc.render(), file=sys.stderr)
         return 1

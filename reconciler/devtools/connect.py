@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,8 +24,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from reconciler.devtools.broker import HOST, free_port
-from reconciler.devtools.jvm import die_with_parent, JvmError, java_command, kafka_classpath
+from reconciler.devtools.jvm import JvmError, java_command, kafka_classpath
+from reconciler.devtools.process import HOST, ManagedProcess, free_port, launch, wait_ready
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import Topics
 
@@ -72,12 +70,15 @@ class RunningConnect:
 
     url: str
     group_id: str
-    pid: int
-    log_path: Path
-    process: subprocess.Popen[bytes] = field(repr=False)
+    log_path: Path  # the worker's own log (log4j); its stdout goes beside it, `.out`
+    process: ManagedProcess = field(repr=False)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.process.alive()
 
     def rest(self, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
         """One REST call: (status code, parsed JSON body or None)."""
@@ -92,6 +93,14 @@ class RunningConnect:
             raw = exc.read()
             return exc.code, json.loads(raw) if raw else None
 
+    def answers(self) -> bool:
+        """Whether it has joined: GET /connectors answers 200 only once the herder has joined
+        the group and read the config topic to its end (before, 503 or a refused connection)."""
+        try:
+            return self.rest("GET", "/connectors", timeout_s=2.0)[0] == 200
+        except (OSError, ValueError):
+            return False
+
     def log_errors(self) -> list[str]:
         """ERROR lines the worker logged (a parse error of one of our records shows up here)."""
         try:
@@ -102,14 +111,7 @@ class RunningConnect:
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
         """SIGTERM (the worker leaves its group cleanly), then SIGKILL. Idempotent."""
-        if self.process.poll() is not None:
-            return
-        os.kill(self.pid, signal.SIGTERM)
-        try:
-            self.process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.kill(self.pid, signal.SIGKILL)
-            self.process.wait()
+        self.process.stop(timeout_s)
 
     def __enter__(self) -> RunningConnect:
         return self
@@ -139,35 +141,13 @@ def start_connect(
     config = log_dir / f"connect-{group_id}-{port}.properties"
     config.write_text(worker_properties(bootstrap, group_id, port, extra or {}))
     log_path = log_dir / f"connect-{group_id}-{port}.log"
-    with (log_dir / f"connect-{group_id}-{port}.out").open("wb") as out:
-        process = subprocess.Popen(
-            java_command(classpath, "org.apache.kafka.connect.cli.ConnectDistributed", str(config),
-                         log_file=log_path),
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=die_with_parent,
-        )
-    worker = RunningConnect(f"http://{HOST}:{port}", group_id, process.pid, log_path, process)
-    _wait_until_ready(worker, ready_timeout_s)
+    command = java_command(classpath, "org.apache.kafka.connect.cli.ConnectDistributed", str(config),
+                           log_file=log_path)
+    process = launch("the Connect worker", command, log_dir / f"connect-{group_id}-{port}.out")
+    worker = RunningConnect(f"http://{HOST}:{port}", group_id, log_path, process)
+    wait_ready(process, worker.answers, timeout_s=ready_timeout_s, error=ConnectStartError,
+               what=f"did not answer on {worker.url}", log_path=log_path, poll_s=0.2)
     return worker
-
-
-def _wait_until_ready(worker: RunningConnect, timeout_s: float) -> None:
-    # GET /connectors answers 200 only once the herder has joined the group and read the config
-    # topic to its end (before that it answers 503 or refuses the connection).
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if not worker.alive():
-            raise ConnectStartError(f"the Connect worker exited with code {worker.process.returncode}",
-                                    hint=f"log: {worker.log_path}")
-        try:
-            status, _ = worker.rest("GET", "/connectors", timeout_s=2.0)
-            if status == 200:
-                return
-        except (OSError, ValueError):
-            pass
-        time.sleep(0.2)
-    worker.stop()
-    raise ConnectStartError(f"the Connect worker did not answer on {worker.url} within {timeout_s:g}s",
-                            hint=f"log: {worker.log_path}")
 
 
 def main(argv: list[str] | None = None) -> int:

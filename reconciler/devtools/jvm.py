@@ -8,11 +8,8 @@ Kafka data source too.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
-import signal
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,30 +43,6 @@ def kafka_classpath() -> Classpath:
     """The jars of the pinned Kafka version: from the cache, else resolved by Maven."""
     jars = resolve_classpath(POM, f"Apache Kafka {kafka_version()}", label=kafka_version())
     return Classpath(jars, kafka_version())
-
-
-def _prctl() -> Callable[[int, int], int] | None:
-    try:
-        prctl: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # not Linux
-        return None
-    return prctl
-
-
-# Looked up here, in the parent: the child of a fork may only call what is already loaded.
-_PRCTL = _prctl()
-PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent() -> None:
-    """`preexec_fn` for the JVMs we start: the kernel kills them when the starting process dies.
-
-    A test run killed by a timeout, or a Ctrl-C'd quickstart, would otherwise leave a broker and
-    a Connect worker running with their ports and memory (Linux's PR_SET_PDEATHSIG; elsewhere
-    nothing is set and `stop()` remains the only way).
-    """
-    if _PRCTL is not None:
-        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def java_command(classpath: Classpath, main_class: str, *args: str, heap: str = "1g",

@@ -23,22 +23,19 @@ import json
 import os
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.devtools.broker import HOST, free_port
+from reconciler.devtools.process import HOST, ManagedProcess, free_port, launch, port_open, tail, wait_ready
 from reconciler.errors import ReconcilerError
 
 READY_TIMEOUT_S = 90.0
-STOP_TIMEOUT_S = 15.0
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
 
@@ -75,50 +72,16 @@ def spark_env(log_dir: Path, python: str | None = None) -> dict[str, str]:
 
 
 @dataclass
-class SparkProcess:
+class SparkProcess(ManagedProcess):
     """One JVM of the cluster (master, worker or Connect server)."""
 
-    name: str
-    pid: int
-    log_path: Path
-    process: subprocess.Popen[bytes] = field(repr=False)
     work_dir: Path | None = None
     port: int = 0
 
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
-        """SIGTERM, then SIGKILL after `timeout_s`. Idempotent."""
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.kill()
-
-    def kill(self) -> None:
-        """SIGKILL, as a lost machine would look to the others."""
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGKILL)
-            self.process.wait()
-
 
 def _launch(name: str, command: Sequence[str], env: Mapping[str, str], log_dir: Path) -> SparkProcess:
-    log_path = log_dir / f"{name}.log"
-    with log_path.open("ab") as out:
-        process = subprocess.Popen(
-            list(command), env=dict(env), stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True,  # Ctrl-C in a terminal goes to us; we stop it by PID
-        )
-    return SparkProcess(name, process.pid, log_path, process)
-
-
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
+    started = launch(f"Spark {name}", command, log_dir / f"{name}.log", env=env)
+    return SparkProcess(started.name, started.log_path, started.process)
 
 
 @dataclass
@@ -156,19 +119,18 @@ class RunningCluster:
         self._wait_workers(ready_timeout_s)
 
     def _wait_workers(self, ready_timeout_s: float) -> None:
-        deadline = time.monotonic() + ready_timeout_s
-        while self.alive_workers() < len(self.workers):
-            dead = [p for p in [self.master, *self.workers] if not p.alive()]
-            if dead or time.monotonic() > deadline:
-                culprit = dead[0] if dead else self.workers[-1]
-                self.stop()
-                raise SparkStartError(
-                    f"Spark standalone {culprit.name} "
-                    + ("exited" if dead else f"did not register within {ready_timeout_s:g}s")
-                    + f":\n{_tail(culprit.log_path)}",
-                    hint=f"logs in {self.log_dir}",
-                )
-            time.sleep(0.2)
+        try:
+            wait_ready(self.master, self._all_registered, timeout_s=ready_timeout_s, error=SparkStartError,
+                       what="did not register its workers", poll_s=0.2)
+        except SparkStartError as exc:
+            self.stop()
+            raise SparkStartError(exc.message, hint=f"logs in {self.log_dir}") from exc
+
+    def _all_registered(self) -> bool:
+        dead = next((worker for worker in self.workers if not worker.alive()), None)
+        if dead is not None:
+            raise SparkStartError(f"{dead.name} exited:\n{tail(dead.log_path, 15)}")
+        return self.alive_workers() >= len(self.workers)
 
     def stop(self) -> None:
         for process in [*self.workers, self.master]:
@@ -233,24 +195,13 @@ def start_cluster(
     return cluster
 
 
-def _wait_port(process: SparkProcess, port: int, timeout_s: float, on_failure: object) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not port_open(HOST, port):
-        if not process.alive() or time.monotonic() > deadline:
-            if callable(on_failure):
-                on_failure()
-            why = "exited" if not process.alive() else f"did not listen on port {port} within {timeout_s:g}s"
-            raise SparkStartError(f"Spark {process.name} {why}:\n{_tail(process.log_path)}",
-                                  hint=f"log: {process.log_path}")
-        time.sleep(0.2)
-
-
-def port_open(host: str, port: int, timeout_s: float = 1.0) -> bool:
+def _wait_port(process: SparkProcess, port: int, timeout_s: float, on_failure: Callable[[], None]) -> None:
     try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return True
-    except OSError:
-        return False
+        wait_ready(process, lambda: port_open(HOST, port), timeout_s=timeout_s, error=SparkStartError,
+                   what=f"did not listen on port {port}", poll_s=0.2)
+    except SparkStartError:
+        on_failure()
+        raise
 
 
 @dataclass

@@ -123,3 +123,60 @@ def test_an_unreachable_maven_central_with_a_cold_cache_is_one_clear_error(
         jvm.kafka_classpath()
     assert "Maven could not resolve Apache Kafka" in excinfo.value.message
     assert excinfo.value.hint is not None and "repo1.maven.org" in excinfo.value.hint
+
+
+def test_a_broker_starts_again_on_its_data_cluster_id_and_port(tmp_path: Path) -> None:
+    """Stopped and started again at once: the same port (no wait for TIME_WAIT), the same
+    cluster id, and the records written before the stop."""
+    from confluent_kafka import Consumer
+
+    with start_broker(tmp_path / "logs", data_dir=tmp_path / "data") as broker:
+        cluster_id, port = broker.cluster_id, broker.port
+        _produce(broker.bootstrap, "kept", b"before the restart")
+        broker.stop()  # a data_dir given is kept
+        assert not answers_metadata("127.0.0.1", port, timeout_s=0.5)
+        started = time.monotonic()
+        broker.start_again()
+        print(f"broker started again in {time.monotonic() - started:.1f}s")
+        assert (broker.port, broker.cluster_id) == (port, cluster_id)
+        assert check_reachable_cluster_id(broker.bootstrap) == cluster_id
+        consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g", "auto.offset.reset": "earliest"})
+        consumer.subscribe(["kept"])
+        try:
+            message = None
+            deadline = time.monotonic() + 30
+            while message is None and time.monotonic() < deadline:
+                message = consumer.poll(1.0)
+            assert message is not None and message.error() is None and message.value() == b"before the restart"
+        finally:
+            consumer.close()
+    assert (tmp_path / "data" / "log" / "meta.properties").is_file()  # the caller's directory stays
+    again = start_broker(tmp_path / "logs", data_dir=tmp_path / "data")  # the CLI's --data-dir path
+    try:
+        assert (again.port, again.cluster_id) == (port, cluster_id)
+    finally:
+        again.stop()
+
+
+def test_a_temp_broker_loses_its_data_and_cannot_start_again(tmp_path: Path) -> None:
+    broker = start_broker(tmp_path)
+    broker.stop()
+    with pytest.raises(BrokerStartError) as excinfo:
+        broker.start_again()
+    assert "is gone" in excinfo.value.message
+
+
+def _produce(bootstrap: str, topic: str, value: bytes) -> None:
+    """One record, by a producer gone when this returns (it would retry the stopped broker)."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce(topic, value)
+    assert producer.flush(30) == 0
+
+
+def check_reachable_cluster_id(bootstrap: str) -> str:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    return str(admin.describe_cluster(request_timeout=20).result(timeout=30).cluster_id)

@@ -1,0 +1,163 @@
+"""One managed process, as every real component in `devtools` runs: its output to a log file,
+ready when a probe says so, stopped by its PID (SIGTERM, then SIGKILL), on loopback ports.
+
+The broker, the Java Connect worker and the Spark processes are each a `ManagedProcess`
+started by `launch` and awaited by `wait_ready`; a new component (a database, an object store)
+needs only its command line and its readiness probe. A process is stopped by its PID, never by
+name, and dies with the process that started it (Linux's PR_SET_PDEATHSIG).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconciler.errors import ReconcilerError
+
+HOST = "127.0.0.1"
+STOP_TIMEOUT_S = 15.0
+POLL_S = 0.1
+
+
+def free_port() -> int:
+    """A port nothing listens on now (the kernel's choice; it may be taken before it is bound)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def port_is_free(port: int) -> bool:
+    """Whether a server could listen on `port` now. SO_REUSEADDR as servers bind (the JVM's
+    default on Linux): the sockets a stopped server leaves in TIME_WAIT do not count, a
+    listening one does, so a component restarts on its port at once instead of ~100 s later."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return False
+        return True
+
+
+def port_open(host: str, port: int, timeout_s: float = 1.0) -> bool:
+    """Whether something accepts connections on `host:port`."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            return True
+    except OSError:
+        return False
+
+
+def _prctl() -> Callable[[int, int], int] | None:
+    try:
+        prctl: Callable[[int, int], int] = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+    return prctl
+
+
+# Looked up here, in the parent: the child of a fork may only call what is already loaded.
+_PRCTL = _prctl()
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """`preexec_fn` for what we start: the kernel kills it when the starting process dies.
+
+    A test run killed by a timeout, or a Ctrl-C'd quickstart, would otherwise leave a broker or
+    a cluster running with its ports and memory (Linux's PR_SET_PDEATHSIG; elsewhere nothing is
+    set and `stop()` remains the only way).
+    """
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def tail(path: Path, lines: int = 20) -> str:
+    """The last `lines` lines of a log, for an error message."""
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+@dataclass
+class ManagedProcess:
+    """A started process: its name (for messages), its log, and how to stop it."""
+
+    name: str
+    log_path: Path
+    process: subprocess.Popen[bytes] = field(repr=False)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.returncode
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """SIGTERM (a clean shutdown), then SIGKILL after `timeout_s`. Idempotent."""
+        if self.process.poll() is None:
+            os.kill(self.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash or a lost machine looks to the others. Idempotent."""
+        if self.process.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def launch(name: str, command: Sequence[str], log_path: Path, *, env: Mapping[str, str] | None = None,
+           cwd: Path | None = None) -> ManagedProcess:
+    """Start `command` with stdout and stderr appended to `log_path`, in a session of its own
+    (a Ctrl-C in the terminal goes to us, and we stop it by PID)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as out:
+        process = subprocess.Popen(
+            list(command), env=dict(env) if env is not None else None, cwd=cwd,
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True, preexec_fn=die_with_parent,
+        )
+    return ManagedProcess(name, log_path, process)
+
+
+def wait_ready(
+    process: ManagedProcess,
+    ready: Callable[[], bool],
+    *,
+    timeout_s: float,
+    error: type[ReconcilerError] = ReconcilerError,
+    what: str = "did not become ready",
+    log_path: Path | None = None,
+    poll_s: float = POLL_S,
+) -> None:
+    """Poll `ready()` until it is true. If the process exits first, or `timeout_s` passes, the
+    process is stopped and `error` raised with the tail of its log (`log_path`: another log
+    to quote, e.g. the JVM's own, when the output file says little)."""
+    deadline = time.monotonic() + timeout_s
+    log = log_path if log_path is not None else process.log_path
+    while True:
+        if not process.alive():
+            raise error(f"{process.name} exited with code {process.returncode}:\n{tail(log)}", hint=f"log: {log}")
+        if ready():
+            return
+        if time.monotonic() > deadline:
+            process.stop()
+            raise error(f"{process.name} {what} within {timeout_s:g}s:\n{tail(log)}", hint=f"log: {log}")
+        time.sleep(poll_s)
