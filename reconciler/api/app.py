@@ -60,10 +60,11 @@ async def healthz(request: Request) -> Any:
 
 
 @ours.get("/readyz", response_model=schemas.Readiness, responses={503: {"model": schemas.Readiness}},
-          summary="The last reconcile succeeded, the manifests are valid, the broker answered")
-async def readyz(request: Request) -> Any:
+          summary="The last reconcile succeeded and the broker answered (invalid manifests: degraded, "
+          "still 200 unless strict=true)")
+async def readyz(request: Request, strict: bool = False) -> Any:
     view = context(request)
-    status, body = health.readiness(view.state, time.time(), view.app.stale_after_s)
+    status, body = health.readiness(view.state, time.time(), view.app.stale_after_s, strict=strict)
     return ConnectJSON(body, status_code=status)
 
 

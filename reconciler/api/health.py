@@ -1,10 +1,11 @@
 """`/healthz` and `/readyz`: is the process alive, and is it doing its job.
 
-Ready means all three hold: the last reconcile succeeded, the manifests on disk are valid, and
-the broker answered the probe recently. Otherwise the answer is 503 and the body says which
-check failed and why. When only the manifests are invalid (an edit that does not parse), the
-last valid ones keep running: the status is then `degraded` rather than `not ready`, still a
-503, so an operator's probe notices the broken file.
+Ready (200) means the process serves: the last reconcile succeeded and the broker answered the
+probe recently; otherwise 503, and the body says which check failed and why. Invalid manifests
+on disk (an edit that does not parse) are a condition, not a reason to leave a Kubernetes
+Service: the last valid ones keep running, the status is `degraded` and the answer still 200,
+exactly when someone needs the REST API to see what runs. `strict` (`/readyz?strict=true`)
+answers 503 when degraded, for those who want a broken file to fail the probe.
 
 Pure: a snapshot and the time in, a status code and a body out.
 """
@@ -57,8 +58,8 @@ def broker_check(state: ApiState, now: float, stale_after_s: float) -> Check:
     return Check(True, "the broker answered")
 
 
-def readiness(state: ApiState, now: float, stale_after_s: float) -> tuple[int, dict[str, Any]]:
-    """(HTTP status, body) of `/readyz`."""
+def readiness(state: ApiState, now: float, stale_after_s: float, *, strict: bool = False) -> tuple[int, dict[str, Any]]:
+    """(HTTP status, body) of `/readyz`; `strict`: degraded is not ready either."""
     checks = {
         "reconcile": reconcile_check(state),
         "manifests": manifests_check(state),
@@ -73,7 +74,8 @@ def readiness(state: ApiState, now: float, stale_after_s: float) -> tuple[int, d
     body: dict[str, Any] = {"status": status, "checks": {name: check.doc() for name, check in checks.items()}}
     if state.manifests.problems:
         body["manifest_problems"] = list(state.manifests.problems)
-    return (200 if status == READY else 503), body
+    serves = status == READY or (status == DEGRADED and not strict)
+    return (200 if serves else 503), body
 
 
 def liveness(state: ApiState, now: float) -> dict[str, Any]:

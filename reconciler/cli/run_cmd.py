@@ -217,6 +217,8 @@ def make_tick(
                 observer.failed(exc, started)
             raise
         output.report(report)
+        if invalid := problems():
+            output.manifests_still_invalid(len(invalid))  # a status line per tick, not only the edit's
         if observer is not None:
             observer.finished(report, started, apply_errors[0] if apply_errors else None)
 

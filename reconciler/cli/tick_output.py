@@ -62,6 +62,10 @@ class TextOutput:
         lines = [f"  {diagnostic.render()}" for diagnostic in diagnostics]  # under it, as a hint under an error
         self.warning("\n".join(["manifests changed but are invalid; still running the previous valid ones", *lines]))
 
+    def manifests_still_invalid(self, problems: int) -> None:
+        """Under each tick while the files stay invalid: the edit above may be long scrolled away."""
+        print(still_invalid_line(problems), flush=True)
+
     def _orphans_of(self, plan: Plan) -> None:
         """Each orphan once per process, when it becomes one (not at every tick of a loop); a
         plan with changes has listed them already."""
@@ -118,6 +122,9 @@ class JsonOutput:
             "manifests changed but are invalid; still running the previous valid ones",
             diagnostics=[d.render() for d in diagnostics],
         )
+
+    def manifests_still_invalid(self, problems: int) -> None:
+        _event(logging.WARNING, "manifests-still-invalid", still_invalid_line(problems).strip(), problems=problems)
 
     def _plan(self, plan: Plan) -> None:
         if plan.has_changes:
@@ -193,6 +200,11 @@ def _print_plan(plan: Plan) -> None:
 
     if plan.has_changes:
         sys.stdout.write(render_text(plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
+
+
+def still_invalid_line(problems: int) -> str:
+    return (f"  manifests on disk: invalid ({problems} problem(s)), still running the previous valid ones "
+            "(/readyz: degraded)")
 
 
 def report_lines(report: TickReport) -> list[str]:

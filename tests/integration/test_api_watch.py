@@ -90,7 +90,7 @@ def test_watch_serves_connects_read_only_rest_health_and_metrics(kafka_settings:
             paused = _pause_by_edit(http, file, config)
             print(f"manifest edit to PAUSED in GET /connectors/gen/status: {paused:.2f}s")
             assert paused < 2.0
-            _broken_file_is_degraded_until_fixed(http, file, config)
+            _broken_file_is_degraded_until_fixed(http, file, config, watch)
             _bad_requests_get_a_clear_4xx_and_the_loop_goes_on(http)
         assert watch.stop(signal.SIGTERM) == 0
     finally:
@@ -152,14 +152,24 @@ def _pause_by_edit(http: httpx.Client, file: Path, config: dict[str, Any]) -> fl
     return time.monotonic() - edited
 
 
-def _broken_file_is_degraded_until_fixed(http: httpx.Client, file: Path, config: dict[str, Any]) -> None:
+def _broken_file_is_degraded_until_fixed(http: httpx.Client, file: Path, config: dict[str, Any], watch: Running) -> None:
+    """A typo is a condition, not a reason to leave the Service: 200 and degraded (503 only when
+    strict), the metric 0, a log line, and a status line under the ticks while it lasts."""
+    valid = ("reconciler_manifests_valid", ())
     file.write_text(file.read_text().replace("tasksMax: 1", "tasksMax: zero"))
     degraded = until(lambda: (r := http.get("/readyz")).json()["status"] == "degraded" and r)
-    assert degraded.status_code == 503 and degraded.json()["checks"]["reconcile"]["ok"]
+    assert degraded.status_code == 200 and degraded.json()["checks"]["reconcile"]["ok"]
+    assert degraded.json()["checks"]["manifests"]["ok"] is False
     assert any("tasksMax" in problem for problem in degraded.json()["manifest_problems"])
+    assert http.get("/readyz", params={"strict": "true"}).status_code == 503
+    assert samples(http.get("/metrics").text)[valid] == 0
+    watch.wait_for_line("manifests changed but are invalid")  # the log line
+    watch.wait_for_line("manifests on disk: invalid (1 problem(s))")  # the status line, under a tick
     assert http.get("/connectors/gen/status").json()["connector"]["state"] == "PAUSED"  # the last valid ones run
     write(file, sensitive(manifest("gen", config, state="paused")))
-    until(lambda: http.get("/readyz").status_code == 200)
+    until(lambda: http.get("/readyz").json()["status"] == "ready")
+    assert http.get("/readyz", params={"strict": "true"}).status_code == 200
+    assert samples(http.get("/metrics").text)[valid] == 1
 
 
 def _bad_requests_get_a_clear_4xx_and_the_loop_goes_on(http: httpx.Client) -> None:

@@ -266,9 +266,14 @@ def test_readyz_says_which_check_failed(board: Board, client: httpx.Client) -> N
     assert client.get("/readyz").json()["status"] == "ready"
     board.replace(manifests=ManifestsInfo(False, ("m.yaml:3:1: spec.tasksMax: must be >= 1",)))
     degraded = client.get("/readyz")
-    assert degraded.status_code == 503 and degraded.json()["status"] == "degraded"
+    assert degraded.status_code == 200 and degraded.json()["status"] == "degraded"  # still serves
+    assert degraded.json()["checks"]["manifests"]["ok"] is False
     assert degraded.json()["manifest_problems"] == ["m.yaml:3:1: spec.tasksMax: must be >= 1"]
+    strict = client.get("/readyz", params={"strict": "true"})
+    assert (strict.status_code, strict.json()) == (503, degraded.json())
+    assert client.get("/readyz", params={"strict": "maybe"}).status_code == 400
     board.replace(broker=BrokerInfo(False, time.time(), "127.0.0.1:9: connection refused"))
+    assert client.get("/readyz").status_code == 503
     down = client.get("/readyz").json()
     assert down["status"] == "not ready" and down["checks"]["broker"] == {
         "ok": False, "detail": "the broker did not answer: 127.0.0.1:9: connection refused"}
