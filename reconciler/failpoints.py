@@ -96,7 +96,8 @@ def _pause_once(directory: str, name: str) -> None:
     with os.fdopen(fd, "w") as marker:
         marker.write(" ".join(map(str, _ancestors())) + "\n")
     deadline = time.monotonic() + PAUSE_S
-    while time.monotonic() < deadline:
+    resume = os.path.join(directory, f"{name}.resume")
+    while time.monotonic() < deadline and not os.path.exists(resume):
         time.sleep(0.2)
 
 

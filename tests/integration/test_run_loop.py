@@ -42,11 +42,12 @@ def manifest(name: str, config: dict[str, Any], *, state: str = "running", tasks
 class Running:
     """A `reconciler` subprocess whose output lines are collected as they come."""
 
-    def __init__(self, args: list[str], settings: KafkaSettings) -> None:
+    def __init__(self, args: list[str], settings: KafkaSettings, env: dict[str, str] | None = None) -> None:
         command = [sys.executable, "-m", "reconciler.cli.main", *args]
         command += ["--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
         self.process = subprocess.Popen(
-            command, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            command, cwd=ROOT, env=env if env is not None else child_env(), stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
