@@ -26,8 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.devtools.broker import free_port, port_is_free
-from reconciler.devtools.jvm import die_with_parent
+from reconciler.devtools.process import die_with_parent, free_port, port_is_free
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
