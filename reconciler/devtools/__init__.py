@@ -2,8 +2,8 @@
 jars (`jvm`), a Spark standalone cluster and a Spark Connect server (`spark_cluster`), the
 executors' packed environment (`pack_env`), librdkafka's property names (`librdkafka_names`),
 and the real stores: PostgreSQL (`postgres`) and an S3-compatible server (`s3`), for tests,
-benchmarks and the quickstart. The broker, the Connect worker and Spark's processes are each
-started, awaited and stopped by `process` (logs to a file, readiness by polling, SIGTERM then
-SIGKILL by PID, free loopback ports). A top layer beside the CLI: it may import any package,
+benchmarks and the quickstart. The broker, the Connect worker, Spark's processes and the S3
+server are each started, awaited and stopped by `process` (logs to a file, readiness by
+polling, SIGTERM then SIGKILL by PID, free loopback ports). A top layer beside the CLI: it may import any package,
 and nothing in the product imports it.
 """

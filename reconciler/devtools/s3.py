@@ -15,10 +15,8 @@ from __future__ import annotations
 import argparse
 import http.client
 import importlib.util
-import os
 import secrets
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.devtools.process import die_with_parent, free_port, port_is_free
+from reconciler.devtools.process import ManagedProcess, free_port, launch, port_is_free, wait_ready
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
@@ -47,12 +45,15 @@ class RunningS3:
     port: int
     access_key_id: str
     secret_access_key: str
-    pid: int
     log_path: Path
-    process: subprocess.Popen[bytes] = field(repr=False)
+    process: ManagedProcess = field(repr=False)
     bucket: str = BUCKET
     region: str = REGION
     host: str = HOST
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
 
     @property
     def endpoint(self) -> str:
@@ -79,21 +80,14 @@ class RunningS3:
             raise S3StartError(f"creating bucket {name!r} on {self.endpoint} answered HTTP {status}")
 
     def alive(self) -> bool:
-        return self.process.poll() is None
+        return self.process.alive()
 
     def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
         """SIGTERM, then SIGKILL after `timeout_s`; the objects go with it. Idempotent."""
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                self.kill()
+        self.process.stop(timeout_s)
 
     def kill(self) -> None:
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGKILL)
-            self.process.wait()
+        self.process.kill()
 
     def __enter__(self) -> RunningS3:
         return self
@@ -126,27 +120,13 @@ def start_s3(
 
 def _start_once(log_dir: Path, port: int, bucket: str, ready_timeout_s: float) -> RunningS3:
     log_path = log_dir / f"s3-{port}.log"
-    with log_path.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True, preexec_fn=die_with_parent,  # Ctrl-C goes to us; we stop it by PID
-        )
-    server = RunningS3(port, f"AKIA{secrets.token_hex(8).upper()}", secrets.token_urlsafe(30), process.pid,
-                       log_path, process, bucket=bucket)
-    deadline = time.monotonic() + ready_timeout_s
-    while time.monotonic() < deadline and server.alive():
-        # Creating the bucket is the readiness probe: the first answer is the one we need.
-        if _put_bucket(HOST, port, bucket) == 200:
-            return server
-        time.sleep(0.05)
-    alive = server.alive()
-    server.stop()
-    if alive:
-        raise S3StartError(f"the S3 server did not answer on {server.endpoint} within {ready_timeout_s:g}s",
-                           hint=f"log: {log_path}")
-    raise S3StartError(f"the S3 server exited with code {process.returncode} while starting on port {port}:\n"
-                       f"{_tail(log_path)}", hint=f"full log: {log_path}")
+    process = launch("the S3 server", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], log_path)
+    server = RunningS3(port, f"AKIA{secrets.token_hex(8).upper()}", secrets.token_urlsafe(30), log_path, process,
+                       bucket=bucket)
+    # Creating the bucket is the readiness probe: the first answer is the one we need.
+    wait_ready(process, lambda: _put_bucket(HOST, port, bucket) == 200, timeout_s=ready_timeout_s,
+               error=S3StartError, what=f"did not answer on {server.endpoint}", poll_s=0.05)
+    return server
 
 
 def _put_bucket(host: str, port: int, name: str) -> int | None:
@@ -160,13 +140,6 @@ def _put_bucket(host: str, port: int, name: str) -> int | None:
         return None
     finally:
         connection.close()
-
-
-def _tail(path: Path, lines: int = 20) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 def main(argv: list[str] | None = None) -> int:
