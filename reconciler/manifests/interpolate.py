@@ -1,62 +1,64 @@
-"""`${env:NAME}` placeholders in `spec.config`, resolved when manifests are loaded.
+"""Placeholders in `spec.config`, resolved for the checks only: the connector keeps them.
 
-The syntax is Connect's (`ConfigTransformer`'s pattern `${provider:[path:]key}`): `${env:NAME}`
-is the EnvVarConfigProvider form, resolved here from the reconciler's environment so a manifest
-in git never holds the secret itself. Placeholders of other providers (`${file:/etc/s.properties:pw}`,
-`${vault:…}`) belong to the Connect worker's config providers and are kept verbatim. There is no
-default-value syntax (`${env:NAME:-x}`): Connect has none, and a silent default would hide a
-missing secret. Every key that held a placeholder is sensitive from then on (`core.redact`).
+The syntax is Connect's (`ConfigTransformer`'s `${provider:[path:]key}`), and so is the rule
+(KIP-297): the config topic holds the placeholder, and whoever runs the connector resolves it
+with its config providers (`kafka.io.config_providers`: `env`, `file`, `directory`; a Java
+worker with its own). Here they are resolved only so that `validate` judges the values the
+connector will get: an `${env:NAME}` must be set (a missing secret is found before deploy), a
+`${file:…}` or `${directory:…}` is read where it can be, and a placeholder that cannot be
+resolved on this machine (a file that exists only where the connector runs, `${vault:…}`)
+leaves its key unchecked rather than judged on the placeholder's text (`ForChecks.skipped`).
+There is no default-value syntax (`${env:NAME:-x}`): Connect has none, and a silent default
+would hide a missing secret. Every key that holds a placeholder is sensitive (`core.redact`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from reconciler.core.redact import PLACEHOLDER
+from reconciler.core.placeholders import Unresolved as Missing
+from reconciler.core.placeholders import transform
+from reconciler.kafka.io import config_providers
 
 ENV_PROVIDER = "env"
 
 
 class Unresolved(NamedTuple):
-    """An `${env:…}` placeholder that could not be resolved."""
+    """An `${env:…}` placeholder that could not be resolved: a finding."""
 
     config_key: str
     message: str
     hint: str | None = None
 
 
-def resolve_config(config: Mapping[str, object], env: Mapping[str, str]) -> tuple[dict[str, object], list[Unresolved]]:
-    """A copy of `config` with `${env:NAME}` resolved in string values, plus what failed."""
-    resolved: dict[str, object] = {}
+class ForChecks(NamedTuple):
+    """The config the checks judge, what is wrong, and the keys they must leave alone."""
+
+    config: dict[str, object]
+    problems: list[Unresolved]
+    skipped: frozenset[str]
+
+
+def resolve_config(config: Mapping[str, object], env: Mapping[str, str]) -> ForChecks:
+    """`config` with its placeholders resolved where this machine can (see the module doc)."""
+    texts = {key: value for key, value in config.items() if isinstance(value, str)}
+    resolution = transform(texts, config_providers.lookup(env))
     problems: list[Unresolved] = []
-    for key, value in config.items():
-        if isinstance(value, str) and "${" in value:
-            value, missing = resolve_value(value, env)
-            problems.extend(Unresolved(key, message, hint) for message, hint in missing)
-        resolved[key] = value
-    return resolved, problems
+    skipped: set[str] = set()
+    for missing in resolution.unresolved:
+        if missing.variable.provider == ENV_PROVIDER:
+            problems.append(_env_problem(missing))
+        else:
+            skipped.add(missing.config_key)
+    resolved = {key: resolution.config.get(key, value) if key in texts else value for key, value in config.items()}
+    return ForChecks(resolved, problems, frozenset(skipped))
 
 
-def resolve_value(value: str, env: Mapping[str, str]) -> tuple[str, list[tuple[str, str | None]]]:
-    """(`value` with env placeholders replaced, [(message, hint)] for those that failed)."""
-    problems: list[tuple[str, str | None]] = []
-
-    def replace(match: re.Match[str]) -> str:
-        provider, path, name = match.group(1), match.group(2), match.group(3)
-        if provider != ENV_PROVIDER:
-            return match.group(0)  # a Connect config provider: the worker resolves it
-        if path:
-            problems.append(
-                (f"`{match.group(0)}`: the env provider takes no path", f"write `${{env:{name}}}`")
-            )
-            return match.group(0)
-        if name not in env:
-            problems.append(
-                (f"environment variable `{name}` is not set", f"export {name}=… before running the reconciler")
-            )
-            return match.group(0)
-        return env[name]
-
-    return PLACEHOLDER.sub(replace, value), problems
+def _env_problem(missing: Missing) -> Unresolved:
+    var = missing.variable
+    if var.path:
+        return Unresolved(missing.config_key, f"`{var}`: the env provider takes no path", f"write `${{env:{var.key}}}`")
+    return Unresolved(
+        missing.config_key, f"environment variable `{var.key}` is not set", f"export {var.key}=… before running the reconciler"
+    )

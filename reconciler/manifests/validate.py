@@ -44,7 +44,8 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     translation = strimzi.translate(data) if strimzi.is_strimzi(data) else None
     if translation is not None:
         data = translation.data
-    data, placeholder_findings, interpolated = _resolve_placeholders(data, env)
+    raw = data  # the connector keeps its placeholders
+    data, placeholder_findings, interpolated, unjudged = _resolve_placeholders(data, env)
     stages = [translation.errors if translation else [], placeholder_findings, document_findings(data)]
     manifest: ConnectorManifest | None = None
     try:
@@ -56,7 +57,7 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     # The connector judges an alter request's offsets only once their shape passed the rules
     # (`validate_offsets` receives maps it can read); a shape problem is reported alone.
     offsets_ok = not any(finding.path[:2] == ("spec", "offsets") for stage in stages for finding in stage)
-    stages.append(_config_check(document, data, manifest, offsets_ok))
+    stages.append(_unchecked(_config_check(document, data, manifest, offsets_ok), unjudged))
     found = merge(stages)
     doubts = literal_secrets(written)  # what the file says, before any placeholder is resolved
     if translation is not None:  # its findings point into the resource as written
@@ -64,7 +65,7 @@ def validate_document(document: Document, env: Mapping[str, str]) -> tuple[Desir
     warnings = document_diagnostics(document, doubts, severity=Severity.WARNING) if doubts else []
     if found or manifest is None:  # a plugin's message may quote a value, e.g. one an `${env:…}` gave
         return None, _scrubbed(document_diagnostics(document, found), data, interpolated) + warnings
-    return _desired(manifest, document.source, interpolated), warnings
+    return _desired(manifest, document.source, interpolated, raw), warnings
 
 
 # What the config check reads (`core.normalize.connector_properties`).
@@ -135,22 +136,36 @@ def clean_connector(data: object, source: SourceRef, env: Mapping[str, str]) -> 
         if translation.errors:
             return None
         data = translation.data
-    resolved, placeholder_findings, interpolated = _resolve_placeholders(data, env)
+    resolved, placeholder_findings, interpolated, unjudged = _resolve_placeholders(data, env)
     if placeholder_findings or document_findings(resolved):
         return None
     try:
         manifest = ConnectorManifest.model_validate(resolved)
     except ValidationError:
         return None
-    if plugin_findings(manifest):
+    if _unchecked(plugin_findings(manifest), unjudged):
         return None
-    return _desired(manifest, source, interpolated)
+    return _desired(manifest, source, interpolated, data)
 
 
-def _desired(manifest: ConnectorManifest, source: SourceRef | None, interpolated: frozenset[str]) -> DesiredConnector:
-    """The connector, with the type its Python plugin declares when it can be loaded here."""
+def _desired(
+    manifest: ConnectorManifest, source: SourceRef | None, interpolated: frozenset[str], raw: dict[str, Any]
+) -> DesiredConnector:
+    """The connector, with the type its Python plugin declares when it can be loaded here. Its
+    config keeps the placeholders (checked with their values, `interpolate`): the config topic
+    holds what the manifest says, and the runtime resolves them (KIP-297)."""
     kind = plugin_kind(manifest.spec.connector_class)
+    if interpolated:  # the document as written, which passed as resolved: cheaper than model_copy
+        manifest = ConnectorManifest.model_validate(raw)
     return DesiredConnector(manifest=manifest, source=source, kind=kind, interpolated=interpolated)
+
+
+def _unchecked(found: list[Finding], skipped: frozenset[str]) -> list[Finding]:
+    """Findings without those about the value of a key whose placeholder cannot be resolved
+    here: the check would judge the placeholder's text, not what the connector will get."""
+    if not skipped:
+        return found
+    return [f for f in found if f.anchor == "key" or not (f.path[:2] == ("spec", "config") and f.path[2:3] and f.path[2] in skipped)]
 
 
 def connector_name(document: Document) -> str | None:
@@ -178,18 +193,19 @@ _NONE: frozenset[str] = frozenset()
 
 def _resolve_placeholders(
     data: dict[str, Any], env: Mapping[str, str]
-) -> tuple[dict[str, Any], list[Finding], frozenset[str]]:
-    """(data with `${env:…}` resolved, what failed, the config keys that held a placeholder)."""
+) -> tuple[dict[str, Any], list[Finding], frozenset[str], frozenset[str]]:
+    """(data with placeholders resolved for the checks, what failed, the config keys that held a
+    placeholder, those whose placeholder cannot be resolved here: `interpolate.resolve_config`)."""
     spec = data.get("spec")
     config = spec.get("config") if isinstance(spec, dict) else None
     if not isinstance(config, dict):
-        return data, [], _NONE
+        return data, [], _NONE, _NONE
     interpolated = frozenset(key for key, value in config.items() if isinstance(value, str) and has_placeholder(value))
     if not interpolated:
-        return data, [], _NONE
-    resolved, unresolved = resolve_config(config, env)
+        return data, [], _NONE, _NONE
+    resolved, unresolved, skipped = resolve_config(config, env)
     findings = [Finding(("spec", "config", u.config_key), u.message, u.hint) for u in unresolved]
-    return {**data, "spec": {**spec, "config": resolved}}, findings, interpolated  # type: ignore[dict-item]
+    return {**data, "spec": {**spec, "config": resolved}}, findings, interpolated, skipped  # type: ignore[dict-item]
 
 
 def _scrubbed(found: list[Diagnostic], data: dict[str, Any], interpolated: frozenset[str]) -> list[Diagnostic]:

@@ -12,7 +12,7 @@ from reconciler.core.diagnostics import Severity
 from reconciler.core.models import SourceRef, TargetState
 from reconciler.errors import InvalidManifests
 from reconciler.manifests import LoadResult, load_manifests, load_or_raise, manifest_files
-from reconciler.manifests.interpolate import resolve_value
+from reconciler.manifests.interpolate import resolve_config
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 VALID = FIXTURES / "valid"
@@ -47,39 +47,66 @@ def test_valid_fixtures_load_sorted_by_name_with_their_source() -> None:
     assert result.files == [str(VALID / "nested" / "stopped.yml"), str(VALID / "orders-archive.yaml"), str(VALID / "sources.yaml")]
 
 
-def test_env_placeholders_resolved_and_other_providers_kept() -> None:
+def test_placeholders_of_every_provider_are_kept() -> None:
     (archive,) = [c for c in load_or_raise([VALID / "orders-archive.yaml"], env=ENV)]
-    assert archive.spec.config["consumer.override.sasl.password"] == "s3cret"
+    assert archive.spec.config["consumer.override.sasl.password"] == "${env:ORDERS_DB_PASSWORD}"
     keystore = "${file:/etc/secrets/ssl.properties:keystore.password}"
     assert archive.spec.config["consumer.override.ssl.keystore.password"] == keystore
     assert archive.spec.config["flush.records"] == 500
 
 
 def test_env_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variable is checked against the process's environment; the placeholder is kept (KIP-297)."""
     monkeypatch.setenv("ORDERS_DB_PASSWORD", "from-os")
     (archive,) = load_or_raise([VALID / "orders-archive.yaml"])
-    assert archive.spec.config["consumer.override.sasl.password"] == "from-os"
+    assert archive.spec.config["consumer.override.sasl.password"] == "${env:ORDERS_DB_PASSWORD}"
+    monkeypatch.delenv("ORDERS_DB_PASSWORD")
+    with pytest.raises(InvalidManifests):
+        load_or_raise([VALID / "orders-archive.yaml"])
 
 
 @pytest.mark.parametrize(
-    ("value", "env", "resolved", "problems"),
+    ("value", "env", "resolved", "problems", "skipped"),
     [
-        ("${env:A}", {"A": "1"}, "1", []),
-        ("x-${env:A}-${env:B}-y", {"A": "1", "B": "2"}, "x-1-2-y", []),
-        ("${env:A}", {"A": ""}, "", []),
-        ("${env:A}", {}, "${env:A}", ["environment variable `A` is not set"]),
-        ("${env:A}${env:B}", {}, "${env:A}${env:B}", ["environment variable `A` is not set", "environment variable `B` is not set"]),
-        ("${file:/p:k}", {}, "${file:/p:k}", []),
-        ("${vault:secret/data/x:pw}", {}, "${vault:secret/data/x:pw}", []),
-        ("$${env:A} {env:A} $env:A", {"A": "1"}, "$1 {env:A} $env:A", []),
-        ("${env:A}", {"A": "${env:B}"}, "${env:B}", []),  # single pass: values are not re-expanded
-        ("${env:p:A}", {"A": "1"}, "${env:p:A}", ["`${env:p:A}`: the env provider takes no path"]),
-        ("no placeholder", {}, "no placeholder", []),
+        ("${env:A}", {"A": "1"}, "1", [], False),
+        ("x-${env:A}-${env:B}-y", {"A": "1", "B": "2"}, "x-1-2-y", [], False),
+        ("${env:A}", {"A": ""}, "", [], False),
+        ("${env:A}", {}, "${env:A}", ["environment variable `A` is not set"], False),
+        ("${env:A}${env:B}", {}, "${env:A}${env:B}", ["environment variable `A` is not set", "environment variable `B` is not set"], False),
+        ("${file:/nonexistent/p:k}", {}, "${file:/nonexistent/p:k}", [], True),
+        ("${directory:/nonexistent:k}", {}, "${directory:/nonexistent:k}", [], True),
+        ("${vault:secret/data/x:pw}", {}, "${vault:secret/data/x:pw}", [], True),
+        ("$${env:A} {env:A} $env:A", {"A": "1"}, "$1 {env:A} $env:A", [], False),
+        ("${env:A}", {"A": "${env:B}"}, "${env:B}", [], False),  # single pass: values are not re-expanded
+        ("${env:p:A}", {"A": "1"}, "${env:p:A}", ["`${env:p:A}`: the env provider takes no path"], False),
+        ("no placeholder", {}, "no placeholder", [], False),
     ],
 )
-def test_resolve_value(value: str, env: dict[str, str], resolved: str, problems: list[str]) -> None:
-    got, found = resolve_value(value, env)
-    assert (got, [message for message, _ in found]) == (resolved, problems)
+def test_resolve_for_checks(value: str, env: dict[str, str], resolved: str, problems: list[str], skipped: bool) -> None:
+    got = resolve_config({"k": value, "n": 3}, env)
+    assert (got.config, [p.message for p in got.problems]) == ({"k": resolved, "n": 3}, problems)
+    assert got.skipped == ({"k"} if skipped else set())
+
+
+def test_file_and_directory_placeholders_are_resolved_for_the_checks(tmp_path: Path) -> None:
+    (tmp_path / "s.properties").write_text("pw = from-file\n")
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "name").write_text("from-dir\n")
+    got = resolve_config({"a": f"${{file:{tmp_path}/s.properties:pw}}", "b": f"${{directory:{tmp_path}/d:name}}"}, {})
+    assert got == ({"a": "from-file", "b": "from-dir\n"}, [], frozenset())
+
+
+def test_a_key_whose_placeholder_cannot_be_resolved_here_is_not_judged(tmp_path: Path) -> None:
+    """datagen's `count` is an integer: `${file:…}` of a file that exists only where the
+    connector runs is no error, and the same file present gives the value to judge."""
+    secret = tmp_path / "s.properties"
+    config = f"{{topic: out, count: '${{file:{secret}:count}}'}}"
+    file = write(tmp_path / "a.yaml", manifest("a", config=config).replace(ANY_CLASS, "datagen"))
+    (connector,) = load_or_raise([file], env={})
+    assert connector.spec.config["count"] == f"${{file:{secret}:count}}"
+    secret.write_text("count=many\n")
+    rendered = "\n".join(d.render() for d in load_manifests([file], env={}, cache=False).errors)
+    assert "spec.config.count: must be an integer" in rendered and "many" not in rendered
 
 
 def test_placeholders_only_in_config(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ MATCHING = LiveState(
         "orders-gen": LiveConnector(
             name="orders-gen",
             config={"connector.class": "datagen", "tasks.max": "2", "name": "orders-gen", "topic": "orders",
-                    "count": "1000", "producer.override.sasl.password": SECRET},
+                    "count": "1000", "producer.override.sasl.password": "${env:PLAN_TEST_SECRET}"},
         ),
         "orders-archive": LiveConnector(
             name="orders-archive",

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from reconciler import masking
+from reconciler.core.kinds import Kind
 from reconciler.core.live import LiveConnector, LiveState
+from reconciler.core.placeholders import Resolution, Unresolved, reverse_transform
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.io import config_providers
 from reconciler.logs import connector_context
 from reconciler.runtime.batch.statuses import StartFailed, Started, StartResult
 
@@ -61,7 +65,11 @@ def start_connector(connector: LiveConnector) -> StartResult:
 def _start(connector: LiveConnector) -> StartResult:
     from reconciler.connectors.registry import load_connector
 
-    props = connector.config or {}
+    raw = connector.config or {}
+    resolution = resolve_remembered(raw)
+    if not resolution.complete:
+        return StartFailed(unresolved_trace(resolution.unresolved))
+    props = resolution.config
     try:
         cls = load_connector(props.get("connector.class") or "")
         tasks_max = _tasks_max(props.get("tasks.max"))
@@ -77,7 +85,39 @@ def _start(connector: LiveConnector) -> StartResult:
         return StartFailed(traceback.format_exc())
     if len(configs) > tasks_max:
         return StartFailed(f"the connector produced {len(configs)} task configs, more than tasks.max={tasks_max}")
-    return Started(cls.kind, [framework_task_config(c, cls, props) for c in configs])
+    generated = [framework_task_config(c, cls, props) for c in configs]
+    return _stored_and_run(cls.kind, raw, generated, resolution)
+
+
+def _stored_and_run(
+    kind: Kind, raw: Mapping[str, str | None], generated: list[dict[str, str]], resolution: Resolution
+) -> StartResult:
+    """Task configs as Connect stores them (placeholders put back, `reverse_transform`), and
+    as its tasks start with them: the stored ones resolved again (`WorkerConfigTransformer`)."""
+    stored = reverse_transform(raw, generated, resolution)
+    run: list[dict[str, str]] = []
+    secrets = set(resolution.secrets())
+    for config in stored:
+        task = resolve_remembered(config)
+        if not task.complete:
+            return StartFailed(unresolved_trace(task.unresolved))
+        run.append({key: value for key, value in task.config.items() if value is not None})
+        secrets |= task.secrets()
+    return Started(kind, stored, run_configs=run, connector_config=resolution.config, secrets=frozenset(secrets))
+
+
+def resolve_remembered(config: Mapping[str, str | None]) -> Resolution:
+    """`config` resolved by the config providers (on the driver, at each start: a rotated secret
+    is read at the next batch), the values they gave remembered for the process's scrubber."""
+    resolution = config_providers.resolve(config)
+    masking.remember(resolution.secrets())
+    return resolution
+
+
+def unresolved_trace(unresolved: Sequence[Unresolved]) -> str:
+    """A FAILED trace for placeholders no provider resolved: provider and key, never a value."""
+    lines = "\n".join(f"  {u.render()}" for u in unresolved)
+    return f"a config placeholder could not be resolved (KIP-297 config providers: {', '.join(config_providers.NAMES)}):\n{lines}"
 
 
 def framework_task_config(
@@ -104,7 +144,9 @@ def stop_connector(connector: LiveConnector) -> str | None:
     acceptance case A10, docs/state-machine.md#acceptance-cases; a paused one fails)."""
     from reconciler.connectors.registry import load_connector
 
-    props = connector.config or {}
+    raw = connector.config or {}
+    resolution = resolve_remembered(raw)
+    props = resolution.config if resolution.complete else raw  # a stop() gets what can be had
     try:
         with connector_context(connector.name):
             load_connector(props.get("connector.class") or "")().stop(props)

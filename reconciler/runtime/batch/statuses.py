@@ -72,10 +72,15 @@ RESTARTING_REPORT = Report(InstanceState.RESTARTING)
 
 @dataclass(frozen=True)
 class Started:
-    """The Connector instance started: its kind and its task configs for `tasks.max`."""
+    """The Connector instance started: its kind and its task configs for `tasks.max`, as
+    stored (placeholders put back, `placeholders.reverse_transform`); the resolved configs the
+    tasks run with and the values the placeholders gave stay in memory (None: as stored)."""
 
     kind: Literal["source", "sink"]
     task_configs: list[dict[str, str]]
+    run_configs: list[dict[str, str]] | None = None
+    connector_config: Mapping[str, str | None] | None = None
+    secrets: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -289,6 +294,11 @@ class StatusBook:
         else:
             tasks[task] = status
         return [rec.task_status_record(name, task, status)]
+
+    def add_secrets(self, name: str, values: frozenset[str]) -> None:
+        """Values the runtime resolved for `name` (placeholders' values): scrubbed from its traces too."""
+        if values:
+            self._secrets[name] = self._secrets_of(name) | values
 
     def decision(self, name: str, decision: Decision) -> list[Record]:
         """Task statuses first, then the connector's (a reader sees tasks settle first)."""

@@ -247,6 +247,8 @@ class BatchWorker:
                 state = after_stop(connector, state, stop_connector(connector))
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
+            if isinstance(start, Started):
+                book.add_secrets(name, start.secrets)
             tick.records += _config_records(name, decision)
             statuses = book.decision(name, decision)
             tick.records += statuses + _failure_marks(view, name, decision, statuses)
@@ -265,7 +267,8 @@ class BatchWorker:
             return []
         configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
         recorded = view.task_count_records.get(name)
-        return fence_generation(self.settings, name, connector.config or {}, len(configs), recorded)
+        config = start.connector_config if start.connector_config is not None else connector.config or {}
+        return fence_generation(self.settings, name, config, len(configs), recorded)
 
     def _marks(self, view: StoreView) -> list[Record]:
         now = self._now_ms()
@@ -318,8 +321,14 @@ def _config_records(name: str, decision: Decision) -> list[Record]:
 def _works(connector: LiveConnector, start: Started, decision: Decision) -> list[TaskWork]:
     from reconciler.runtime.batch.tasks import TaskWork
 
-    props = dict(connector.config or {})
-    configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
+    # What the tasks run with: the configs resolved by the config providers (`Started`), which
+    # reach the executors in memory only. Unchanged task configs equal the stored ones
+    # (`statuses._running` compares them), so the resolved ones are theirs.
+    props = dict(start.connector_config if start.connector_config is not None else connector.config or {})
+    if start.run_configs is not None:
+        configs: Sequence[Mapping[str, str | None]] = start.run_configs
+    else:
+        configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
     return [
         TaskWork(
             connector=connector.name,
