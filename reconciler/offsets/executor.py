@@ -26,6 +26,7 @@ from reconciler.errors import ReconcilerError
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.io.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
@@ -93,7 +94,7 @@ class RequestExecution:
         self.name = desired.name
         self.state = state
         self.now_ms = now_ms
-        self.config = connector_properties(desired)
+        self.config = resolved_properties(connector_properties(desired))  # its clients use the resolved values
         self.sink = desired.is_sink
         self.progress = state.progress.get(self.name)
         self.done = resume_point(self.progress, request.id)

@@ -27,6 +27,7 @@ from reconciler.kafka.formats import records as rec
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.replay import OffsetsReplay, partition_identity
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.offsets.model import SinkOffsets, sink_body
 
@@ -99,7 +100,7 @@ def _key_note(name: str, partition: Mapping[str, Any], raw: bytes) -> list[str]:
 
 def sink_group_names(desired: Sequence[DesiredConnector]) -> dict[str, str]:
     """Declared sink connector → the consumer group holding its offsets."""
-    return {c.name: sink_group(c.name, connector_properties(c)) for c in desired if c.is_sink}
+    return {c.name: sink_group(c.name, resolved_properties(connector_properties(c))) for c in desired if c.is_sink}
 
 
 def sink_imports(

@@ -23,6 +23,7 @@ from reconciler.core.normalize import connector_properties
 from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
 from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.kafka.io.admin import topic_partitions
+from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.consume import LogBounds, log_bounds
 from reconciler.kafka.io.overrides import CONSUMER, client_settings
 from reconciler.kafka.settings import KafkaSettings
@@ -58,7 +59,7 @@ def with_current_offsets(settings: KafkaSettings, plan: Plan, desired: Sequence[
 
 def outside_the_log(settings: KafkaSettings, connector: DesiredConnector, entries: Sequence[OffsetEntry]) -> list[Diagnostic]:
     """A warning per sink alter entry whose offset its (existing) partition does not hold."""
-    config = connector_properties(connector)
+    config = resolved_properties(connector_properties(connector))
     if connector_kind(config.get("connector.class") or "", config) != "sink":
         return []
     targets = {i: (parse_sink_partition(e.partition), parse_sink_offset(e.offset)) for i, e in enumerate(entries)}

@@ -12,12 +12,15 @@ from typing import Any
 from reconciler.connectors.registry import connector_kind
 from reconciler.kafka.io.overrides import ADMIN, client_settings
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.offsets.model import sink_body
 
 
 def current_body(settings: KafkaSettings, name: str, config: Mapping[str, str | None]) -> list[dict[str, Any]]:
-    """The `offsets` array of `GET /connectors/{name}/offsets` for a connector with this config."""
+    """The `offsets` array of `GET /connectors/{name}/offsets` for a connector with this config
+    (its placeholders resolved: its clients' overrides may come from config providers)."""
+    config = resolved_properties(config)
     if connector_kind(config.get("connector.class") or "", config) == "sink":
         from reconciler.offsets.sink import group_offsets
 

@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from reconciler import masking
 from reconciler.core.placeholders import Lookup, ProviderFailure, Resolution, transform
 from reconciler.kafka.settings import parse_properties
 
@@ -80,3 +81,13 @@ def _directory(path: str, keys: frozenset[str], read: Read) -> dict[str, str]:
         except OSError as exc:
             raise ProviderFailure(f"cannot read file {key} in {path}: {exc.strerror}") from None
     return found
+
+
+def resolved_properties(config: Mapping[str, str | None]) -> dict[str, str | None]:
+    """`config` resolved as far as the providers can, the values they gave remembered for the
+    process's scrubber (`masking`): for the clients of a connector opened outside a batch (an
+    offsets request's, a plan's look at a sink's offsets). What cannot be resolved stays a
+    placeholder, and the client's own error names the setting."""
+    resolution = resolve(config)
+    masking.remember(resolution.secrets())
+    return resolution.config
