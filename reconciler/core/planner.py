@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from reconciler.core.diagnostics import Diagnostic, Severity
+from reconciler.core.diagnostics import Diagnostic, Severity, warning
 from reconciler.core.diff import added_fields, diff_config, removed_fields
 from reconciler.core.live import LiveConnector, LiveState, RequestKind
 from reconciler.core.models import (
@@ -24,7 +24,8 @@ from reconciler.core.models import (
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.core.offsets_plan import interrupted_offsets_warnings, offsets_action, sink_topic_warnings
 from reconciler.core.plan import Action, ActionKind, PendingRequest, Plan
-from reconciler.core.redact import slow_digest
+from reconciler.core.placeholders import keys_with_variables
+from reconciler.core.redact import has_placeholder, is_seal, slow_digest
 from reconciler.core.restore import restore_actions
 from reconciler.core.transitions import DECLARED_FOR, plan_state, restart_targets
 
@@ -113,6 +114,7 @@ def _plan_connector(desired: DesiredConnector, props: Properties, live: LiveStat
         out.actions.append(_create_action(desired, props, initial))
     else:
         _plan_config(desired, props, current, _sensitive(desired, live), out)
+        out.diagnostics.extend(literal_secret_warnings(desired, props, current))
         if pending.offsets is None:
             _plan_state(desired, current, pending.restart is not None, out)
     if pending.offsets is not None:
@@ -179,6 +181,33 @@ def _plan_config(
                 connector_class=spec.connector_class,
             )
         )
+
+
+def literal_secret_warnings(desired: DesiredConnector, props: Properties, current: LiveConnector) -> list[Diagnostic]:
+    """Keys the manifest gives as a placeholder whose value in the config topic is a literal (a
+    resolved secret an older version wrote, or one written by hand): one line per connector,
+    naming the keys, never a value. Applying writes the placeholder (a masked update), and the
+    runtime's next start rewrites the task configs (docs/secrets.md#migration). A sealed value
+    (a snapshot's) cannot be told apart: it is left to the diff."""
+    placeholders = keys_with_variables(props)
+    stored = [current.config or {}, *current.task_configs]
+    keys = sorted(
+        key
+        for key in placeholders
+        if any((value := config.get(key)) and not has_placeholder(value) and not is_seal(value) for config in stored)
+    )
+    if not keys:
+        return []
+    listed = ", ".join(f"`{key}`" for key in keys)
+    return [
+        warning(
+            f"the config topic holds a literal value where the manifest has a placeholder: {listed}",
+            source=desired.source,
+            field_path="spec.config",
+            connector=desired.name,
+            hint="apply writes the placeholders; rotate those secrets if others could read the topic (docs/secrets.md#migration)",
+        )
+    ]
 
 
 def _plan_state(desired: DesiredConnector, current: LiveConnector, restart_pending: bool, out: _Collected) -> None:

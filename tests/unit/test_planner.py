@@ -412,3 +412,23 @@ def test_ten_thousand_connectors_with_one_percent_drift_plan_quickly() -> None:
     assert plan.summary().update == 100
     # The product budget is well under 1 s; the bound here only catches a quadratic regression.
     assert elapsed < 3.0, f"plan of 10k connectors took {elapsed:.2f}s"
+
+
+def test_a_literal_secret_in_the_topic_where_the_manifest_has_a_placeholder_is_named() -> None:
+    """Migration from a version that wrote resolved `${env:…}` values (docs/secrets.md#migration):
+    one warning naming the connector and the keys, never the value; the update is masked."""
+    desired = connector("a", config={"topic": "t", "db.password": "${env:DB_PW}", "path": "${file:/s:p}", "n": "${env:N}"})
+    desired = desired.model_copy(update={"interpolated": frozenset({"db.password", "path", "n"})})
+    live = live_of(desired)
+    assert live.config is not None
+    stored = {**live.config, "db.password": "literal-s3cret", "path": "/resolved/path"}
+    task = {"task.index": "0", "n": "7", "path": "${file:/s:p}"}
+    plan = build_plan([desired], state_of(live.model_copy(update={"config": stored, "task_configs": [task]})))
+    (warning,) = [d for d in plan.diagnostics if "literal" in d.summary]
+    assert warning.severity is Severity.WARNING and warning.connector == "a"
+    assert warning.summary == "the config topic holds a literal value where the manifest has a placeholder: `db.password`, `n`, `path`"
+    (update,) = [a for a in plan.actions if a.kind is ActionKind.UPDATE_CONFIG]
+    rendered = plan.model_dump_json()
+    assert "literal-s3cret" not in rendered and "/resolved/path" not in rendered
+    assert {c.key for c in update.changes} == {"db.password", "path"}
+    assert not [d for d in build_plan([desired], state_of(live)).diagnostics if "literal" in d.summary]
