@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import tempfile
@@ -31,6 +32,14 @@ from reconciler.kafka.settings import Topics
 
 READY_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 20.0
+# The worker settings that give a Java worker the config providers our runtime has (KIP-297),
+# so it resolves the placeholders our `apply` keeps in the config topic (docs/secrets.md).
+CONFIG_PROVIDERS = {
+    "config.providers": "env,file,directory",
+    "config.providers.env.class": "org.apache.kafka.common.config.provider.EnvVarConfigProvider",
+    "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
+    "config.providers.directory.class": "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
+}
 
 
 class ConnectStartError(ReconcilerError):
@@ -129,8 +138,10 @@ def start_connect(
     *,
     extra: dict[str, str] | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
+    environment: dict[str, str] | None = None,
 ) -> RunningConnect:
-    """Start a distributed worker of `group_id` and wait until it has joined and answers REST."""
+    """Start a distributed worker of `group_id` and wait until it has joined and answers REST.
+    `environment`: variables added to ours for the worker (what its `env` provider reads)."""
     try:
         classpath = kafka_classpath()
     except JvmError as exc:
@@ -143,7 +154,8 @@ def start_connect(
     log_path = log_dir / f"connect-{group_id}-{port}.log"
     command = java_command(classpath, "org.apache.kafka.connect.cli.ConnectDistributed", str(config),
                            log_file=log_path)
-    process = launch("the Connect worker", command, log_dir / f"connect-{group_id}-{port}.out")
+    process = launch("the Connect worker", command, log_dir / f"connect-{group_id}-{port}.out",
+                     env=None if environment is None else {**os.environ, **environment})
     worker = RunningConnect(f"http://{HOST}:{port}", group_id, log_path, process)
     wait_ready(process, worker.answers, timeout_s=ready_timeout_s, error=ConnectStartError,
                what=f"did not answer on {worker.url}", log_path=log_path, poll_s=0.2)
