@@ -36,7 +36,7 @@ def add_kafka_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--kafka-config", type=Path, default=None,
-        help="a .properties file of client settings; ${env:NAME} and ${file:path:key} in it are resolved",
+        help="a .properties file of client settings; ${env:NAME}, ${file:path:key} and ${directory:path:name} in it (and in -X) are resolved",
     )
     group.add_argument("--no-create-topics", action="store_true", help="refuse instead of creating missing internal topics")
     group.add_argument(

@@ -200,12 +200,23 @@ def test_kafka_config_file_expands_env_and_file_placeholders(tmp_path: Path) -> 
     assert client_config.gather(config, environ, [])["linger.ms"] == "7"  # the environment wins over the file
 
 
+def test_placeholders_resolve_in_x_pairs_and_variables_too(tmp_path: Path) -> None:
+    """`-X sasl.password=${directory:…}` keeps the secret out of `ps` and the pod spec."""
+    (tmp_path / "mounted").mkdir()
+    (tmp_path / "mounted" / "pw").write_text("from-dir")
+    environ = {"RECONCILER_KAFKA_SASL_USERNAME": "${env:WHO}", "WHO": "me"}
+    got = client_config.gather(None, environ, [f"sasl.password=${{directory:{tmp_path}/mounted:pw}}"])
+    assert (got["sasl.username"], got["sasl.password"]) == ("me", "from-dir")
+    with pytest.raises(InvalidClientSetting, match=r"^-X: `\$\{env:NOPE\}`: environment variable NOPE is not set$"):
+        client_config.gather(None, {}, ["sasl.password=${env:NOPE}"])
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
         ("sasl.password=${env:NOPE}", "`${env:NOPE}`: environment variable NOPE is not set"),
-        ("sasl.password=${file:/no/such/file:k}", "`${file:/no/such/file:k}`: cannot read /no/such/file: No such file or directory"),
-        ("sasl.password=${vault:secret/x:pw}", "`${vault:secret/x:pw}`: only ${env:NAME} and ${file:path:key} are resolved here"),
+        ("sasl.password=${file:/no/such/file:k}", "`${file:/no/such/file:k}`: cannot read properties from file /no/such/file: No such file or directory"),
+        ("sasl.password=${vault:secret/x:pw}", "`${vault:secret/x:pw}`: only ${env:NAME}, ${file:path:key} and ${directory:path:name} are resolved here"),
     ],
 )
 def test_placeholders_that_cannot_be_resolved(tmp_path: Path, line: str, message: str) -> None:

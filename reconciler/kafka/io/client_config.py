@@ -3,10 +3,11 @@
 Three sources, later ones winning: a `--kafka-config` properties file, `RECONCILER_KAFKA_*`
 environment variables (the `KAFKA_`/`CONNECT_` style of the Connect images:
 `RECONCILER_KAFKA_SASL_MECHANISM=PLAIN` is `sasl.mechanism=PLAIN`; `__` is `_` and `___` is
-`-` in a name), then `-X key=value`. In the file, `${env:NAME}` and `${file:path:key}` (a
-key of another properties file, as Connect's FileConfigProvider reads it) are resolved, so
-a secret need not be written in it; the values they give are secret whatever their key, and
-are remembered for the process's scrubber (`masking`) with every credential the settings hold.
+`-` in a name), then `-X key=value`. In each, `${env:NAME}`, `${file:path:key}` (a key of
+another properties file) and `${directory:path:name}` are resolved by Connect's config
+providers (`config_providers`), so a secret need not be written in them; the values they
+give are secret whatever their key, and are remembered for the process's scrubber (`masking`)
+with every credential the settings hold.
 Java client names are translated (`client_names`).
 """
 
@@ -17,14 +18,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from reconciler import masking
+from reconciler.core.placeholders import Variable, transform
+from reconciler.core.redact import has_placeholder
+from reconciler.kafka.io import config_providers
 from reconciler.kafka.io.client_names import InvalidClientSetting, translate
 from reconciler.kafka.settings import parse_properties
 
 ENV_PREFIX = "RECONCILER_KAFKA_"
 # Variables with that prefix that are options, not client settings (`--kafka-config`).
 NOT_SETTINGS = frozenset({"RECONCILER_KAFKA_CONFIG"})
-# Connect's ConfigTransformer pattern: ${provider:[path:]key}.
-_PLACEHOLDER = re.compile(r"\$\{([^}]*?):(?:([^}]*?):)?([^}]*?)\}")
 _UNDERSCORES = re.compile(r"_+")
 
 
@@ -54,41 +56,25 @@ def expand(
     origin: str,
     read: Callable[[Path], str] = lambda path: path.read_text(encoding="utf-8"),
 ) -> dict[str, str]:
-    """`props` with `${env:NAME}` and `${file:path:key}` replaced; InvalidClientSetting names
-    every placeholder that cannot be (unset variable, unreadable file, missing key, other provider)."""
-    problems: list[str] = []
-    files: dict[str, dict[str, str]] = {}
-
-    def replace(match: re.Match[str]) -> str:
-        provider, path, key = match.group(1), match.group(2), match.group(3)
-        if provider == "env" and not path:
-            if key in environ:
-                return environ[key]
-            problems.append(f"`{match.group(0)}`: environment variable {key} is not set")
-        elif provider == "file" and path:
-            value = _file_value(path, key, files, read)
-            if isinstance(value, str):
-                return value
-            problems.append(f"`{match.group(0)}`: {value[0]}")
-        else:
-            problems.append(f"`{match.group(0)}`: only ${{env:NAME}} and ${{file:path:key}} are resolved here")
-        return match.group(0)
-
-    expanded = {name: _PLACEHOLDER.sub(replace, value) for name, value in props.items()}
-    if problems:
-        raise InvalidClientSetting(f"{origin}: " + "; ".join(problems))
-    return expanded
+    """`props` with `${env:NAME}`, `${file:path:key}` and `${directory:path:name}` replaced by
+    the config providers (`config_providers`); InvalidClientSetting names every placeholder that
+    cannot be (unset variable, unreadable file, missing key, another provider), never a value."""
+    resolution = transform(props, config_providers.lookup(environ, read))
+    if resolution.unresolved:
+        raise InvalidClientSetting(f"{origin}: " + "; ".join(_problem(u.variable, u.reason) for u in resolution.unresolved))
+    return {name: value or "" for name, value in resolution.config.items()}
 
 
-def _file_value(path: str, key: str, files: dict[str, dict[str, str]], read: Callable[[Path], str]) -> str | tuple[str]:
-    if path not in files:
-        try:
-            files[path] = parse_properties(read(Path(path)))
-        except OSError as exc:
-            return (f"cannot read {path}: {exc.strerror}",)
-    if key not in files[path]:
-        return (f"{path} has no key {key!r}",)
-    return files[path][key]
+def _problem(var: Variable, reason: str) -> str:
+    if var.provider == "env" and not var.path and reason.endswith("not set"):
+        reason = f"environment variable {var.key} is not set"
+    elif var.provider == "file" and reason == "no such key":
+        reason = f"{var.path} has no key {var.key!r}"
+    elif var.provider == "directory" and reason.startswith("no such file"):
+        reason = f"{var.path} has no file {var.key!r}"
+    elif reason.startswith("no config provider"):
+        reason = "only ${env:NAME}, ${file:path:key} and ${directory:path:name} are resolved here"
+    return f"`{var}`: {reason}"
 
 
 def gather(
@@ -105,13 +91,18 @@ def gather(
             text = read(kafka_config)
         except OSError as exc:
             raise InvalidClientSetting(f"cannot read --kafka-config {kafka_config}: {exc.strerror}") from exc
-        written = parse_properties(text)
-        filled = frozenset(name for name, value in written.items() if _PLACEHOLDER.search(value))
-        settings.update(translate_remembered(expand(written, environ, origin, read), origin, filled))
+        settings.update(_expanded(parse_properties(text), environ, origin, read))
     for name, value in from_environment(environ).items():
-        settings.update(translate_remembered({name: value}, _variable(name)))
-    settings.update(translate_remembered(_pairs(pairs), "-X"))
+        settings.update(_expanded({name: value}, environ, _variable(name), read))
+    settings.update(_expanded(_pairs(pairs), environ, "-X", read))
     return settings
+
+
+def _expanded(props: Mapping[str, str], environ: Mapping[str, str], origin: str, read: Callable[[Path], str]) -> dict[str, str]:
+    """Placeholders resolved (in all three sources: `-X sasl.password=${file:…}` keeps the secret
+    out of `ps`), then translated with what they gave remembered as secret."""
+    filled = frozenset(name for name, value in props.items() if has_placeholder(value))
+    return translate_remembered(expand(props, environ, origin, read), origin, filled)
 
 
 def translate_remembered(settings: Mapping[str, str], origin: str, filled: frozenset[str] = frozenset()) -> dict[str, str]:
