@@ -86,11 +86,14 @@ class Worker:
         manifest_paths: Sequence[str] = (),
         closing: bool = False,
         on_apply_error: Callable[[ReconcilerError], None] | None = None,
+        on_batch_error: Callable[[ApplyOutcome], None] | None = None,
     ) -> TickReport:
         """Apply `desired` and run its pending offsets requests (None: skip both), then run one batch.
 
         `on_apply_error`: report a failed apply there and still run the batch; without it the
         error is raised. An unreachable broker is raised either way: no batch can run.
+        `on_batch_error`: when the batch fails after an apply committed, called with what the
+        apply wrote before the error is raised (a failed `run` says what it changed).
         """
         applied = None
         policies = None if desired is None else auto_restart.policies(desired)
@@ -104,7 +107,13 @@ class Worker:
                     if on_apply_error is None:
                         raise
                     on_apply_error(exc)
-            return TickReport.of(self.batches.work(closing=closing, auto_restart=policies), applied)
+            try:
+                batch = self.batches.work(closing=closing, auto_restart=policies)
+            except ReconcilerError:
+                if applied is not None and on_batch_error is not None:
+                    on_batch_error(applied)
+                raise
+            return TickReport.of(batch, applied)
 
     def apply(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str] = ()) -> ApplyOutcome:
         """`reconciler apply`, with every pending offsets request run in full (between batches);

@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.once:
             with releasing(worker, output):
-                report = worker.tick(desired, manifest_paths=paths)
+                report = worker.tick(desired, manifest_paths=paths, on_batch_error=output.applied_before_failure)
                 output.report(report)
             return _exit_once(report, output, allow_failed=args.allow_failed)
         with serving(args, settings, worker, output) as observer, releasing(worker, output):
@@ -211,7 +211,9 @@ def make_tick(
         if observer is not None:
             observer.manifests(desired, problems())
         try:
-            report = worker.tick(desired, manifest_paths=paths, on_apply_error=on_apply_error)
+            report = worker.tick(
+                desired, manifest_paths=paths, on_apply_error=on_apply_error, on_batch_error=output.applied_before_failure
+            )
         except ReconcilerError as exc:
             if observer is not None:
                 observer.failed(exc, started)

@@ -49,6 +49,13 @@ class TextOutput:
         print(f"resync: {changes} change(s) applied" if changes else "resync: no drift", flush=True)
         self._orphans_of(applied.plan)
 
+    def applied_before_failure(self, applied: ApplyOutcome) -> None:
+        """What a tick's apply committed before its batch failed (the error follows)."""
+        if applied.plan.has_changes:
+            print("applied before the batch failed:", flush=True)
+        _print_plan(applied.plan)
+        sys.stdout.flush()
+
     def error(self, exc: ReconcilerError) -> None:
         print_error(exc)
 
@@ -106,6 +113,10 @@ class JsonOutput:
         for outcome in offsets:
             _event(logging.INFO, "offsets-request", outcome.render())
         _event(logging.INFO, "resync", "resync done", changes=len(applied.plan.actions))
+
+    def applied_before_failure(self, applied: ApplyOutcome) -> None:
+        """What a tick's apply committed before its batch failed (the error follows)."""
+        self._plan(applied.plan)
 
     def error(self, exc: ReconcilerError) -> None:
         _event(logging.ERROR, "error", exc.render().removeprefix("error: "))

@@ -195,6 +195,12 @@ class Connector(ABC):
     def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
         """At most `max_tasks` task configs (plain strings: they are stored and pickled)."""
 
+    def task_limit(self, config: ConnectorConfig) -> int | None:
+        """The most tasks this connector can use with `config` (None: no limit of its own).
+        A `tasks.max` above it is an error at `validate`, naming the limit, rather than a
+        setting the connector quietly ignores (datagen uses at most `shards` tasks)."""
+        return None
+
     def stop(self, config: ConnectorConfig) -> None:
         """Called once when the worker stops running the connector: it was RUNNING and is now
         paused, stopped or deleted (Connect's `Connector.stop()`). Release what the connector

@@ -33,6 +33,12 @@ from reconciler.kafka.io.client_names import OVERRIDE_PREFIXES, client_name_prob
 # Where a problem about the connector as a whole is reported (the plugin's validate raised).
 WHOLE_CONNECTOR = "connector.class"
 BOOKKEEPING = frozenset({"name", "connector.class", "tasks.max"})
+# The most tasks one connector may have on this runtime (docs/runtime.md#how-many-tasks). Every
+# task is one Spark task per batch, and one entry of the connector's `batch/<name>` record,
+# which must stay one Kafka record (about 50 bytes a task, under the broker's default
+# `message.max.bytes` of 1 MiB); measured on a 2-core machine with local Spark, a batch of
+# 1,000 idle file-sink tasks took about … s. Java's `tasks.max` has no limit but an int's.
+MAX_TASKS = 10_000
 
 
 def check_config(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
@@ -40,7 +46,25 @@ def check_config(class_name: str, cls: type[Connector], config: ConnectorConfig)
     own = _plugin_problems(cls, config)
     mentioned = {problem.key for problem in own}
     framework = [p for p in _framework_problems(cls, config) if p.key not in mentioned]
-    return _key_problems(class_name, cls, config) + own + framework
+    return _key_problems(class_name, cls, config) + own + framework + tasks_max_problems(class_name, cls, config)
+
+
+def tasks_max_problems(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
+    """`tasks.max` above what the runtime serves (`MAX_TASKS`), or above the plugin's own limit
+    for this config (`Connector.task_limit`): each names the limit."""
+    try:
+        tasks_max = int((config.get("tasks.max") or "1").strip())
+    except ValueError:
+        return []  # the models and Connect's own check report it
+    if tasks_max > MAX_TASKS:
+        return [ConfigProblem("tasks.max", f"the runtime serves at most {MAX_TASKS} tasks per connector; got {tasks_max}")]
+    try:
+        limit = cls().task_limit(config)
+    except Exception:  # a plugin bug: its validate() reports what is wrong with the config
+        return []
+    if limit is not None and tasks_max > limit:
+        return [ConfigProblem("tasks.max", f"{class_name} uses at most {limit} tasks with this config; got {tasks_max}")]
+    return []
 
 
 def judged_problems(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:

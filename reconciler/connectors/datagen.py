@@ -152,6 +152,11 @@ class DatagenConnector(SourceConnector):
         settings = DatagenSettings.parse(config)
         return share_configs(config, max(1, min(max_tasks, settings.shards)))
 
+    def task_limit(self, config: ConnectorConfig) -> int | None:
+        """One task per stripe at most: a task without a stripe would have nothing to produce."""
+        settings, problems = DatagenSettings.read(config)
+        return None if any(problem.key == "shards" for problem in problems) else settings.shards
+
     def validate_offsets(
         self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
     ) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reconciler.core.diagnostics import Severity
 from reconciler.manifests import load_manifests
 
@@ -175,3 +177,26 @@ def test_tasks_max_above_javas_int_is_refused(tmp_path: Path) -> None:
     """Connect's `tasks.max` is an INT: a Java worker sharing the topics could not parse more."""
     text = HEAD + "spec:\n  class: datagen\n  tasksMax: 2147483648\n  config: {topic: t, count: 1}\n"
     assert problems(tmp_path, text) == ["7:13: spec.tasksMax: must be at most 2147483647, got 2147483648"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        # datagen deals its ids into `shards` stripes, one task each at most (16 by default).
+        ("class: datagen\n  tasksMax: 17\n  config: {topic: t, count: 1}\n",
+         "spec.tasksMax: datagen uses at most 16 tasks with this config; got 17"),
+        ("class: datagen\n  tasksMax: 40\n  config: {topic: t, count: 1, shards: 32}\n",
+         "spec.tasksMax: datagen uses at most 32 tasks with this config; got 40"),
+        ("class: file-sink\n  tasksMax: 100000\n  config: {topics: t, path: /tmp/x}\n",
+         "spec.tasksMax: the runtime serves at most 10000 tasks per connector; got 100000"),
+    ],
+)
+def test_a_tasks_max_that_cannot_be_served_names_the_limit(tmp_path: Path, spec: str, message: str) -> None:
+    (found,) = problems(tmp_path, HEAD + "spec:\n  " + spec)
+    assert found.endswith(message) and found.startswith("7:13: ")
+
+
+def test_tasks_max_within_the_limits_is_accepted(tmp_path: Path) -> None:
+    (tmp_path / "m.yaml").write_text(HEAD + "spec:\n  class: datagen\n  tasksMax: 32\n  config: {topic: t, count: 1, shards: 32}\n")
+    result = load_manifests([tmp_path / "m.yaml"], env={}, cache=False)
+    assert (len(result.connectors), result.diagnostics) == (1, [])

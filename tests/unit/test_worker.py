@@ -42,6 +42,10 @@ def test_start_connector_gives_kind_and_task_configs() -> None:
         ({"connector.class": "datagen", "tasks.max": "two", "topic": "t", "count": "1"}, "tasks.max must be an integer"),
         ({"connector.class": "datagen", "tasks.max": "0", "topic": "t", "count": "1"}, "tasks.max must be at least 1"),
         ({"connector.class": "datagen", "tasks.max": "1"}, "the connector configuration is invalid:\n  `topic`: is required"),
+        ({"connector.class": "datagen", "tasks.max": "20", "topic": "t", "count": "1"},
+         "datagen uses at most 16 tasks with this config; got 20"),
+        ({"connector.class": "file-sink", "tasks.max": "10001", "topics": "t", "path": "/x"},
+         "the runtime serves at most 10000 tasks per connector; got 10001"),
     ],
 )
 def test_start_connector_failures_become_traces(config: dict[str, str | None], expected: str) -> None:

@@ -200,8 +200,7 @@ class TransactionalWriter:
                 self._producer = None  # state unknown: start over with a fresh producer next time
         return ReconcilerError(
             f"writing to Kafka failed, the transaction was not committed: {describe(exc)}{self._errors.explain()}",
-            hint="the transaction was aborted, not committed; retry the command (records are keyed "
-            "upserts, so a retry converges)",
+            hint=_failed_hint(error),
         )
 
     def flush(self) -> None:
@@ -213,3 +212,21 @@ class TransactionalWriter:
         if self._producer is not None:
             self._producer.flush(self._settings.timeout_s)
             self._producer = None
+
+
+def _failed_hint(error: Any) -> str:
+    """What to do after an aborted transaction. A record the broker refuses for its size is
+    refused again by a retry: no hint may promise that one converges."""
+    from confluent_kafka import KafkaError
+
+    code = None if error is None else error.code()
+    if code in (KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE):
+        return (
+            "the transaction was aborted, not committed; a record is larger than the broker accepts "
+            "(its `message.max.bytes`), so a retry fails the same way until what the record holds "
+            "shrinks (a connector's tasksMax or config) or the broker's limit grows"
+        )
+    return (
+        "the transaction was aborted, not committed; if the cause was passing (a broker restarting), "
+        "retrying the command converges: records are keyed upserts"
+    )

@@ -63,6 +63,7 @@ def start_connector(connector: LiveConnector) -> StartResult:
 
 
 def _start(connector: LiveConnector) -> StartResult:
+    from reconciler.connectors.checks import tasks_max_problems
     from reconciler.connectors.registry import load_connector
 
     raw = connector.config or {}
@@ -74,7 +75,9 @@ def _start(connector: LiveConnector) -> StartResult:
         cls = load_connector(props.get("connector.class") or "")
         tasks_max = _tasks_max(props.get("tasks.max"))
         plugin = cls()
-        problems = plugin.validate(props)
+        # A `tasks.max` this runtime cannot serve (written by another tool) fails the connector,
+        # naming the limit, before a batch could try (`checks.tasks_max_problems`, as validate says).
+        problems = [*plugin.validate(props), *tasks_max_problems(props.get("connector.class") or "", cls, props)]
         if problems:
             lines = "\n".join(f"  {problem.render()}" for problem in problems)
             return StartFailed(f"the connector configuration is invalid:\n{lines}")
