@@ -33,11 +33,13 @@ from reconciler.kafka.io.client_names import OVERRIDE_PREFIXES, client_name_prob
 # Where a problem about the connector as a whole is reported (the plugin's validate raised).
 WHOLE_CONNECTOR = "connector.class"
 BOOKKEEPING = frozenset({"name", "connector.class", "tasks.max"})
-# The most tasks one connector may have on this runtime (docs/runtime.md#how-many-tasks). Every
-# task is one Spark task per batch, and one entry of the connector's `batch/<name>` record,
-# which must stay one Kafka record (about 50 bytes a task, under the broker's default
-# `message.max.bytes` of 1 MiB); measured on a 2-core machine with local Spark, a batch of
-# 1,000 idle file-sink tasks took about … s. Java's `tasks.max` has no limit but an int's.
+# The most tasks one connector may have on this runtime (docs/runtime.md#how-many-tasks). Each
+# task is an entry of the connector's `batch/<name>` record, one Kafka record under the
+# broker's default `message.max.bytes` (1 MiB): 50 to 85 bytes a task, so 100,000 tasks made a
+# 5 MB record and MSG_SIZE_TOO_LARGE at every batch; 10,000 stay under 0.9 MB even with the
+# largest counts (tests/unit/test_failed_runs.py). Measured on a 2-core machine, local Spark:
+# a tick of a file-sink with 10,000 tasks (10,000 task configs, 10,001 statuses) took 12 s,
+# with 1,000 tasks 6 s (tests/integration/test_tasks_max_limit.py). Java's limit is an int's.
 MAX_TASKS = 10_000
 
 

@@ -10,9 +10,11 @@ from confluent_kafka import KafkaError
 
 from reconciler.app.apply import ApplyOutcome
 from reconciler.app.tick import Worker
-from reconciler.core.live import LiveState
+from reconciler.connectors.checks import MAX_TASKS
+from reconciler.core.live import LastBatch, LiveState, TaskBatch
 from reconciler.core.plan import Plan
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.io.produce import _failed_hint
 from reconciler.kafka.settings import KafkaSettings
 
@@ -47,3 +49,11 @@ def test_a_batch_that_fails_after_an_apply_reports_what_the_apply_wrote(monkeypa
     with pytest.raises(ReconcilerError):
         worker.tick(None, on_batch_error=seen.append)  # nothing applied: nothing to say
     assert seen == [applied]
+
+
+def test_the_batch_record_of_the_most_tasks_the_runtime_serves_fits_a_kafka_record() -> None:
+    """Under the broker's default `message.max.bytes` (1,048,588), with the largest counts."""
+    big = 2**63 - 1
+    tasks = {task: TaskBatch(records=big, bytes=big, failed=False) for task in range(MAX_TASKS)}
+    record = own.batch_record("c" * 249, LastBatch(finished_at_ms=big, worker_id="h" * 255 + ":99999", tasks=tasks))
+    assert record.value is not None and len(record.value) < 1_000_000
