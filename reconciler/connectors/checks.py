@@ -54,10 +54,10 @@ def check_config(class_name: str, cls: type[Connector], config: ConnectorConfig)
 def tasks_max_problems(class_name: str, cls: type[Connector], config: ConnectorConfig) -> list[ConfigProblem]:
     """`tasks.max` above what the runtime serves (`MAX_TASKS`), or above the plugin's own limit
     for this config (`Connector.task_limit`): each names the limit."""
-    try:
-        tasks_max = int((config.get("tasks.max") or "1").strip())
-    except ValueError:
-        return []  # the models and Connect's own check report it
+    text = (config.get("tasks.max") or "1").strip()
+    if not (text.isascii() and text.isdigit()) or int(text) > 2**31 - 1:
+        return []  # not an INT Java would parse: the models and Connect's own check report it
+    tasks_max = int(text)
     if tasks_max > MAX_TASKS:
         return [ConfigProblem("tasks.max", f"the runtime serves at most {MAX_TASKS} tasks per connector; got {tasks_max}")]
     try:
