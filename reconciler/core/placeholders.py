@@ -69,14 +69,17 @@ class Resolution:
     config: dict[str, str | None]
     unresolved: tuple[Unresolved, ...]
     filled: frozenset[str]
+    given: frozenset[str] = frozenset()  # each value a provider gave (a part of a filled value, maybe)
 
     @property
     def complete(self) -> bool:
         return not self.unresolved
 
     def secrets(self) -> set[str]:
-        """The values the placeholders gave (whole values of the filled keys), for scrubbing."""
-        return {v for k in self.filled if (v := self.config.get(k)) and len(v) >= MIN_SCRUB_LENGTH}
+        """The values the placeholders gave, alone and as the whole values of the keys they
+        filled (`tenant-${env:PW}`), for scrubbing."""
+        whole = {v for k in self.filled if (v := self.config.get(k))}
+        return {v for v in whole | self.given if len(v) >= MIN_SCRUB_LENGTH}
 
 
 def variables(value: str | None) -> list[Variable]:
@@ -105,14 +108,15 @@ def transform(config: Mapping[str, str | None], lookup: Lookup) -> Resolution:
             failures[(provider, path)] = str(exc)
     resolved: dict[str, str | None] = {}
     unresolved: list[Unresolved] = []
+    given: set[str] = set()
     for key, value in config.items():
         if not has_placeholder(value):
             resolved[key] = value
             continue
         assert value is not None
-        resolved[key] = PLACEHOLDER.sub(_replacer(key, found, failures, unresolved), value)
+        resolved[key] = PLACEHOLDER.sub(_replacer(key, found, failures, unresolved, given), value)
     filled = frozenset(k for k in keys_with_variables(config) if not any(u.config_key == k for u in unresolved))
-    return Resolution(resolved, tuple(unresolved), filled)
+    return Resolution(resolved, tuple(unresolved), filled, frozenset(given))
 
 
 def _replacer(
@@ -120,6 +124,7 @@ def _replacer(
     found: Mapping[tuple[str, str], Mapping[str, str] | None],
     failures: Mapping[tuple[str, str], str],
     unresolved: list[Unresolved],
+    given: set[str],
 ) -> Callable[[re.Match[str]], str]:
     def replace(m: re.Match[str]) -> str:
         var = Variable(m.group(1), m.group(2) or EMPTY_PATH, m.group(3))
@@ -131,6 +136,7 @@ def _replacer(
         elif var.key not in (data := found[at] or {}):
             unresolved.append(Unresolved(key, var, _missing(var)))
         else:
+            given.add(data[var.key])
             return data[var.key]
         return m.group(0)
 

@@ -41,6 +41,9 @@ def test_each_provider_resolves_its_placeholders(secrets: Path) -> None:
     }
     assert got.complete and got.filled == {"a", "b", "c", "d"}
     assert got.secrets() == {"from-env-s3cret", "from-file-s3cret", "user=app;pw=from-env-s3cret", "from-dir-t0ken"}
+    # A value a placeholder gave inside a longer one is hunted for alone too; a short one is not.
+    part = config_providers.resolve({"k": "tenant-${env:PW}", "s": "${env:S}"}, {"PW": "s3cret-part", "S": "abc"})
+    assert part.secrets() == {"tenant-s3cret-part", "s3cret-part"}
 
 
 @pytest.mark.parametrize(
