@@ -154,3 +154,15 @@ def test_an_unresolvable_placeholder_fails_the_connector_naming_provider_and_key
 def test_stop_gets_the_resolved_config(secrets: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SINK_PATH_TEST", str(secrets))
     assert stop_connector(file_sink(secrets, path="${env:SINK_PATH_TEST}")) is None
+
+
+def test_a_failed_start_carries_what_its_placeholders_gave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plugin's error quotes the resolved path; the status book scrubs it with these."""
+    marker = tmp_path / "marker-s3cret"
+    marker.touch()
+    monkeypatch.setenv("FAULTY_MARKER_TEST", str(marker))
+    config = {"connector.class": "reconciler.connectors.faulty:FaultySource", "topic": "t", "count": "5",
+              "fail.connector.if.exists": "${env:FAULTY_MARKER_TEST}"}
+    result = start_connector(LiveConnector(name="c", config={"name": "c", **config}))
+    assert isinstance(result, StartFailed) and str(marker) in result.trace
+    assert str(marker) in result.secrets

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -59,17 +60,19 @@ def start_connector(connector: LiveConnector) -> StartResult:
     `WorkerConnector` start and `Herder.validateConnectorConfig` do. Never raises. What the
     plugin logs meanwhile is tagged `[name|worker]`, as Connect's `LoggingContext` tags it."""
     with connector_context(connector.name):
-        return _start(connector)
+        raw = connector.config or {}
+        resolution = resolve_remembered(raw)
+        secrets = frozenset(resolution.secrets())
+        if not resolution.complete:
+            return StartFailed(unresolved_trace(resolution.unresolved), secrets)
+        result = _start(raw, resolution)
+        return replace(result, secrets=secrets | result.secrets) if isinstance(result, StartFailed) else result
 
 
-def _start(connector: LiveConnector) -> StartResult:
+def _start(raw: Mapping[str, str | None], resolution: Resolution) -> StartResult:
     from reconciler.connectors.checks import tasks_max_problems
     from reconciler.connectors.registry import load_connector
 
-    raw = connector.config or {}
-    resolution = resolve_remembered(raw)
-    if not resolution.complete:
-        return StartFailed(unresolved_trace(resolution.unresolved))
     props = resolution.config
     try:
         cls = load_connector(props.get("connector.class") or "")

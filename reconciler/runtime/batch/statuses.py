@@ -85,9 +85,11 @@ class Started:
 
 @dataclass(frozen=True)
 class StartFailed:
-    """Loading, validating or asking the Connector for task configs failed."""
+    """Loading, validating or asking the Connector for task configs failed. `secrets`: what
+    its placeholders gave, which the trace may quote (the status book scrubs them)."""
 
     trace: str
+    secrets: frozenset[str] = frozenset()
 
 
 StartResult = Started | StartFailed

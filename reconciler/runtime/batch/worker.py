@@ -247,7 +247,7 @@ class BatchWorker:
                 state = after_stop(connector, state, stop_connector(connector))
             start = start_connector(connector) if should_start(connector, state) else None
             decision = decide(connector, state, start)
-            if isinstance(start, Started):
+            if start is not None:  # a trace may quote what its placeholders gave
                 book.add_secrets(name, start.secrets)
             tick.records += _config_records(name, decision)
             statuses = book.decision(name, decision)
