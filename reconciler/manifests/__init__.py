@@ -4,10 +4,11 @@
     connectors = load_or_raise(["manifests/"])   # raises reconciler.errors.InvalidManifests
 
 Modules: `loader` (paths, files, duplicates), `documents` (YAML → data + node positions),
-`interpolate` (`${env:NAME}`), `rules` / `schema_errors` / `validate` (checks and messages),
-`schema` (the JSON Schema generated from the models), `schema_check` (the pre-commit check of
-each file), `strimzi` (Strimzi `KafkaConnector` resources read as manifests), `plugins` (each
-config checked against its plugin), `cache` and `forked` (large trees), `watch` (file events for `watch`).
+`interpolate` (placeholders resolved for the checks only), `rules` / `schema_errors` /
+`validate` (checks and messages), `schema` (the JSON Schema generated from the models),
+`schema_check` (the pre-commit check of each file), `strimzi` (Strimzi `KafkaConnector`
+resources read as manifests), `plugins` (each config checked against its plugin), `cache` and
+`forked` (large trees), `watch` (file events for `watch`).
 
 May import `core`, `connectors` (the plugins that check configs) and the leaves; no Kafka,
 Spark or CLI code (docs/architecture.md).

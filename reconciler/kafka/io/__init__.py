@@ -6,7 +6,8 @@
 (transactional writes, fencing), `admin` (the internal topics), `topic_creation` (KIP-158),
 `groups` (a sink's consumer group), `offset_stores` (where a source's offsets live, read to the
 end); and how clients are configured: `client_config`, `client_names`, `librdkafka_properties`,
-`overrides` (Connect's worker and connector properties as librdkafka's).
+`overrides` (Connect's worker and connector properties as librdkafka's), `config_providers`
+(KIP-297's env, file and directory providers, which resolve placeholders in them).
 
 May import `core`, `errors`, `heap`, `masking` and the rest of `kafka`.
 """

@@ -2,7 +2,9 @@
 
 Connect's `WorkerConnector` start (load the class, validate the config, generate task configs)
 and stop, and the framework's part of task configs (`Worker.connectorTaskConfigs`). Each call
-catches whatever a plugin raises: a plugin bug fails its connector, never the worker.
+catches whatever a plugin raises: a plugin bug fails its connector, never the worker. The
+connector's placeholders are resolved at each start by the config providers (Java's
+`WorkerConfigTransformer`), and the task configs keep them (`placeholders.reverse_transform`).
 """
 
 from __future__ import annotations
