@@ -10,8 +10,8 @@ Modules: `loader` (paths, files, duplicates), `documents` (YAML → data + node 
 resources read as manifests), `plugins` (each config checked against its plugin), `cache` and
 `forked` (large trees), `watch` (file events for `watch`).
 
-May import `core`, `connectors` (the plugins that check configs) and the leaves; no Kafka,
-Spark or CLI code (docs/architecture.md).
+May import `core`, `connectors` (the plugins that check configs), `kafka.io.config_providers`
+(placeholders) and the leaves; no Kafka client, Spark or CLI code (docs/architecture.md).
 """
 
 from reconciler.manifests.loader import LoadResult, load_manifests, load_or_raise, manifest_files
