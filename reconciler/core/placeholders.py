@@ -8,7 +8,7 @@ runtime through `kafka.io.config_providers`). `transform` is `ConfigTransformer.
 the providers passed in as a `Lookup`: every (provider, path) is asked once for all of its
 keys. Unlike Java, which leaves a placeholder it cannot resolve in place, `transform` reports
 it (`Unresolved`): the caller decides whether that fails the connector (the runtime) or skips a
-check (validate). An `Unresolved` names the config key, the provider, path and key, never a value.
+check (validate). An `Unresolved` names the config key, the provider and its key, never a value.
 
 `reverse_transform` is `AbstractHerder.reverseTransform`: task configs a connector generated
 from resolved values are written back with the placeholders of its raw config, so the secrets
@@ -40,7 +40,7 @@ class Variable:
 
 class ProviderFailure(Exception):
     """A provider could not answer for a path (an unreadable file, a path the env provider
-    does not take); the message names the path, never a value."""
+    does not take); the message names neither the path nor a value."""
 
 
 # (provider, path, keys) → the values found (a missing key is simply absent); None: no such
@@ -57,9 +57,10 @@ class Unresolved:
     reason: str
 
     def render(self) -> str:
+        """Config key, provider and its key; not the path: a placeholder's text is masked as a
+        secret is (`core.redact`), and a path may name one (`/run/secrets/<tenant>/`)."""
         v = self.variable
-        where = f" path {v.path!r}" if v.path else ""
-        return f"config `{self.config_key}`: provider {v.provider!r}{where} key {v.key!r}: {self.reason}"
+        return f"config `{self.config_key}`: provider {v.provider!r} key {v.key!r}: {self.reason}"
 
 
 @dataclass(frozen=True)

@@ -215,7 +215,7 @@ def test_placeholders_resolve_in_x_pairs_and_variables_too(tmp_path: Path) -> No
     ("line", "message"),
     [
         ("sasl.password=${env:NOPE}", "`${env:NOPE}`: environment variable NOPE is not set"),
-        ("sasl.password=${file:/no/such/file:k}", "`${file:/no/such/file:k}`: cannot read properties from file /no/such/file: No such file or directory"),
+        ("sasl.password=${file:/no/such/file:k}", "`${file:/no/such/file:k}`: cannot read /no/such/file: No such file or directory"),
         ("sasl.password=${vault:secret/x:pw}", "`${vault:secret/x:pw}`: only ${env:NAME}, ${file:path:key} and ${directory:path:name} are resolved here"),
     ],
 )

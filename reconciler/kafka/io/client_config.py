@@ -68,6 +68,10 @@ def expand(
 def _problem(var: Variable, reason: str) -> str:
     if var.provider == "env" and not var.path and reason.endswith("not set"):
         reason = f"environment variable {var.key} is not set"
+    elif reason.startswith("cannot read the file: "):  # the user's own settings: name the file
+        reason = f"cannot read {var.path}{'' if var.provider == 'file' else '/' + var.key}: {reason.split(': ', 1)[1]}"
+    elif reason == "the path is not a directory":
+        reason = f"{var.path} is not a directory"
     elif var.provider == "file" and reason == "no such key":
         reason = f"{var.path} has no key {var.key!r}"
     elif var.provider == "directory" and reason.startswith("no such file"):

@@ -6,7 +6,8 @@
 file `name` in that directory, as Kubernetes mounts a Secret). `resolve` is what the runtime
 calls when it starts a connector and its tasks, and `apply`'s offsets requests when they
 open a connector's clients: each call reads anew, so a rotated file is read at the next batch.
-The values are never cached, logged or written: the caller keeps them in memory.
+The values are never cached, logged or written: the caller keeps them in memory. A failure
+names no path either: a placeholder's text is masked like a secret (docs/secrets.md).
 
 A Java Connect worker sharing the topics resolves the same placeholders with its own providers:
 `config.providers=env,file,directory` and their classes (docs/secrets.md).
@@ -62,14 +63,14 @@ def _file(path: str, keys: frozenset[str], read: Read) -> dict[str, str]:
     try:
         props = parse_properties(read(Path(path)))
     except OSError as exc:
-        raise ProviderFailure(f"cannot read properties from file {path}: {exc.strerror}") from None
+        raise ProviderFailure(f"cannot read the file: {exc.strerror}") from None
     return {key: props[key] for key in keys if key in props}
 
 
 def _directory(path: str, keys: frozenset[str], read: Read) -> dict[str, str]:
     directory = Path(path)
     if not path or not directory.is_dir():
-        raise ProviderFailure(f"{path or '(no path)'} is not a directory")
+        raise ProviderFailure("the path is not a directory")
     found: dict[str, str] = {}
     for key in keys:
         # Java lists the directory and matches file names: a key with a separator names no file.
@@ -79,7 +80,7 @@ def _directory(path: str, keys: frozenset[str], read: Read) -> dict[str, str]:
         try:
             found[key] = read(candidate)
         except OSError as exc:
-            raise ProviderFailure(f"cannot read file {key} in {path}: {exc.strerror}") from None
+            raise ProviderFailure(f"cannot read the file: {exc.strerror}") from None
     return found
 
 
