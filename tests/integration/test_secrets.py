@@ -195,8 +195,9 @@ def test_no_planted_secret_in_any_command_output(
 def test_a_value_moved_into_the_environment_is_masked_by_commands_without_manifests(
     kafka: KafkaUnderTest, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The value does not change, so neither does the config: apply still records that the key is
-    now sensitive, and `snapshot` (which reads no manifest) seals it from then on."""
+    """The config topic then holds the placeholder (KIP-297), not the value: the plan shows a
+    masked update and names the key that holds a literal, apply writes the placeholder and records
+    that the key is sensitive, and `snapshot` (which reads no manifest) seals it from then on."""
     settings_ = kafka.settings(f"t-moved-{uuid.uuid4().hex[:10]}")
     cli = Cli(capsys, settings_)
     path = tmp_path / "c.yaml"
@@ -211,8 +212,10 @@ def test_a_value_moved_into_the_environment_is_masked_by_commands_without_manife
     with environment({"RECONCILER_TEST_ENDPOINT": "tenant-42.example.com"}):
         assert cli("plan", "plan", str(path)) == 0
         assert cli("apply 2", "apply", str(path)) == 0
-    assert "No changes." in cli.outputs["plan stdout"]
-    assert cli.outputs["apply 2 stdout"].rstrip().endswith("Recorded which config keys are sensitive (1 record written)")
+    planned = cli.outputs["plan stdout"] + cli.outputs["plan stderr"]
+    assert "the config topic holds a literal value where the manifest has a placeholder: `endpoint`" in planned
+    assert "tenant-42" not in planned and '~ connector "moved" config will be updated' in planned
+    assert "tenant-42" not in cli.outputs["apply 2 stdout"]
     assert cli("snapshot 2", "snapshot") == 0
     assert cli("status", "status") == 0
     assert "tenant-42" not in cli.outputs["snapshot 2 stdout"]
