@@ -12,8 +12,8 @@ from reconciler import masking
 from reconciler.core.live import LiveConnector
 from reconciler.core.placeholders import ProviderFailure, Variable, reverse_transform, transform
 from reconciler.kafka.io import config_providers
-from reconciler.runtime.plugins import start_connector, stop_connector
-from reconciler.runtime.statuses import StartFailed, Started
+from reconciler.runtime.batch.lifecycle import start_connector, stop_connector
+from reconciler.runtime.batch.statuses import StartFailed, Started
 
 
 @pytest.fixture
