@@ -14,11 +14,13 @@ would hide a missing secret. Every key that holds a placeholder is sensitive (`c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
 from reconciler.core.placeholders import Unresolved as Missing
-from reconciler.core.placeholders import transform
+from reconciler.core.placeholders import Variable, transform
+from reconciler.core.redact import PLACEHOLDER
 from reconciler.kafka.io import config_providers
 
 ENV_PROVIDER = "env"
@@ -41,7 +43,12 @@ class ForChecks(NamedTuple):
 
 
 def resolve_config(config: Mapping[str, object], env: Mapping[str, str]) -> ForChecks:
-    """`config` with its placeholders resolved where this machine can (see the module doc)."""
+    """`config` with its placeholders resolved where this machine can (see the module doc).
+
+    Called for every manifest with a placeholder (10,000 load in a second): `${env:NAME}`, the
+    common case, is a dict lookup; only the other providers go through `placeholders.transform`."""
+    if all(_env_only(value) for value in config.values()):
+        return _env_resolved(config, env)
     texts = {key: value for key, value in config.items() if isinstance(value, str)}
     resolution = transform(texts, config_providers.lookup(env))
     problems: list[Unresolved] = []
@@ -53,6 +60,30 @@ def resolve_config(config: Mapping[str, object], env: Mapping[str, str]) -> ForC
             skipped.add(missing.config_key)
     resolved = {key: resolution.config.get(key, value) if key in texts else value for key, value in config.items()}
     return ForChecks(resolved, problems, frozenset(skipped))
+
+
+def _env_only(value: object) -> bool:
+    return not isinstance(value, str) or "${" not in value or all(
+        m.group(1) == ENV_PROVIDER and not m.group(2) for m in PLACEHOLDER.finditer(value)
+    )
+
+
+def _env_resolved(config: Mapping[str, object], env: Mapping[str, str]) -> ForChecks:
+    problems: list[Unresolved] = []
+    resolved: dict[str, object] = {}
+    for key, value in config.items():
+        if isinstance(value, str) and "${" in value:
+
+            def replace(m: re.Match[str], key: str = key) -> str:
+                name = m.group(3)
+                if name in env:
+                    return env[name]
+                problems.append(_env_problem(Missing(key, Variable(ENV_PROVIDER, "", name), "not set")))
+                return m.group(0)
+
+            value = PLACEHOLDER.sub(replace, value)
+        resolved[key] = value
+    return ForChecks(resolved, problems, frozenset())
 
 
 def _env_problem(missing: Missing) -> Unresolved:

@@ -160,12 +160,12 @@ def _desired(
     return DesiredConnector(manifest=manifest, source=source, kind=kind, interpolated=interpolated)
 
 
-def _unchecked(found: list[Finding], skipped: frozenset[str]) -> list[Finding]:
+def _unchecked(found: list[Finding], unjudged: frozenset[str]) -> list[Finding]:
     """Findings without those about the value of a key whose placeholder cannot be resolved
     here: the check would judge the placeholder's text, not what the connector will get."""
-    if not skipped:
+    if not unjudged:
         return found
-    return [f for f in found if f.anchor == "key" or not (f.path[:2] == ("spec", "config") and f.path[2:3] and f.path[2] in skipped)]
+    return [f for f in found if f.anchor == "key" or not (f.path[:2] == ("spec", "config") and f.path[2:3] and f.path[2] in unjudged)]
 
 
 def connector_name(document: Document) -> str | None:
@@ -203,9 +203,9 @@ def _resolve_placeholders(
     interpolated = frozenset(key for key, value in config.items() if isinstance(value, str) and has_placeholder(value))
     if not interpolated:
         return data, [], _NONE, _NONE
-    resolved, unresolved, skipped = resolve_config(config, env)
+    resolved, unresolved, unjudged = resolve_config(config, env)
     findings = [Finding(("spec", "config", u.config_key), u.message, u.hint) for u in unresolved]
-    return {**data, "spec": {**spec, "config": resolved}}, findings, interpolated, skipped  # type: ignore[dict-item]
+    return {**data, "spec": {**spec, "config": resolved}}, findings, interpolated, unjudged  # type: ignore[dict-item]
 
 
 def _scrubbed(found: list[Diagnostic], data: dict[str, Any], interpolated: frozenset[str]) -> list[Diagnostic]:
