@@ -33,6 +33,9 @@ class Said:
     def manifests_still_invalid(self, problems: int) -> None:
         self.still_invalid.append(problems)
 
+    def applied_before_failure(self, applied: object) -> None:
+        raise AssertionError("no batch fails here")
+
 
 @pytest.mark.parametrize(("problems", "lines"), [([], []), (["a.yaml:1:1: x", "a.yaml:2:1: y"], [2])])
 def test_each_tick_says_whether_the_files_on_disk_are_still_invalid(problems: list[str], lines: list[int]) -> None:
