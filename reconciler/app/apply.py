@@ -28,7 +28,7 @@ from reconciler.app.offsets import run_offsets_requests
 from reconciler.core.diagnostics import Severity
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
-from reconciler.core.plan import Action, Plan
+from reconciler.core.plan import Action, ActionKind, Plan
 from reconciler.core.planner import build_plan
 from reconciler.errors import ReconcilerError, StalePlan
 from reconciler.failpoints import Failpoint
@@ -164,6 +164,14 @@ def refuse_stale(saved: Plan, current: Plan, group_id: str) -> None:
         raise StalePlan("the manifests changed since the plan was made; run `reconciler plan` again", hint=REPLAN_HINT)
     if saved.live_fingerprint != current.live_fingerprint:
         raise StalePlan("live state moved since the plan was made; run `reconciler plan` again", hint=REPLAN_HINT)
+    if _topics_resets(saved) != _topics_resets(current):
+        # Active topics are left out of the live fingerprint (tasks record them as they run);
+        # a reset forgets the ones its plan lists, so those must not have moved either.
+        raise StalePlan("active topics moved since the plan was made; run `reconciler plan` again", hint=REPLAN_HINT)
+
+
+def _topics_resets(plan: Plan) -> list[Action]:
+    return [action for action in plan.actions if action.kind is ActionKind.TOPICS_RESET]
 
 
 def refuse_errors(plan: Plan) -> None:

@@ -131,11 +131,12 @@ class AutoRestartStatus(BaseModel):
 
 
 class RequestKind(enum.StrEnum):
-    """The one-shot requests a manifest declares (`spec.restart`, `spec.offsets`), each applied
-    once per id (docs/product-rules.md#one-shot-requests)."""
+    """The one-shot requests a manifest declares (`spec.restart`, `spec.offsets`,
+    `spec.topicsReset`), each applied once per id (docs/product-rules.md#one-shot-requests)."""
 
     RESTART = "restart"
     OFFSETS = "offsets"
+    TOPICS_RESET = "topics-reset"
 
 
 class AppliedRequests(BaseModel):
@@ -145,6 +146,18 @@ class AppliedRequests(BaseModel):
 
     restart: list[str] = Field(default_factory=list)
     offsets: list[str] = Field(default_factory=list)
+    topics_reset: list[str] = Field(default_factory=list)
+
+    def ids(self, kind: RequestKind) -> list[str]:
+        """The applied ids of requests of `kind`."""
+        if kind == RequestKind.RESTART:
+            return self.restart
+        return self.offsets if kind == RequestKind.OFFSETS else self.topics_reset
+
+    def fingerprint_doc(self) -> dict[str, list[str]]:
+        """What `LiveState.fingerprint` digests: topics resets only when there are some, so the
+        fingerprints of saved plans made before they existed stay as they were."""
+        return self.model_dump(exclude=None if self.topics_reset else {"topics_reset"})
 
 
 class TaskBatch(BaseModel):
@@ -229,7 +242,7 @@ class LiveState(BaseModel):
         applied = self.applied.get(connector)
         if applied is None:
             return False
-        return request_id in (applied.restart if kind == RequestKind.RESTART else applied.offsets)
+        return request_id in applied.ids(kind)
 
     def fingerprint(self) -> str:
         """A digest of what plans depend on, to refuse stale saved plans.
@@ -246,7 +259,7 @@ class LiveState(BaseModel):
                 for name, c in sorted(self.connectors.items())
             },
             "owned": sorted(self.owned),
-            "applied": {k: v.model_dump() for k, v in sorted(self.applied.items())},
+            "applied": {k: v.fingerprint_doc() for k, v in sorted(self.applied.items())},
             "offsets_in_progress": dict(sorted(self.offsets_in_progress.items())),
             "sensitive": dict(sorted(self.sensitive.items())),
         }

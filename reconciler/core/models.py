@@ -62,6 +62,13 @@ class RestartRequest(_Strict):
     )
 
 
+class TopicsResetRequest(_Strict):
+    """A one-shot KIP-558 request to forget the connector's active topics, applied once per `id`
+    (Connect's `PUT /connectors/{name}/topics/reset`)."""
+
+    id: RequestId = Field(description="Unique id of this request; a new id is a new request.")
+
+
 class AutoRestart(_Strict):
     """Restart FAILED instances automatically, with Strimzi's back-off (`spec.autoRestart`).
 
@@ -141,6 +148,7 @@ class ConnectorSpec(_Strict):
     )
     restart: RestartRequest | None = None
     offsets: OffsetsRequest | None = None
+    topicsReset: TopicsResetRequest | None = None
     autoRestart: AutoRestart | None = None
 
     @field_validator("config")

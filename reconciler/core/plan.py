@@ -30,6 +30,7 @@ class ActionKind(str, enum.Enum):
     PAUSE = "pause"
     RESUME = "resume"
     RESTART = "restart"
+    TOPICS_RESET = "topics-reset"
     DELETE = "delete"
 
 
@@ -51,6 +52,7 @@ PHASE: dict[ActionKind, int] = {
     ActionKind.OFFSETS: 3,
     ActionKind.RESUME: 4,
     ActionKind.RESTART: 5,
+    ActionKind.TOPICS_RESET: 5,
     ActionKind.DELETE: 6,
 }
 
@@ -63,6 +65,7 @@ SYMBOL: dict[ActionKind, str] = {
     ActionKind.PAUSE: "~",
     ActionKind.RESUME: "~",
     ActionKind.RESTART: "~",
+    ActionKind.TOPICS_RESET: "~",
     ActionKind.DELETE: "-",
 }
 
@@ -114,6 +117,7 @@ ACTION_FIELDS: dict[ActionKind, frozenset[str]] = {
         "current_offsets",
     }),
     ActionKind.RESTART: frozenset({"request_id", "include_tasks", "only_failed", "request_status"}),
+    ActionKind.TOPICS_RESET: frozenset({"request_id", "topics", "request_status"}),
     ActionKind.DELETE: frozenset({"changes", "from_state"}),
 }
 _EVERY_KIND = frozenset({"kind", "connector", "reason"})
@@ -136,7 +140,7 @@ class Action(BaseModel):
     to_state: TargetState | None = None
     tasks_max: int | None = None
     connector_class: str | None = None
-    # restart / offsets: the one-shot request.
+    # restart / offsets / topics-reset: the one-shot request.
     request_id: str | None = None
     include_tasks: bool | None = None
     only_failed: bool | None = None
@@ -144,7 +148,7 @@ class Action(BaseModel):
     offsets: list[OffsetEntry] = Field(default_factory=list)
     steps: list[OffsetsStep] = Field(default_factory=list)
     is_sink: bool | None = None
-    # restart / offsets: "pending" for a new request, "in-progress" when an interrupted offsets
+    # restart / offsets / topics-reset: "pending" for a new request, "in-progress" when an interrupted offsets
     # request is resumed (its first steps may already have run).
     request_status: Literal["pending", "in-progress"] | None = None
     # offsets: the partitions' current offsets when the live state knows them (shown from → to).
@@ -152,6 +156,8 @@ class Action(BaseModel):
     current_offsets: list[OffsetEntry] = Field(default_factory=list)
     # restore: the records written back with their committed values (core.restore).
     restore: list[Literal["target-state", "config"]] = Field(default_factory=list)
+    # topics-reset: the connector's active topics (KIP-558) the reset forgets, sorted.
+    topics: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _fields_of_its_kind(self) -> Action:
@@ -195,10 +201,11 @@ class Summary(BaseModel):
     state: int = 0
     restart: int = 0
     offsets: int = 0
+    topics_reset: int = 0
 
     @property
     def total(self) -> int:
-        return self.create + self.update + self.delete + self.state + self.restart + self.offsets
+        return self.create + self.update + self.delete + self.state + self.restart + self.offsets + self.topics_reset
 
 
 class Plan(BaseModel):
@@ -228,7 +235,7 @@ class Plan(BaseModel):
         return bool(self.actions)
 
     def summary(self) -> Summary:
-        counts = {"create": 0, "update": 0, "delete": 0, "state": 0, "restart": 0, "offsets": 0}
+        counts = {"create": 0, "update": 0, "delete": 0, "state": 0, "restart": 0, "offsets": 0, "topics_reset": 0}
         bucket = {
             ActionKind.RESTORE: "update",
             ActionKind.CREATE: "create",
@@ -239,6 +246,7 @@ class Plan(BaseModel):
             ActionKind.RESUME: "state",
             ActionKind.RESTART: "restart",
             ActionKind.OFFSETS: "offsets",
+            ActionKind.TOPICS_RESET: "topics_reset",
         }
         for action in self.actions:
             counts[bucket[action.kind]] += 1

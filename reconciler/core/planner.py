@@ -20,6 +20,7 @@ from reconciler.core.models import (
     OffsetsRequest,
     RestartRequest,
     TargetState,
+    TopicsResetRequest,
 )
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.core.offsets_plan import interrupted_offsets_warnings, offsets_action, sink_topic_warnings
@@ -43,6 +44,7 @@ class _Pending:
 
     restart: RestartRequest | None
     offsets: OffsetsRequest | None
+    topics_reset: TopicsResetRequest | None
 
 
 def build_plan(
@@ -124,19 +126,24 @@ def _plan_connector(desired: DesiredConnector, props: Properties, live: LiveStat
     out.diagnostics.extend(interrupted_offsets_warnings(desired, live))
     if pending.restart is not None:
         out.actions.append(_restart_action(desired, pending.restart, current))
+    if pending.topics_reset is not None:
+        out.actions.append(_topics_reset_action(desired, pending.topics_reset, live))
 
 
 def _pending_requests(desired: DesiredConnector, live: LiveState, out: _Collected) -> _Pending:
     """Drop requests whose id is recorded as applied, listing them as done for the reviewer."""
     spec, name = desired.spec, desired.name
-    restart, offsets = spec.restart, spec.offsets
+    restart, offsets, topics_reset = spec.restart, spec.offsets, spec.topicsReset
     if restart is not None and live.is_applied(name, RequestKind.RESTART, restart.id):
         out.requests_done.append(_done(name, RequestKind.RESTART, restart.id))
         restart = None
     if offsets is not None and live.is_applied(name, RequestKind.OFFSETS, offsets.id):
         out.requests_done.append(_done(name, RequestKind.OFFSETS, offsets.id))
         offsets = None
-    return _Pending(restart, offsets)
+    if topics_reset is not None and live.is_applied(name, RequestKind.TOPICS_RESET, topics_reset.id):
+        out.requests_done.append(_done(name, RequestKind.TOPICS_RESET, topics_reset.id))
+        topics_reset = None
+    return _Pending(restart, offsets, topics_reset)
 
 
 def _done(name: str, kind: RequestKind, request_id: str) -> PendingRequest:
@@ -268,6 +275,24 @@ def _restart_reason(request: RestartRequest, current: LiveConnector | None, decl
     return f"per current statuses this restarts {' and '.join(what)}"
 
 
+# --- active topics reset (KIP-558) ----------------------------------------------------------------
+
+
+def _topics_reset_action(desired: DesiredConnector, request: TopicsResetRequest, live: LiveState) -> Action:
+    """Forget the connector's active topics as they are now (Java's `resetConnectorActiveTopics`):
+    its tasks record the topics they use again at their next batch."""
+    topics = list(live.active_topics.get(desired.name, ()))
+    reason = "" if topics else "no active topic is recorded for the connector; the id is still recorded"
+    return Action(
+        kind=ActionKind.TOPICS_RESET,
+        connector=desired.name,
+        reason=reason,
+        request_id=request.id,
+        topics=topics,
+        request_status="pending",
+    )
+
+
 # --- orphans and the fingerprint ------------------------------------------------------------------
 
 
@@ -329,6 +354,7 @@ def _fingerprint(ordered: Sequence[tuple[str, DesiredConnector, Properties]]) ->
             connector.spec.tasksMax,
             _request_doc(connector.spec.restart),
             _request_doc(connector.spec.offsets),
+            *_optional_request_doc(connector.spec.topicsReset),
         ]
         for name, connector, props in ordered
     ]
@@ -338,3 +364,9 @@ def _fingerprint(ordered: Sequence[tuple[str, DesiredConnector, Properties]]) ->
 
 def _request_doc(request: BaseModel | None) -> object:
     return None if request is None else request.model_dump(mode="json")
+
+
+def _optional_request_doc(request: BaseModel | None) -> list[object]:
+    """A request added after saved plans existed: digested only when declared, so the
+    fingerprints of manifests without it stay as they were."""
+    return [] if request is None else [_request_doc(request)]

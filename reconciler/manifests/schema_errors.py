@@ -39,7 +39,7 @@ _REQUIRED_HINTS: dict[str, str] = {
     "apiVersion": f"add `apiVersion: {API_VERSION}`",
     "kind": f"add `kind: {KIND_CONNECTOR}`",
     "class": "a registered connector name (e.g. parquet-sink) or a 'module:Class' path",
-    "id": "restart and offsets requests run once per `id`; give each new request a new id",
+    "id": "restart, offsets and topics reset requests run once per `id`; give each new request a new id",
     "offset": "use `offset: null` to delete the partition's offset",
 }
 

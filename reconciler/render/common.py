@@ -31,10 +31,12 @@ def summary_line(plan: Plan) -> str:
     if not plan.has_changes:
         return NO_CHANGES_TO_APPLY + kept if kept else NO_CHANGES
     s: Summary = plan.summary()
+    # Named only when there is one: the line stays as it was for every other plan.
+    resets = f", {_count(s.topics_reset, 'active-topics reset')}" if s.topics_reset else ""
     return (
         f"Plan: {s.create} to create, {s.update} to update, {s.delete} to delete, "
         f"{_count(s.state, 'state change')}, {_count(s.restart, 'restart')}, "
-        f"{_count(s.offsets, 'offsets request')}." + kept
+        f"{_count(s.offsets, 'offsets request')}{resets}." + kept
     )
 
 
@@ -102,6 +104,8 @@ def headline(actions: list[Action]) -> tuple[str, str]:
         offsets = kinds[ActionKind.OFFSETS]
         verb = "reset" if offsets.offsets_action and offsets.offsets_action.value == "reset" else "altered"
         return "~", f"offsets will be {verb}"
+    if ActionKind.RESTART not in kinds and ActionKind.TOPICS_RESET in kinds:
+        return "~", "active topics will be reset"
     return "~", "will be restarted"
 
 
@@ -145,6 +149,12 @@ def restart_line(action: Action) -> str:
     if action.only_failed:
         flags.append("onlyFailed")
     return f"~ restart requested ({', '.join(flags)})"
+
+
+def topics_reset_line(action: Action) -> str:
+    """`~ resets 2 active topic(s): a, b (id r1)`: what a topics reset forgets (KIP-558)."""
+    topics = f": {', '.join(action.topics)}" if action.topics else ""
+    return f"~ resets {len(action.topics)} active topic(s){topics} (id {action.request_id})"
 
 
 def offsets_title(action: Action) -> str:

@@ -18,6 +18,7 @@ from reconciler.render.common import (
     restore_line,
     state_line,
     summary_line,
+    topics_reset_line,
 )
 
 TITLE = "## Connector reconciler plan"
@@ -60,6 +61,8 @@ def _details_cell(action: Action) -> str:
         return state_line(action).removeprefix("~ state: ").replace(" -> ", " → ")
     if action.kind is ActionKind.RESTART:
         return restart_line(action).removeprefix("~ ")
+    if action.kind is ActionKind.TOPICS_RESET:
+        return topics_reset_line(action).removeprefix("~ ")
     if action.kind is ActionKind.OFFSETS:
         return offsets_title(action).removeprefix("~ ") + f", {len(action.steps)} steps"
     if action.kind is ActionKind.RESTORE:
@@ -76,7 +79,7 @@ def _details(name: str, actions: list[Action]) -> list[str]:
     summary = f"{symbol} <code>{html.escape(name)}</code> {html.escape(text)}"
     body: list[str] = []
     diff = [field_line(change) for action in actions for change in action.changes]
-    diff += [_one_liner(action) for action in actions if action.kind in STATE_KINDS | {ActionKind.RESTART}]
+    diff += [_one_liner(action) for action in actions if action.kind in _ONE_LINERS]
     diff += [restore_line(a) for a in actions if a.kind is ActionKind.RESTORE and "target-state" in a.restore]
     if diff:
         body += _fenced("diff", diff)
@@ -89,7 +92,12 @@ def _details(name: str, actions: list[Action]) -> list[str]:
     return [f"<details><summary>{summary}</summary>", ""] + body + ["", "</details>"]
 
 
+_ONE_LINERS = STATE_KINDS | {ActionKind.RESTART, ActionKind.TOPICS_RESET}
+
+
 def _one_liner(action: Action) -> str:
+    if action.kind is ActionKind.TOPICS_RESET:
+        return topics_reset_line(action)
     return state_line(action) if action.kind in STATE_KINDS else restart_line(action)
 
 

@@ -15,6 +15,7 @@ from reconciler.render.common import (
     restore_line,
     state_line,
     summary_line,
+    topics_reset_line,
 )
 
 _COLOURS = {"+": "32", "~": "33", "-": "31", "!": "33;1", "#": "2"}
@@ -53,6 +54,8 @@ def _action_lines(action: Action) -> list[str]:
         lines.append(state_line(action))
     elif action.kind is ActionKind.RESTART:
         lines.append(restart_line(action))
+    elif action.kind is ActionKind.TOPICS_RESET:
+        lines.append(topics_reset_line(action))
     elif action.kind is ActionKind.RESTORE and "target-state" in action.restore:
         lines.append(restore_line(action))
     elif action.kind is ActionKind.OFFSETS:

@@ -133,7 +133,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         HEAD + "spec:\n  class: datagen\n  restart: {includeTasks: true}\n" + CONFIG,
         [
             "7:3: spec.restart.id: required field is missing"
-            " (hint: restart and offsets requests run once per `id`; give each new request a new id)"
+            " (hint: restart, offsets and topics reset requests run once per `id`; give each new request a new id)"
         ],
     ),
     (
@@ -141,7 +141,7 @@ CASES: list[tuple[str, str, list[str]]] = [
         HEAD + "spec:\n  class: datagen\n  offsets:\n    action: reset\n" + CONFIG,
         [
             "7:3: spec.offsets.id: required field is missing"
-            " (hint: restart and offsets requests run once per `id`; give each new request a new id)"
+            " (hint: restart, offsets and topics reset requests run once per `id`; give each new request a new id)"
         ],
     ),
     (
@@ -327,7 +327,7 @@ CASES: list[tuple[str, str, list[str]]] = [
             "6:10: spec.class: must not be empty",
             "7:13: spec.tasksMax: must be at least 1, got 0",
             "8:10: spec.state: invalid value 'gone' (hint: one of running, paused, stopped)",
-            "9:3: spec.extra: unknown field (hint: allowed fields: autoRestart, class, config, offsets, restart, sensitive, state, tasksMax)",
+            "9:3: spec.extra: unknown field (hint: allowed fields: autoRestart, class, config, offsets, restart, sensitive, state, tasksMax, topicsReset)",
         ],
     ),
 ]

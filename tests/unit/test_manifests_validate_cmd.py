@@ -25,9 +25,9 @@ EXPECTED = [
     "04-bad-state.yaml:7:10: spec.state: invalid value 'sleeping' (hint: one of running, paused, stopped)",
     "05-tasks-max-zero.yaml:7:13: spec.tasksMax: must be at least 1, got 0",
     "06-restart-without-id.yaml:10:3: spec.restart.id: required field is missing"
-    " (hint: restart and offsets requests run once per `id`; give each new request a new id)",
+    " (hint: restart, offsets and topics reset requests run once per `id`; give each new request a new id)",
     "07-offsets-without-id.yaml:11:3: spec.offsets.id: required field is missing"
-    " (hint: restart and offsets requests run once per `id`; give each new request a new id)",
+    " (hint: restart, offsets and topics reset requests run once per `id`; give each new request a new id)",
     "08-sink-partition-keys.yaml:16:20: spec.offsets.offsets[0].partition: The partition for a sink connector offset"
     " must contain the keys 'kafka_topic' and 'kafka_partition' (hint: e.g. {kafka_topic: orders, kafka_partition: 0})",
     "09-sink-values-not-integers.yaml:15:59: spec.offsets.offsets[0].partition.kafka_partition: Failed to parse the"

@@ -192,7 +192,7 @@ def test_json_document_is_versioned_and_round_trips() -> None:
     assert list(doc)[:2] == ["format_version", "group_id"]
     assert doc["format_version"] == "2"
     assert doc["summary"] == {"create": 1, "update": 1, "delete": 1, "state": 1, "restart": 1, "offsets": 1,
-                              "total": 6}
+                              "topics_reset": 0, "total": 6}
     assert load_plan_json(text) == plan
     assert render_json(load_plan_json(text)) == text  # stable
 

@@ -18,6 +18,7 @@ from reconciler.core.restore import CONFIG, TARGET_STATE, create_writes_target_s
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Record, TopicRole
+from reconciler.kafka.formats.topic_status import topic_status_record
 
 # Ownership records name the plan that created the connector (a prefix is enough to find it).
 PLAN_PREFIX_LENGTH = 16
@@ -158,6 +159,16 @@ def _restart(action: Action, ctx: _Context) -> list[Record]:
     ]
 
 
+def _topics_reset(action: Action, ctx: _Context) -> list[Record]:
+    """Java's `resetConnectorActiveTopics`: a tombstone for each active-topic record of the
+    connector. The plan lists them from the live state this apply writes over (a saved plan whose
+    list has moved is refused as stale), so what was shown is what is forgotten."""
+    if action.request_id is None:
+        raise ValueError(f"topics-reset action for {action.connector!r} has no request id")
+    forgotten = [topic_status_record(topic, action.connector, 0, None) for topic in action.topics]
+    return forgotten + [own.applied_record(RequestKind.TOPICS_RESET, action.connector, action.request_id, ctx.now_ms)]
+
+
 def _delete(action: Action, ctx: _Context) -> list[Record]:
     return [
         rec.connector_tombstone(action.connector),
@@ -179,5 +190,6 @@ _BUILDERS: dict[ActionKind, Callable[[Action, _Context], list[Record]]] = {
     ActionKind.PAUSE: _pause,
     ActionKind.RESUME: _resume,
     ActionKind.RESTART: _restart,
+    ActionKind.TOPICS_RESET: _topics_reset,
     ActionKind.DELETE: _delete,
 }

@@ -24,6 +24,7 @@ from reconciler.kafka.formats.records import Invalid, Record, TopicRole, dumps, 
 OWNER_PREFIX: Final = "owner/"
 APPLIED_RESTART_PREFIX: Final = "applied/restart/"
 APPLIED_OFFSETS_PREFIX: Final = "applied/offsets/"
+APPLIED_TOPICS_RESET_PREFIX: Final = "applied/topics-reset/"
 OFFSETS_PROGRESS_PREFIX: Final = "offsets-progress/"
 OFFSETS_SNAPSHOT_PREFIX: Final = "offsets-snapshot/"
 SENSITIVE_PREFIX: Final = "sensitive/"
@@ -89,8 +90,15 @@ def owner_tombstone(name: str) -> Record:
     return Record(TopicRole.RECONCILER, text_key(OWNER_PREFIX + _name_segment(name)), None)
 
 
+_APPLIED_PREFIX: Final = {
+    RequestKind.RESTART: APPLIED_RESTART_PREFIX,
+    RequestKind.OFFSETS: APPLIED_OFFSETS_PREFIX,
+    RequestKind.TOPICS_RESET: APPLIED_TOPICS_RESET_PREFIX,
+}
+
+
 def applied_key(kind: RequestKind, name: str, request_id: str) -> bytes:
-    prefix = APPLIED_RESTART_PREFIX if kind == RequestKind.RESTART else APPLIED_OFFSETS_PREFIX
+    prefix = _APPLIED_PREFIX[kind]
     return text_key(f"{prefix}{_name_segment(name)}/{_request_id(request_id)}")
 
 
@@ -160,6 +168,7 @@ ReconcilerKeyKind = Literal[
     "owner",
     "applied-restart",
     "applied-offsets",
+    "applied-topics-reset",
     "offsets-progress",
     "offsets-snapshot",
     "sensitive",
@@ -199,6 +208,7 @@ _NAME_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
 _ID_KEYS: Final[tuple[tuple[str, ReconcilerKeyKind], ...]] = (
     (APPLIED_RESTART_PREFIX, "applied-restart"),
     (APPLIED_OFFSETS_PREFIX, "applied-offsets"),
+    (APPLIED_TOPICS_RESET_PREFIX, "applied-topics-reset"),
     (OFFSETS_SNAPSHOT_PREFIX, "offsets-snapshot"),
 )
 

@@ -136,11 +136,12 @@ def build_live_state(
         kept = previous.get
         connectors = {name: build(name) if name in changed else kept(name) or build(name) for name in sorted(names)}
     applied: dict[str, AppliedRequests] = {}
-    for name in sorted(set(ours.applied_restart) | set(ours.applied_offsets)):
+    for name in sorted(set(ours.applied_restart) | set(ours.applied_offsets) | set(ours.applied_topics_reset)):
         restart = sorted(ours.applied_restart.get(name, {}))
         offsets = sorted(ours.applied_offsets.get(name, {}))
-        if restart or offsets:
-            applied[name] = AppliedRequests.model_construct(restart=restart, offsets=offsets)
+        topics_reset = sorted(ours.applied_topics_reset.get(name, {}))
+        if restart or offsets or topics_reset:
+            applied[name] = AppliedRequests.model_construct(restart=restart, offsets=offsets, topics_reset=topics_reset)
     live = LiveState.model_construct(
         group_id=group_id,
         connectors=connectors,

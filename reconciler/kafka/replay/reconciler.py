@@ -26,6 +26,13 @@ class ReconcilerReplay(Replay):
         self.owners: dict[str, OwnerInfo] = {}
         self.applied_restart: dict[str, dict[str, int]] = {}  # name → id → applied-at
         self.applied_offsets: dict[str, dict[str, int]] = {}
+        self.applied_topics_reset: dict[str, dict[str, int]] = {}
+        # Each applied-request key kind's table.
+        self._applied = {
+            "applied-restart": self.applied_restart,
+            "applied-offsets": self.applied_offsets,
+            "applied-topics-reset": self.applied_topics_reset,
+        }
         self.offsets_progress: dict[str, RequestProgress] = {}
         self.snapshots: dict[tuple[str, str], OffsetsSnapshot] = {}
         self.sensitive: dict[str, list[str]] = {}  # name → config keys its manifest made sensitive
@@ -62,7 +69,7 @@ class ReconcilerReplay(Replay):
             decoded_snapshot = None if value is None else own.decode_offsets_snapshot(value)
             self._put(self.snapshots, (name, request_id or ""), decoded_snapshot, text)
         else:
-            applied = self.applied_restart if kind == "applied-restart" else self.applied_offsets
+            applied = self._applied[kind]
             at = None if value is None else own.decode_applied(value)
             self._put(applied.setdefault(name, {}), request_id or "", at, text)
 
