@@ -2,6 +2,7 @@
 batches, `GET /connectors/{name}/topics` lists the topics each connector's tasks used, once per
 topic per connector, and a deleted connector's are forgotten. A Java worker's REST, fed the same
 records (copied into its group: it must not try to run our Python connectors), lists the same.
+A manifest's `spec.topicsReset` forgets them once per id, with Java's tombstones.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from typing import TYPE_CHECKING
 import httpx
 
 from reconciler.api.server import serving
+from reconciler.app.apply import apply
 from reconciler.kafka.formats.records import Record, TopicRole
 from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.kafka.io.store import prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.manifests import load_or_raise
 from test_run_support import Pipeline, pipeline
 
 __all__ = ["pipeline"]  # the fixture
@@ -79,3 +82,36 @@ def test_the_topics_our_tasks_used_are_listed_by_our_rest_and_by_javas(
     pipeline.tick()
     assert pipeline.live().active_topics == {source: [topic]}
     assert rest_topics(pipeline.settings, [sink]) == {sink: {sink: {"topics": []}}}
+
+
+def test_a_manifests_topics_reset_forgets_them_once_per_id(pipeline: Pipeline) -> None:
+    source = f"gen-{uuid.uuid4().hex[:8]}"
+    topic = pipeline.topic("lines", 1)
+    # More records than one batch writes (SOURCE_BATCH): every tick's batch uses the topic.
+    pipeline.connector(source, "datagen", {"topic": topic, "count": 10 * pipeline.source_batch})
+    pipeline.tick()
+    assert pipeline.live().active_topics == {source: [topic]}
+    key = f"status-topic-{topic}:connector-{source}".encode()
+
+    def apply_manifests() -> tuple[list[str], int]:
+        """`apply` alone (a tick would run a batch after it, which records the topic again)."""
+        outcome = apply(pipeline.settings, load_or_raise([str(pipeline.dir)]))
+        return [a.kind.value for a in outcome.plan.actions], outcome.records_written
+
+    pipeline.set(source, topicsReset={"id": "reset-1"})
+    assert apply_manifests() == (["topics-reset"], 2)  # the tombstone and the applied id
+    assert rest_topics(pipeline.settings, [source]) == {source: {source: {"topics": []}}}
+    assert [(k, v is None) for k, v in topic_records(pipeline.settings)] == [(key, False), (key, True)]
+    assert apply_manifests() == ([], 0)  # the same id again: nothing
+
+    # A tick's apply leaves the done request alone; its batch uses the topic, which is recorded
+    # again, as a Java task records a topic it uses after a reset.
+    report = pipeline.tick()
+    assert report.applied is not None and not report.applied.plan.has_changes
+    assert [r.request_id for r in report.applied.plan.requests_done] == ["reset-1"]
+    assert pipeline.live().active_topics == {source: [topic]}
+
+    pipeline.set(source, topicsReset={"id": "reset-2"})  # a new id resets again
+    assert apply_manifests() == (["topics-reset"], 2)
+    assert pipeline.live().active_topics == {}
+    assert [v is None for _, v in topic_records(pipeline.settings)] == [False, True, False, True]
