@@ -29,6 +29,10 @@ class Failpoint(enum.StrEnum):
     # A sink partition's `pre_commit(closing=True)` returned (its files are renamed into place),
     # the group offsets are not committed yet.
     SINK_AFTER_FILES = "sink.after_files"
+    # jdbc-sink: a partition's rows are in the table, its offset not yet; the transaction is open.
+    JDBC_AFTER_ROWS = "jdbc.after_rows"
+    # jdbc-sink: rows and offset committed in the database; the task has not returned them.
+    JDBC_AFTER_COMMIT = "jdbc.after_commit"
     SOURCE_BEFORE_COMMIT = "source.before_commit"  # records and offsets produced, transaction open
     SOURCE_AFTER_COMMIT = "source.after_commit"  # committed, the driver has recorded nothing yet
     WORKER_AFTER_RESTARTING = "worker.after_restarting"  # RESTARTING statuses committed
@@ -51,6 +55,8 @@ class Failpoint(enum.StrEnum):
 SINK_MID_WRITE = Failpoint.SINK_MID_WRITE
 SINK_AFTER_FILES = Failpoint.SINK_AFTER_FILES
 SOURCE_BEFORE_COMMIT = Failpoint.SOURCE_BEFORE_COMMIT
+JDBC_AFTER_ROWS = Failpoint.JDBC_AFTER_ROWS
+JDBC_AFTER_COMMIT = Failpoint.JDBC_AFTER_COMMIT
 SOURCE_AFTER_COMMIT = Failpoint.SOURCE_AFTER_COMMIT
 
 

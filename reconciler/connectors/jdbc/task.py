@@ -1,0 +1,238 @@
+"""The `jdbc-sink` task: a partition's records into its table, and the partition's next offset
+into the offsets table, in one PostgreSQL transaction, so the table is exactly the topic
+whatever kills the task when (docs/connectors.md#jdbc-sink).
+
+`open` reads the offsets table; `write` drops the records below it and buffers the rest;
+a flush (every `batch.size` records, and at `pre_commit(closing=True)`) decodes the buffered
+records, creates or evolves the table when allowed, COPYs the rows (into the table in insert
+mode, through a temporary table for upsert, update and deletes) and writes the offset. Any
+database error becomes one `ConnectorError` line naming the place; the password is never in it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from reconciler import failpoints
+from reconciler.connectors.api import ConnectorError, SinkTask, TopicPartition
+from reconciler.connectors.converters.settings import converter
+from reconciler.connectors.jdbc import sql as q
+from reconciler.connectors.jdbc.config import JdbcSinkSettings
+from reconciler.connectors.jdbc.decode import decode_records
+from reconciler.connectors.jdbc.rows import Layout, Planned, layout, plan, zone_of
+from reconciler.connectors.range_files import split_by_partition
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+CONNECT_TIMEOUT_S = 10
+_COPY_COLUMN = re.compile(r"column (.+?): ")
+
+
+class JdbcSinkTask(SinkTask):
+    def start(self, task_config: Mapping[str, str]) -> None:
+        super().start(task_config)
+        self.settings = JdbcSinkSettings.parse(task_config)
+        self.converters = (converter(task_config, "key"), converter(task_config, "value"))
+        self.zone = zone_of(self.settings)
+        self.connection: psycopg.Connection[Any] | None = None
+        self.held: dict[TopicPartition, int] = {}
+        self.buffers: dict[TopicPartition, list[pa.RecordBatch]] = {}
+        self.last_buffered: dict[TopicPartition, int] = {}
+
+    # --- the SinkTask methods ---
+
+    def open(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        connection = self._connect()
+        name = self.settings.offsets_table
+        with self._failing(f"offsets table {name}"), connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [name])  # tasks create it once
+            connection.execute(q.create_offsets(name))
+            found = {(t, p): o for t, p, o in connection.execute(q.read_offsets(name), [self.settings.name])}
+        for tp in partitions:
+            if tp in found:
+                self.held[tp] = found[tp]
+        return {tp: self.held[tp] for tp in partitions if tp in self.held}
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        import pyarrow.compute as pc
+
+        for tp, part in split_by_partition(batch):
+            low = max(self.held.get(tp, 0), self.last_buffered.get(tp, -1) + 1)
+            rows = part.filter(pc.greater_equal(part.column("offset"), low))
+            if not rows.num_rows:
+                continue
+            self.buffers.setdefault(tp, []).append(rows)
+            self.last_buffered[tp] = pc.max(rows.column("offset")).as_py()
+            if self.settings.batch_size and sum(b.num_rows for b in self.buffers[tp]) >= self.settings.batch_size:
+                self._flush(tp)
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int], closing: bool) -> dict[TopicPartition, int]:
+        if closing:
+            for tp in list(self.buffers):
+                self._flush(tp)
+        return {tp: self._safe(tp, offset) for tp, offset in offsets.items()}
+
+    def stop(self) -> None:
+        self.buffers = {}
+        if self.connection is not None:
+            self.connection.close()
+            self.connection = None
+
+    # --- flushing ---
+
+    def _safe(self, tp: TopicPartition, offset: int) -> int:
+        """Everything below `offset` is in the database, except what is still buffered."""
+        buffered = self.buffers.get(tp)
+        return min(offset, buffered[0].column("offset")[0].as_py()) if buffered else offset
+
+    def _flush(self, tp: TopicPartition) -> None:
+        import pyarrow as pa
+
+        chunks = self.buffers.pop(tp, [])
+        if not chunks:
+            return
+        rows = pa.Table.from_batches(chunks)
+        topic, partition = tp
+        table = q.TableName.parse(self.settings.table_for(topic), self.settings.quote)
+        decoded = decode_records(rows, *self.converters)
+        lay = layout(self.settings, str(table), decoded.key_schema, decoded.value_schema, decoded.schemaless)
+        planned = plan(decoded.records, lay, self.settings, self.zone)
+        next_offset = self.last_buffered[tp] + 1
+        connection = self._connect()
+        with self._failing(f"table {table}"), connection.transaction():
+            if planned.puts or planned.deletes:
+                self._write_rows(connection, table, lay, planned, decoded.schemaless)
+            failpoints.hit(failpoints.JDBC_AFTER_ROWS)
+            connection.execute(q.write_offset(self.settings.offsets_table),
+                               [self.settings.name, topic, partition, next_offset])
+        failpoints.hit(failpoints.JDBC_AFTER_COMMIT)
+        self.held[tp] = next_offset
+
+    def _write_rows(self, connection: psycopg.Connection[Any], table: q.TableName, lay: Layout, planned: Planned,
+                    schemaless: bool) -> None:
+        if not self._prepare(connection, table, lay, schemaless, needed=bool(planned.puts)):
+            return  # only deletes, and no table to delete from
+        if planned.deletes:
+            connection.execute(q.create_temp(q.DELETES, table, lay.keys))
+            _copy(connection, q.copy_into(psycopg.sql.Identifier(q.DELETES), lay.keys), planned.deletes)
+            connection.execute(q.delete_using(table, lay.keys))
+        if not planned.puts:
+            return
+        if self.settings.insert_mode == "insert":
+            _copy(connection, q.copy_into(table.ident(), lay.names), planned.puts)
+            return
+        connection.execute(q.create_temp(q.BATCH, table, lay.names))
+        _copy(connection, q.copy_into(psycopg.sql.Identifier(q.BATCH), lay.names), planned.puts)
+        if self.settings.insert_mode == "upsert":
+            connection.execute(q.upsert_from(table, lay.keys, lay.others))
+        elif lay.others:
+            connection.execute(q.update_from(table, lay.keys, lay.others))
+
+    def _prepare(self, connection: psycopg.Connection[Any], table: q.TableName, lay: Layout, schemaless: bool,
+                 needed: bool) -> bool:
+        """Whether the table has the layout's columns, after creating or evolving it as allowed."""
+        place = f"table {table} in {self.settings.target.describe()}"
+        existing = _columns(connection, table)
+        if existing is None:
+            if not needed:
+                return False
+            if schemaless:
+                raise ConnectorError(f"{place} does not exist: records without schemas (value.converter.schemas."
+                                     "enable=false) are written only into an existing table (auto.create=false)")
+            if not self.settings.auto_create:
+                raise ConnectorError(f"{place} does not exist and auto.create is false")
+            connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [str(table)])
+            connection.execute(q.create_table(table, lay.columns, lay.keys))
+            existing = _columns(connection, table) or set()
+        for column in lay.columns:
+            if column.name in existing:
+                continue
+            if schemaless or not self.settings.auto_evolve:
+                raise ConnectorError(f"{place} has no column {column.name} and auto.evolve is "
+                                     f"{'not possible without schemas' if schemaless else 'false'}")
+            if not column.nullable:
+                raise ConnectorError(f"{place}: cannot add the required column {column.name} (only optional fields "
+                                     "are added, as Confluent's sink adds them)")
+            connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [str(table)])
+            connection.execute(q.add_column(table, column))
+        return True
+
+    # --- the connection ---
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        if self.connection is None or self.connection.closed:
+            self.connection = connect(self.settings)
+        return self.connection
+
+    def _failing(self, place: str) -> _Failing:
+        return _Failing(self.settings, place)
+
+
+def connect(settings: JdbcSinkSettings) -> psycopg.Connection[Any]:
+    """An autocommit connection (transactions are explicit blocks), or one ConnectorError line."""
+    target = settings.target
+    try:
+        conninfo = make_conninfo("", **target.connect_args(), connect_timeout=CONNECT_TIMEOUT_S)
+        return psycopg.connect(conninfo, autocommit=True)
+    except psycopg.Error as exc:
+        user = f" as {target.user}" if target.user else ""
+        raise ConnectorError(f"cannot connect to PostgreSQL at {target.describe()}{user}: "
+                             f"{one_line(settings, str(exc))}") from None
+
+
+def one_line(settings: JdbcSinkSettings, text: str) -> str:
+    """`text` on one line, with the password (should the server ever quote it) hidden."""
+    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    password = settings.target.password
+    return line.replace(password, "[hidden]") if password else line
+
+
+class _Failing:
+    """Turns a database error inside the block into one ConnectorError line naming the place."""
+
+    def __init__(self, settings: JdbcSinkSettings, place: str) -> None:
+        self.settings, self.place = settings, place
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> Literal[False]:
+        if not isinstance(exc, psycopg.Error):
+            return False
+        diag = exc.diag
+        column = diag.column_name or next(iter(_COPY_COLUMN.findall(diag.context or "")), None)
+        where = f"{self.place}" + (f", column {column}" if column else "")
+        message = diag.message_primary or str(exc)
+        raise ConnectorError(f"cannot write to {where} in {self.settings.target.describe()}: "
+                             f"{one_line(self.settings, message)}") from None
+
+
+def _columns(connection: psycopg.Connection[Any], table: q.TableName) -> set[str] | None:
+    """The table's column names, or None when there is no such table."""
+    quoted = table.ident().as_string(connection)
+    found = connection.execute(q.table_columns(), [quoted]).fetchall()
+    return {name for name, _, _ in found} or None
+
+
+def _copy(connection: psycopg.Connection[Any], statement: psycopg.sql.Composed, rows: Sequence[Sequence[Any]]) -> None:
+    with connection.cursor() as cursor, cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(row)
+
+
+def alter_offsets_table(settings: JdbcSinkSettings, offsets: Mapping[TopicPartition, int | None]) -> None:
+    """Set (or, for None, remove) partitions' next offsets in the offsets table, at once."""
+    name = settings.offsets_table
+    with connect(settings) as connection, _Failing(settings, f"offsets table {name}"), connection.transaction():
+        connection.execute(q.create_offsets(name))
+        for (topic, partition), offset in offsets.items():
+            if offset is None:
+                connection.execute(q.delete_offset(name), [settings.name, topic, partition])
+            else:
+                connection.execute(q.write_offset(name), [settings.name, topic, partition, offset])

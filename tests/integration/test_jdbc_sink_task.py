@@ -1,0 +1,178 @@
+"""jdbc-sink's task against the real PostgreSQL (no Kafka, no Spark: the runtime's part is in
+test_jdbc_sink_run.py): each mode's end state, re-delivery written once, hostile names quoted,
+and every failure one line that names the place and never the password, with nothing committed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Iterator
+from decimal import Decimal
+from typing import Any
+
+import psycopg
+import pytest
+
+from jdbc_support import JSON, ORDER, order, sink_config, table_rows
+from reconciler.connectors.api import ConnectorError, SinkRecord, records_to_batch
+from reconciler.connectors.converters.encode import envelope
+from reconciler.connectors.converters.schema import Schema, struct
+from reconciler.connectors.jdbc.connector import JdbcSinkConnector
+from reconciler.connectors.jdbc.task import JdbcSinkTask
+from reconciler.devtools.postgres import RunningPostgres
+
+COLUMNS = ["id", "customer", "amount", "quantity", "paid"]
+
+
+@pytest.fixture
+def database(postgres: RunningPostgres) -> Iterator[tuple[str, str]]:
+    """(name, dsn) of a database of its own for the test."""
+    name = f"jdbc_{uuid.uuid4().hex[:10]}"
+    yield name, postgres.create_database(name)
+
+
+def records(values: list[tuple[bytes | None, bytes | None]], partition: int = 0, start: int = 0,
+            topic: str = "orders") -> list[SinkRecord]:
+    return [SinkRecord(topic, partition, start + i, key, value, 1_700_000_000_000) for i, (key, value) in enumerate(values)]
+
+
+def run_task(config: dict[str, str], batches: list[list[SinkRecord]]) -> dict[tuple[str, int], int]:
+    """A task's life over the batches' partitions; the offsets it says are safe to commit."""
+    assert JdbcSinkConnector().validate(config) == []
+    task = JdbcSinkTask()
+    task.start(config)
+    try:
+        partitions = sorted({(r.topic, r.partition) for batch in batches for r in batch})
+        task.open(partitions)
+        ends: dict[tuple[str, int], int] = {}
+        for batch in batches:
+            task.write(records_to_batch(batch))
+            for r in batch:
+                ends[(r.topic, r.partition)] = r.offset + 1
+        return task.pre_commit(ends, closing=True)
+    finally:
+        task.stop()
+
+
+def offsets(dsn: str) -> list[tuple[Any, ...]]:
+    with psycopg.connect(dsn) as connection:
+        return connection.execute("SELECT topic, kafka_partition, next_offset FROM __connect_offsets "
+                                  "ORDER BY topic, kafka_partition").fetchall()
+
+
+def test_insert_creates_the_table_and_redelivery_writes_nothing_twice(postgres: RunningPostgres,
+                                                                      database: tuple[str, str]) -> None:
+    name, dsn = database
+    config = sink_config(postgres, name, **{"auto.create": True, "batch.size": 4})
+    first = records([(None, order(i)) for i in range(10)], partition=0)
+    second = records([(None, order(i)) for i in range(10, 15)], partition=1)
+    assert run_task(config, [first, second]) == {("orders", 0): 10, ("orders", 1): 5}
+    assert run_task(config, [first + records([(None, order(20))], start=10), second]) == {
+        ("orders", 0): 11, ("orders", 1): 5}
+    rows = table_rows(dsn, "orders", COLUMNS)
+    assert [r[0] for r in rows] == [*range(15), 20]
+    assert rows[3] == (3, "customer 3", Decimal("0.03"), 3, False)
+    assert offsets(dsn) == [("orders", 0, 11), ("orders", 1, 5)]
+
+
+def test_upsert_and_delete_by_record_key(postgres: RunningPostgres, database: tuple[str, str]) -> None:
+    name, dsn = database
+    config = sink_config(postgres, name, **{"auto.create": True, "insert.mode": "upsert", "pk.mode": "record_key",
+                                            "pk.fields": "order_key", "delete.enabled": True})
+    batch = records([(b"a", order(1)), (b"b", order(2)), (b"a", order(3, "again")), (b"b", None),
+                     (b"c", order(4)), (b"c", None), (b"c", order(5, "back"))])
+    run_task(config, [batch])
+    run_task(config, [records([(b"d", order(6))], start=7)])
+    assert table_rows(dsn, "orders", ["order_key", "id", "customer"], "order_key") == [
+        ("a", 3, "again"), ("c", 5, "back"), ("d", 6, "customer 6")]
+
+
+def test_update_changes_existing_rows_only(postgres: RunningPostgres, database: tuple[str, str]) -> None:
+    name, dsn = database
+    with psycopg.connect(dsn) as connection:
+        connection.execute("CREATE TABLE orders (id BIGINT PRIMARY KEY, customer TEXT, amount DECIMAL, "
+                           "quantity INT, paid BOOLEAN)")
+        connection.execute("INSERT INTO orders VALUES (1, 'old', 0, 0, false), (2, 'old', 0, 0, false)")
+    config = sink_config(postgres, name, **{"insert.mode": "update", "pk.mode": "record_value", "pk.fields": "id"})
+    run_task(config, [records([(None, order(1, "new")), (None, order(3, "absent"))])])
+    assert table_rows(dsn, "orders", ["id", "customer"]) == [(1, "new"), (2, "old")]
+
+
+def test_kafka_coordinates_as_the_key_and_logical_types(postgres: RunningPostgres, database: tuple[str, str]) -> None:
+    name, dsn = database
+    schema = struct(("at", Schema("int64", name="org.apache.kafka.connect.data.Timestamp")),
+                    ("day", Schema("int32", name="org.apache.kafka.connect.data.Date")),
+                    ("tags", Schema("array", items=Schema("string"))), ("raw", Schema("bytes")),
+                    ("ratio", Schema("float")))
+    value = envelope(schema, {"at": 86_400_000 + 3_600_000, "day": 2, "tags": ["x", "y"], "raw": b"\x00\xff",
+                              "ratio": 0.5})
+    config = sink_config(postgres, name, **{"auto.create": True, "pk.mode": "kafka", "db.timezone": "Europe/Paris"})
+    run_task(config, [records([(None, value)], start=41)])
+    assert table_rows(dsn, "orders", ["__connect_topic", "__connect_partition", "__connect_offset", "at", "day",
+                                      "tags", "raw", "ratio"], "__connect_offset") == [
+        ("orders", 0, 41, dt.datetime(1970, 1, 2, 2, 0), dt.date(1970, 1, 3), ["x", "y"], b"\x00\xff", 0.5)]
+    with psycopg.connect(dsn) as connection:
+        types = dict(connection.execute("SELECT column_name, data_type FROM information_schema.columns "
+                                        "WHERE table_name = 'orders'").fetchall())
+    assert types == {"__connect_topic": "text", "__connect_partition": "integer", "__connect_offset": "bigint",
+                     "at": "timestamp without time zone", "day": "date", "tags": "ARRAY", "raw": "bytea",
+                     "ratio": "real"}
+
+
+HOSTILE = 'x"; DROP TABLE victim; --'
+
+
+def test_hostile_table_and_column_names_are_quoted(postgres: RunningPostgres, database: tuple[str, str]) -> None:
+    name, dsn = database
+    with psycopg.connect(dsn) as connection:
+        connection.execute("CREATE TABLE victim (id INT)")
+    schema = struct(("id", Schema("int64")), (HOSTILE, Schema("string", optional=True)))
+    config = sink_config(postgres, name, **{"auto.create": True, "table.name.format": "t_${topic}",
+                                            "topics": "orders", "insert.mode": "upsert", "pk.mode": "record_value",
+                                            "pk.fields": "id"})
+    run_task(config, [records([(None, envelope(schema, {"id": 1, HOSTILE: "'); DROP TABLE victim; --"}))],
+                              topic="orders")])
+    config["table.name.format"] = HOSTILE
+    run_task(config, [records([(None, envelope(schema, {"id": 2, HOSTILE: "two"}))], start=1, topic="orders")])
+    assert table_rows(dsn, "t_orders", ["id", HOSTILE]) == [(1, "'); DROP TABLE victim; --")]
+    assert table_rows(dsn, HOSTILE, ["id", HOSTILE]) == [(2, "two")]
+    assert table_rows(dsn, "victim", ["id"]) == []  # still there
+
+
+def test_schemaless_values_go_into_an_existing_table(postgres: RunningPostgres, database: tuple[str, str]) -> None:
+    name, dsn = database
+    config = sink_config(postgres, name, **{"value.converter.schemas.enable": False})
+    batch = records([(None, b'{"id": 1, "customer": "one", "amount": 1.5}'), (None, b'{"id": 2, "paid": true}')])
+    with pytest.raises(ConnectorError, match="does not exist: records without schemas"):
+        run_task(config, [batch])
+    with psycopg.connect(dsn) as connection:
+        connection.execute("CREATE TABLE orders (id BIGINT, customer TEXT, amount DECIMAL, quantity INT, paid BOOLEAN)")
+    run_task(config, [batch])
+    assert table_rows(dsn, "orders", COLUMNS) == [(1, "one", Decimal("1.5"), None, None), (2, None, None, None, True)]
+    assert "auto.create" in {p.key for p in JdbcSinkConnector().validate({**config, "auto.create": "true"})}
+
+
+def failure(config: dict[str, str], batch: list[SinkRecord]) -> str:
+    with pytest.raises(ConnectorError) as raised:
+        run_task(config, [batch])
+    message = str(raised.value)
+    assert "\n" not in message and config["connection.password"] not in message
+    return message
+
+
+def test_failures_name_the_place_in_one_line_and_commit_nothing(postgres: RunningPostgres,
+                                                                  database: tuple[str, str]) -> None:
+    name, dsn = database
+    batch = records([(None, order(1)), (None, order(2))])
+    config = sink_config(postgres, name)
+    place = f"{postgres.host}:{postgres.port}/{name}"
+    assert place in failure({**config, "connection.password": "not-the-password"}, batch)
+    unreachable = sink_config(postgres, name) | {"connection.url": f"jdbc:postgresql://127.0.0.1:1/{name}"}
+    assert f"127.0.0.1:1/{name}" in failure(unreachable, batch)
+    assert f"table orders in {place} does not exist and auto.create is false" in failure(config, batch)
+    with psycopg.connect(dsn) as connection:
+        connection.execute("CREATE TABLE orders (id BIGINT, customer VARCHAR(3), amount DECIMAL, quantity INT, "
+                           "paid BOOLEAN)")
+    message = failure(config, batch)
+    assert "table orders, column customer" in message and place in message, message
+    assert table_rows(dsn, "orders", ["id"]) == [] and offsets(dsn) == []
