@@ -42,8 +42,9 @@ def big_batches(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: Sp
         made.worker.close()
 
 
-def run_once(pipeline: Pipeline, failpoint: str | None) -> str:
-    """`reconciler run DIR --once` in a subprocess; with `failpoint`, it must die by SIGKILL there."""
+def run_once(pipeline: Pipeline, failpoint: str | None, expected: int | None = None) -> str:
+    """`reconciler run DIR --once` in a subprocess; with `failpoint`, it must die by SIGKILL there;
+    without, exit `expected` (0 by default: 1 when an instance is to fail)."""
     settings = pipeline.settings
     command = [sys.executable, "-m", "reconciler.cli.main", "run", str(pipeline.dir), "--once"]
     command += ["--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
@@ -57,7 +58,8 @@ def run_once(pipeline: Pipeline, failpoint: str | None) -> str:
         output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
     finally:
         reap_session(process)
-    expected = -signal.SIGKILL if failpoint else 0
+    if expected is None:
+        expected = -signal.SIGKILL if failpoint else 0
     assert process.returncode == expected, f"exit {process.returncode}, expected {expected}:\n{output}"
     return output
 

@@ -92,18 +92,24 @@ class JdbcSinkTask(SinkTask):
         return min(offset, buffered[0].column("offset")[0].as_py()) if buffered else offset
 
     def _flush(self, tp: TopicPartition) -> None:
+        """Write the partition's buffered records, `batch.size` records per transaction."""
         import pyarrow as pa
 
         chunks = self.buffers.pop(tp, [])
         if not chunks:
             return
         rows = pa.Table.from_batches(chunks)
+        size = self.settings.batch_size or rows.num_rows
+        for start in range(0, rows.num_rows, size):
+            self._write_transaction(tp, rows.slice(start, size))
+
+    def _write_transaction(self, tp: TopicPartition, rows: pa.Table) -> None:
         topic, partition = tp
         table = q.TableName.parse(self.settings.table_for(topic), self.settings.quote)
         decoded = decode_records(rows, *self.converters)
         lay = layout(self.settings, str(table), decoded.key_schema, decoded.value_schema, decoded.schemaless)
         planned = plan(decoded.records, lay, self.settings, self.zone)
-        next_offset = self.last_buffered[tp] + 1
+        next_offset = decoded.records[-1].offset + 1
         connection = self._connect()
         with self._failing(f"table {table}"), connection.transaction():
             if planned.puts or planned.deletes:
