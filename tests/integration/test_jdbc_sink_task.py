@@ -13,7 +13,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from jdbc_support import JSON, ORDER, order, sink_config, table_rows
+from jdbc_support import order, sink_config, table_rows
 from reconciler.connectors.api import ConnectorError, SinkRecord, records_to_batch
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct

@@ -6,6 +6,6 @@ exactly once (each batch's rows and its partition's next offset in one transacti
 - `rows`: records (decoded by `connectors.converters`) into columns, rows and deletes, pure;
 - `task`: the sink task (psycopg: COPY, merge, offsets table); `connector`: the plugin.
 
-Imports `connectors.api`, `connectors.configdef`, `connectors.converters`, `failpoints`;
+It imports `connectors.api`, `connectors.configdef`, `connectors.converters`, `failpoints`;
 psycopg and pyarrow only in `sql`, `task` and below, never from `validate`.
 """
