@@ -1,7 +1,7 @@
 """Connector plugins: the plugin API (`api`, with the data tasks move in `batches`), typed config
 definitions (`configdef`), the keys Connect defines for every connector (`framework`), checks
 before deploy (`checks`), lookup by name (`registry`) and the built-ins `datagen`,
-`file-source`, `file-sink` and `parquet-sink`.
+`file-source`, `file-sink`, `parquet-sink` and `jdbc-sink` (its own package, `jdbc`).
 
 May import `core`, the leaves, and `kafka`'s pure client-property names (`kafka.io.client_names`,
 for the checks of `producer.override.*` keys); no Kafka client or Spark: the runtime drives
