@@ -176,3 +176,19 @@ def test_failures_name_the_place_in_one_line_and_commit_nothing(postgres: Runnin
     message = failure(config, batch)
     assert "table orders, column customer" in message and place in message, message
     assert table_rows(dsn, "orders", ["id"]) == [] and offsets(dsn) == []
+
+
+def test_an_offsets_request_moves_the_offsets_table(postgres: RunningPostgres, database: tuple[str, str]) -> None:
+    """KIP-875: the tasks resume from the offsets table, so an alter or reset must move it too."""
+    name, dsn = database
+    config = sink_config(postgres, name, **{"auto.create": True})
+    run_task(config, [records([(None, order(i)) for i in range(3)]) + records([(None, order(9))], partition=1)])
+    assert offsets(dsn) == [("orders", 0, 3), ("orders", 1, 1)]
+    assert JdbcSinkConnector().alter_offsets(config, {("orders", 0): 1, ("orders", 1): None}) is True
+    assert offsets(dsn) == [("orders", 0, 1)]
+    task = JdbcSinkTask()
+    task.start(config)
+    try:
+        assert task.open([("orders", 0), ("orders", 1)]) == {("orders", 0): 1}
+    finally:
+        task.stop()
