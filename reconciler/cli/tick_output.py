@@ -60,7 +60,7 @@ class TextOutput:
         print_error(exc)
 
     def notice(self, message: str, **fields: Any) -> None:
-        print(message, flush=True)
+        print(f"{stamp()} {message}", flush=True)  # a log line (the REST URL, a reload, the stop): stamped
 
     def warning(self, message: str, **fields: Any) -> None:
         print(f"{stamp()} {message}", file=sys.stderr, flush=True)  # a log line: stamped like errors
