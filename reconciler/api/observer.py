@@ -47,11 +47,6 @@ class TaskOutcome(Protocol):
     def waited(self) -> str | None: ...
 
 
-class TickReport(Protocol):
-    @property
-    def outcomes(self) -> Sequence[TaskOutcome]: ...
-
-
 class LoopObserver:
     def __init__(self, board: Board, metrics: Metrics, read_live: Callable[[], LiveState]) -> None:
         self.board = board
@@ -64,12 +59,13 @@ class LoopObserver:
         info = ManifestsInfo(valid=not problems, problems=tuple(problems))
         self.board.replace(manifests=info, sensitive=sensitive)
 
-    def finished(self, report: TickReport, started_at: float, apply_error: ReconcilerError | None) -> None:
+    def finished(self, outcomes: Sequence[TaskOutcome], started_at: float, apply_error: ReconcilerError | None) -> None:
+        """A tick ended: its batch's task outcomes, and its apply's error if the apply failed."""
         outcome: TickOutcome = "succeeded" if apply_error is None else "apply_failed"
         tick = TickInfo(started_at, time.time() - started_at, outcome, _first_line(apply_error))
         live = self._read()
         self.metrics.record(tick)
-        self.board.update(lambda state: _after_tick(state, tick, live, report.outcomes))
+        self.board.update(lambda state: _after_tick(state, tick, live, outcomes))
 
     def failed(self, error: ReconcilerError, started_at: float) -> None:
         tick = TickInfo(started_at, time.time() - started_at, "failed", _first_line(error))

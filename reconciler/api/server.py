@@ -2,7 +2,7 @@
 
 The socket is bound here, before uvicorn starts, so a taken port is a clear error at start-up
 (and `--http-bind 127.0.0.1:0` reports the port it got). uvicorn installs no signal handlers
-outside the main thread: SIGTERM stays the loop's (`runtime.loop.Stopper`).
+outside the main thread: SIGTERM stays the loop's (`app.loop.Stopper`).
 
 While serving, the interpreter switches threads every millisecond rather than every five: the
 loop's thread mostly waits on Kafka, and each time a call returns it must take the interpreter

@@ -6,11 +6,15 @@
   plan's records, then run its offsets requests.
 - `offsets`: which offsets requests run, when and how far, each under its connector's
   transactional id.
-- `tick`: one tick of `run` / `watch`: apply, then one batch of every connector's tasks.
+- `tick`: one tick of `run` / `watch`: apply, then one batch of every connector's tasks
+  (`TickRunner`).
+- `serve`: `run` and `watch` — ticks until a signal (`loop`: the cadence, SIGTERM and the
+  grace period), the manifests re-read when the files change (`reload`), resync passes, and
+  the REST API's lifetime beside the ticks.
 
-The CLI calls these (and `run`/`watch` serve the REST API beside the ticks). They may import
-every layer below them: `api` and `runtime`, `offsets`, `kafka`, `manifests`, `render`,
-`connectors`, `core`. Only `tick` imports the runtime, hence Spark: `plan`, `apply` and
-`offsets` never do (an import-linter contract checks it). Nothing here parses arguments or
-prints.
+The CLI calls these. They may import every layer below them: `api` and `runtime`, `offsets`,
+`kafka`, `manifests`, `render`, `connectors`, `core`. Only `tick` and `serve` import the
+runtime, hence Spark: `plan`, `apply` and `offsets` never do (an import-linter contract checks
+it). Nothing here parses arguments or prints: what `run`/`watch` say goes to the CLI's output
+(`serve.ServeOutput`).
 """

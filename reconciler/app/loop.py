@@ -1,4 +1,5 @@
-"""Repeat ticks every `interval` seconds until SIGTERM or SIGINT, then stop cleanly.
+"""The loop of `run`/`watch` (`app.serve`): ticks every `interval` seconds until SIGTERM or
+SIGINT, then a clean stop.
 
 Ticks run in a worker thread while the main thread only waits for signals. That is not just
 tidiness: PySpark replaces the SIGINT handler of the main thread when it creates a

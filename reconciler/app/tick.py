@@ -44,8 +44,9 @@ class TickReport(BatchReport):
         return cls(**fields, applied=applied, offsets=list(applied.offsets) if applied is not None else [])
 
 
-class Worker:
-    """Runs ticks against one group with one executor; reuse it across ticks (Spark stays up)."""
+class TickRunner:
+    """Runs the ticks of one `run`/`watch` process against one group with one executor (the
+    batch itself is `runtime.worker.BatchWorker`'s); reuse it across ticks (Spark stays up)."""
 
     def __init__(
         self,

@@ -11,7 +11,6 @@
 - `spark/`: Spark itself: the session, how jobs run, what is shipped to executors, the driver
   JVM's class-data-sharing archive, the local workers' daemon, the JVM's output, and Spark's
   Kafka data source.
-- `loop`: ticks until a signal.
 
 Inside, top to bottom: `executor` > `sink` | `source` > `spark` | `batch` (`lint-imports`).
 Names: a `Plan` is the reconciler's plan (made in `app`, never here); a `RestartPlan` is

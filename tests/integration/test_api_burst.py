@@ -1,7 +1,7 @@
 """1,000 requests in 10 s on loopback, from a bounded client, while the loop ticks beside the
 REST API in the same process: every request answered, and no tick delayed by more than 10%.
 
-The loop is `run`'s own (`run_cmd.make_tick` in `runtime.loop.run_loop`), on paused connectors
+The loop is `run`'s own (`app.serve.make_tick` in `app.loop.run_loop`), on paused connectors
 so that a tick is the reconciler's own work (apply, read, decide, write, publish) and not a
 Spark batch, whose length would hide any effect of the requests.
 """
@@ -18,13 +18,14 @@ from collections import Counter
 from pathlib import Path
 
 from reconciler.api.server import serving
-from reconciler.cli.run_cmd import make_tick, print_error
-from reconciler.cli.tick_output import TextOutput
+from reconciler.app.loop import Stopper, run_loop
+from reconciler.app.reload import FixedManifests
+from reconciler.app.serve import make_tick
+from reconciler.app.tick import TickRunner
+from reconciler.cli.tick_output import TextOutput, print_error
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.runtime.loop import Stopper, run_loop
-from reconciler.app.tick import Worker
 from test_run_loop import manifest, write
 
 CLIENT = Path(__file__).with_name("burst_client.py")
@@ -74,9 +75,9 @@ def test_a_burst_of_1000_requests_delays_no_tick(kafka_settings: KafkaSettings, 
     for n in range(3):
         write(tmp_path / f"c{n}.yaml", manifest(f"c{n}", {"topic": "t", "count": 10}, state="paused", tasks_max=2))
     desired, paths = load_or_raise([str(tmp_path)]), [str(tmp_path)]
-    worker = Worker(kafka_settings, SparkExecutor(kafka_settings), worker_id="burst:1")
+    worker = TickRunner(kafka_settings, SparkExecutor(kafka_settings), worker_id="burst:1")
     with serving(kafka_settings, "127.0.0.1:0", worker.worker_id, interval_s=INTERVAL_S) as service:
-        loop = TimedLoop(make_tick(worker, lambda: (desired, paths), TextOutput(), service.observer))
+        loop = TimedLoop(make_tick(worker, FixedManifests(desired, paths), TextOutput(), service.observer))
         loop.thread.start()
         try:
             loop.wait_for(4)  # warm: the first ticks create topics and statuses

@@ -16,7 +16,7 @@ import pytest
 
 from reconciler.cli.main import main
 from reconciler.kafka.io.consume import read_to_end
-from reconciler.app.tick import Worker
+from reconciler.app.tick import TickRunner
 from test_run_support import FAULTY_SOURCE, WORKER_ID, Pipeline, ids, pipeline, topic_keys
 
 __all__ = ["pipeline"]  # the fixture
@@ -35,12 +35,12 @@ class Clock:
         return self.now
 
 
-def worker(pipeline: Pipeline, clock: Clock) -> Worker:
+def worker(pipeline: Pipeline, clock: Clock) -> TickRunner:
     """A worker on the pipeline's executor (the shared Spark), with Strimzi's minute as unit."""
-    return Worker(pipeline.settings, pipeline.worker.executor, worker_id=WORKER_ID, now_ms=clock)
+    return TickRunner(pipeline.settings, pipeline.worker.executor, worker_id=WORKER_ID, now_ms=clock)
 
 
-def tick(pipeline: Pipeline, running: Worker) -> Counter[str]:
+def tick(pipeline: Pipeline, running: TickRunner) -> Counter[str]:
     """One tick of `running`; which status keys went RESTARTING in it."""
     from reconciler.manifests import load_or_raise
 

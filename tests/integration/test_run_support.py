@@ -28,7 +28,7 @@ from reconciler.kafka.formats.records import decode_status
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
-from reconciler.app.tick import TickReport, Worker
+from reconciler.app.tick import TickReport, TickRunner
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -94,14 +94,14 @@ class Pipeline:
     root: Path
     source_batch: int = SOURCE_BATCH
     manifests: dict[str, dict[str, Any]] = field(default_factory=dict)
-    worker: Worker = field(init=False)
+    worker: TickRunner = field(init=False)
 
     def __post_init__(self) -> None:
         self.dir = self.root / "manifests"
         self.dir.mkdir(parents=True, exist_ok=True)
         prepare(self.settings)  # the internal topics exist from the start (readers need them)
         executor = SparkExecutor(self.settings, source_batch_records=self.source_batch)
-        self.worker = Worker(self.settings, executor, worker_id=WORKER_ID, prune=True)
+        self.worker = TickRunner(self.settings, executor, worker_id=WORKER_ID, prune=True)
 
     def topic(self, name: str, partitions: int = 0) -> str:
         """A data topic name unique to this test (the broker is shared); created when `partitions`."""

@@ -14,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,12 @@ import pytest
 from reconciler.logs import JsonFormatter
 from reconciler.cli.progress import BatchProgress, with_progress
 from reconciler.cli.tick_output import TextOutput
-from reconciler.cli.watch_cmd import Manifests
+from reconciler.app.reload import Manifests
 from reconciler.core.plan import Plan
 from reconciler.manifests import load_or_raise
-from reconciler.manifests.watch import fingerprint, is_editor_temp, watch_files, watch_targets
+from reconciler.manifests.watch import MAX_BURST_MS, fingerprint, is_editor_temp, watch_files, watch_targets
 from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork
-from reconciler.runtime.loop import GRACE_EXCEEDED_EXIT, Stopper, run_loop
+from reconciler.app.loop import GRACE_EXCEEDED_EXIT, Stopper, run_loop
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -132,20 +133,43 @@ class Recorder:
         self.invalid += 1
 
 
+def wait_until(condition: Callable[[], object], timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def quiet(changes: list[bool]) -> list[bool]:
+    """The changes once a whole burst window has passed without a new one: that nothing more
+    came can only be seen by waiting for longer than a burst may last."""
+    window_s = MAX_BURST_MS / 1000 + 0.5
+    count = -1
+    while count != len(changes):
+        count = len(changes)
+        time.sleep(window_s)
+    return list(changes)
+
+
 def watched(volume_root: Path) -> tuple[Manifests, list[bool], threading.Event, threading.Thread]:
+    """The manifests, watched from a thread; returned once the watch sees events (a file that
+    is no manifest changes nothing: its bursts count False)."""
     paths = [str(volume_root)]
     manifests = Manifests(paths, load_or_raise(paths), Recorder())  # type: ignore[arg-type]
     changes: list[bool] = []
     stop = threading.Event()
     thread = threading.Thread(target=watch_files, args=(paths, lambda: changes.append(manifests.notice()), stop))
     thread.start()
-    time.sleep(0.5)  # the watch is set up
+    probe = volume_root / "probe.txt"
+    deadline = time.monotonic() + 15
+    while not changes:
+        assert time.monotonic() < deadline, "the watch saw no event"
+        probe.write_text(str(time.monotonic()))
+        time.sleep(0.1)
+    probe.unlink()
+    quiet(changes)
+    changes.clear()
     return manifests, changes, stop, thread
-
-
-def settle(changes: list[bool], seconds: float = 1.5) -> list[bool]:
-    time.sleep(seconds)
-    return list(changes)
 
 
 def test_real_events_a_swap_is_one_change_temporaries_none_deletion_one(tmp_path: Path) -> None:
@@ -155,16 +179,18 @@ def test_real_events_a_swap_is_one_change_temporaries_none_deletion_one(tmp_path
     try:
         for name in (".a.yaml.swp", "a.yaml~", "4913", ".#a.yaml"):
             (volume.root / name).write_text("x")
-        assert settle(changes) == []  # not even a burst
+        assert quiet(changes) == []  # not even a burst
 
         volume.publish({"a.yaml": manifest("a", "paused"), "b.yaml": manifest("b")})
-        assert settle(changes).count(True) == 1
+        wait_until(lambda: True in changes)
+        assert quiet(changes).count(True) == 1
         desired, _ = manifests()
         assert {d.name: d.spec.state.value for d in desired} == {"a": "paused", "b": "running"}
         changes.clear()
 
         volume.publish({"a.yaml": manifest("a", "paused")})  # b deleted
-        assert settle(changes).count(True) == 1
+        wait_until(lambda: True in changes)
+        assert quiet(changes).count(True) == 1
         assert [d.name for d in manifests()[0]] == ["a"]
         assert manifests.reloads == 2
     finally:
@@ -179,8 +205,7 @@ def test_watching_is_set_up_again_when_it_fails(tmp_path: Path, caplog: pytest.L
     thread = threading.Thread(target=watch_files, args=([str(later)], lambda: calls.append(1), stop))
     thread.start()
     try:
-        time.sleep(0.5)
-        assert "watching" in caplog.text and "trying again" in caplog.text
+        wait_until(lambda: "watching" in caplog.text and "trying again" in caplog.text)
         later.mkdir(parents=True)
         deadline = time.monotonic() + 15
         while not calls and time.monotonic() < deadline:
@@ -229,7 +254,7 @@ def test_resync_runs_only_while_no_tick_does() -> None:
 
 CHILD = """
 import sys, time
-from reconciler.runtime.loop import Stopper, run_loop
+from reconciler.app.loop import Stopper, run_loop
 stopper = Stopper(grace_s=float(sys.argv[1]))
 stopper.install()
 def tick():
@@ -270,7 +295,7 @@ def test_past_the_grace_period_the_process_exits_at_once() -> None:
 def test_a_second_signal_exits_at_once() -> None:
     process = child(grace_s=60, batch_s=60)
     process.terminate()
-    time.sleep(0.5)
+    assert process.stderr is not None and process.stderr.readline().startswith("SIGTERM: finishing")  # handled
     process.terminate()
     _, err = process.communicate(timeout=30)
     assert process.returncode == 130 and "SIGTERM again: exiting now" in err

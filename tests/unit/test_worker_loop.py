@@ -10,7 +10,7 @@ import time
 import pytest
 
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.loop import Stopper, run_loop
+from reconciler.app.loop import Stopper, run_loop
 
 
 def test_ticks_repeat_until_stopped_and_the_current_tick_finishes() -> None:
