@@ -28,13 +28,13 @@ from reconciler.app.offsets import run_offsets_requests
 from reconciler.core.diagnostics import Severity
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
-from reconciler.core.plan import Action, ActionKind, Plan
+from reconciler.core.plan import Action, ActionKind, Plan, PlanOptions
 from reconciler.core.planner import build_plan
 from reconciler.errors import ReconcilerError, StalePlan
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats.changes import pending_offsets, plan_to_records
 from reconciler.kafka.io.produce import TransactionalWriter
-from reconciler.kafka.io.store import LiveStore, prepare, read_view
+from reconciler.kafka.io.store import LiveStore
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsOutcome
 from reconciler.offsets.preview import with_current_offsets
@@ -63,18 +63,16 @@ class ApplyOutcome:
 def apply(
     settings: KafkaSettings,
     desired: Sequence[DesiredConnector],
+    options: PlanOptions,
     *,
-    prune: bool = False,
-    allow_empty: bool = False,
-    manifest_paths: Sequence[str] = (),
+    store: LiveStore,
     saved: Plan | None = None,
     show_plan: ShowPlan = lambda plan: None,
     between_batches: bool = False,
     now_ms: Callable[[], int] = _now_ms,
-    store: LiveStore | None = None,
 ) -> ApplyOutcome:
-    """The manifests applied, then their offsets requests run (`app.offsets`). `store`: read
-    with it (the runtime's, kept across ticks; its topics prepared).
+    """The manifests applied, then their offsets requests run (`app.offsets`), read with `store`
+    (`LiveStore.one_shot` for a command; the runtime's, kept across ticks, for a tick).
 
     The plan is shown (`show_plan`) before anything is written, with each offsets request's
     current offsets (from → to), and is the outcome's plan. `between_batches`: no task of this
@@ -87,10 +85,7 @@ def apply(
         shown.append(with_current_offsets(settings, plan, desired))
         show_plan(shown[0])
 
-    outcome = apply_manifests(
-        settings, desired, prune=prune, allow_empty=allow_empty, manifest_paths=manifest_paths, saved=saved,
-        show_plan=show, now_ms=now_ms, store=store,
-    )
+    outcome = apply_manifests(settings, desired, options, store=store, saved=saved, show_plan=show, now_ms=now_ms)
     offsets = run_offsets_requests(
         settings, desired, outcome.live, outcome.pending_offsets, between_batches=between_batches, now_ms=now_ms,
         store=store,
@@ -101,29 +96,22 @@ def apply(
 def apply_manifests(
     settings: KafkaSettings,
     desired: Sequence[DesiredConnector],
+    options: PlanOptions,
     *,
-    prune: bool = False,
-    allow_empty: bool = False,
-    manifest_paths: Sequence[str] = (),
+    store: LiveStore,
     saved: Plan | None = None,
     show_plan: ShowPlan = lambda plan: None,
     now_ms: Callable[[], int] = _now_ms,
-    store: LiveStore | None = None,
 ) -> ApplyOutcome:
     """The transaction alone: bring the group's live state to `desired` (its offsets requests
-    not run); `saved`: refuse unless it is still the plan. `store`: read with it (the runtime's,
-    kept across ticks; its topics prepared)."""
+    not run), read with `store`; `saved`: refuse unless it is still the plan."""
     if saved is not None:
         refuse_other_group(saved, settings.group_id)  # before `prepare` creates that group's topics
-    if store is None:
-        prepare(settings)
+    store.prepare()
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
-        if store is not None:
-            live = store.read(uncommitted=True).live
-        else:
-            live = read_view(settings, uncommitted=True, topics="prepared").live
-        plan = build_plan(desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=list(manifest_paths))
+        live = store.read(uncommitted=True).live
+        plan = build_plan(desired, live, options)
         if saved is not None:
             refuse_stale(saved, plan, settings.group_id)
         refuse_errors(plan)

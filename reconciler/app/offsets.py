@@ -27,7 +27,7 @@ from reconciler.core.live import LiveState, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetsRequest
 from reconciler.core.plan import Action
 from reconciler.errors import ReconcilerError, RetryableError
-from reconciler.kafka.io.store import LiveStore, prepare, read_view
+from reconciler.kafka.io.store import LiveStore
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.executor import WAITING_MESSAGE, RequestExecution, Stop, outcome_of
 from reconciler.offsets.model import OffsetsOutcome, OutcomeStatus, created_fresh, pending_requests
@@ -43,14 +43,14 @@ def run_offsets_requests(
     *,
     between_batches: bool,
     now_ms: Callable[[], int],
-    store: LiveStore | None = None,
+    store: LiveStore,
 ) -> list[OffsetsOutcome]:
     """An apply's offsets requests: every pending one in full `between_batches` (no task of
-    ours can run), else the ones the apply planned (`planned`), as far as is safe. `store`: the
-    runtime's, kept across ticks."""
+    ours can run), else the ones the apply planned (`planned`), as far as is safe; each read
+    with `store` (`LiveStore.one_shot`, or the runtime's, kept across ticks)."""
     if between_batches:
         return run_pending_offsets_requests(settings, desired, live, now_ms=now_ms, store=store)
-    return execute_after_apply(settings, desired, live, planned, now_ms=now_ms)
+    return execute_after_apply(settings, desired, live, planned, now_ms=now_ms, store=store)
 
 
 def _now_ms() -> int:
@@ -62,14 +62,13 @@ def run_pending_offsets_requests(
     desired: Sequence[DesiredConnector],
     live: LiveState,
     *,
+    store: LiveStore,
     now_ms: Callable[[], int] = _now_ms,
-    store: LiveStore | None = None,
 ) -> list[OffsetsOutcome]:
     """Every declared request not yet applied, in full (the caller guarantees no task runs).
 
     No I/O at all when nothing is pending. Never raises for one request's failure: each
     outcome says what happened (`failed`, `refused`, `retry` are reported and retried next tick).
-    `store`: the caller's (the runtime's, kept across ticks), whose topics it prepared.
     """
     return [
         execute_offsets_request(settings, connector, live, tasks_stopped=True, now_ms=now_ms, store=store)
@@ -83,6 +82,7 @@ def execute_after_apply(
     before: LiveState,
     pending: Sequence[Action],
     *,
+    store: LiveStore,
     now_ms: Callable[[], int] = _now_ms,
 ) -> list[OffsetsOutcome]:
     """After `apply` wrote its plan: the plan's offsets actions (`pending`), given the live
@@ -94,7 +94,9 @@ def execute_after_apply(
         if connector is None or connector.spec.offsets is None:
             continue
         fresh = created_fresh(before.connector(connector.name))
-        outcomes.append(execute_offsets_request(settings, connector, before, tasks_stopped=fresh, now_ms=now_ms))
+        outcomes.append(
+            execute_offsets_request(settings, connector, before, tasks_stopped=fresh, now_ms=now_ms, store=store)
+        )
     return outcomes
 
 
@@ -103,13 +105,13 @@ def execute_offsets_request(
     desired: DesiredConnector,
     live: LiveState | None = None,
     *,
+    store: LiveStore,
     tasks_stopped: bool = True,
     now_ms: Callable[[], int] = _now_ms,
-    store: LiveStore | None = None,
 ) -> OffsetsOutcome:
-    """Run (or resume) the connector's declared request. `tasks_stopped=False`: no proof that no
-    task is running, so only the stop step is done (`waiting`). `live` only skips an applied id.
-    `store`: read with it (its topics prepared) instead of a store of its own."""
+    """Run (or resume) the connector's declared request, read with `store`. `tasks_stopped=False`:
+    no proof that no task is running, so only the stop step is done (`waiting`). `live` only
+    skips an applied id."""
     request = desired.spec.offsets
     if request is None:
         raise ValueError(f"connector {desired.name} declares no offsets request")
@@ -124,11 +126,10 @@ def execute_offsets_request(
     else:
         waiting = None
     try:
-        if store is None:
-            prepare(settings)  # the broker answers and the internal topics exist
+        store.prepare()  # the broker answers and the internal topics exist
         with OffsetsWriter(settings, desired.name) as writer:
             writer.claim()  # before reading: fences another executor of this connector's request
-            state = store.read() if store is not None else read_view(settings, topics="prepared")
+            state = store.read()
             execution = RequestExecution(settings, writer, desired, request, state, now_ms)
             return execution.run(tasks_stopped, waiting)
     except Stop as stop:

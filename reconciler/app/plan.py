@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from reconciler import masking
 from reconciler.core.live import LiveState, load_snapshot
 from reconciler.core.models import DesiredConnector
-from reconciler.core.plan import Plan
+from reconciler.core.plan import Plan, PlanOptions
 from reconciler.core.planner import build_plan
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
@@ -60,19 +60,15 @@ def for_new_group(source: LiveSource) -> tuple[LiveSource, str | None]:
 def make_plan(
     desired: Sequence[DesiredConnector],
     source: LiveSource,
+    options: PlanOptions,
     *,
-    prune: bool = False,
-    allow_empty: bool = False,
-    manifest_paths: Sequence[str] = (),
     fingerprints: bool = True,
     current_offsets: bool = True,
 ) -> Plan:
     """The plan that would bring the live state to `desired` (`core.planner.build_plan`); with
     `current_offsets`, read from Kafka, its offsets requests show the offsets they start from."""
     live = read_live(source)
-    plan = build_plan(
-        desired, live, prune=prune, allow_empty=allow_empty, manifest_paths=manifest_paths, fingerprints=fingerprints
-    )
+    plan = build_plan(desired, live, options, fingerprints=fingerprints)
     if current_offsets and source.snapshot is None and source.kafka is not None:
         from reconciler.offsets.preview import with_current_offsets
 

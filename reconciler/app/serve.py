@@ -29,6 +29,7 @@ from reconciler.app.apply import ApplyOutcome
 from reconciler.app.loop import Stopper, run_loop
 from reconciler.app.reload import FixedManifests, Manifests, ManifestSource, ReloadOutput
 from reconciler.app.tick import TickReport, TickRunner
+from reconciler.core.plan import PlanOptions
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
@@ -73,8 +74,7 @@ class ServeOptions:
     http_bind: str | None = None
     resync_s: float | None = None
     worker_id: str | None = None
-    prune: bool = False
-    allow_empty: bool = False
+    plan: PlanOptions = field(default_factory=PlanOptions)  # --prune, --allow-empty
     auto_restart_unit_s: float = auto_restart.DEFAULT_UNIT_S
     spark: SparkOptions = field(default_factory=SparkOptions)
 
@@ -155,7 +155,7 @@ def open_runner(
         sink_reader=spark.sink_reader,
     )
     return TickRunner(
-        settings, wrap(executor), worker_id=options.worker_id, prune=options.prune, allow_empty=options.allow_empty,
+        settings, wrap(executor), worker_id=options.worker_id, plan_options=options.plan,
         stopping=stopping, auto_restart_unit_s=options.auto_restart_unit_s,
     )
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from reconciler.app.apply import ApplyOutcome, apply
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
+from reconciler.core.plan import PlanOptions
+from reconciler.core.planner import NO_OPTIONS
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsOutcome
@@ -54,15 +56,13 @@ class TickRunner:
         executor: TaskExecutor,
         *,
         worker_id: str | None = None,
-        prune: bool = False,
-        allow_empty: bool = False,
+        plan_options: PlanOptions = NO_OPTIONS,
         stopping: Callable[[], bool] = lambda: False,
         now_ms: Callable[[], int] = lambda: time.time_ns() // 1_000_000,
         auto_restart_unit_s: float = auto_restart.DEFAULT_UNIT_S,
     ) -> None:
         self.settings = settings
-        self.prune = prune
-        self.allow_empty = allow_empty
+        self.plan_options = plan_options  # the manifests' paths are each tick's
         self._now_ms = now_ms
         self.batches = BatchWorker(
             settings, executor, worker_id=worker_id, stopping=stopping, now_ms=now_ms,
@@ -121,9 +121,9 @@ class TickRunner:
         the outcome's plan shows offsets requests from → to, as `apply` prints it."""
         with self._contact():
             self.batches.prepare()  # the store reads prepared topics: create them on a new group first
+            options = dataclasses.replace(self.plan_options, manifest_paths=tuple(manifest_paths))
             outcome = apply(
-                self.settings, desired, prune=self.prune, allow_empty=self.allow_empty, manifest_paths=manifest_paths,
-                between_batches=True, now_ms=self._now_ms, store=self.batches.store,
+                self.settings, desired, options, store=self.batches.store, between_batches=True, now_ms=self._now_ms
             )
         self.batches.topics_ready = True  # the apply checked the broker and the internal topics
         return outcome

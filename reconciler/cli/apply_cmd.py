@@ -9,19 +9,20 @@ moved since it was made.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
+from reconciler.core.plan import Plan, PlanOptions
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from reconciler.app.apply import ApplyOutcome
-    from reconciler.core.plan import Plan
     from reconciler.offsets.model import OffsetsOutcome
 
 EXIT_OK = 0
@@ -43,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace) -> int:
     from reconciler.app.apply import apply
+    from reconciler.kafka.io.store import LiveStore
     from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing is written
     from reconciler.render import render_text
 
@@ -54,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
         if not saved.manifest_paths:
             raise ReconcilerError(f"{args.paths[0]}: the plan names no manifest paths to re-read")
     paths = _manifest_paths(saved, args.paths[0]) if saved is not None else [str(p) for p in args.paths]
-    prune = saved.prune if saved is not None else args.prune
-    allow_empty = saved.allow_empty if saved is not None else args.allow_empty
+    chosen = saved.options if saved is not None else PlanOptions(prune=args.prune, allow_empty=args.allow_empty)
+    options = dataclasses.replace(chosen, manifest_paths=tuple(paths))
     settings = kafka_settings(args)  # bad -X / --kafka-config fails before anything else
     desired = load_or_raise(paths)
     colour = _colour_wanted()
@@ -67,9 +69,7 @@ def run(args: argparse.Namespace) -> int:
     # The plan's offsets requests run after the write: in full for a connector this apply created
     # or one a Connect worker reports stopped, else the stop step only — the rest runs in the next
     # `reconciler run` tick, or the next apply for a connector a Connect worker runs (`app.offsets`).
-    outcome = apply(
-        settings, desired, prune=prune, allow_empty=allow_empty, manifest_paths=paths, saved=saved, show_plan=show
-    )
+    outcome = apply(settings, desired, options, store=LiveStore.one_shot(settings), saved=saved, show_plan=show)
     for line in result_lines(outcome, outcome.offsets):
         print(line)
     return EXIT_OK if all(o.ok or o.retryable for o in outcome.offsets) else EXIT_ERROR

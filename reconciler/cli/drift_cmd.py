@@ -23,6 +23,7 @@ from pathlib import Path
 
 from reconciler.cli.options import add_kafka_options
 from reconciler.cli.plan_cmd import live_source
+from reconciler.core.plan import PlanOptions
 
 EXIT_IN_SYNC = 0
 EXIT_DRIFT = 2
@@ -51,10 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from reconciler.render import plan_document, render
 
     desired = load_or_raise(args.paths, consequence="drift was not checked")
-    plan = make_plan(
-        desired, live_source(args), prune=args.prune, manifest_paths=[str(p) for p in args.paths],
-        current_offsets=False,
-    )
+    options = PlanOptions(prune=args.prune, manifest_paths=tuple(str(p) for p in args.paths))
+    plan = make_plan(desired, live_source(args), options, current_offsets=False)
     drifted = plan.has_changes or bool(plan.orphans)
     if args.format == "json":
         doc = {"drift": drifted, "changes": len(plan.actions), "orphans": plan.orphans, "plan": plan_document(plan)}

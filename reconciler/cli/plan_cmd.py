@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from reconciler import masking
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.core.diagnostics import Severity, has_errors
+from reconciler.core.plan import PlanOptions
 from reconciler.errors import InvalidManifests, ReconcilerError
 
 if TYPE_CHECKING:
@@ -64,10 +65,10 @@ def run(args: argparse.Namespace) -> int:
     if note is not None:
         print(f"note: {note}", file=sys.stderr)
     saved = args.out is not None or args.format == "json"  # only a saved plan is checked against its digests
-    plan = make_plan(
-        loaded.connectors, source, prune=args.prune, allow_empty=args.allow_empty,
-        manifest_paths=saved_paths(args.paths, args.out), fingerprints=saved,
+    options = PlanOptions(
+        prune=args.prune, allow_empty=args.allow_empty, manifest_paths=tuple(saved_paths(args.paths, args.out))
     )
+    plan = make_plan(loaded.connectors, source, options, fingerprints=saved)
     # The manifests' warnings (a literal secret) are shown with the plan, in every format.
     warnings = [d for d in loaded.diagnostics if d.severity is Severity.WARNING]
     plan = plan.model_copy(update={"diagnostics": [*warnings, *plan.diagnostics]})

@@ -23,6 +23,7 @@ from reconciler.app.tick import TickReport
 from reconciler.cli.logs import LOG_FORMATS
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings, positive_seconds
 from reconciler.cli.progress import with_progress
+from reconciler.core.plan import PlanOptions
 from reconciler.cli.tick_output import Output, failure_summary, make_output, print_error, print_report, report_lines
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.spark.session import connect_address, master_addresses
@@ -131,7 +132,7 @@ def serve_options(args: argparse.Namespace, *, resync_s: float | None = None) ->
     )
     return ServeOptions(
         interval_s=args.interval, grace_s=args.grace_period, http_bind=None if args.no_http else args.http_bind,
-        resync_s=resync_s, worker_id=args.worker_id, prune=args.prune, allow_empty=args.allow_empty,
+        resync_s=resync_s, worker_id=args.worker_id, plan=PlanOptions(prune=args.prune, allow_empty=args.allow_empty),
         auto_restart_unit_s=args.auto_restart_unit, spark=spark,
     )
 

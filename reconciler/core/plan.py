@@ -9,6 +9,7 @@ saved plan is only applied when re-planning gives the same plan, see `Plan.desir
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -208,6 +209,16 @@ class Summary(BaseModel):
         return self.create + self.update + self.delete + self.state + self.restart + self.offsets + self.topics_reset
 
 
+@dataclass(frozen=True, kw_only=True)
+class PlanOptions:
+    """What a plan is asked for besides the manifests and the live state (`--prune`,
+    `--allow-empty`, where the manifests were read); the plan carries them (`Plan.options`)."""
+
+    prune: bool = False
+    allow_empty: bool = False  # --prune may delete every owned connector when no manifest declares any
+    manifest_paths: tuple[str, ...] = ()
+
+
 class Plan(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -233,6 +244,10 @@ class Plan(BaseModel):
     @property
     def has_changes(self) -> bool:
         return bool(self.actions)
+
+    @property
+    def options(self) -> PlanOptions:
+        return PlanOptions(prune=self.prune, allow_empty=self.allow_empty, manifest_paths=tuple(self.manifest_paths))
 
     def summary(self) -> Summary:
         counts = {"create": 0, "update": 0, "delete": 0, "state": 0, "restart": 0, "offsets": 0, "topics_reset": 0}

@@ -24,11 +24,13 @@ from reconciler.core.models import (
 )
 from reconciler.core.normalize import Properties, connector_properties
 from reconciler.core.offsets_plan import interrupted_offsets_warnings, offsets_action, sink_topic_warnings
-from reconciler.core.plan import Action, ActionKind, PendingRequest, Plan
+from reconciler.core.plan import Action, ActionKind, PendingRequest, Plan, PlanOptions
 from reconciler.core.placeholders import keys_with_variables
 from reconciler.core.redact import has_placeholder, is_seal, slow_digest
 from reconciler.core.restore import restore_actions
 from reconciler.core.transitions import DECLARED_FOR, plan_state, restart_targets
+
+NO_OPTIONS = PlanOptions()
 
 
 @dataclass
@@ -50,13 +52,11 @@ class _Pending:
 def build_plan(
     desired: Sequence[DesiredConnector],
     live: LiveState,
+    options: PlanOptions = NO_OPTIONS,
     *,
-    prune: bool = False,
-    allow_empty: bool = False,
-    manifest_paths: Sequence[str] = (),
     fingerprints: bool = True,
 ) -> Plan:
-    """The ordered plan that brings `live` to `desired` (deletes only with `prune`).
+    """The ordered plan that brings `live` to `desired` (deletes only with `options.prune`).
 
     With no manifest at all, `prune` would delete every owned connector: a mounted directory
     swapped for an empty one looks exactly like that. The plan refuses (an error diagnostic, no
@@ -70,7 +70,8 @@ def build_plan(
     ordered = [(name, by_name[name], connector_properties(by_name[name])) for name in sorted(by_name)]
     for _, connector, props in ordered:
         _plan_connector(connector, props, live, out)
-    refuse_empty = prune and not by_name and not allow_empty
+    prune = options.prune
+    refuse_empty = prune and not by_name and not options.allow_empty
     orphans, unmanaged = _plan_orphans(by_name.keys(), live, prune and not refuse_empty, out)
     if refuse_empty and orphans:
         out.diagnostics.append(_empty_prune_refused(orphans))
@@ -81,9 +82,9 @@ def build_plan(
     out.actions.sort(key=Action.sort_key)
     return Plan(
         group_id=live.group_id,
-        prune=prune,
-        allow_empty=allow_empty,
-        manifest_paths=list(manifest_paths),
+        prune=options.prune,
+        allow_empty=options.allow_empty,
+        manifest_paths=list(options.manifest_paths),
         desired_fingerprint=_fingerprint(ordered) if fingerprints else "",
         live_fingerprint=live.fingerprint() if fingerprints else "",
         actions=out.actions,

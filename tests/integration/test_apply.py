@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from reconciler.core.plan import PlanOptions
+from reconciler.kafka.io.store import LiveStore
 from reconciler.cli.main import main
 from reconciler.core.live import ConnectTargetState, LiveState
 from reconciler.errors import Fenced
@@ -294,15 +296,17 @@ def test_racing_applies_exactly_one_wins(kafka_settings: KafkaSettings, tmp_path
 
     def the_other_apply_runs_now(_plan: object) -> None:
         # After our claim and read, before our write: the other apply claims, reads and commits.
-        apply_manifests(kafka_settings, theirs)
+        apply_manifests(kafka_settings, theirs, PlanOptions(), store=LiveStore.one_shot(kafka_settings))
 
     with pytest.raises(Fenced, match=f"another reconciler is applying to group {kafka_settings.group_id}"):
-        apply_manifests(kafka_settings, mine, show_plan=the_other_apply_runs_now)
+        apply_manifests(
+            kafka_settings, mine, PlanOptions(), store=LiveStore.one_shot(kafka_settings), show_plan=the_other_apply_runs_now
+        )
 
     live = read_live_state(kafka_settings)
     assert live.connectors["race"].config is not None and live.connectors["race"].config["topic"] == "from-b"
     assert "only-a" not in live.connectors or not live.connectors["only-a"].exists
-    again = apply_manifests(kafka_settings, theirs)
+    again = apply_manifests(kafka_settings, theirs, PlanOptions(), store=LiveStore.one_shot(kafka_settings))
     assert again.records_written == 0 and not again.plan.has_changes
 
 

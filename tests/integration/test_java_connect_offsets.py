@@ -31,6 +31,7 @@ from java_read_support import (
     unique,
     wait_until,
 )
+from reconciler.kafka.io.store import LiveStore
 from reconciler.devtools.connect import RunningConnect
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.io.consume import read_to_end
@@ -131,7 +132,9 @@ def test_java_finds_and_removes_the_offsets_we_write(java: JavaSide, ours: OurSi
         {"apiVersion": "reconciler.io/v1", "kind": "Connector", "metadata": {"name": name}, "spec": spec}
     ))
     desired = load_or_raise([str(directory)])
-    [outcome] = run_pending_offsets_requests(ours.settings, desired, read_live_state(ours.settings))
+    [outcome] = run_pending_offsets_requests(
+        ours.settings, desired, read_live_state(ours.settings), store=LiveStore.one_shot(ours.settings)
+    )
     assert outcome.status == "applied", outcome.message
 
     wanted = {"partition": EMOJI_PARTITION, "offset": {"position": 3}}

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.core.plan import PlanOptions
+from reconciler.kafka.io.store import LiveStore
 from reconciler.cli.main import main
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.app.apply import apply_manifests
@@ -55,14 +57,11 @@ def test_sink_offsets_default_and_overridden_group(
     create_topic(settings, topic, 2)
     plain, custom = f"s-{uuid.uuid4().hex[:8]}", f"s-{uuid.uuid4().hex[:8]}"
     own_group = f"my-group-{uuid.uuid4().hex[:8]}"
-    apply_manifests(
-        settings,
-        desired_of(
+    apply_manifests(settings, desired_of(
             tmp_path,
             manifest(plain, "parquet-sink", {"topics": topic, "path": "/tmp/x"}, state="stopped"),
             manifest(custom, "parquet-sink", {"topics": topic, "path": "/tmp/y", "consumer.override.group.id": own_group}),
-        ),
-    )
+        ), PlanOptions(), store=LiveStore.one_shot(settings))
     commit_offsets(settings, plain, f"connect-{plain}", {(topic, 1): 7, (topic, 0): 3}, model.OffsetsAction.ALTER)
     commit_offsets(settings, custom, own_group, {(topic, 0): 11}, model.OffsetsAction.ALTER)
 
@@ -89,8 +88,7 @@ def test_source_offsets_from_the_worker_topic_and_its_own_topic(
     own = f"{settings.group_id}-own-offsets"
     create_topic(settings, own, 1, **{"cleanup.policy": "compact"})
     apply_manifests(
-        settings,
-        desired_of(tmp_path, manifest("src", PLAIN_SOURCE, {}), manifest("own", PLAIN_SOURCE, {"offsets.storage.topic": own})),
+        settings, desired_of(tmp_path, manifest("src", PLAIN_SOURCE, {}), manifest("own", PLAIN_SOURCE, {"offsets.storage.topic": own})), PlanOptions(), store=LiveStore.one_shot(settings)
     )
     write_raw(settings, settings.topics.offsets, [(b'["src",{"file":"a"}]', b'{"pos":1}'), (b'["src",{"file":"b"}]', b'{"pos":2}')])
     write_raw(settings, settings.topics.offsets, [(b'["src",{"file":"b"}]', None)])
@@ -109,8 +107,10 @@ def test_history_lists_the_rollback_snapshots(
     write_raw(settings, settings.topics.offsets, [(b'["src",{"file":"a"}]', b'{"pos":10}')])
     request = "{id: rewind-1, action: alter, offsets: [{partition: {file: a}, offset: {pos: 0}}]}"
     desired = desired_of(tmp_path, manifest("src", PLAIN_SOURCE, {}, offsets=request))
-    apply_manifests(settings, desired)
-    (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    apply_manifests(settings, desired, PlanOptions(), store=LiveStore.one_shot(settings))
+    (outcome,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert outcome.status == "applied"
 
     code, out, _ = cli(capsys, settings, "offsets", "src", "--history")
@@ -193,8 +193,10 @@ def test_import_from_a_connect_cluster_reuses_javas_key_bytes(
         )
     )
     desired = load_or_raise([manifests])
-    apply_manifests(settings, desired)
-    outcomes = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    apply_manifests(settings, desired, PlanOptions(), store=LiveStore.one_shot(settings))
+    outcomes = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert [o.status for o in outcomes] == ["applied", "applied"], [o.render() for o in outcomes]
     java_live = {
         k: v
@@ -247,7 +249,9 @@ def test_plan_against_kafka_shows_each_partition_from_and_to(
     create_topic(settings, topic, 2)
     name = f"s-{uuid.uuid4().hex[:8]}"
     config = {"topics": topic, "path": str(tmp_path / "out")}
-    apply_manifests(settings, desired_of(tmp_path, manifest(name, "parquet-sink", config)))
+    apply_manifests(
+        settings, desired_of(tmp_path, manifest(name, "parquet-sink", config)), PlanOptions(), store=LiveStore.one_shot(settings)
+    )
     commit_offsets(settings, name, f"connect-{name}", {(topic, 0): 5000, (topic, 1): 4000}, model.OffsetsAction.ALTER)
     alter = f"{{id: rewind-1, action: alter, offsets: [{{partition: {{kafka_partition: 0, kafka_topic: {topic}}}, offset: {{kafka_offset: 1200}}}}]}}"
     path = tmp_path / "manifests.yaml"

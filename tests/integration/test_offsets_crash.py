@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from reconciler.core.plan import PlanOptions
+from reconciler.kafka.io.store import LiveStore
 from reconciler.core.live import ConnectTargetState
 from reconciler.app.apply import apply_manifests
 from reconciler.kafka.io.store import read_live_state
@@ -69,10 +71,14 @@ def killed_at(point: str, settings: KafkaSettings, manifests: Path) -> None:
 
 def recover(settings: KafkaSettings, manifests: Path) -> list[model.OffsetsOutcome]:
     desired = load_or_raise([manifests])
-    outcomes = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    outcomes = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert all(o.status == "applied" for o in outcomes), [o.render() for o in outcomes]
     # Once applied, nothing is pending any more.
-    assert run_pending_offsets_requests(settings, desired, read_live_state(settings)) == []
+    assert run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    ) == []
     return outcomes
 
 
@@ -93,7 +99,7 @@ def test_sink_rewind_killed_at_each_step_is_applied_exactly_once(
     config = {"topics": topic, "calls.file": str(calls)}
     path = tmp_path / "m.yaml"
     path.write_text(manifest(name, PLAIN_SINK, config, tasks=2))
-    apply_manifests(settings, load_or_raise([path]))
+    apply_manifests(settings, load_or_raise([path]), PlanOptions(), store=LiveStore.one_shot(settings))
     run_tasks(settings, name, 2)
     commit_offsets(settings, name, group, {(topic, 0): 50, (topic, 1): 70}, model.OffsetsAction.ALTER)
     request = f"{{id: rw-1, action: alter, offsets: [{{partition: {{kafka_topic: {topic}, kafka_partition: 0}}, offset: {{kafka_offset: 10}}}}, {{partition: {{kafka_topic: {topic}, kafka_partition: 1}}, offset: null}}]}}"
@@ -111,7 +117,9 @@ def test_sink_rewind_killed_at_each_step_is_applied_exactly_once(
     assert hook_calls(calls) == (2 if point in (model.AFTER_HOOK, model.AFTER_ALTER) else 1)
     # The connector runs on and commits further; the request never comes back.
     commit_offsets(settings, name, group, {(topic, 0): 200}, model.OffsetsAction.ALTER)
-    assert run_pending_offsets_requests(settings, load_or_raise([path]), read_live_state(settings)) == []
+    assert run_pending_offsets_requests(
+        settings, load_or_raise([path]), read_live_state(settings), store=LiveStore.one_shot(settings)
+    ) == []
     assert sink_group_offsets(settings, group) == {(topic, 0): 200}
 
 
@@ -123,7 +131,7 @@ def test_source_reset_killed_at_each_step_is_applied_exactly_once(
     name = "jdbc-src"
     path = tmp_path / "m.yaml"
     path.write_text(manifest(name, PLAIN_SOURCE, {}, tasks=1))
-    apply_manifests(settings, load_or_raise([path]))
+    apply_manifests(settings, load_or_raise([path]), PlanOptions(), store=LiveStore.one_shot(settings))
     run_tasks(settings, name, 1)
     java = [(b'["jdbc-src",{"schema":"public","table":"orders"}]', b'{"incrementing":1300}')]
     write_raw(settings, settings.topics.offsets, java)
@@ -140,7 +148,9 @@ def test_source_reset_killed_at_each_step_is_applied_exactly_once(
     assert state.live.is_applied(name, "offsets", "rs-1") and name not in state.progress
     # The task runs on from scratch and commits a new offset; the reset is not repeated.
     write_raw(settings, settings.topics.offsets, [(java[0][0], b'{"incrementing":3}')])
-    assert run_pending_offsets_requests(settings, load_or_raise([path]), read_live_state(settings)) == []
+    assert run_pending_offsets_requests(
+        settings, load_or_raise([path]), read_live_state(settings), store=LiveStore.one_shot(settings)
+    ) == []
     assert current_body(settings, name, {}) == [
         {"partition": {"table": "orders", "schema": "public"}, "offset": {"incrementing": 3}}
     ]

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.plan import PlanOptions
+from reconciler.kafka.io.store import LiveStore
 from reconciler.core.live import ConnectTargetState
 from reconciler.app.apply import apply_manifests
 from reconciler.kafka.io.store import prepare, read_live_state
@@ -61,7 +63,9 @@ def test_sink_alter_runs_every_step_and_records_it(
     kafka_settings: KafkaSettings, tmp_path: Path, sink_topic: str, sname: str
 ) -> None:
     settings = kafka_settings
-    apply_manifests(settings, desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path)))
+    apply_manifests(
+        settings, desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path)), PlanOptions(), store=LiveStore.one_shot(settings)
+    )
     run_tasks(settings, sname, 2)
     commit_offsets(settings, sname, f"connect-{sname}", {(sink_topic, 0): 50, (sink_topic, 1): 70}, model.OffsetsAction.ALTER)
     offsets = f"""\
@@ -72,7 +76,9 @@ def test_sink_alter_runs_every_step_and_records_it(
             offset: {{kafka_offset: 10}}
         """
     desired = desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path, offsets))
-    (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    (outcome,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
 
     assert outcome.status == "applied", outcome.render()
     assert outcome.message == model.success_message(model.OffsetsAction.ALTER, True)  # parquet-sink confirms
@@ -91,8 +97,10 @@ def test_sink_alter_runs_every_step_and_records_it(
     assert state.snapshot(sname, "rewind-1") == model.sink_body({(sink_topic, 0): 50, (sink_topic, 1): 70})
     # Never twice: a second run finds the id applied and writes nothing.
     before = reconciler_records(settings, sname)
-    assert run_pending_offsets_requests(settings, desired, read_live_state(settings)) == []
-    again = execute_offsets_request(settings, desired[0])
+    assert run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    ) == []
+    again = execute_offsets_request(settings, desired[0], store=LiveStore.one_shot(settings))
     assert again.status == "already-applied"
     assert reconciler_records(settings, sname) == before
 
@@ -106,7 +114,7 @@ def test_sink_null_offset_removes_that_partition_only(
 ) -> None:
     settings = kafka_settings
     doc = manifest(sname, PLAIN_SINK, {"topics": sink_topic})
-    apply_manifests(settings, desired_of(tmp_path, doc))
+    apply_manifests(settings, desired_of(tmp_path, doc), PlanOptions(), store=LiveStore.one_shot(settings))
     commit_offsets(settings, sname, f"connect-{sname}", {(sink_topic, 0): 50, (sink_topic, 1): 70}, model.OffsetsAction.ALTER)
     offsets = f"""\
         id: drop-0
@@ -116,7 +124,9 @@ def test_sink_null_offset_removes_that_partition_only(
             offset: null
         """
     desired = desired_of(tmp_path, manifest(sname, PLAIN_SINK, {"topics": sink_topic}, offsets=offsets))
-    (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    (outcome,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert outcome.status == "applied", outcome.render()
     assert outcome.message == model.success_message(model.OffsetsAction.ALTER, False)
     assert outcome.message.startswith("The Connect framework-managed offsets for this connector have been altered")
@@ -133,8 +143,8 @@ def test_sink_reset_deletes_the_group_and_a_repeated_reset_succeeds(
         offsets = f"{{id: {request_id}, action: reset}}"
         desired = desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path, offsets, state="paused"))
         live = read_live_state(settings)
-        apply_manifests(settings, desired)
-        (outcome,) = run_pending_offsets_requests(settings, desired, live)
+        apply_manifests(settings, desired, PlanOptions(), store=LiveStore.one_shot(settings))
+        (outcome,) = run_pending_offsets_requests(settings, desired, live, store=LiveStore.one_shot(settings))
         assert outcome.status == "applied", outcome.render()
         assert outcome.message == "The offsets for this connector have been reset successfully"
         assert group_of(settings, sname) == {}
@@ -150,13 +160,17 @@ def test_a_refusing_connector_fails_the_request_which_stays_pending(
     settings = kafka_settings
     calls = tmp_path / "calls.jsonl"
     config = {"topics": sink_topic, "calls.file": str(calls)}
-    apply_manifests(settings, desired_of(tmp_path, manifest(sname, REFUSING_SINK, config)))
+    apply_manifests(
+        settings, desired_of(tmp_path, manifest(sname, REFUSING_SINK, config)), PlanOptions(), store=LiveStore.one_shot(settings)
+    )
     run_tasks(settings, sname, 1)
     commit_offsets(settings, sname, f"connect-{sname}", {(sink_topic, 0): 50}, model.OffsetsAction.ALTER)
     offsets = f"{{id: r1, action: alter, offsets: [{{partition: {{kafka_topic: {sink_topic}, kafka_partition: 0}}, offset: {{kafka_offset: 1}}}}]}}"
     desired = desired_of(tmp_path, manifest(sname, REFUSING_SINK, config, offsets=offsets))
 
-    (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    (outcome,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert outcome.status == "refused"
     assert outcome.message == (
         "the connector refused the request: this sink keeps its offsets in the target database; rewind it there"
@@ -168,7 +182,9 @@ def test_a_refusing_connector_fails_the_request_which_stays_pending(
     assert state.progress[sname] == model.Progress("r1", "snapshot")
     # The next run asks the connector again (it may have been fixed), without stopping twice.
     configs_before = config_records(settings, sname)
-    (again,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    (again,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert again.status == "refused" and again.steps == ()
     assert config_records(settings, sname) == configs_before
     assert len(calls.read_text().splitlines()) == 2
@@ -176,7 +192,7 @@ def test_a_refusing_connector_fails_the_request_which_stays_pending(
 
 def test_connector_that_does_not_exist_is_not_found(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
     desired = desired_of(tmp_path, manifest("ghost", PLAIN_SOURCE, {}, offsets="{id: g1, action: reset}"))
-    outcome = execute_offsets_request(kafka_settings, desired[0])
+    outcome = execute_offsets_request(kafka_settings, desired[0], store=LiveStore.one_shot(kafka_settings))
     assert (outcome.status, outcome.message) == ("failed", "Connector ghost not found")
 
 
@@ -184,18 +200,20 @@ def test_without_proof_that_tasks_stopped_only_the_stop_step_runs(
     kafka_settings: KafkaSettings, tmp_path: Path, sink_topic: str, sname: str
 ) -> None:
     settings = kafka_settings
-    apply_manifests(settings, desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path)))
+    apply_manifests(
+        settings, desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path)), PlanOptions(), store=LiveStore.one_shot(settings)
+    )
     run_tasks(settings, sname, 2)
     commit_offsets(settings, sname, f"connect-{sname}", {(sink_topic, 0): 50}, model.OffsetsAction.ALTER)
     desired = desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path, "{id: w1, action: reset}"))
-    outcome = execute_offsets_request(settings, desired[0], tasks_stopped=False)
+    outcome = execute_offsets_request(settings, desired[0], store=LiveStore.one_shot(settings), tasks_stopped=False)
     assert (outcome.status, outcome.steps) == ("waiting", ("stop",))
     state = read_view(settings)
     assert state.progress[sname] == model.Progress("w1", "stop")
     assert state.live.connectors[sname].task_count == 0
     assert group_of(settings, sname) == {(sink_topic, 0): 50}
     # The run tick then finishes it from the stop step.
-    (outcome,) = run_pending_offsets_requests(settings, desired, state.live)
+    (outcome,) = run_pending_offsets_requests(settings, desired, state.live, store=LiveStore.one_shot(settings))
     assert (outcome.status, outcome.steps) == ("applied", ("snapshot", "reset", "return"))
     assert group_of(settings, sname) == {}
 
@@ -206,7 +224,9 @@ def test_sink_request_refused_while_a_zombie_holds_the_group(
     from reconciler.kafka.io.client import new_consumer
 
     settings = kafka_settings
-    apply_manifests(settings, desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path)))
+    apply_manifests(
+        settings, desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path)), PlanOptions(), store=LiveStore.one_shot(settings)
+    )
     zombie = new_consumer(settings, None, **{"group.id": f"connect-{sname}", "session.timeout.ms": 6000})
     try:
         assigned: list[object] = []
@@ -214,7 +234,9 @@ def test_sink_request_refused_while_a_zombie_holds_the_group(
         while not assigned:
             zombie.poll(0.1)
         desired = desired_of(tmp_path, sink_doc(sname, sink_topic, tmp_path, "{id: z1, action: reset}"))
-        (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+        (outcome,) = run_pending_offsets_requests(
+            settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+        )
     finally:
         zombie.close()
     assert outcome.status == "retry"
@@ -243,7 +265,9 @@ def source_doc(offsets: str = "", cls: str = CONFIRMING_SOURCE, **config: Any) -
 def test_source_alter_writes_under_javas_exact_key_bytes(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
     settings = kafka_settings
     calls = tmp_path / "calls.jsonl"
-    apply_manifests(settings, desired_of(tmp_path, source_doc(**{"calls.file": str(calls)})))
+    apply_manifests(
+        settings, desired_of(tmp_path, source_doc(**{"calls.file": str(calls)})), PlanOptions(), store=LiveStore.one_shot(settings)
+    )
     write_raw(settings, settings.topics.offsets, JAVA_RECORDS)
     before = offsets_records(settings)
     offsets = """\
@@ -260,7 +284,9 @@ def test_source_alter_writes_under_javas_exact_key_bytes(kafka_settings: KafkaSe
             offset: {incrementing: 1}
         """
     desired = desired_of(tmp_path, source_doc(offsets, **{"calls.file": str(calls)}))
-    (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    (outcome,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert outcome.status == "applied", outcome.render()
     assert outcome.message == "The offsets for this connector have been altered successfully"
 
@@ -295,9 +321,9 @@ def test_source_reset_tombstones_every_known_partition_and_repeats(
     for request_id in ("reset-1", "reset-2"):
         desired = desired_of(tmp_path, source_doc(f"{{id: {request_id}, action: reset}}", cls=PLAIN_SOURCE))
         live = read_live_state(settings)
-        apply_manifests(settings, desired)
+        apply_manifests(settings, desired, PlanOptions(), store=LiveStore.one_shot(settings))
         before = offsets_records(settings)
-        (outcome,) = run_pending_offsets_requests(settings, desired, live)
+        (outcome,) = run_pending_offsets_requests(settings, desired, live, store=LiveStore.one_shot(settings))
         assert outcome.status == "applied", outcome.render()
         assert outcome.message == model.success_message(model.OffsetsAction.RESET, False)
         expected = [(k, None) for k, _ in JAVA_RECORDS if k.startswith(b'["jdbc-src"')] if request_id == "reset-1" else []
@@ -321,8 +347,10 @@ def test_source_with_its_own_offsets_topic_reads_both_and_writes_both(
     assert {e["partition"]["table"]: e["offset"] for e in body} == {"a": {"n": 1}, "b": None}
     offsets = "{id: c1, action: alter, offsets: [{partition: {table: a}, offset: {n: 5}}]}"
     desired = desired_of(tmp_path, source_doc(offsets, cls=PLAIN_SOURCE, **config))
-    apply_manifests(settings, desired)
-    (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    apply_manifests(settings, desired, PlanOptions(), store=LiveStore.one_shot(settings))
+    (outcome,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert outcome.status == "applied", outcome.render()
     key = b'["jdbc-src",{"table":"a"}]'
     # Partitions are read in no particular order; within the key's partition, the last one wins.
@@ -338,14 +366,18 @@ def test_source_task_producers_are_fenced_before_offsets_change(
     from reconciler.kafka.io.client import new_producer
 
     settings = kafka_settings
-    apply_manifests(settings, desired_of(tmp_path, source_doc(cls=PLAIN_SOURCE)))
+    apply_manifests(
+        settings, desired_of(tmp_path, source_doc(cls=PLAIN_SOURCE)), PlanOptions(), store=LiveStore.one_shot(settings)
+    )
     run_tasks(settings, "jdbc-src", 2)
     # A zombie task 1 that initialised its producer before the request and writes after it.
     zombie = new_producer(settings, None, **{"transactional.id": f"{settings.group_id}-jdbc-src-1"})
     zombie.init_transactions(settings.timeout_s)
 
     desired = desired_of(tmp_path, source_doc("{id: f1, action: reset}", cls=PLAIN_SOURCE))
-    (outcome,) = run_pending_offsets_requests(settings, desired, read_live_state(settings))
+    (outcome,) = run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    )
     assert outcome.status == "applied", outcome.render()
     with pytest.raises(KafkaException) as raised:
         zombie.begin_transaction()

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from reconciler.core.plan import PlanOptions
 from reconciler.kafka.io import admin
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.kafka.io.consume import read_to_end
@@ -101,7 +102,7 @@ class Pipeline:
         self.dir.mkdir(parents=True, exist_ok=True)
         prepare(self.settings)  # the internal topics exist from the start (readers need them)
         executor = SparkExecutor(self.settings, source_batch_records=self.source_batch)
-        self.worker = TickRunner(self.settings, executor, worker_id=WORKER_ID, prune=True)
+        self.worker = TickRunner(self.settings, executor, worker_id=WORKER_ID, plan_options=PlanOptions(prune=True))
 
     def topic(self, name: str, partitions: int = 0) -> str:
         """A data topic name unique to this test (the broker is shared); created when `partitions`."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.plan import PlanOptions
 from reconciler.core.diagnostics import Severity
 from reconciler.core.live import (
     AppliedRequests,
@@ -246,14 +247,14 @@ def _orphan_state(owned: list[str]) -> LiveState:
 def test_prune_only_owned_and_only_when_asked(
     prune: bool, owned: list[str], deleted: list[str], orphans: list[str], unmanaged: list[str]
 ) -> None:
-    plan = build_plan([connector("keep")], _orphan_state(owned), prune=prune)
+    plan = build_plan([connector("keep")], _orphan_state(owned), PlanOptions(prune=prune))
     assert [a.connector for a in plan.actions if a.kind is K.DELETE] == deleted
     assert kinds(plan) == [K.DELETE] * len(deleted)
     assert (plan.orphans, plan.unmanaged, plan.prune) == (orphans, unmanaged, prune)
 
 
 def test_delete_lists_removed_fields_masked() -> None:
-    plan = build_plan([], _orphan_state(["ours"]), prune=True, allow_empty=True)
+    plan = build_plan([], _orphan_state(["ours"]), PlanOptions(prune=True, allow_empty=True))
     delete = only(plan, K.DELETE)
     assert delete.from_state is TargetState.RUNNING
     assert ("db.password", "(sensitive)") in [(c.key, c.old) for c in delete.changes]
@@ -263,17 +264,17 @@ def test_delete_lists_removed_fields_masked() -> None:
 def test_prune_with_no_manifests_is_refused_unless_allowed() -> None:
     """Argo CD's allowEmpty: an empty manifest set must not silently delete everything we own."""
     live = _orphan_state(["ours", "keep"])
-    refused = build_plan([], live, prune=True)
+    refused = build_plan([], live, PlanOptions(prune=True))
     assert kinds(refused) == []
     assert refused.orphans == ["keep", "ours"]  # still listed, not deleted
     (error,) = refused.diagnostics
     assert error.severity is Severity.ERROR
     assert "--prune with no manifests would delete all 2 connector(s)" in error.summary
     assert "keep, ours" in error.summary and "--allow-empty" in (error.hint or "")
-    allowed = build_plan([], live, prune=True, allow_empty=True)
+    allowed = build_plan([], live, PlanOptions(prune=True, allow_empty=True))
     assert kinds(allowed) == [K.DELETE, K.DELETE] and not allowed.diagnostics and allowed.allow_empty
     # One manifest left is not "empty": the others are pruned as before; no prune, no error.
-    assert kinds(build_plan([connector("keep")], live, prune=True)) == [K.DELETE]
+    assert kinds(build_plan([connector("keep")], live, PlanOptions(prune=True))) == [K.DELETE]
     assert build_plan([], live).diagnostics == []
 
 
@@ -340,7 +341,7 @@ def test_actions_are_ordered_by_phase_then_name() -> None:
         live_of(connector("y-orphan")),
         owned=["y-orphan"],
     )
-    plan = build_plan(desired, live, prune=True)
+    plan = build_plan(desired, live, PlanOptions(prune=True))
     assert [(a.kind, a.connector) for a in plan.actions] == [
         (K.CREATE, "a-new"),
         (K.CREATE, "z-new"),
@@ -373,7 +374,7 @@ def test_duplicate_names_are_a_programming_error() -> None:
 def test_plan_metadata_and_fingerprints() -> None:
     desired = [connector("a", config={"db.password": "one"})]
     live = LiveState(group_id="prod")
-    plan = build_plan(desired, live, manifest_paths=["manifests/"])
+    plan = build_plan(desired, live, PlanOptions(manifest_paths=("manifests/",)))
     assert (plan.group_id, plan.manifest_paths, plan.format_version) == ("prod", ["manifests/"], "2")
     assert plan.live_fingerprint == live.fingerprint()
     assert plan.desired_fingerprint == desired_fingerprint(desired)

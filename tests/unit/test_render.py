@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.core.plan import PlanOptions
 from reconciler.core.live import (
     AppliedRequests,
     ConnectTargetState,
@@ -63,7 +64,7 @@ def busy_plan(prune: bool = True) -> Plan:
         owned=["ours"],
         applied={"done": AppliedRequests(restart=["r0"])},
     )
-    return build_plan(desired, live, prune=prune, manifest_paths=["manifests/"])
+    return build_plan(desired, live, PlanOptions(prune=prune, manifest_paths=("manifests/",)))
 
 
 RENDERERS = {
@@ -138,7 +139,7 @@ def test_text_lists_orphans_without_prune() -> None:
 def test_orphans_a_refused_prune_left_do_not_ask_for_the_prune_given() -> None:
     """--prune with no manifests and no --allow-empty: the orphans stay, and say why."""
     live = LiveState(connectors={"ours": LiveConnector(name="ours", config={"connector.class": "datagen"})}, owned=["ours"])
-    text = render_text(build_plan([], live, prune=True))
+    text = render_text(build_plan([], live, PlanOptions(prune=True)))
     assert "Orphaned connectors (created by this reconciler, in no manifest; not deleted: --prune with no " \
            "manifests needs --allow-empty):" in text
     assert "deleted only with --prune" not in text

@@ -68,14 +68,29 @@ class LiveStore:
     it as a context manager) to release its consumers.
     """
 
-    def __init__(self, settings: KafkaSettings, *, topics: TopicsMode = "check") -> None:
+    def __init__(self, settings: KafkaSettings, *, topics: TopicsMode = "check", one_shot: bool = False) -> None:
         self.settings = settings
         self._mode = topics
+        self._one_shot = one_shot
         self._lock = threading.Lock()
         self._reader: TopicReader | None = None
         self._replay = TopicsReplay(settings.topics)
         self._uncommitted: UncommittedConfig | None = None
         self._skipped: dict[str, int] = {}
+
+    @classmethod
+    def one_shot(cls, settings: KafkaSettings) -> LiveStore:
+        """A writer's store that keeps nothing between uses (a command that runs once): `prepare`
+        checks the broker and creates the topics; each `read` reads from offset 0 and closes
+        its consumers, so the store needs no closing. A store kept across ticks is the
+        runtime's instead (its owner prepares its topics)."""
+        return cls(settings, topics="prepared", one_shot=True)
+
+    def prepare(self) -> None:
+        """Before a writer's transaction: the broker answers and the internal topics exist (a
+        one-shot store checks and creates them; a kept store's owner did)."""
+        if self._one_shot:
+            prepare(self.settings)
 
     def read(self, *, task_configs: bool = True, uncommitted: bool = False) -> StoreView:
         """The topics read to their end, as one value.
@@ -90,6 +105,9 @@ class LiveStore:
             except PositionLost as exc:  # records it was to continue from were deleted
                 LOG.info("reading again from offset 0: %s", exc)
                 return self._read_or_reset(task_configs, uncommitted)
+            finally:
+                if self._one_shot:
+                    self._reset()
 
     def _read_or_reset(self, task_configs: bool, uncommitted: bool) -> StoreView:
         try:
