@@ -11,40 +11,19 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 from reconciler.api.metrics import Metrics
 from reconciler.api.state import ApiState, Board, BrokerInfo, ManifestsInfo, TaskKey, TaskTotals, TickInfo, TickOutcome
 from reconciler.render.connect_rest import connector_type
 from reconciler.core.live import LiveState
+from reconciler.core.outcomes import TaskOutcome
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.core.models import DesiredConnector
 
 LOG = logging.getLogger(__name__)
-
-
-class TaskOutcome(Protocol):
-    """What the runtime's `TaskOutcome` tells (described here: this package never imports the
-    runtime, which imports Spark)."""
-
-    @property
-    def connector(self) -> str: ...
-    @property
-    def task_id(self) -> int: ...
-    @property
-    def records(self) -> int: ...
-    @property
-    def error(self) -> str | None: ...
-    @property
-    def bytes(self) -> int: ...
-    @property
-    def lag(self) -> int | None: ...
-    @property
-    def offsets_committed(self) -> bool: ...
-    @property
-    def waited(self) -> str | None: ...
 
 
 class LoopObserver:
@@ -62,13 +41,17 @@ class LoopObserver:
     def finished(self, outcomes: Sequence[TaskOutcome], started_at: float, apply_error: ReconcilerError | None) -> None:
         """A tick ended: its batch's task outcomes, and its apply's error if the apply failed."""
         outcome: TickOutcome = "succeeded" if apply_error is None else "apply_failed"
-        tick = TickInfo(started_at, time.time() - started_at, outcome, _first_line(apply_error))
+        tick = TickInfo(
+            started_at=started_at, duration_s=time.time() - started_at, outcome=outcome, error=_first_line(apply_error)
+        )
         live = self._read()
         self.metrics.record(tick)
         self.board.update(lambda state: _after_tick(state, tick, live, outcomes))
 
     def failed(self, error: ReconcilerError, started_at: float) -> None:
-        tick = TickInfo(started_at, time.time() - started_at, "failed", _first_line(error))
+        tick = TickInfo(
+            started_at=started_at, duration_s=time.time() - started_at, outcome="failed", error=_first_line(error)
+        )
         self.metrics.record(tick)
         self.board.update(lambda state: _after_failure(state, tick, error))
 
@@ -77,7 +60,7 @@ class LoopObserver:
             return self.read_live()
         except ReconcilerError as exc:
             LOG.warning("reading the live state after the tick failed: %s", exc.message)
-            self.board.replace(broker=BrokerInfo(False, time.time(), exc.message))
+            self.board.replace(broker=BrokerInfo(reachable=False, checked_at=time.time(), error=exc.message))
             return None
 
 

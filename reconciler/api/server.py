@@ -126,9 +126,11 @@ class BrokerProbe:
         try:
             cluster_id = self._cluster_id()
         except ReconcilerError as exc:
-            self.board.replace(broker=BrokerInfo(False, time.time(), exc.message, self.board.state.broker.cluster_id))
+            self.board.replace(broker=BrokerInfo(
+                reachable=False, checked_at=time.time(), error=exc.message, cluster_id=self.board.state.broker.cluster_id
+            ))
             return
-        self.board.replace(broker=BrokerInfo(True, time.time(), None, cluster_id))
+        self.board.replace(broker=BrokerInfo(reachable=True, checked_at=time.time(), cluster_id=cluster_id))
 
     def _cluster_id(self) -> str | None:
         from confluent_kafka import KafkaException

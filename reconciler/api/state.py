@@ -20,7 +20,7 @@ TickOutcome = Literal["succeeded", "apply_failed", "failed"]
 TaskKey = tuple[str, int]  # (connector, task id)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TickInfo:
     """One finished tick, as health and metrics need it."""
 
@@ -30,7 +30,7 @@ class TickInfo:
     error: str | None = None  # why it failed, first line
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BrokerInfo:
     """The last answer (or silence) of the broker probe."""
 

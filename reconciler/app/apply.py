@@ -113,7 +113,7 @@ def apply_manifests(
         live = store.read(uncommitted=True).live
         plan = build_plan(desired, live, options)
         if saved is not None:
-            refuse_stale(saved, plan, settings.group_id)
+            refuse_stale(saved, current=plan, group_id=settings.group_id)
         refuse_errors(plan)
         show_plan(plan)
         by_name = {connector.name: connector for connector in desired}
@@ -145,7 +145,7 @@ def refuse_other_group(saved: Plan, group_id: str) -> None:
         )
 
 
-def refuse_stale(saved: Plan, current: Plan, group_id: str) -> None:
+def refuse_stale(saved: Plan, *, current: Plan, group_id: str) -> None:
     """Terraform's rule: a saved plan is applied only while it is still exactly the plan."""
     refuse_other_group(saved, group_id)
     if saved.desired_fingerprint != current.desired_fingerprint:

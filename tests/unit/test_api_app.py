@@ -64,8 +64,8 @@ def ready_state(**changes: object) -> ApiState:
     now = time.time()
     base = ApiState(
         worker_id=W, live=LIVE, sensitive={"src": frozenset({"my.opaque"})},
-        last_tick=TickInfo(now - 1, 0.5, "succeeded"), last_success_at=now,
-        broker=BrokerInfo(True, now, None, "cluster-1"),
+        last_tick=TickInfo(started_at=now - 1, duration_s=0.5, outcome="succeeded"), last_success_at=now,
+        broker=BrokerInfo(reachable=True, checked_at=now, cluster_id="cluster-1"),
         totals={("src", 0): TaskTotals("source", records=9, bytes=90, batches=2),
                 ("sink", 1): TaskTotals("sink", records=4, bytes=40, batches=1, failures=1, commits=1, lag=12, waits=2)},
     )
@@ -272,7 +272,7 @@ def test_readyz_says_which_check_failed(board: Board, client: httpx.Client) -> N
     strict = client.get("/readyz", params={"strict": "true"})
     assert (strict.status_code, strict.json()) == (503, degraded.json())
     assert client.get("/readyz", params={"strict": "maybe"}).status_code == 400
-    board.replace(broker=BrokerInfo(False, time.time(), "127.0.0.1:9: connection refused"))
+    board.replace(broker=BrokerInfo(reachable=False, checked_at=time.time(), error="127.0.0.1:9: connection refused"))
     assert client.get("/readyz").status_code == 503
     down = client.get("/readyz").json()
     assert down["status"] == "not ready" and down["checks"]["broker"] == {
@@ -309,12 +309,12 @@ def test_a_stale_probe_answer_is_not_ready_and_no_tick_yet_is_not_ready() -> Non
     from reconciler.api.health import readiness
 
     now = time.time()
-    stale = ready_state(broker=BrokerInfo(True, now - 500, None, "cluster-1"))
+    stale = ready_state(broker=BrokerInfo(reachable=True, checked_at=now - 500, cluster_id="cluster-1"))
     code, body = readiness(stale, now, stale_after_s=60)
     assert (code, body["status"]) == (503, "not ready") and "500s old" in body["checks"]["broker"]["detail"]
     code, body = readiness(ready_state(last_tick=None), now, stale_after_s=60)
     assert body["checks"]["reconcile"] == {"ok": False, "detail": "no reconcile has finished yet"}
-    failed = ready_state(last_tick=TickInfo(now, 1.0, "apply_failed", "the plan is stale"))
+    failed = ready_state(last_tick=TickInfo(started_at=now, duration_s=1.0, outcome="apply_failed", error="the plan is stale"))
     assert readiness(failed, now, 60)[1]["checks"]["reconcile"]["detail"] == "applying the manifests failed: the plan is stale"
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from reconciler.core.offsets_rules import TopicPartition
+from reconciler.core.outcomes import TaskOutcome as TaskOutcome  # re-exported: the REST API reads it too
 
 
 @dataclass(frozen=True)
@@ -28,25 +29,6 @@ class TaskWork:
     # partitions are dealt over all of them, so a task left out of this batch (FAILED, say)
     # keeps its partitions and no other task reads them. None: the highest task id given + 1.
     task_count: int | None = None
-
-
-@dataclass(frozen=True)
-class TaskOutcome:
-    connector: str
-    task_id: int
-    records: int  # records moved in this batch
-    error: str | None = None  # full Python traceback text when the task failed (-> FAILED trace)
-    bytes: int = 0  # key and value bytes of those records
-    # Sinks: records between where the ranges start (`sink.reset`) and the ends snapshotted at batch
-    # start, largest over the task's partitions (what the batch had to catch up); None: a source.
-    lag: int | None = None
-    offsets_committed: bool = False  # sinks: the batch committed offsets of the task's partitions
-    # Why the task did not run and waits for the next batch (a cluster its clients cannot reach,
-    # an open transaction over the offsets); None: it ran. A wait is neither a batch nor a failure.
-    waited: str | None = None
-    # KIP-558: the topics the task read records of (a sink) or committed records to (a source)
-    # in this batch, sorted; the worker records them as the connector's active topics.
-    topics: tuple[str, ...] = ()
 
 
 class TaskExecutor(Protocol):
