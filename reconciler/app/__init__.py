@@ -6,6 +6,8 @@
   plan's records, then run its offsets requests.
 - `offsets`: which offsets requests run, when and how far, each under its connector's
   transactional id.
+- `status` and `offsets_view`: the read models of `reconciler status` and `reconciler offsets
+  NAME` (rows, notes, snapshot history) as typed values, for the CLI and the REST API.
 - `tick`: one tick of `run` / `watch`: apply, then one batch of every connector's tasks
   (`TickRunner`).
 - `serve`: `run` and `watch` — ticks until a signal (`loop`: the cadence, SIGTERM and the
@@ -13,8 +15,8 @@
   the REST API's lifetime beside the ticks.
 
 The CLI calls these. They may import every layer below them: `api` and `runtime`, `offsets`,
-`kafka`, `manifests`, `render`, `connectors`, `core`. Only `tick` and `serve` import the
-runtime, hence Spark: `plan`, `apply` and `offsets` never do (an import-linter contract checks
-it). Nothing here parses arguments or prints: what `run`/`watch` say goes to the CLI's output
-(`serve.ServeOutput`).
+`kafka`, `manifests`, `render`, `connectors`, `core`. Only `tick`, `serve` (and `loop`,
+`reload`) import the runtime, hence Spark: `plan`, `apply`, `offsets` and the read models
+never do (an import-linter contract checks it). Nothing here parses arguments or prints: what
+`run`/`watch` say goes to the CLI's output (`serve.ServeOutput`).
 """

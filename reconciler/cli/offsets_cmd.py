@@ -5,7 +5,8 @@
   (the worker topic, plus its own `offsets.storage.topic` if it has one), a sink's committed
   offsets of its consumer group. Works in any target state; an unknown connector is Connect's
   404 ("Connector NAME not found", exit 1). `--history` lists the rollback snapshots taken
-  before each offsets request ran (id, time, the offsets then, whether it was applied).
+  before each offsets request ran (id, time, the offsets then, whether it was applied). Both
+  are read by `app.offsets_view`; here they are printed.
 * `offsets import PATH… --from-connect-offsets-topic T [--from-bootstrap-servers B]`: read a
   Kafka Connect cluster's offsets (and sink consumer groups) and print `spec.offsets` blocks for
   the connectors the manifests declare, to paste and review (`reconciler.offsets.migrate`).
@@ -22,13 +23,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from reconciler.app.offsets_view import OffsetsSnapshot, current_offsets, offsets_history
 from reconciler.core.offsets_rules import partition_order
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError
 
 if TYPE_CHECKING:
     from reconciler.kafka.settings import KafkaSettings
-    from reconciler.kafka.replay.topics import StoreView
 
 EXIT_OK = 0
 IMPORT = "import"
@@ -79,19 +80,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def show(args: argparse.Namespace, name: str) -> int:
-    from reconciler.kafka.io.store import read_view
-    from reconciler.offsets.model import not_found_message
-    from reconciler.offsets.state import current_body
-
     settings = kafka_settings(args)
-    state = read_view(settings)  # read-only: a group without its topics is an error
-    connector = state.live.connector(name)
-    if connector is None or connector.config is None:
-        raise ReconcilerError(not_found_message(name))
     if args.history:
-        print_history(history(state, name), args.format)
+        print_history(offsets_history(settings, name), args.format)
         return EXIT_OK
-    body = {"offsets": current_body(settings, name, connector.config)}
+    body = {"offsets": current_offsets(settings, name)}
     if args.format == "json":
         print(json.dumps(body, indent=2, ensure_ascii=False))
     else:
@@ -114,46 +107,16 @@ def print_offsets_table(entries: list[dict[str, Any]]) -> None:
         print(f"{partition.ljust(width)}  {offset}")
 
 
-def history(state: StoreView, name: str) -> list[dict[str, Any]]:
-    """The connector's snapshots, oldest first: id, time taken, whether applied, the offsets then."""
-    applied = state.applied_offsets.get(name, {})
-    in_progress = state.progress.get(name)
-    entries = []
-    for (connector, request_id), snapshot in state.snapshots.items():
-        if connector != name:
-            continue
-        if request_id in applied:
-            status = "applied"
-        elif in_progress is not None and in_progress.request_id == request_id:
-            status = f"in progress (after step {in_progress.step})"
-        else:
-            status = "not applied"
-        entries.append(
-            {
-                "id": request_id,
-                "taken_at": _iso(snapshot.taken_at_ms),
-                "status": status,
-                "applied_at": _iso(applied[request_id]) if request_id in applied else None,
-                "offsets": snapshot.offsets,
-            }
-        )
-    return sorted(entries, key=lambda e: (e["taken_at"], e["id"]))
-
-
-def _iso(ms: int) -> str:
-    return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def print_history(entries: list[dict[str, Any]], fmt: str) -> None:
+def print_history(entries: list[OffsetsSnapshot], fmt: str) -> None:
     if fmt == "json":
-        print(json.dumps({"history": entries}, indent=2, ensure_ascii=False))
+        print(json.dumps({"history": [dataclasses.asdict(e) for e in entries]}, indent=2, ensure_ascii=False))
         return
     if not entries:
         print("No offsets snapshots: no offsets request has run for this connector.")
         return
     for entry in entries:
-        print(f"{entry['id']}  taken {entry['taken_at']}  {entry['status']}")
-        print_offsets_table(entry["offsets"])
+        print(f"{entry.id}  taken {entry.taken_at}  {entry.status}")
+        print_offsets_table(entry.offsets)
         print()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import traceback
 
-from reconciler.cli.status_cmd import _task_rows
+from reconciler.app.status import TaskRow, task_rows
 from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector
 from reconciler.render.common import trace_summary
 
@@ -68,8 +68,10 @@ def test_the_status_tables_trace_column_names_the_exception() -> None:
         1: InstanceStatus(state=InstanceState.FAILED, worker_id="w:2", trace=JAVA),
         2: InstanceStatus(state=InstanceState.RUNNING, worker_id="w:1"),
     })
-    assert _task_rows(connector) == [
-        ["0", "FAILED", "w:1", "FileNotFoundError: [Errno 2] No such file or directory: '/data/in.csv'"],
-        ["1", "FAILED", "w:2", "org.apache.kafka.connect.errors.ConnectException: boom"],
-        ["2", "RUNNING", "w:1", ""],
+    assert task_rows(connector) == [
+        TaskRow(task=0, state=InstanceState.FAILED, worker_id="w:1",
+                trace="FileNotFoundError: [Errno 2] No such file or directory: '/data/in.csv'"),
+        TaskRow(task=1, state=InstanceState.FAILED, worker_id="w:2",
+                trace="org.apache.kafka.connect.errors.ConnectException: boom"),
+        TaskRow(task=2, state=InstanceState.RUNNING, worker_id="w:1", trace=""),
     ]
