@@ -14,7 +14,7 @@ listed and hashed again, exactly as the loader would read them, and only a diffe
 - a file saved with the same bytes (`touch`, a formatter that changes nothing) is no change;
 - a deleted file changes the fingerprint like any edit.
 
-Each change then reloads *every* manifest from scratch (`watch_cmd`): level-based, nothing is
+Each change then reloads *every* manifest from scratch (`app.reload`): level-based, nothing is
 patched in place. (docs/runtime.md#watch-mode.)
 """
 
