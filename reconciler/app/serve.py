@@ -86,16 +86,18 @@ def _as_is(executor: TaskExecutor) -> TaskExecutor:
     return executor
 
 
+@contextlib.contextmanager
 def run_once(
     settings: KafkaSettings, paths: Sequence[str], options: ServeOptions, output: ServeOutput, *, wrap: Wrap = _as_is
-) -> TickReport:
-    """One tick (`run --once`), reported; then this worker's instances UNASSIGNED."""
+) -> Iterator[TickReport]:
+    """One tick (`run --once`), reported; then this worker's instances UNASSIGNED. The block
+    gets the tick's report before Spark stops (a summary is not kept waiting for it)."""
     desired = load_or_raise(paths)
     with _running(settings, options, output, wrap) as (runner, _):
         with releasing(runner, output):
             report = runner.tick(desired, manifest_paths=paths, on_batch_error=output.applied_before_failure)
             output.report(report)
-    return report
+        yield report
 
 
 def serve(

@@ -117,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
     output = make_output(args.log_format)
     wrap = partial(with_progress, log_format=args.log_format)
     if args.once:
-        report = run_once(settings, paths, options, output, wrap=wrap)
-        return _exit_once(report, output, allow_failed=args.allow_failed)
+        with run_once(settings, paths, options, output, wrap=wrap) as report:
+            return _exit_once(report, output, allow_failed=args.allow_failed)
     serve(settings, paths, options, output, wrap=wrap)
     return EXIT_OK
 
