@@ -23,7 +23,7 @@ ONE_REMOVED = EXAMPLES / "prune" / "2-one-removed"
 def applied_snapshot(manifests: Path, out: Path) -> Path:
     """The live state after `apply manifests`, through the same records and state machines."""
     desired = load_or_raise([manifests])
-    plan = build_plan(desired, LiveState(), PlanOptions(prune=False, manifest_paths=tuple([str(manifests)])))
+    plan = build_plan(desired, LiveState(), PlanOptions(prune=False, manifest_paths=(str(manifests),)))
     config, status, ours = ConfigReplay(), StatusReplay(), ReconcilerReplay()
     for offset, record in enumerate(plan_to_records(plan, {d.name: d for d in desired}, LiveState(), now_ms=0)):
         target = {"configs": config, "reconciler": ours}.get(record.topic_role)

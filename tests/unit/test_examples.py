@@ -60,7 +60,7 @@ def plan_step(step: Path, live: LiveState, prune: bool) -> tuple[Plan, dict[str,
     result = load_manifests([step])
     assert [d.render() for d in result.diagnostics] == []
     desired = {d.name: d for d in result.connectors}
-    return build_plan(result.connectors, live, PlanOptions(prune=prune, manifest_paths=tuple([str(step)]))), desired
+    return build_plan(result.connectors, live, PlanOptions(prune=prune, manifest_paths=(str(step),))), desired
 
 
 # Not scenarios: the GitOps kit (tests/unit/test_gitops_kit.py checks those).
