@@ -12,8 +12,9 @@ import pytest
 
 from reconciler.api.health import readiness
 from reconciler.api.state import ApiState, BrokerInfo, ManifestsInfo, TickInfo
+from reconciler.app.reload import FixedManifests
+from reconciler.app.serve import make_tick
 from reconciler.cli.logs import JsonFormatter
-from reconciler.cli.run_cmd import make_tick
 from reconciler.cli.tick_output import JsonOutput, TextOutput
 
 
@@ -40,7 +41,7 @@ class Said:
 @pytest.mark.parametrize(("problems", "lines"), [([], []), (["a.yaml:1:1: x", "a.yaml:2:1: y"], [2])])
 def test_each_tick_says_whether_the_files_on_disk_are_still_invalid(problems: list[str], lines: list[int]) -> None:
     said = Said()
-    tick = make_tick(OneTick(), lambda: ([], ["m"]), said, None, lambda: problems)  # type: ignore[arg-type]
+    tick = make_tick(OneTick(), FixedManifests([], ["m"], problems), said, None)  # type: ignore[arg-type]
     tick()
     tick()
     assert said.reports == ["report", "report"] and said.still_invalid == lines * 2
@@ -58,13 +59,13 @@ def test_the_status_line_in_text_and_json(capsys: pytest.CaptureFixture[str], ca
 
 def test_readiness_serves_while_degraded_unless_strict() -> None:
     now = time.time()
-    serving = ApiState(worker_id="w", last_tick=TickInfo(now, 1.0, "succeeded"),
-                       broker=BrokerInfo(True, now, None, "cluster-1"))
+    serving = ApiState(worker_id="w", last_tick=TickInfo(started_at=now, duration_s=1.0, outcome="succeeded"),
+                       broker=BrokerInfo(reachable=True, checked_at=now, cluster_id="cluster-1"))
     assert readiness(serving, now, 60) == readiness(serving, now, 60, strict=True)
     assert readiness(serving, now, 60)[0] == 200
     typo = ApiState(**{**serving.__dict__, "manifests": ManifestsInfo(False, ("m.yaml:3:1: bad",))})
     code, body = readiness(typo, now, 60)
     assert (code, body["status"], body["manifest_problems"]) == (200, "degraded", ["m.yaml:3:1: bad"])
     assert readiness(typo, now, 60, strict=True) == (503, body)
-    away = ApiState(**{**typo.__dict__, "broker": BrokerInfo(False, now, "refused")})
+    away = ApiState(**{**typo.__dict__, "broker": BrokerInfo(reachable=False, checked_at=now, error="refused")})
     assert readiness(away, now, 60)[0] == 503 and readiness(away, now, 60)[1]["status"] == "not ready"

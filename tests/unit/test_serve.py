@@ -44,6 +44,9 @@ class Output:
     def invalid_manifests(self, diagnostics: object) -> None:
         self.said.append("invalid")
 
+    def manifests_still_invalid(self, problems: int) -> None:
+        self.said.append(f"still invalid: {problems}")
+
 
 class Runner:
     """A tick runner whose ticks are scripted: an apply error to report, or an error to raise."""
