@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import KafkaError
 
 from reconciler.app.apply import ApplyOutcome
-from reconciler.app.tick import Worker
+from reconciler.app.tick import TickRunner
 from reconciler.connectors.checks import MAX_TASKS
 from reconciler.core.live import LastBatch, LiveState, TaskBatch
 from reconciler.core.plan import Plan
@@ -34,9 +34,9 @@ class _Executor:
 
 
 def test_a_batch_that_fails_after_an_apply_reports_what_the_apply_wrote(monkeypatch: pytest.MonkeyPatch) -> None:
-    worker = Worker(KafkaSettings(bootstrap_servers="localhost:1", group_id="g"), _Executor(), worker_id="w:1")
+    worker = TickRunner(KafkaSettings(bootstrap_servers="localhost:1", group_id="g"), _Executor(), worker_id="w:1")
     applied = ApplyOutcome(plan=Plan(), live=LiveState(), records_written=3, pending_offsets=[])
-    monkeypatch.setattr(Worker, "apply", lambda self, desired, manifest_paths=(): applied)
+    monkeypatch.setattr(TickRunner, "apply", lambda self, desired, manifest_paths=(): applied)
 
     def failing(**kwargs: Any) -> Any:
         raise ReconcilerError("writing to Kafka failed")

@@ -32,6 +32,9 @@ class Output:
     def resynced(self, applied: object, offsets: object) -> None:
         self.said.append("resynced")
 
+    def applied_before_failure(self, applied: object) -> None:
+        self.said.append("applied before failure")
+
     def error(self, exc: ReconcilerError) -> None:
         self.said.append(f"error {exc.message}")
 
@@ -58,7 +61,9 @@ class Runner:
         self.released: int | None = 0
         self.reached = True
 
-    def tick(self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str], on_apply_error: Any) -> TickReport:
+    def tick(
+        self, desired: Sequence[DesiredConnector], *, manifest_paths: Sequence[str], on_apply_error: Any, on_batch_error: Any
+    ) -> TickReport:
         self.ticks.append([d.name for d in desired])
         if self.raises is not None:
             raise self.raises
