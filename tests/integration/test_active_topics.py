@@ -18,7 +18,8 @@ from reconciler.app.apply import apply
 from reconciler.kafka.formats.records import Record, TopicRole
 from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.io.produce import TransactionalWriter
-from reconciler.kafka.io.store import prepare, read_live_state
+from reconciler.core.plan import PlanOptions
+from reconciler.kafka.io.store import LiveStore, prepare, read_live_state
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.manifests import load_or_raise
 from test_run_support import Pipeline, pipeline
@@ -95,7 +96,8 @@ def test_a_manifests_topics_reset_forgets_them_once_per_id(pipeline: Pipeline) -
 
     def apply_manifests() -> tuple[list[str], int]:
         """`apply` alone (a tick would run a batch after it, which records the topic again)."""
-        outcome = apply(pipeline.settings, load_or_raise([str(pipeline.dir)]))
+        settings = pipeline.settings
+        outcome = apply(settings, load_or_raise([str(pipeline.dir)]), PlanOptions(), store=LiveStore.one_shot(settings))
         return [a.kind.value for a in outcome.plan.actions], outcome.records_written
 
     pipeline.set(source, topicsReset={"id": "reset-1"})

@@ -16,7 +16,7 @@ from reconciler.app.apply import refuse_stale
 from reconciler.core.live import AppliedRequests, LiveConnector, LiveState, RequestKind
 from reconciler.core.models import ConnectorManifest, DesiredConnector
 from reconciler.core.normalize import connector_properties
-from reconciler.core.plan import Action, ActionKind, PendingRequest, Plan
+from reconciler.core.plan import Action, ActionKind, PendingRequest, Plan, PlanOptions
 from reconciler.core.planner import build_plan, desired_fingerprint
 from reconciler.errors import StalePlan
 from reconciler.kafka.formats.changes import plan_to_records
@@ -101,7 +101,7 @@ def test_the_reset_runs_in_the_restart_phase_after_a_restart_and_before_deletes(
     desired = connector(topicsReset={"id": "t1"}, restart={"id": "r1"}, state="paused")
     live = live_with(desired, ["orders"]).model_copy(update={"owned": ["gone"]})
     live.connectors["gone"] = LiveConnector(name="gone", config={"connector.class": "datagen"})
-    plan = build_plan([desired], live, prune=True)
+    plan = build_plan([desired], live, PlanOptions(prune=True))
     assert [a.kind for a in plan.actions] == [
         ActionKind.PAUSE, ActionKind.RESTART, ActionKind.TOPICS_RESET, ActionKind.DELETE
     ]
@@ -209,10 +209,10 @@ def test_a_saved_plan_whose_topics_moved_is_stale() -> None:
     saved = build_plan([desired], live_with(desired, ["orders"]))
     same = build_plan([desired], live_with(desired, ["orders"]))
     moved = build_plan([desired], live_with(desired, ["orders", "payments"]))
-    refuse_stale(saved, same, "g")  # active topics are not in the live fingerprint...
+    refuse_stale(saved, current=same, group_id="g")  # active topics are not in the live fingerprint...
     assert saved.live_fingerprint == moved.live_fingerprint
     with pytest.raises(StalePlan, match="active topics moved"):
-        refuse_stale(saved, moved, "g")  # ...but what a reset forgets must not have moved
+        refuse_stale(saved, current=moved, group_id="g")  # ...but what a reset forgets must not have moved
 
 
 def test_fingerprints_without_topics_resets_are_unchanged() -> None:
