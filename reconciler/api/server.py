@@ -7,7 +7,7 @@ outside the main thread: SIGTERM stays the loop's (`app.loop.Stopper`).
 While serving, the interpreter switches threads every millisecond rather than every five: the
 loop's thread mostly waits on Kafka, and each time a call returns it must take the interpreter
 lock back from whichever thread holds it; under a burst of requests that wait, up to the switch
-interval per call, made ticks measurably slower (tests/integration/test_api_burst.py).
+interval per call, made ticks measurably slower (tests/integration/api/test_api_burst.py).
 
 The probe asks the broker for its cluster id every few seconds (also `GET /`'s
 `kafka_cluster_id`), with the command's `--timeout`, from its own thread: `/readyz` answers

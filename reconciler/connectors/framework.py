@@ -2,7 +2,7 @@
 
 From `ConnectorConfig`, `SinkConnectorConfig` and `SourceConnectorConfig` (and the prefixes
 their `enrich` and client-override code read), with the UI fields a 4.3.1 worker's
-`PUT …/config/validate` shows (`tests/integration/test_validate_vs_java.py` compares them).
+`PUT …/config/validate` shows (`tests/integration/java_connect/test_validate_vs_java.py` compares them).
 These keys are never "unknown", whatever the plugin declares; their values are checked like a
 plugin's own. A key of the other kind (`topics` on a source, `exactly.once.support` on a sink)
 is reported, because the reconciler tells sinks from sources by `topics`/`topics.regex`

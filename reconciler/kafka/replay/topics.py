@@ -5,7 +5,7 @@ The config, status and reconciler topics are fed to Connect's state machines (`r
 the runtime's marks (`marks`) as they are consumed; `view()` builds, from the replays as they are
 at that moment, an immutable `StoreView`. Feeding more records later continues the same replays:
 `reconciler.kafka.io.store` reads incrementally that way, and a view built after an incremental read
-equals the one a read from offset 0 would build (tests/unit/test_topics_replay.py).
+equals the one a read from offset 0 would build (tests/unit/kafka/test_topics_replay.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Connectors that log (`chatty:ChattySource`, `chatty:ChattySink`), for the test of what their
-log records become (tests/integration/test_task_logs_run.py). Each task logs at INFO and, with
+log records become (tests/integration/runtime/test_task_logs_run.py). Each task logs at INFO and, with
 its whole config (a password in it), at WARNING; the source's `task_configs` at INFO."""
 
 from __future__ import annotations

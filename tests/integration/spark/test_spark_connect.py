@@ -1,0 +1,68 @@
+"""`reconciler run --spark-remote sc://…` through a real Spark Connect server.
+
+One server for the session (`spark_connect_server`, started from PySpark's own `spark-submit`
+and jars, with Spark's Kafka data source on its classpath). Its Python workers run the packed
+executors' environment, which has no reconciler: the driver ships the package and the
+`module:Class` plugin as artifacts. Jobs are DataFrame `mapInArrow` jobs (Connect has no RDDs),
+and sinks must read through the data source (`--sink-reader spark-kafka` insists on it).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from reconciler.kafka.io.store import read_live_state
+from reconciler.devtools.broker import free_port
+from recording import recorded
+from run_support import Pipeline, ids, parquet_keys, topic_keys
+from test_spark_cluster import run_once, task_records_written
+
+if TYPE_CHECKING:
+    from reconciler.devtools.spark_cluster import RunningConnectServer
+    from tests.conftest import KafkaUnderTest
+
+pytestmark = pytest.mark.spark
+
+COUNT = 600
+
+
+def test_source_to_sink_exactly_once_over_two_ticks_through_spark_connect(
+    kafka: KafkaUnderTest, spark_connect_server: RunningConnectServer, tmp_path: Path
+) -> None:
+    pipeline = Pipeline(kafka.settings(f"t-connect-{uuid.uuid4().hex[:8]}"), tmp_path)
+    topic = pipeline.topic("orders", partitions=2)
+    pipeline.connector("gen", "datagen", {"topic": topic, "count": COUNT, "shards": 4, "record.bytes": 60},
+                       tasks_max=2)
+    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": str(tmp_path / "parquet")}, tasks_max=2)
+    pipeline.connector("recorder", "recording:RecordingSink", {"topics": topic, "path": str(tmp_path / "rec")})
+
+    first = run_once(pipeline, "--spark-remote", spark_connect_server.url, "--sink-reader", "spark-kafka")
+    second = run_once(pipeline, "--sink-reader", "spark-kafka", env={"SPARK_REMOTE": spark_connect_server.url})
+
+    assert [first.code, second.code] == [0, 0], first.output + second.output
+    assert "Traceback" not in first.output + second.output
+    assert topic_keys(pipeline.settings, topic) == ids(COUNT)
+    assert parquet_keys(tmp_path / "parquet") == ids(COUNT)
+    assert Counter(recorded(tmp_path / "rec").column("key").to_pylist()) == ids(COUNT)
+    # `run --once` released what it ran on exit (UNASSIGNED); each connector's last batch succeeded.
+    live = read_live_state(pipeline.settings)
+    for name in ("gen", "archive", "recorder"):
+        assert pipeline.states(name) == ("UNASSIGNED", {task: "UNASSIGNED" for task in pipeline.states(name)[1]})
+        assert live.last_batches[name].outcome == "succeeded"
+
+
+def test_a_spark_connect_server_that_is_down_fails_fast_naming_it_and_writes_nothing_for_tasks(
+    kafka: KafkaUnderTest, tmp_path: Path
+) -> None:
+    pipeline = Pipeline(kafka.settings(f"t-connect-{uuid.uuid4().hex[:8]}"), tmp_path)
+    pipeline.connector("gen", "datagen", {"topic": pipeline.topic("t", partitions=1), "count": 10})
+    url = f"sc://127.0.0.1:{free_port()}"
+    run = run_once(pipeline, "--spark-remote", url, "--spark-timeout", "5", timeout_s=120)
+    assert run.code == 1 and f"cannot reach the Spark Connect server at {url}" in run.output
+    assert "Traceback" not in run.output and run.seconds < 60
+    assert task_records_written(pipeline) == []
