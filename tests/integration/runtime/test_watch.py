@@ -70,6 +70,8 @@ class ConfigMapVolume:
 
 
 def lines_after(run: Running, start: int, settle_s: float) -> list[str]:
+    """The lines since `start` after a quiet period: callers assert what does not come (a
+    second reload or tick, any line for an editor's file), which no poll can wait for."""
     time.sleep(settle_s)
     run.output()
     return run.seen[start:]

@@ -259,7 +259,7 @@ stopper = Stopper(grace_s=float(sys.argv[1]))
 stopper.install()
 def tick():
     print("batch", flush=True)
-    time.sleep(float(sys.argv[2]))
+    time.sleep(float(sys.argv[2]))  # the batch's work: its length is what the tests vary
 run_loop(tick, interval_s=60, stopper=stopper, on_error=print)
 stopper.finished()
 print("stopped", flush=True)
@@ -332,7 +332,7 @@ class SlowExecutor:
         self.closed = False
 
     def run_batch(self, works: object, *, closing: bool = False) -> list[TaskOutcome]:
-        time.sleep(0.4)
+        time.sleep(0.4)  # a batch long enough to be shown
         return []
 
     def close(self) -> None:

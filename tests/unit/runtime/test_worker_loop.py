@@ -20,7 +20,7 @@ def test_ticks_repeat_until_stopped_and_the_current_tick_finishes() -> None:
     def tick() -> None:
         if len(finished) == 2:
             stopper.request_stop()  # as a signal would, in the middle of a tick
-        time.sleep(0.01)
+        time.sleep(0.01)  # the tick's work, which the stop must let finish
         finished.append(len(finished))
 
     run_loop(tick, interval_s=0.01, stopper=stopper, on_error=pytest.fail)
