@@ -37,9 +37,9 @@ BOOKKEEPING = frozenset({"name", "connector.class", "tasks.max"})
 # task is an entry of the connector's `batch/<name>` record, one Kafka record under the
 # broker's default `message.max.bytes` (1 MiB): 50 to 85 bytes a task, so 100,000 tasks made a
 # 5 MB record and MSG_SIZE_TOO_LARGE at every batch; 10,000 stay under 0.9 MB even with the
-# largest counts (tests/unit/test_failed_runs.py). Measured on a 2-core machine, local Spark:
+# largest counts (tests/unit/app/test_failed_runs.py). Measured on a 2-core machine, local Spark:
 # a tick of a file-sink with 10,000 tasks (10,000 task configs, 10,001 statuses) took 12 s,
-# with 1,000 tasks 6 s (tests/integration/test_tasks_max_limit.py). Java's limit is an int's.
+# with 1,000 tasks 6 s (tests/integration/runtime/test_tasks_max_limit.py). Java's limit is an int's.
 MAX_TASKS = 10_000
 
 

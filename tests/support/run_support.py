@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from confluent_kafka import Producer
 
 from reconciler.core.plan import PlanOptions
 from reconciler.kafka.io import admin
@@ -63,6 +64,14 @@ def produce_plain(settings: KafkaSettings, topic: str, records: list[tuple[bytes
     producer: Any = new_producer(settings, **{"linger.ms": 20})
     for key, value, partition in records:
         producer.produce(topic, key=key, value=value, partition=partition)
+    assert producer.flush(settings.timeout_s) == 0
+
+
+def produce_ids(settings: KafkaSettings, topic: str, ids: range) -> None:
+    """Records with key = value = the id, spread over the partitions by key."""
+    producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "partitioner": "murmur2_random"})
+    for i in ids:
+        producer.produce(topic, b"%d" % i, b"%d" % i)
     assert producer.flush(settings.timeout_s) == 0
 
 

@@ -20,7 +20,8 @@ from reconciler import failpoints
 from reconciler.runtime.executor import SparkExecutor
 
 from crash_support import run_killed_batch
-from test_spark_runtime import create_topic, n, produce_ids, sink_works
+from run_support import produce_ids
+from test_spark_runtime import create_topic, n, sink_works
 
 pytestmark = pytest.mark.spark
 

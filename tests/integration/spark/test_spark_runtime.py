@@ -30,6 +30,7 @@ from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.batch.tasks import TaskWork
 from reconciler.kafka.io.produce import task_transactional_id as transactional_id
+from run_support import produce_ids
 
 pytestmark = pytest.mark.spark
 
@@ -47,16 +48,6 @@ def n(name: str) -> str:
 
 def create_topic(settings: KafkaSettings, topic: str, partitions: int = 2) -> None:
     admin.create_topic(settings, topic, partitions)
-
-
-def produce_ids(settings: KafkaSettings, topic: str, ids: range) -> None:
-    """Records with key = value = the id, spread over the partitions by key."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": settings.bootstrap_servers, "partitioner": "murmur2_random"})
-    for i in ids:
-        producer.produce(topic, b"%d" % i, b"%d" % i)
-    assert producer.flush(settings.timeout_s) == 0
 
 
 def datagen_works(name: str, topic: str, count: int, tasks: int = 2, **extra: str) -> list[TaskWork]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from reconciler.connectors.checks import MAX_TASKS
-from test_run_support import Pipeline, pipeline
+from run_support import Pipeline, pipeline
 
 __all__ = ["pipeline"]  # the fixture
 

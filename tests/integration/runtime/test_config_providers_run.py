@@ -20,8 +20,8 @@ from reconciler.kafka.formats import records as rec
 from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.manifests import load_or_raise
-from test_run_support import Pipeline, pipeline
-from test_spark_runtime import produce_ids
+from run_support import Pipeline, pipeline
+from run_support import produce_ids
 
 __all__ = ["pipeline"]  # the fixture
 
