@@ -2,25 +2,36 @@
 fresh process with a failpoint armed; it must die by SIGKILL there, and every process of it —
 its JVM, its Python workers — must be gone soon after (the killed run leaves nothing behind).
 
-The whole-CLI crash tests (`reconciler run --once` killed at each point) are in test_crash.py.
+`run_once` runs the whole CLI (`reconciler run --once`), killed at a failpoint or to its end, for
+test_crash.py and the jdbc-sink's run tests.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import time
 import uuid
 from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 
 from reconciler import failpoints
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.tasks import TaskWork
+from run_support import child_env
+
+if TYPE_CHECKING:
+    from run_support import Pipeline
+
+ROOT = Path(__file__).resolve().parents[2]
+RUN_TIMEOUT_S = 240
 
 BATCH_IN_A_SUBPROCESS = textwrap.dedent(
     """
@@ -61,3 +72,43 @@ def processes_with(marker: str) -> list[str]:
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     return found
+
+
+def run_once(pipeline: Pipeline, failpoint: str | None, expected: int | None = None) -> str:
+    """`reconciler run DIR --once` in a subprocess; with `failpoint`, it must die by SIGKILL there;
+    without, exit `expected` (0 by default: 1 when an instance is to fail)."""
+    settings = pipeline.settings
+    command = [sys.executable, "-m", "reconciler.cli.main", "run", str(pipeline.dir), "--once"]
+    command += ["--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
+    command += ["--spark-master", "local[2]", "--spark-conf", "spark.driver.memory=768m"]
+    env = child_env(**({"RECONCILER_FAILPOINTS": failpoint} if failpoint else {}))
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,  # its JVM and workers share the session: found and reaped below
+    )
+    try:
+        output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        reap_session(process)
+    if expected is None:
+        expected = -signal.SIGKILL if failpoint else 0
+    assert process.returncode == expected, f"exit {process.returncode}, expected {expected}:\n{output}"
+    return output
+
+
+def reap_session(process: subprocess.Popen[str]) -> None:
+    """Kill what is left of the run's session (a killed driver's JVM exits by itself, but a
+    test must not depend on it), then wait for it."""
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+    leftovers = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.pid != os.getpid() and os.getsid(proc.pid) == process.pid:
+                leftovers.append(proc)
+        except (OSError, psutil.Error):
+            continue
+    for proc in leftovers:
+        proc.kill()
+    psutil.wait_procs(leftovers, timeout=30)

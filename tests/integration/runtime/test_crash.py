@@ -10,27 +10,19 @@ one pipeline before it recovers.
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import psutil
 import pytest
 
 from reconciler.kafka.settings import KafkaSettings
-from run_support import FAULTY_SOURCE, Pipeline, child_env, committed_everything, ids, parquet_keys, topic_keys
+from crash_support import run_once
+from run_support import FAULTY_SOURCE, Pipeline, committed_everything, ids, parquet_keys, topic_keys
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-ROOT = Path(__file__).resolve().parents[3]
-RUN_TIMEOUT_S = 240
-
 
 @pytest.fixture
 def big_batches(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: SparkSession) -> Iterator[Pipeline]:
@@ -40,46 +32,6 @@ def big_batches(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: Sp
         yield made
     finally:
         made.worker.close()
-
-
-def run_once(pipeline: Pipeline, failpoint: str | None, expected: int | None = None) -> str:
-    """`reconciler run DIR --once` in a subprocess; with `failpoint`, it must die by SIGKILL there;
-    without, exit `expected` (0 by default: 1 when an instance is to fail)."""
-    settings = pipeline.settings
-    command = [sys.executable, "-m", "reconciler.cli.main", "run", str(pipeline.dir), "--once"]
-    command += ["--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
-    command += ["--spark-master", "local[2]", "--spark-conf", "spark.driver.memory=768m"]
-    env = child_env(**({"RECONCILER_FAILPOINTS": failpoint} if failpoint else {}))
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,  # its JVM and workers share the session: found and reaped below
-    )
-    try:
-        output, _ = process.communicate(timeout=RUN_TIMEOUT_S)
-    finally:
-        reap_session(process)
-    if expected is None:
-        expected = -signal.SIGKILL if failpoint else 0
-    assert process.returncode == expected, f"exit {process.returncode}, expected {expected}:\n{output}"
-    return output
-
-
-def reap_session(process: subprocess.Popen[str]) -> None:
-    """Kill what is left of the run's session (a killed driver's JVM exits by itself, but a
-    test must not depend on it), then wait for it."""
-    if process.poll() is None:
-        process.kill()
-        process.wait()
-    leftovers = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.pid != os.getpid() and os.getsid(proc.pid) == process.pid:
-                leftovers.append(proc)
-        except (OSError, psutil.Error):
-            continue
-    for proc in leftovers:
-        proc.kill()
-    psutil.wait_procs(leftovers, timeout=30)
 
 
 def test_sink_killed_mid_write_and_after_files_loses_and_duplicates_nothing(

@@ -16,8 +16,8 @@ from java_read_support import produce_raw
 from jdbc_support import JDBC_SINK, order, sink_config, table_rows
 from reconciler.devtools.postgres import RunningPostgres
 from reconciler.kafka.settings import KafkaSettings
-from test_crash import run_once
-from test_run_support import Pipeline, committed_everything
+from crash_support import run_once
+from run_support import Pipeline, committed_everything
 
 TABLE = "kafka_orders"
 COUNT = 3000
