@@ -44,7 +44,7 @@ def manifest(name: str, state: str = "running") -> str:
 
 
 class Volume:
-    """A ConfigMap volume as the kubelet writes it (see tests/integration/test_watch.py)."""
+    """A ConfigMap volume as the kubelet writes it (see tests/integration/runtime/test_watch.py)."""
 
     def __init__(self, root: Path) -> None:
         self.root, self.version = root, 0
