@@ -59,7 +59,8 @@ async def healthz(request: Request) -> Any:
     return ConnectJSON(health.liveness(context(request).state, time.time()))
 
 
-@ours.get("/readyz", response_model=schemas.Readiness, responses={503: {"model": schemas.Readiness}},
+# `strict` is a query parameter: a value that is not a boolean is Connect-style 400, as every bad request here.
+@ours.get("/readyz", response_model=schemas.Readiness, responses={503: {"model": schemas.Readiness}, **errors(400)},
           summary="The last reconcile succeeded and the broker answered (invalid manifests: degraded, "
           "still 200 unless strict=true)")
 async def readyz(request: Request, strict: bool = False) -> Any:
