@@ -47,14 +47,16 @@ from offsets_support import (
 CHILD = textwrap.dedent(
     """
     import sys
-    from reconciler.kafka.io.store import read_live_state
+    from reconciler.kafka.io.store import LiveStore, read_live_state
     from reconciler.kafka.settings import KafkaSettings, Topics
     from reconciler.manifests import load_or_raise
     from reconciler.app.offsets import run_pending_offsets_requests
     bootstrap, group, path = sys.argv[1:4]
     settings = KafkaSettings(bootstrap_servers=bootstrap, group_id=group, topics=Topics.for_group(group), timeout_s=20)
     desired = load_or_raise([path])
-    for outcome in run_pending_offsets_requests(settings, desired, read_live_state(settings)):
+    for outcome in run_pending_offsets_requests(
+        settings, desired, read_live_state(settings), store=LiveStore.one_shot(settings)
+    ):
         print(outcome.render(), flush=True)
     """
 )

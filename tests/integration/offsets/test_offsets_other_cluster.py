@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from reconciler.core.normalize import config_value
 from reconciler.core.live import InstanceState
 from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
@@ -63,6 +64,11 @@ def declare(pipeline: Pipeline, out: Path, there: KafkaSettings, **source_extra:
     return topic, sink
 
 
+def properties(config: dict[str, Any]) -> dict[str, str | None]:
+    """A manifest's config as Connect's properties (what the config topic holds): strings."""
+    return {key: config_value(value) for key, value in config.items()}
+
+
 def test_sink_on_another_cluster_alters_and_resets_its_group_there(
     pipeline: Pipeline, elsewhere: KafkaSettings, tmp_path: Path
 ) -> None:
@@ -74,7 +80,7 @@ def test_sink_on_another_cluster_alters_and_resets_its_group_there(
     ends = sink_group_offsets(elsewhere, group)
     assert set(ends) == {(topic, 0), (topic, 1)}
     assert sink_group_offsets(pipeline.settings, group) == {}  # nothing on the worker's cluster
-    config = pipeline.manifests[sink]["spec"]["config"]
+    config = properties(pipeline.manifests[sink]["spec"]["config"])
     assert current_body(pipeline.settings, sink, config) == model.sink_body(ends)  # case 14
 
     # Case 18: a rewind of partition 0 re-delivers exactly that range, from the other cluster.
@@ -118,7 +124,7 @@ def test_source_on_another_cluster_keeps_its_offsets_there(
     topic, sink = declare(pipeline, out, elsewhere, **extra)
     pipeline.set(sink, state="stopped")
     pipeline.tick()
-    config = pipeline.manifests["src"]["spec"]["config"]
+    config = properties(pipeline.manifests["src"]["spec"]["config"])
 
     def positions() -> dict[int, int]:  # what `reconciler offsets src` shows (case 15)
         return {e["partition"]["shard"]: e["offset"]["position"] for e in current_body(pipeline.settings, "src", config)}
