@@ -13,8 +13,9 @@ from fastapi import APIRouter, Query, Request
 
 from reconciler.api import plugins, schemas
 from reconciler.api.http import ConnectJSON, NotAnswerable, context, errors
-from reconciler.render import connect_rest as shapes
 from reconciler.errors import ReconcilerError
+from reconciler.offsets.state import current_body
+from reconciler.render import connect_rest as shapes
 
 router = APIRouter()
 
@@ -76,8 +77,6 @@ async def task_status(connector: str, task: int, request: Request) -> Any:
 
 @router.get("/connectors/{connector}/offsets", response_model=schemas.ConnectorOffsets, responses=errors(404, 503))
 def connector_offsets(connector: str, request: Request) -> Any:
-    from reconciler.offsets.state import current_body
-
     view = context(request)
     found = view.existing(connector)
     try:

@@ -8,6 +8,7 @@ one line gives, and rewinds: docs/connectors.md#file-sink.
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -147,8 +148,6 @@ def _first_bad(
 
 def _concatenated(array: pa.Array) -> bytes:
     """The bytes of a binary array's values, end to end, read from its buffers directly."""
-    import struct
-
     import pyarrow as pa
 
     if len(array) == 0:

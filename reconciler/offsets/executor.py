@@ -12,11 +12,10 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from reconciler import failpoints
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
 from reconciler.connectors.offsets_check import hook_offsets
 from reconciler.connectors.registry import UnknownConnector, load_connector
-from reconciler.logs import connector_context
-from reconciler import failpoints
 from reconciler.core.live import ConnectTargetState, LiveConnector, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
@@ -26,13 +25,16 @@ from reconciler.errors import ReconcilerError
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Record
+from reconciler.kafka.io.admin import ensure_offsets_topic
 from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
-from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.io.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
-from reconciler.kafka.formats.records import Record
+from reconciler.kafka.io.produce import fence_source_tasks
+from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.offsets import model
+from reconciler.logs import connector_context
+from reconciler.offsets import model, sink
 from reconciler.offsets.model import (
     CHANGED,
     SNAPSHOT,
@@ -48,6 +50,8 @@ from reconciler.offsets.model import (
     source_targets,
     success_message,
 )
+from reconciler.offsets.sink import group_offsets
+from reconciler.offsets.source import confirm_reset, read_source_offsets
 from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE
 from reconciler.offsets.writer import OffsetsWriter, Placed
 
@@ -154,9 +158,6 @@ class RequestExecution:
     def _fence_and_read(self, connector: LiveConnector) -> SourceOffsets:
         """KIP-618: fence every task producer the connector may have had, then read its offsets
         (after fencing, so no zombie can commit offsets behind our back)."""
-        from reconciler.kafka.io.produce import fence_source_tasks
-        from reconciler.offsets.source import read_source_offsets
-
         count = max(connector.task_count or 0, len(connector.task_configs), self.desired.spec.tasksMax)
         # The task producers live on the cluster the connector produces to.
         fence_source_tasks(client_settings(self.settings, self.config, PRODUCER), self.name, count)
@@ -181,8 +182,6 @@ class RequestExecution:
         return body
 
     def _sink_body(self) -> list[dict[str, Any]]:
-        from reconciler.offsets.sink import group_offsets
-
         return model.sink_body(group_offsets(self.group_cluster, self.group))
 
     @property
@@ -252,8 +251,6 @@ class RequestExecution:
 
     def _change_sink(self, snapshot: list[dict[str, Any]]) -> None:
         """From the snapshot, not from the group now: a re-run after a crash computes the same."""
-        from reconciler.offsets import sink
-
         action, cluster = self.request.action, self.group_cluster
         if action is OffsetsAction.RESET:
             sink.delete_group(cluster, self.name, self.group, action)
@@ -270,9 +267,6 @@ class RequestExecution:
         (both or neither). A store on another cluster (the connector's producer cluster) gets its
         own transaction first; a crash after it re-runs this step, which writes the same values.
         """
-        from reconciler.kafka.io.admin import ensure_offsets_topic
-        from reconciler.offsets.source import confirm_reset
-
         for store in source.stores:  # a connector-specific topic may not exist before its first run
             if store.key != (cluster_key(self.settings), self.settings.topics.offsets):
                 ensure_offsets_topic(store.settings, store.topic)

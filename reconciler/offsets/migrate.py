@@ -23,13 +23,16 @@ from typing import Any
 
 from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.core.normalize import connector_properties
-from reconciler.kafka.formats import records as rec
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.replay import OffsetsReplay, partition_identity
-from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.admin import topic_partitions
 from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
+from reconciler.kafka.io.store import read_offsets_topics
+from reconciler.kafka.replay import OffsetsReplay, partition_identity
+from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, sink_body
+from reconciler.offsets.sink import group_offsets
 
 
 @dataclass(frozen=True)
@@ -192,10 +195,6 @@ def run_import(
     only: Sequence[str] = (),
 ) -> ImportResult:
     """Read the old cluster's offsets topic(s) and sink groups for the declared connectors."""
-    from reconciler.kafka.io.admin import topic_partitions
-    from reconciler.offsets.sink import group_offsets
-    from reconciler.kafka.io.store import read_offsets_topics
-
     chosen = _chosen(desired, only)
     existing = topic_partitions(old)
     missing = [topic for topic in topics if topic not in existing]

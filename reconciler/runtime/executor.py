@@ -18,14 +18,28 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Literal
 
+from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.spark.session import DEFAULT_MASTER, DEFAULT_TIMEOUT_S, SparkTarget, is_local
 from reconciler.runtime.batch.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
+from reconciler.runtime.sink import job as sink_job
+from reconciler.runtime.source import driver as source_driver
+from reconciler.runtime.source import job as source_job
+from reconciler.runtime.source import task as source_task
+from reconciler.runtime.source.driver import SourceOffsets, source_offsets
+from reconciler.runtime.spark.data_source import available, with_kafka_jars
+from reconciler.runtime.spark.session import (
+    DEFAULT_MASTER,
+    DEFAULT_TIMEOUT_S,
+    SparkTarget,
+    active_session,
+    is_local,
+    start,
+    warm_up,
+)
+from reconciler.runtime.spark.ship import check_connectors, plugin_files, project_zip, ship
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from reconciler.runtime.source.driver import SourceOffsets
 
 LOG = logging.getLogger(__name__)
 
@@ -92,10 +106,6 @@ class SparkExecutor:
 
     def session(self) -> SparkSession:
         """The SparkSession, started on first use: code shipped, executors checked."""
-        from reconciler.runtime.spark.session import active_session, start, warm_up
-        from reconciler.runtime.spark.data_source import with_kafka_jars
-        from reconciler.runtime.spark.ship import project_zip, ship
-
         with self._lock:
             if self._session is None:
                 existing = None if self.target.remote else active_session()
@@ -155,8 +165,6 @@ class SparkExecutor:
     def _unloadable(self, session: SparkSession, works: Sequence[TaskWork]) -> dict[str, str]:
         """Connector classes the executors cannot load (checked once each), with the trace to
         report; their `module:Class` modules are shipped first."""
-        from reconciler.runtime.spark.ship import check_connectors, plugin_files, ship
-
         if not self.ships_code:
             return {}
         new = sorted({w.connector_class for w in works} - set(self._checked))
@@ -169,8 +177,6 @@ class SparkExecutor:
     def _source_offsets(self, works: Sequence[TaskWork]) -> SourceOffsets:
         """The committed source offsets, with the connectors that cannot run on them (all of
         them when reading failed in a way no one connector's store explains)."""
-        from reconciler.runtime.source.driver import SourceOffsets, source_offsets
-
         try:
             return source_offsets(self.settings, works)
         except Exception:
@@ -187,12 +193,6 @@ class SparkExecutor:
         then the tasks wait for the next batch and keep their status, as a Java task does, whose
         clients retry without end (Connect sets their `max.block.ms` and `delivery.timeout.ms`
         to the maximum), rather than turn FAILED until someone restarts them."""
-        from reconciler.errors import BrokerUnreachable
-        from reconciler.runtime.sink import job as sink_job
-        from reconciler.runtime.source import driver as source_driver
-        from reconciler.runtime.source import job as source_job
-        from reconciler.runtime.source import task as source_task
-
         name, kind = works[0].connector, works[0].kind
         pool = f"connector-{name}"
         try:
@@ -221,9 +221,6 @@ class SparkExecutor:
 
     def _kafka_source(self, session: SparkSession) -> bool:
         """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""
-        from reconciler.errors import ReconcilerError
-        from reconciler.runtime.spark.data_source import available
-
         if self.sink_reader == "confluent-kafka":
             return False
         if available(session):

@@ -43,13 +43,14 @@ from reconciler.kafka.io.consume import LogBounds, log_bounds
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.kafka.io.overrides import CONSUMER, client_settings, overrides
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.batch.task_logs import for_connector
+from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork, assign_partitions
 from reconciler.runtime.sink.ranges import SinkPartitionResult, SinkPartitionWork, commit_metadata, scanned_to
 from reconciler.runtime.sink.reader import ISOLATION
 from reconciler.runtime.sink.reset import Starts, describe, reset_policy, sink_starts
+from reconciler.runtime.sink.spark_reader import run_ranges
 from reconciler.runtime.sink.task import sink_partition
 from reconciler.runtime.spark.jobs import PartitionFailed, run_partitions
-from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork, assign_partitions
-from reconciler.runtime.batch.task_logs import for_connector
 
 if TYPE_CHECKING:
     from reconciler.runtime.spark.session import SparkSession
@@ -233,8 +234,6 @@ def _run_ranges(
     """The Spark job over the ranges: one result per range, a failed partition's too."""
     results: Sequence[SinkPartitionResult | PartitionFailed]
     if kafka_source:
-        from reconciler.runtime.sink.spark_reader import run_ranges
-
         results = run_ranges(session, settings, items, pool=pool, description=description)
     else:
         results = run_partitions(session, items, sink_partition, pool=pool, description=description)

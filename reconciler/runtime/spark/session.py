@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from reconciler.errors import ReconcilerError
 from reconciler import failpoints
+from reconciler.errors import ReconcilerError
 from reconciler.runtime.spark import jvm_output
 from reconciler.runtime.spark.cds import driver_options
+from reconciler.runtime.spark.ship import preflight
 
 if TYPE_CHECKING:
     # Named here for the sink and source jobs too: they reach Spark only through this package.
@@ -391,6 +392,4 @@ def warm_up(session: SparkSession) -> None:
     confluent_kafka and the connectors (seconds on a small machine) inside a batch's time. On a
     cluster this is the preflight, which reports what the executors lack (`ship`).
     """
-    from reconciler.runtime.spark.ship import preflight
-
     preflight(session)
