@@ -218,4 +218,4 @@ class DesiredConnector(BaseModel):
     @property
     def is_sink(self) -> bool:
         """Decided by the class, as Connect decides (docs/compatibility.md)."""
-        return self.connector_kind == "sink"
+        return self.connector_kind == Kind.SINK

@@ -71,12 +71,20 @@ SYMBOL: dict[ActionKind, str] = {
 }
 
 
+class FieldOp(enum.StrEnum):
+    """What happens to one config field."""
+
+    ADD = "add"
+    CHANGE = "change"
+    REMOVE = "remove"
+
+
 class FieldChange(BaseModel):
     """One config field that differs (kopf's DiffItem). Values are masked when `sensitive`."""
 
     model_config = ConfigDict(frozen=True)
 
-    op: Literal["add", "change", "remove"]
+    op: FieldOp
     key: str
     old: str | None = None
     new: str | None = None

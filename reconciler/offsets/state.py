@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler.connectors.registry import connector_kind
+from reconciler.core.kinds import Kind
 from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.kafka.io.overrides import ADMIN, client_settings
@@ -23,7 +24,7 @@ def current_body(settings: KafkaSettings, name: str, config: Mapping[str, str | 
     """The `offsets` array of `GET /connectors/{name}/offsets` for a connector with this config
     (its placeholders resolved: its clients' overrides may come from config providers)."""
     config = resolved_properties(config)
-    if connector_kind(config.get("connector.class") or "", config) == "sink":
+    if connector_kind(config.get("connector.class") or "", config) == Kind.SINK:
         # Where Connect's admin client for the connector looks: `admin.override.*` applied.
         return sink_body(group_offsets(client_settings(settings, config, ADMIN), sink_group(name, config)))
 

@@ -11,13 +11,15 @@ on the first batch that has work, never for a tick with nothing to run.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
 import threading
 import traceback
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from reconciler.core.kinds import Kind
 from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
@@ -46,13 +48,20 @@ LOG = logging.getLogger(__name__)
 MAX_PARALLEL_CONNECTORS = 8
 
 
-SinkReader = Literal["auto", "spark-kafka", "confluent-kafka"]
+class SinkReader(enum.StrEnum):
+    """How sinks read Kafka: Spark's Kafka data source when the session has it, always, or never."""
+
+    AUTO = "auto"
+    SPARK_KAFKA = "spark-kafka"
+    CONFLUENT_KAFKA = "confluent-kafka"
+
+
 # How sinks read Kafka unless told otherwise. Measured on the 2-core reference machine, 1,000,000
 # records of ~100 B to parquet-sink on local[*] (bench/spark_backends.py, docs/runtime.md#back-ends-measured):
 # confluent-kafka in the Python workers 0.86–1.8 s and 1.3–2.9 CPU-s, Spark's Kafka data source
 # 5.0–13 s and 7–19 CPU-s (the JVM turns every record into a row, then into Arrow). So the data
 # source is there to choose (`spark-kafka`, or `auto`: it when the session has it), not the default.
-DEFAULT_SINK_READER: SinkReader = "confluent-kafka"
+DEFAULT_SINK_READER = SinkReader.CONFLUENT_KAFKA
 
 
 class SparkExecutor:
@@ -79,7 +88,7 @@ class SparkExecutor:
         self.settings = settings
         self.target = SparkTarget(master, remote, dict(spark_conf or {}), timeout_s)
         self.source_batch_records = source_batch_records
-        self.sink_reader = sink_reader
+        self.sink_reader = SinkReader(sink_reader)
         self._session: SparkSession | None = None
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
@@ -110,7 +119,7 @@ class SparkExecutor:
             if self._session is None:
                 existing = None if self.target.remote else active_session()
                 target = self.target
-                if existing is None and not target.remote and self.sink_reader != "confluent-kafka":
+                if existing is None and not target.remote and self.sink_reader != SinkReader.CONFLUENT_KAFKA:
                     target = dataclasses.replace(target, conf=with_kafka_jars(target.conf))
                 session = existing or start(target)
                 self._owns_session = existing is None
@@ -147,15 +156,15 @@ class SparkExecutor:
         futures = [
             threads.submit(self._run_connector, session, group, None)
             for group in by_connector.values()
-            if group[0].kind == "sink"
+            if group[0].kind == Kind.SINK
         ]
-        sources = [w for w in works_left if w.kind == "source"]
+        sources = [w for w in works_left if w.kind == Kind.SOURCE]
         if sources:
             offsets = self._source_offsets(sources)
             futures += [
                 threads.submit(self._run_connector, session, group, offsets)
                 for group in by_connector.values()
-                if group[0].kind == "source"
+                if group[0].kind == Kind.SOURCE
             ]
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
         outcomes.update({(w.connector, w.task_id): TaskOutcome(w.connector, w.task_id, 0, refused[w.connector_class])
@@ -196,7 +205,7 @@ class SparkExecutor:
         name, kind = works[0].connector, works[0].kind
         pool = f"connector-{name}"
         try:
-            if kind == "sink":
+            if kind == Kind.SINK:
                 return sink_job.run_sink(
                     session, self.settings, works, connector_task_count(works), pool=pool,
                     kafka_source=self._kafka_source(session),
@@ -221,11 +230,11 @@ class SparkExecutor:
 
     def _kafka_source(self, session: SparkSession) -> bool:
         """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""
-        if self.sink_reader == "confluent-kafka":
+        if self.sink_reader == SinkReader.CONFLUENT_KAFKA:
             return False
         if available(session):
             return True
-        if self.sink_reader == "spark-kafka":
+        if self.sink_reader == SinkReader.SPARK_KAFKA:
             raise ReconcilerError(
                 f"Spark's Kafka data source is not available on {self.master}",
                 hint="on Spark Connect, start the server with the spark-sql-kafka-0-10 jars (--jars or "

@@ -42,13 +42,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
+from reconciler.core.kinds import Kind
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
 from reconciler.core.redact import scrub, secret_values
 from reconciler.kafka.formats import records as rec
-from reconciler.kafka.formats.records import Record
 from reconciler.kafka.formats.own_records import FailureMark
+from reconciler.kafka.formats.records import Record
 
 STARTED, PAUSED, STOPPED = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
 FAILED, RUNNING, UNASSIGNED = InstanceState.FAILED, InstanceState.RUNNING, InstanceState.UNASSIGNED
@@ -76,7 +77,7 @@ class Started:
     stored (placeholders put back, `placeholders.reverse_transform`); the resolved configs the
     tasks run with and the values the placeholders gave stay in memory (None: as stored)."""
 
-    kind: Literal["source", "sink"]
+    kind: Kind
     task_configs: list[dict[str, str]]
     run_configs: list[dict[str, str]] | None = None
     connector_config: Mapping[str, str | None] | None = None

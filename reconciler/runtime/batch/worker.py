@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reconciler import failpoints
+from reconciler.core.kinds import Kind
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats import own_records as own
@@ -257,7 +258,7 @@ class BatchWorker:
         """KIP-618, before source tasks of a new generation run: fence, then the task-count record."""
         name = connector.name
         new_generation = decision.commit_count is not None or name in view.pending_fencing
-        if start.kind != "source" or not decision.run or not new_generation:
+        if start.kind != Kind.SOURCE or not decision.run or not new_generation:
             return []
         configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
         recorded = view.task_count_records.get(name)
