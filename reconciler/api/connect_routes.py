@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from reconciler.api import plugins, schemas
+from reconciler.api import plugin_catalog, schemas
 from reconciler.api.http import ConnectJSON, NotAnswerable, context, errors
 from reconciler.errors import ReconcilerError
 from reconciler.offsets.state import current_body
@@ -93,15 +93,15 @@ async def active_topics(connector: str, request: Request) -> Any:
 
 @router.get("/connector-plugins", response_model=list[schemas.PluginInfo], responses=errors(400))
 def connector_plugins(connectors_only: Annotated[bool, Query(alias="connectorsOnly")] = True) -> Any:
-    return ConnectJSON(plugins.plugin_infos())  # we have connectors only: both answers are the same
+    return ConnectJSON(plugin_catalog.plugin_infos())  # we have connectors only: both answers are the same
 
 
 @router.put("/connector-plugins/{plugin}/config/validate", response_model=schemas.ConfigInfos,
             responses=errors(400, 404, 500), summary="Validates a config; changes nothing")
 def validate_config(plugin: str, body: dict[str, str | int | float | bool | None]) -> Any:
     try:
-        return ConnectJSON(plugins.validate(plugin, plugins.config_from_body(body)))
-    except plugins.BadRequest as exc:
+        return ConnectJSON(plugin_catalog.validate(plugin, plugin_catalog.config_from_body(body)))
+    except plugin_catalog.BadRequest as exc:
         raise NotAnswerable(400, exc.message) from exc
-    except plugins.UnknownPlugin as exc:
+    except plugin_catalog.UnknownPlugin as exc:
         raise NotAnswerable(404, exc.message) from exc

@@ -13,8 +13,8 @@ its keys (docs/compatibility.md).
 Client override keys (`producer.override.*`…) must be librdkafka settings or Java names
 that map to one, with values librdkafka takes (`reconciler.kafka.io.client_names`).
 
-`reconciler validate` (`manifests.plugins`) and the REST API's `PUT …/config/validate`
-(`api.plugins`) both judge a config by `judged_problems`: one verdict, wherever it is asked.
+`reconciler validate` (`manifests.plugin_checks`) and the REST API's `PUT …/config/validate`
+(`api.plugin_catalog`) both judge a config by `judged_problems`: one verdict, wherever it is asked.
 """
 
 from __future__ import annotations

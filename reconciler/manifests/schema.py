@@ -59,7 +59,7 @@ def validator() -> Validator:
     """A cached validator for the schema (jsonschema is imported only when needed)."""
     import jsonschema
 
-    schema = generate_schema(plugins=False)  # plugin configs: checked by the plugins (manifests.plugins)
+    schema = generate_schema(plugins=False)  # plugin configs: checked by the plugins (manifests.plugin_checks)
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
     instance: Validator = validator_class(schema)

@@ -27,7 +27,7 @@ from reconciler.runtime.sink import job as sink_job
 from reconciler.runtime.source import driver as source_driver
 from reconciler.runtime.source import job as source_job
 from reconciler.runtime.source import task as source_task
-from reconciler.runtime.source.driver import SourceOffsets, source_offsets
+from reconciler.runtime.source.driver import BatchOffsets, source_offsets
 from reconciler.runtime.spark.data_source import available, with_kafka_jars
 from reconciler.runtime.spark.session import (
     DEFAULT_MASTER,
@@ -183,19 +183,19 @@ class SparkExecutor:
             self._checked.update({name: failures.get(name) for name in new})
         return {w.connector_class: why for w in works if (why := self._checked.get(w.connector_class)) is not None}
 
-    def _source_offsets(self, works: Sequence[TaskWork]) -> SourceOffsets:
+    def _source_offsets(self, works: Sequence[TaskWork]) -> BatchOffsets:
         """The committed source offsets, with the connectors that cannot run on them (all of
         them when reading failed in a way no one connector's store explains)."""
         try:
             return source_offsets(self.settings, works)
         except Exception:
-            return SourceOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
+            return BatchOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
 
     def _run_connector(
         self,
         session: SparkSession,
         works: list[TaskWork],
-        offsets: SourceOffsets | None,
+        offsets: BatchOffsets | None,
     ) -> list[TaskOutcome]:
         """One connector's batch; whatever goes wrong becomes its tasks' outcomes, except a
         cluster its clients cannot reach (`*.override.bootstrap.servers`, a broker restarting):
