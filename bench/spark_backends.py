@@ -73,7 +73,8 @@ def fill_topic(settings: KafkaSettings, executor: SparkExecutor, records: int) -
     config: dict[str, str | None] = {"name": "bench-gen", "connector.class": "datagen", "tasks.max": "2",
                                      "topic": TOPIC, "count": str(records), "record.bytes": "100"}
     task_configs = DatagenConnector().task_configs(config, 2)
-    works = [TaskWork("bench-gen", i, "datagen", Kind.SOURCE, config, tc, 2) for i, tc in enumerate(task_configs)]
+    works = [TaskWork(connector="bench-gen", task_id=i, connector_class="datagen", kind=Kind.SOURCE,
+                      connector_config=config, task_config=tc, task_count=2) for i, tc in enumerate(task_configs)]
     moved = 0
     while moved < records:
         outcomes = executor.run_batch(works)
@@ -87,7 +88,8 @@ def sink_once(settings: KafkaSettings, reader: SinkReader, name: str, path: Path
     config: dict[str, str | None] = {"name": name, "connector.class": "parquet-sink", "tasks.max": "2",
                                      "topics": TOPIC, "path": str(path)}
     plain = {k: v for k, v in config.items() if v is not None}
-    works = [TaskWork(name, i, "parquet-sink", Kind.SINK, config, plain, 2) for i in range(2)]
+    works = [TaskWork(connector=name, task_id=i, connector_class="parquet-sink", kind=Kind.SINK,
+                      connector_config=config, task_config=plain, task_count=2) for i in range(2)]
     before, started = cpu_parts(), time.perf_counter()
     outcomes = executor.run_batch(works)
     seconds, after = time.perf_counter() - started, cpu_parts()

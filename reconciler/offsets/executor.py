@@ -75,7 +75,16 @@ def outcome_of(
     confirmed: bool | None = None,
     records_written: int = 0,
 ) -> OffsetsOutcome:
-    return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed, records_written)
+    return OffsetsOutcome(
+        connector=name,
+        request_id=request.id,
+        action=request.action,
+        status=status,
+        message=message,
+        steps=tuple(steps),
+        confirmed=confirmed,
+        records_written=records_written,
+    )
 
 
 class Stop(Exception):
@@ -91,8 +100,13 @@ class RequestExecution:
     """One run of one request, from wherever its progress record says it stopped."""
 
     def __init__(
-        self, settings: KafkaSettings, writer: OffsetsWriter, desired: DesiredConnector, request: OffsetsRequest,
-        state: StoreView, now_ms: Callable[[], int],
+        self,
+        settings: KafkaSettings,
+        writer: OffsetsWriter,
+        desired: DesiredConnector,
+        request: OffsetsRequest,
+        state: StoreView,
+        now_ms: Callable[[], int],
     ) -> None:
         self.settings, self.writer, self.desired, self.request = settings, writer, desired, request
         self.name = desired.name
@@ -223,15 +237,20 @@ class RequestExecution:
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             raise Stop("failed", f"the connector's alter_offsets failed: {last}") from exc
         kind = "sink" if self.sink else "source"
-        raise Stop("failed", f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
-                    f"but the request was prepared for a {kind}")
+        raise Stop(
+            "failed",
+            f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
+            f"but the request was prepared for a {kind}",
+        )
 
     def _hook_offsets(self, snapshot: list[dict[str, Any]]) -> Mapping[Any, Any]:
         if self.request.action is OffsetsAction.ALTER:
             return hook_offsets(self.request.offsets or [], sink=self.sink)
         if self.sink:
             return {tp: None for tp in sink_offsets_from_body(snapshot)}
-        return {partition_key(entry["partition"]): None for entry in snapshot if isinstance(entry.get("partition"), dict)}
+        return {
+            partition_key(entry["partition"]): None for entry in snapshot if isinstance(entry.get("partition"), dict)
+        }
 
     # --- alter / reset ----------------------------------------------------------------------------
 

@@ -86,7 +86,7 @@ class SparkExecutor:
         sink_reader: SinkReader = DEFAULT_SINK_READER,
     ) -> None:
         self.settings = settings
-        self.target = SparkTarget(master, remote, dict(spark_conf or {}), timeout_s)
+        self.target = SparkTarget(master=master, remote=remote, conf=dict(spark_conf or {}), timeout_s=timeout_s)
         self.source_batch_records = source_batch_records
         self.sink_reader = SinkReader(sink_reader)
         self._session: SparkSession | None = None

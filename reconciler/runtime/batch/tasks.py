@@ -18,7 +18,7 @@ from reconciler.core.offsets_rules import TopicPartition
 from reconciler.core.outcomes import TaskOutcome as TaskOutcome  # re-exported: the REST API reads it too
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskWork:
     connector: str  # connector name
     task_id: int

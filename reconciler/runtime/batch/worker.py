@@ -182,7 +182,7 @@ class BatchWorker:
         policies: Mapping[str, AutoRestartPolicy] | None,
     ) -> BatchReport:
         book = StatusBook(view.live, self.worker_id, plugin_versions(view.live))
-        report = BatchReport(view.config_end)
+        report = BatchReport(config_end=view.config_end)
         automatic = auto_restart.tick_auto_restarts(
             view.live, self._restart_plans(view), policies, view.config_offsets,
             now_ms=self._now_ms(), unit_ms=self._auto_restart_unit_ms, failures=view.failures,

@@ -187,7 +187,9 @@ def _failed_starts(
 ) -> list[SinkPartitionResult]:
     """A failed result, owned by its task, for each partition whose start failed (no range runs)."""
     return [
-        SinkPartitionResult(work.task_id, tp[0], tp[1], 0, None, failures[tp])
+        SinkPartitionResult(
+            task_id=work.task_id, topic=tp[0], partition=tp[1], records=0, offset=None, error=failures[tp]
+        )
         for work in works
         for tp in partitions.get(work.task_id, [])
         if tp in failures
@@ -257,7 +259,9 @@ def _check_sink(connector_class: str) -> None:
 
 def _summary(item: SinkPartitionWork, result: SinkPartitionResult | PartitionFailed) -> SinkPartitionResult:
     if isinstance(result, PartitionFailed):
-        return SinkPartitionResult(item.task_id, item.topic, item.partition, 0, None, result.trace)
+        return SinkPartitionResult(
+            task_id=item.task_id, topic=item.topic, partition=item.partition, records=0, offset=None, error=result.trace
+        )
     return result
 
 
@@ -276,7 +280,10 @@ def _outcomes(
         assigned = partitions.get(work.task_id, [])
         outcomes.append(
             TaskOutcome(
-                work.connector, work.task_id, sum(s.records for s in mine), "\n".join(errors) or None,
+                work.connector,
+                work.task_id,
+                sum(s.records for s in mine),
+                "\n".join(errors) or None,
                 bytes=sum(s.bytes for s in mine),
                 lag=max((lags.get(tp, 0) for tp in assigned), default=0),
                 offsets_committed=any(tp in committed for tp in assigned),
@@ -284,5 +291,3 @@ def _outcomes(
             )
         )
     return outcomes
-
-

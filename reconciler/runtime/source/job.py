@@ -66,8 +66,9 @@ def run_source(
     logs = for_connector([works[0].connector_config, *(w.task_config for w in works)])
     items = [
         SourceTaskWork(
-            task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records, secondary,
-            logs,
+            settings=task_settings, connector=w.connector, connector_class=w.connector_class, task_id=w.task_id,
+            task_config=dict(w.task_config), committed=committed, max_records=max_records, secondary=secondary,
+            logging=logs,
         )
         for w in works
     ]

@@ -94,7 +94,7 @@ class SparkUnavailable(ReconcilerError):
     """The Spark master or Spark Connect server cannot be reached, or gives no executor."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SparkTarget:
     """Where tasks run: a classic master, or a Spark Connect server (`remote`)."""
 
