@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from reconciler.core.models import SourceRef
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"  # nothing wrong: something the user may want to know (e.g. what was not checked)

@@ -22,7 +22,7 @@ from reconciler.core.models import OffsetEntry, OffsetsAction, TargetState
 PLAN_FORMAT_VERSION = "2"
 
 
-class ActionKind(str, enum.Enum):
+class ActionKind(enum.StrEnum):
     RESTORE = "restore"
     CREATE = "create"
     UPDATE_CONFIG = "update-config"
@@ -91,7 +91,7 @@ class FieldChange(BaseModel):
     sensitive: bool = False
 
 
-class OffsetsStepKind(str, enum.Enum):
+class OffsetsStepKind(enum.StrEnum):
     """The steps of an offsets request: what the plan shows, what the executor reports doing,
     and what its progress record names (every step but RECORD; docs/state-machine.md#alter-and-reset)."""
 
