@@ -6,6 +6,7 @@ the code that raises it; tests/unit/test_errors_tree.py keeps this list true):
 
     Exception
         NotAnswerable                       api.http
+        ProviderFailure                     core.placeholders
         ReconcilerError                     errors
             BadRequest                      api.plugin_catalog
             BrokerStartError                devtools.broker
