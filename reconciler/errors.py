@@ -43,6 +43,7 @@ the code that raises it; tests/unit/test_errors_tree.py keeps this list true):
         DataError                           connectors.converters.schema
         JsonError                           kafka.formats.jackson
         TreeBinReached                      kafka.formats.javamap
+        UnsupportedType                     connectors.jdbc.sql
 """
 
 from __future__ import annotations
