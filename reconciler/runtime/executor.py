@@ -167,8 +167,12 @@ class SparkExecutor:
                 if group[0].kind == Kind.SOURCE
             ]
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
-        outcomes.update({(w.connector, w.task_id): TaskOutcome(w.connector, w.task_id, 0, refused[w.connector_class])
-                         for w in works if w.connector_class in refused})
+        outcomes.update({
+            (w.connector, w.task_id): TaskOutcome(
+                connector=w.connector, task_id=w.task_id, records=0, error=refused[w.connector_class]
+            )
+            for w in works if w.connector_class in refused
+        })
         return [outcomes[(w.connector, w.task_id)] for w in works]
 
     def _unloadable(self, session: SparkSession, works: Sequence[TaskWork]) -> dict[str, str]:

@@ -72,4 +72,7 @@ class NotRun:
     trace: str | None = None
 
     def outcomes(self, works: Sequence[TaskWork]) -> list[TaskOutcome]:
-        return [TaskOutcome(w.connector, w.task_id, 0, self.trace, waited=self.waited) for w in works]
+        return [
+            TaskOutcome(connector=w.connector, task_id=w.task_id, records=0, error=self.trace, waited=self.waited)
+            for w in works
+        ]

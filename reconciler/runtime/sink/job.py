@@ -280,10 +280,10 @@ def _outcomes(
         assigned = partitions.get(work.task_id, [])
         outcomes.append(
             TaskOutcome(
-                work.connector,
-                work.task_id,
-                sum(s.records for s in mine),
-                "\n".join(errors) or None,
+                connector=work.connector,
+                task_id=work.task_id,
+                records=sum(s.records for s in mine),
+                error="\n".join(errors) or None,
                 bytes=sum(s.bytes for s in mine),
                 lag=max((lags.get(tp, 0) for tp in assigned), default=0),
                 offsets_committed=any(tp in committed for tp in assigned),

@@ -79,9 +79,12 @@ def run_source(
     outcomes = []
     for work, result in zip(works, results, strict=True):
         if isinstance(result, PartitionFailed):
-            outcomes.append(TaskOutcome(name, work.task_id, 0, result.trace))
+            outcomes.append(TaskOutcome(connector=name, task_id=work.task_id, records=0, error=result.trace))
         else:
             outcomes.append(
-                TaskOutcome(name, work.task_id, result.records, result.error, bytes=result.bytes, topics=result.topics)
+                TaskOutcome(
+                    connector=name, task_id=work.task_id, records=result.records, error=result.error,
+                    bytes=result.bytes, topics=result.topics,
+                )
             )
     return outcomes
