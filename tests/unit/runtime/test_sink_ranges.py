@@ -100,7 +100,7 @@ def test_a_sink_commit_says_how_far_a_record_free_tail_was_read() -> None:
     hold no record (a transaction's commit marker) follow it, so the next batch skips them."""
 
     def result(offset: int | None, scanned: int | None) -> SinkPartitionResult:
-        return SinkPartitionResult(0, "t", 0, 10, offset, scanned_to=scanned)
+        return SinkPartitionResult(task_id=0, topic="t", partition=0, records=10, offset=offset, scanned_to=scanned)
 
     assert commit_metadata(result(32, 33)) == "reconciler scanned-to=33"
     assert commit_metadata(result(33, 33)) == ""  # nothing past the offset: Java's empty metadata
