@@ -2,7 +2,7 @@
 (`raise … from exc`); `reconciler.cli.main` is the one place that turns them into exit codes.
 
 Every exception class of the package, under its base, with the module that defines it (beside
-the code that raises it; tests/unit/test_errors_tree.py keeps this list true):
+the code that raises it; tests/unit/project/test_errors_tree.py keeps this list true):
 
     Exception
         NotAnswerable                       api.http
