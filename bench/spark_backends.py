@@ -25,14 +25,15 @@ from pathlib import Path
 import psutil
 
 from reconciler.connectors.datagen import DatagenConnector
+from reconciler.core.kinds import Kind
 from reconciler.devtools.broker import start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.settings import KafkaSettings, Topics
-from reconciler.runtime.executor import SinkReader, SparkExecutor
 from reconciler.runtime.batch.tasks import TaskWork
-from reconciler.runtime.spark.session import start_session, warm_up
-from reconciler.runtime.spark.jobs import run_partitions
+from reconciler.runtime.executor import SinkReader, SparkExecutor
 from reconciler.runtime.spark.data_source import with_kafka_jars
+from reconciler.runtime.spark.jobs import run_partitions
+from reconciler.runtime.spark.session import start_session, warm_up
 
 TOPIC = "bench-readers"
 
@@ -72,7 +73,8 @@ def fill_topic(settings: KafkaSettings, executor: SparkExecutor, records: int) -
     config: dict[str, str | None] = {"name": "bench-gen", "connector.class": "datagen", "tasks.max": "2",
                                      "topic": TOPIC, "count": str(records), "record.bytes": "100"}
     task_configs = DatagenConnector().task_configs(config, 2)
-    works = [TaskWork("bench-gen", i, "datagen", "source", config, tc, 2) for i, tc in enumerate(task_configs)]
+    works = [TaskWork(connector="bench-gen", task_id=i, connector_class="datagen", kind=Kind.SOURCE,
+                      connector_config=config, task_config=tc, task_count=2) for i, tc in enumerate(task_configs)]
     moved = 0
     while moved < records:
         outcomes = executor.run_batch(works)
@@ -86,7 +88,8 @@ def sink_once(settings: KafkaSettings, reader: SinkReader, name: str, path: Path
     config: dict[str, str | None] = {"name": name, "connector.class": "parquet-sink", "tasks.max": "2",
                                      "topics": TOPIC, "path": str(path)}
     plain = {k: v for k, v in config.items() if v is not None}
-    works = [TaskWork(name, i, "parquet-sink", "sink", config, plain, 2) for i in range(2)]
+    works = [TaskWork(connector=name, task_id=i, connector_class="parquet-sink", kind=Kind.SINK,
+                      connector_config=config, task_config=plain, task_count=2) for i in range(2)]
     before, started = cpu_parts(), time.perf_counter()
     outcomes = executor.run_batch(works)
     seconds, after = time.perf_counter() - started, cpu_parts()

@@ -38,11 +38,12 @@ from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
 from measure import MemorySampler, TreeMeter, cpu_of, load_average, megabytes, run_measured  # bench/measure.py
 
 from reconciler.connectors.datagen import DatagenConnector, DatagenTask
+from reconciler.core.kinds import Kind
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics  # ours: usable once it returns
 from reconciler.kafka.settings import KafkaSettings, Topics
-from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork
+from reconciler.runtime.executor import SparkExecutor
 
 GROUP = "bench"
 SOURCE_TOPIC = "bench-datagen"
@@ -88,7 +89,9 @@ def write_kcat_input(config: dict[str, str | None], path: Path) -> int:
 
 def run_source(executor: SparkExecutor, config: dict[str, str | None], tasks: int) -> tuple[float, int]:
     task_configs = DatagenConnector().task_configs(config, tasks)
-    works = [TaskWork("bench-datagen", i, "datagen", "source", config, tc, len(task_configs)) for i, tc in enumerate(task_configs)]
+    works = [TaskWork(connector="bench-datagen", task_id=i, connector_class="datagen", kind=Kind.SOURCE,
+                      connector_config=config, task_config=tc, task_count=len(task_configs))
+             for i, tc in enumerate(task_configs)]
     started = time.perf_counter()
     outcomes = executor.run_batch(works)
     return time.perf_counter() - started, moved(outcomes)
@@ -100,7 +103,8 @@ def run_sink(executor: SparkExecutor, path: Path, tasks: int) -> tuple[float, in
         "topics": SOURCE_TOPIC, "path": str(path),
     }
     plain = {k: v for k, v in config.items() if v is not None}
-    works = [TaskWork("bench-sink", i, "parquet-sink", "sink", config, plain, tasks) for i in range(tasks)]
+    works = [TaskWork(connector="bench-sink", task_id=i, connector_class="parquet-sink", kind=Kind.SINK,
+                      connector_config=config, task_config=plain, task_count=tasks) for i in range(tasks)]
     started = time.perf_counter()
     outcomes = executor.run_batch(works)
     return time.perf_counter() - started, moved(outcomes)

@@ -1,5 +1,49 @@
 """The project's error tree. Adapters translate library exceptions into these at the boundary
 (`raise … from exc`); `reconciler.cli.main` is the one place that turns them into exit codes.
+
+Every exception class of the package, under its base, with the module that defines it (beside
+the code that raises it; tests/unit/project/test_errors_tree.py keeps this list true):
+
+    Exception
+        NotAnswerable                       api.http
+        ProviderFailure                     core.placeholders
+        ReconcilerError                     errors
+            BadRequest                      api.plugin_catalog
+            BrokerStartError                devtools.broker
+            BrokerUnreachable               errors
+            CommitFailed                    kafka.io.groups
+            ConnectStartError               devtools.connect
+            ConnectorError                  connectors.api
+                BadRecord                   connectors.file_source
+                InvalidConnectorConfig      connectors.api
+                NoOffsetForPartition        runtime.sink.reset
+                OffsetOutOfRange            runtime.sink.reset
+                OffsetsRefused              connectors.api
+                UnwritableRecord            connectors.file_sink
+            ExecutorsNotReady               runtime.spark.ship
+            Fenced                          errors
+            InvalidClientSetting            kafka.io.client_names
+            InvalidManifests                errors
+            JvmError                        toolchain.maven
+            PackError                       devtools.pack_env
+            PositionLost                    kafka.io.consume
+            PostgresStartError              devtools.postgres
+            RetryableError                  errors
+            S3StartError                    devtools.s3
+            SparkStartError                 devtools.spark_cluster
+            SparkUnavailable                runtime.spark.session
+            StalePlan                       errors
+            UnknownConnector                connectors.registry
+            UnknownPlugin                   api.plugin_catalog
+        Stop                                offsets.executor
+        _UnsupportedTag                     manifests.documents
+    RuntimeError
+        InjectedFailure                     connectors.faulty
+    ValueError
+        DataError                           connectors.converters.schema
+        JsonError                           kafka.formats.jackson
+        TreeBinReached                      kafka.formats.javamap
+        UnsupportedType                     connectors.jdbc.sql
 """
 
 from __future__ import annotations

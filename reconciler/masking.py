@@ -22,6 +22,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import IO, TYPE_CHECKING, Any
 
+from reconciler.core.normalize import connector_properties
 from reconciler.core.redact import scrub as scrub_with
 from reconciler.core.redact import secret_values, secret_values_of_all
 
@@ -46,8 +47,6 @@ def remember_config(config: Mapping[str, str | None], sensitive: Iterable[str] =
 
 
 def remember_connectors(connectors: Sequence[DesiredConnector]) -> None:
-    from reconciler.core.normalize import connector_properties
-
     found: set[str] = set()
     for connector in connectors:
         found |= secret_values(connector_properties(connector), connector.sensitive_keys)

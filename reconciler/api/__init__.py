@@ -9,7 +9,7 @@ only way to change it.
   HTTP threads only ever read a whole snapshot (no locks on the read path, no torn reads);
 - `observer`: the loop's side, publishing each tick's results, live state and metrics;
 - `app`: the FastAPI application and our routes; `connect_routes` Connect's; `http` what they
-  share; `schemas` the OpenAPI models; `plugins` plugin listing and validation; `refusals` the 403s;
+  share; `schemas` the OpenAPI models; `plugin_catalog` plugin listing and validation; `refusals` the 403s;
 - `health`: `/healthz` and `/readyz`; `metrics`: `/metrics` in Connect's metric names;
 - `server`: uvicorn in a thread beside the loop, and the broker probe.
 

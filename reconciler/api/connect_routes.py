@@ -11,10 +11,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from reconciler.api import plugins, schemas
+from reconciler.api import plugin_catalog, schemas
 from reconciler.api.http import ConnectJSON, NotAnswerable, context, errors
-from reconciler.render import connect_rest as shapes
 from reconciler.errors import ReconcilerError
+from reconciler.offsets.state import current_body
+from reconciler.render import connect_rest as shapes
 
 router = APIRouter()
 
@@ -76,8 +77,6 @@ async def task_status(connector: str, task: int, request: Request) -> Any:
 
 @router.get("/connectors/{connector}/offsets", response_model=schemas.ConnectorOffsets, responses=errors(404, 503))
 def connector_offsets(connector: str, request: Request) -> Any:
-    from reconciler.offsets.state import current_body
-
     view = context(request)
     found = view.existing(connector)
     try:
@@ -94,15 +93,15 @@ async def active_topics(connector: str, request: Request) -> Any:
 
 @router.get("/connector-plugins", response_model=list[schemas.PluginInfo], responses=errors(400))
 def connector_plugins(connectors_only: Annotated[bool, Query(alias="connectorsOnly")] = True) -> Any:
-    return ConnectJSON(plugins.plugin_infos())  # we have connectors only: both answers are the same
+    return ConnectJSON(plugin_catalog.plugin_infos())  # we have connectors only: both answers are the same
 
 
 @router.put("/connector-plugins/{plugin}/config/validate", response_model=schemas.ConfigInfos,
             responses=errors(400, 404, 500), summary="Validates a config; changes nothing")
 def validate_config(plugin: str, body: dict[str, str | int | float | bool | None]) -> Any:
     try:
-        return ConnectJSON(plugins.validate(plugin, plugins.config_from_body(body)))
-    except plugins.BadRequest as exc:
+        return ConnectJSON(plugin_catalog.validate(plugin, plugin_catalog.config_from_body(body)))
+    except plugin_catalog.BadRequest as exc:
         raise NotAnswerable(400, exc.message) from exc
-    except plugins.UnknownPlugin as exc:
+    except plugin_catalog.UnknownPlugin as exc:
         raise NotAnswerable(404, exc.message) from exc

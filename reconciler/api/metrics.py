@@ -14,8 +14,9 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from reconciler.api.state import ApiState, Board, TickInfo
-from reconciler.render.connect_rest import connector_type, task_ids
+from reconciler.core.kinds import Kind
 from reconciler.core.live import LiveState
+from reconciler.render.connect_rest import connector_type, task_ids
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 DURATION_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -146,7 +147,7 @@ def _tasks(state: ApiState) -> Iterator[Metric]:
                     "or an open transaction over the source offsets.")
     for (name, task), totals in sorted(state.totals.items()):
         labels = [name, str(task)]
-        if totals.kind == "source":
+        if totals.kind == Kind.SOURCE:
             poll.add_metric(labels, totals.records)
             write.add_metric(labels, totals.records)
         else:

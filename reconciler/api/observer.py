@@ -11,11 +11,12 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from reconciler.api.metrics import Metrics
 from reconciler.api.state import ApiState, Board, BrokerInfo, ManifestsInfo, TaskKey, TaskTotals, TickInfo, TickOutcome
 from reconciler.render.connect_rest import connector_type
+from reconciler.core.kinds import Kind
 from reconciler.core.live import LiveState
 from reconciler.core.outcomes import TaskOutcome
 from reconciler.errors import BrokerUnreachable, ReconcilerError
@@ -106,11 +107,11 @@ def add_outcomes(
     return result
 
 
-def _kind(live: LiveState | None, outcome: TaskOutcome) -> Literal["source", "sink"]:
+def _kind(live: LiveState | None, outcome: TaskOutcome) -> Kind:
     connector = None if live is None else live.connector(outcome.connector)
     if connector is not None and connector.config is not None:
-        return "sink" if connector_type(connector) == "sink" else "source"
-    return "source" if outcome.lag is None else "sink"  # only sinks measure a lag
+        return Kind.SINK if connector_type(connector) == Kind.SINK else Kind.SOURCE
+    return Kind.SOURCE if outcome.lag is None else Kind.SINK  # only sinks measure a lag
 
 
 def _first_line(error: ReconcilerError | None) -> str | None:

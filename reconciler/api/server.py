@@ -30,10 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import uvicorn
+from confluent_kafka import KafkaException
+
+from reconciler.api.app import create_app
+from reconciler.api.metrics import Metrics
 from reconciler.api.observer import LoopObserver
 from reconciler.api.state import ApiState, Board, BrokerInfo
 from reconciler.core.live import LiveState
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.io.client import describe, new_admin, probe_bootstrap
+from reconciler.kafka.io.store import LiveStore
 from reconciler.kafka.settings import KafkaSettings
 
 LOG = logging.getLogger(__name__)
@@ -73,8 +80,6 @@ class ApiServer:
     """A uvicorn server on an already bound socket, run by a daemon thread."""
 
     def __init__(self, app: Any, sock: socket.socket) -> None:
-        import uvicorn
-
         self.sock = sock
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", timeout_graceful_shutdown=2)
         self.server = uvicorn.Server(config)
@@ -133,10 +138,6 @@ class BrokerProbe:
         self.board.replace(broker=BrokerInfo(reachable=True, checked_at=time.time(), cluster_id=cluster_id))
 
     def _cluster_id(self) -> str | None:
-        from confluent_kafka import KafkaException
-
-        from reconciler.kafka.io.client import describe, new_admin, probe_bootstrap
-
         if self._admin is None:
             self._admin = new_admin(self.settings)
         probe_bootstrap(self.settings)  # a wrong address is reported now, not after the timeout
@@ -181,10 +182,6 @@ def serving(
 ) -> Iterator[Service]:
     """The REST API and the probe run while the block runs. `read_live`: how the observer reads
     the live state after a tick (the loop's own store); by default, a store of its own."""
-    from reconciler.api.app import create_app
-    from reconciler.api.metrics import Metrics
-    from reconciler.kafka.io.store import LiveStore
-
     board = Board(ApiState(worker_id=worker_id))
     metrics = Metrics(board)
     # The broker's answer is stale after two missed probes (each may take the whole timeout).

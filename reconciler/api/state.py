@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from reconciler.core.kinds import Kind
 from reconciler.core.live import LiveState
 
 TickOutcome = Literal["succeeded", "apply_failed", "failed"]
@@ -50,7 +51,7 @@ class ManifestsInfo:
 class TaskTotals:
     """A task's counters since this process started (Connect's `*-total` metrics)."""
 
-    kind: Literal["source", "sink"]
+    kind: Kind
     records: int = 0
     bytes: int = 0
     batches: int = 0

@@ -23,7 +23,10 @@ from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import Plan, PlanOptions
 from reconciler.core.planner import build_plan
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.io.admin import group_is_new
+from reconciler.kafka.io.store import read_live_state
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.offsets.preview import with_current_offsets
 
 SNAPSHOT_HINT = "write one with `reconciler snapshot > live.json`"
 
@@ -45,8 +48,6 @@ def for_new_group(source: LiveSource) -> tuple[LiveSource, str | None]:
     it, such a group stays an error when it is read (a typo'd `--group-id`, most likely)."""
     if not source.new_group or source.kafka is None or source.snapshot is not None:
         return source, None
-    from reconciler.kafka.io.admin import group_is_new
-
     settings = source.kafka
     if not group_is_new(settings):
         return source, None
@@ -70,8 +71,6 @@ def make_plan(
     live = read_live(source)
     plan = build_plan(desired, live, options, fingerprints=fingerprints)
     if current_offsets and source.snapshot is None and source.kafka is not None:
-        from reconciler.offsets.preview import with_current_offsets
-
         plan = with_current_offsets(source.kafka, plan, desired)
     return plan
 
@@ -105,10 +104,9 @@ def load_live_state_file(path: Path) -> LiveState:
 
 def _read_from_kafka(settings: KafkaSettings) -> LiveState:
     try:
-        from reconciler.kafka.io.store import read_live_state
-    except ImportError as exc:
+        return read_live_state(settings, uncommitted=True)
+    except ImportError as exc:  # the Kafka client (confluent_kafka) loads on the first read
         raise ReconcilerError(
             f"reading live state from Kafka is unavailable: {exc}",
             hint="plan against a snapshot file with --live-state FILE",
         ) from exc
-    return read_live_state(settings, uncommitted=True)

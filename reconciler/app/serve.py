@@ -62,7 +62,7 @@ class SparkOptions:
     remote: str | None = None
     conf: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
-    sink_reader: SinkReader = "confluent-kafka"
+    sink_reader: SinkReader = SinkReader.CONFLUENT_KAFKA
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,9 +15,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from reconciler.app.apply import apply
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.core.plan import Plan, PlanOptions
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.io.store import LiveStore
+from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing is written
+from reconciler.render import render_text
+from reconciler.render.json import load_plan_json
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -43,11 +48,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.app.apply import apply
-    from reconciler.kafka.io.store import LiveStore
-    from reconciler.manifests import load_or_raise  # raises InvalidManifests: nothing is written
-    from reconciler.render import render_text
-
     saved = _saved_plan(args.paths)
     if saved is not None:
         for flag, given, planned in (("--prune", args.prune, saved.prune), ("--allow-empty", args.allow_empty, saved.allow_empty)):
@@ -105,8 +105,6 @@ def _manifest_paths(saved: Plan, plan_file: str) -> list[str]:
 
 def _saved_plan(paths: list[str]) -> Plan | None:
     """The saved plan when the only argument is a `.json` file, else None (manifest paths)."""
-    from reconciler.render.json import load_plan_json
-
     if len(paths) != 1 or not paths[0].endswith(".json"):
         return None
     path = Path(paths[0])

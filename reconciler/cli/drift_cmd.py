@@ -21,9 +21,13 @@ import json
 import sys
 from pathlib import Path
 
+from reconciler.app.plan import make_plan
 from reconciler.cli.options import add_kafka_options
 from reconciler.cli.plan_cmd import live_source
+from reconciler.core.diagnostics import has_errors
 from reconciler.core.plan import PlanOptions
+from reconciler.manifests import load_or_raise
+from reconciler.render import plan_document, render
 
 EXIT_IN_SYNC = 0
 EXIT_DRIFT = 2
@@ -46,11 +50,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.app.plan import make_plan
-    from reconciler.core.diagnostics import has_errors
-    from reconciler.manifests import load_or_raise
-    from reconciler.render import plan_document, render
-
     desired = load_or_raise(args.paths, consequence="drift was not checked")
     options = PlanOptions(prune=args.prune, manifest_paths=tuple(str(p) for p in args.paths))
     plan = make_plan(desired, live_source(args), options, current_offsets=False)

@@ -22,6 +22,7 @@ from typing import NoReturn
 
 from reconciler import __version__, heap, masking
 from reconciler.cli import env, logs
+from reconciler.cli.options import kafka_value_options
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -48,7 +49,7 @@ _TOP_LEVEL = frozenset({"-h", "--help", "--version"})
 
 
 def version() -> str:
-    from importlib import metadata  # (~25 ms: only for --version)
+    from importlib import metadata  # noqa: PLC0415 (~25 ms: only for --version)
 
     try:
         return metadata.version("connect-reconciler")
@@ -108,8 +109,6 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Name
 
 def hoist_options(argv: Sequence[str]) -> list[str]:
     """Options written before the command, moved after it (where the command's parser reads them)."""
-    from reconciler.cli.options import kafka_value_options
-
     args, takes_value = list(argv), kafka_value_options()
     for index, token in enumerate(args):
         if token in COMMANDS and (index == 0 or args[index - 1] not in takes_value):

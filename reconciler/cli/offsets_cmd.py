@@ -27,6 +27,9 @@ from reconciler.app.offsets_view import OffsetsSnapshot, current_offsets, offset
 from reconciler.core.offsets_rules import partition_order
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.io.client_config import translate_remembered
+from reconciler.manifests import load_or_raise
+from reconciler.offsets.migrate import render_snippets, run_import as read_old_cluster
 
 if TYPE_CHECKING:
     from reconciler.kafka.settings import KafkaSettings
@@ -124,9 +127,6 @@ def print_history(entries: list[OffsetsSnapshot], fmt: str) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from reconciler.manifests import load_or_raise
-    from reconciler.offsets.migrate import render_snippets, run_import as read_old_cluster
-
     if not args.paths:
         raise ReconcilerError("`reconciler offsets import` needs the manifest PATHs of the connectors to import")
     if not args.from_connect_offsets_topic:
@@ -153,8 +153,6 @@ def run_import(args: argparse.Namespace) -> int:
 
 
 def _old_cluster(args: argparse.Namespace, ours: KafkaSettings) -> KafkaSettings:
-    from reconciler.kafka.io.client_config import translate_remembered
-
     given: dict[str, str] = {}
     for item in args.from_client_setting:
         key, sep, value = item.partition("=")

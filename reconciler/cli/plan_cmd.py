@@ -13,16 +13,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from reconciler import masking
+from reconciler.app.plan import LiveSource, for_new_group, make_plan
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings
 from reconciler.core.diagnostics import Severity, has_errors
 from reconciler.core.plan import PlanOptions
 from reconciler.errors import InvalidManifests, ReconcilerError
-
-if TYPE_CHECKING:
-    from reconciler.app.plan import LiveSource
+from reconciler.manifests import load_manifests
+from reconciler.render import render, render_json
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # the plan holds an error diagnostic (e.g. --prune of everything without --allow-empty)
@@ -54,10 +53,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.app.plan import for_new_group, make_plan
-    from reconciler.manifests import load_manifests
-    from reconciler.render import render, render_json
-
     loaded = load_manifests(args.paths)
     if not loaded.ok:
         raise InvalidManifests(loaded.diagnostics, "no plan was made")  # nothing else runs
@@ -92,8 +87,6 @@ def saved_paths(paths: list[str], out: Path | None) -> list[str]:
 
 def live_source(args: argparse.Namespace) -> LiveSource:
     """Snapshot file, else Kafka (when a bootstrap server is named), else empty."""
-    from reconciler.app.plan import LiveSource
-
     if args.live_state is not None:
         if args.bootstrap_servers:
             raise ReconcilerError("--live-state and --bootstrap-servers are exclusive: pick one source of live state")

@@ -14,6 +14,8 @@ import json
 import sys
 from typing import Any
 
+from reconciler.connectors import framework
+from reconciler.connectors.registry import UnknownConnector, available_connectors, load_connector
 from reconciler.errors import ReconcilerError
 
 EXIT_OK = 0
@@ -33,8 +35,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.connectors.registry import available_connectors
-
     names = list(args.names) or available_connectors()
     described = [describe(name) for name in names]
     connect = connect_keys() if args.connect else None
@@ -53,8 +53,6 @@ def run(args: argparse.Namespace) -> int:
 
 def describe(name: str) -> dict[str, Any]:
     """A plugin as plain data: name, kind, class, and its keys (None: it declares none)."""
-    from reconciler.connectors.registry import UnknownConnector, load_connector
-
     try:
         cls = load_connector(name)
     except UnknownConnector as exc:
@@ -64,8 +62,6 @@ def describe(name: str) -> dict[str, Any]:
 
 
 def connect_keys() -> dict[str, Any]:
-    from reconciler.connectors import framework
-
     def listing(definition: Any) -> dict[str, Any]:
         return {"keys": definition.describe(), "prefixes": [{"prefix": p.prefix, "doc": p.doc} for p in definition.prefixes]}
 

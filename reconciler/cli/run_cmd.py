@@ -26,6 +26,7 @@ from reconciler.cli.progress import with_progress
 from reconciler.core.plan import PlanOptions
 from reconciler.cli.tick_output import Output, failure_summary, make_output, print_error, print_report, report_lines
 from reconciler.errors import ReconcilerError
+from reconciler.runtime.executor import SinkReader
 from reconciler.runtime.spark.session import connect_address, master_addresses
 
 EXIT_OK = 0
@@ -128,7 +129,7 @@ def serve_options(args: argparse.Namespace, *, resync_s: float | None = None) ->
     conf = parse_spark_conf(args.spark_conf)
     master, remote = spark_target(args.spark_master, args.spark_remote)
     spark = SparkOptions(
-        master=master, remote=remote, conf=conf, timeout_s=args.spark_timeout, sink_reader=args.sink_reader
+        master=master, remote=remote, conf=conf, timeout_s=args.spark_timeout, sink_reader=SinkReader(args.sink_reader)
     )
     return ServeOptions(
         interval_s=args.interval, grace_s=args.grace_period, http_bind=None if args.no_http else args.http_bind,

@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 from reconciler.cli.options import add_kafka_options, kafka_settings
+from reconciler.core.live import dump_snapshot
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.io.store import read_live_state
 
 EXIT_OK = 0
 
@@ -28,9 +30,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    from reconciler.core.live import dump_snapshot
-    from reconciler.kafka.io.store import read_live_state
-
     text = dump_snapshot(read_live_state(kafka_settings(args), uncommitted=True))
     if args.out is None:
         sys.stdout.write(text)

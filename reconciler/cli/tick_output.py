@@ -17,12 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 from reconciler.core.live import AutoRestartStatus, InstanceState
 from reconciler.errors import ReconcilerError
+from reconciler.render import render_text
+from reconciler.render.common import trace_summary
+from reconciler.render.connect_rest import auto_restart_doc, iso_utc
+from reconciler.render.json import plan_document
+from reconciler.render.text import orphans_heading
 
 if TYPE_CHECKING:
-    from reconciler.core.diagnostics import Diagnostic
-    from reconciler.core.plan import Plan
     from reconciler.app.apply import ApplyOutcome
     from reconciler.app.tick import TickReport
+    from reconciler.core.diagnostics import Diagnostic
+    from reconciler.core.plan import Plan
     from reconciler.offsets.model import OffsetsOutcome
     from reconciler.runtime.batch.reports import ConnectorReport
 
@@ -76,8 +81,6 @@ class TextOutput:
     def _orphans_of(self, plan: Plan) -> None:
         """Each orphan once per process, when it becomes one (not at every tick of a loop); a
         plan with changes has listed them already."""
-        from reconciler.render.text import orphans_heading
-
         if plan.orphans != self._orphans and not plan.has_changes:
             for name in sorted(set(plan.orphans) - set(self._orphans or ())):
                 LOG.warning(
@@ -139,12 +142,8 @@ class JsonOutput:
 
     def _plan(self, plan: Plan) -> None:
         if plan.has_changes:
-            from reconciler.render.json import plan_document
-
             _event(logging.INFO, "plan-applied", f"{len(plan.actions)} change(s) applied", plan=plan_document(plan))
         if plan.orphans != self._orphans and (plan.orphans or self._orphans):
-            from reconciler.render.text import orphans_heading
-
             _event(logging.WARNING, "orphans", orphans_heading(plan), connectors=list(plan.orphans))
         self._orphans = list(plan.orphans)
 
@@ -173,8 +172,6 @@ def _connector_doc(connector: ConnectorReport) -> dict[str, Any]:
     if connector.restarted is not None and connector.restarted.restarts_anything:
         doc["restarted"] = {"connector": connector.restarted.connector, "tasks": list(connector.restarted.tasks)}
     if connector.auto_restarted is not None:
-        from reconciler.render.connect_rest import auto_restart_doc
-
         doc["autoRestart"] = auto_restart_doc(connector.auto_restarted)
     failed = [_trace_line(t.trace) for t in connector.tasks if t.state is InstanceState.FAILED and t.trace]
     if connector.state is InstanceState.FAILED and connector.trace:
@@ -207,8 +204,6 @@ def stamp() -> str:
 
 
 def _print_plan(plan: Plan) -> None:
-    from reconciler.render import render_text
-
     if plan.has_changes:
         sys.stdout.write(render_text(plan, colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ))
 
@@ -254,16 +249,12 @@ def _connector_line(connector: ConnectorReport) -> str:
 
 
 def _next_attempt(status: AutoRestartStatus) -> str:
-    from reconciler.render.connect_rest import iso_utc
-
     if status.next_restart_ms is None:
         return ", the last: maxRestarts reached"
     return f", next one not before {iso_utc(status.next_restart_ms)} if it fails again"
 
 
 def _trace_line(trace: str) -> str:
-    from reconciler.render.common import trace_summary
-
     return trace_summary(trace)
 
 

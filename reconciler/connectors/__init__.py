@@ -1,5 +1,5 @@
 """Connector plugins: the plugin API (`api`, with the data tasks move in `batches`), typed config
-definitions (`configdef`), the keys Connect defines for every connector (`framework`), checks
+definitions (`configdef`) and the settings read from them (`settings`), the keys Connect defines for every connector (`framework`), checks
 before deploy (`checks`), lookup by name (`registry`) and the built-ins `datagen`,
 `file-source`, `file-sink`, `parquet-sink` and `jdbc-sink` (its own package, `jdbc`).
 

@@ -24,14 +24,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
-# Re-exported: plugins import the whole API from here.
-from reconciler.connectors.configdef import ConfigDef as ConfigDef
-from reconciler.connectors.configdef import ConfigProblem as ConfigProblem
-from reconciler.connectors.configdef import ConnectorConfig as ConnectorConfig
-from reconciler.connectors.configdef import Type as Type
-from reconciler.connectors.configdef import topic_names as topic_names
 from reconciler.connectors.batches import PartitionKey as PartitionKey
 from reconciler.connectors.batches import Primitive as Primitive
 from reconciler.connectors.batches import SinkRecord as SinkRecord
@@ -44,6 +38,14 @@ from reconciler.connectors.batches import partition_from_key as partition_from_k
 from reconciler.connectors.batches import partition_key as partition_key
 from reconciler.connectors.batches import records_to_batch as records_to_batch
 from reconciler.connectors.batches import sink_schema as sink_schema
+from reconciler.connectors.configdef import ConfigDef as ConfigDef
+from reconciler.connectors.configdef import ConfigProblem as ConfigProblem
+from reconciler.connectors.configdef import ConnectorConfig as ConnectorConfig
+from reconciler.connectors.configdef import Type as Type
+from reconciler.connectors.configdef import topic_names as topic_names
+
+# Re-exported: plugins import the whole API from here.
+from reconciler.core.kinds import Kind
 from reconciler.core.offsets_rules import TopicPartition as TopicPartition  # a sink's Kafka partition
 from reconciler.errors import ReconcilerError
 
@@ -167,7 +169,7 @@ class Connector(ABC):
     Instances are created with no arguments and hold no state between calls.
     """
 
-    kind: ClassVar[Literal["source", "sink"]]
+    kind: ClassVar[Kind]
     # The keys the plugin reads, typed (`reconciler.connectors.configdef`). With one, the
     # default `validate` checks their values, and `reconciler validate` reports keys that
     # neither the plugin nor Connect defines; without one, only `validate` runs.
@@ -210,7 +212,7 @@ class Connector(ABC):
 
 
 class SourceConnector(Connector):
-    kind: ClassVar[Literal["source", "sink"]] = "source"
+    kind: ClassVar[Kind] = Kind.SOURCE
     task_class: ClassVar[type[SourceTask]]
 
     def validate_offsets(
@@ -243,7 +245,7 @@ class SourceConnector(Connector):
 
 
 class SinkConnector(Connector):
-    kind: ClassVar[Literal["source", "sink"]] = "sink"
+    kind: ClassVar[Kind] = Kind.SINK
     task_class: ClassVar[type[SinkTask]]
 
     def validate_offsets(

@@ -13,8 +13,8 @@ its keys (docs/compatibility.md).
 Client override keys (`producer.override.*`…) must be librdkafka settings or Java names
 that map to one, with values librdkafka takes (`reconciler.kafka.io.client_names`).
 
-`reconciler validate` (`manifests.plugins`) and the REST API's `PUT …/config/validate`
-(`api.plugins`) both judge a config by `judged_problems`: one verdict, wherever it is asked.
+`reconciler validate` (`manifests.plugin_checks`) and the REST API's `PUT …/config/validate`
+(`api.plugin_catalog`) both judge a config by `judged_problems`: one verdict, wherever it is asked.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from reconciler.connectors.api import Connector
 from reconciler.connectors.configdef import ConfigProblem, ConnectorConfig
 from reconciler.connectors.framework import ANY, framework_def, other_kind
 from reconciler.connectors.unapplied import unapplied_problems
+from reconciler.core.kinds import Kind
 from reconciler.core.redact import PLACEHOLDER
 from reconciler.kafka.io.client_names import OVERRIDE_PREFIXES, client_name_problem
 
@@ -95,7 +96,7 @@ def _framework_problems(cls: type[Connector], config: ConnectorConfig) -> list[C
     given = {key: value for key, value in config.items() if key not in BOOKKEEPING}
     problems = [p for p in framework_def(cls.kind).validate(given) if p.key not in own_keys]
     problems += unapplied_problems(given, own_keys, cls.converters)
-    if cls.kind == "sink":
+    if cls.kind == Kind.SINK:
         problems += _sink_topics(config)
     else:
         problems += _topic_creation(config)

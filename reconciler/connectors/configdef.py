@@ -25,7 +25,7 @@ Value = str | int | float | bool | list[str] | None
 Validator = Callable[[Value], str | None]
 
 
-class Type(str, enum.Enum):
+class Type(enum.StrEnum):
     """Connect's `ConfigDef.Type`s (CLASS is a name only: nothing is loaded to check it)."""
 
     STRING = "string"

@@ -34,9 +34,9 @@ from reconciler.connectors.api import (
     partition_key,
     share_configs,
     task_share,
-    valid_or_raise,
 )
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
+from reconciler.connectors.settings import ConnectorSettings
 
 DEFAULT_RECORD_BYTES = 100
 DEFAULT_BATCH_SIZE = 100_000
@@ -62,29 +62,15 @@ CONFIG_DEF = (
 )
 
 
-@dataclass(frozen=True)
-class DatagenSettings:
+@dataclass(frozen=True, kw_only=True)
+class DatagenSettings(ConnectorSettings):
+    config_def = CONFIG_DEF
+
     topic: str
     count: int
     record_bytes: int
     batch_size: int
     shards: int
-
-    @classmethod
-    def read(cls, config: ConnectorConfig) -> tuple[DatagenSettings, list[ConfigProblem]]:
-        parsed = CONFIG_DEF.parse(config)
-        settings = cls(
-            topic=parsed.string("topic"),
-            count=parsed.integer("count"),
-            record_bytes=parsed.integer("record.bytes"),
-            batch_size=parsed.integer("batch.size"),
-            shards=parsed.integer("shards"),
-        )
-        return settings, parsed.problems
-
-    @classmethod
-    def parse(cls, config: ConnectorConfig) -> DatagenSettings:
-        return valid_or_raise(cls.read(config))
 
     def shard_size(self, shard: int) -> int:
         """How many ids stripe `shard` holds: shard, shard + shards, … below count."""

@@ -8,6 +8,7 @@ one line gives, and rewinds: docs/connectors.md#file-sink.
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,9 +27,9 @@ from reconciler.connectors.api import (
     Type,
     plain_task_config,
     topic_names,
-    valid_or_raise,
 )
 from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
+from reconciler.connectors.settings import ConnectorSettings, no_topic
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -49,31 +50,17 @@ CONFIG_DEF = (
 )
 
 
-@dataclass(frozen=True)
-class FileSinkSettings:
+@dataclass(frozen=True, kw_only=True)
+class FileSinkSettings(ConnectorSettings):
+    config_def = CONFIG_DEF
+
     topics: tuple[str, ...]
     path: str
     format: str
     flush_records: int
 
-    @classmethod
-    def read(cls, config: ConnectorConfig) -> tuple[FileSinkSettings, list[ConfigProblem]]:
-        parsed = CONFIG_DEF.parse(config)
-        topics = tuple(parsed.strings("topics"))
-        settings = cls(
-            topics=topics,
-            path=parsed.string("path"),
-            format=parsed.string("format"),
-            flush_records=parsed.integer("flush.records"),
-        )
-        problems = list(parsed.problems)
-        if not topics and not any(p.key == "topics" for p in problems):
-            problems.append(ConfigProblem("topics", "names no topic"))
-        return settings, problems
-
-    @classmethod
-    def parse(cls, config: ConnectorConfig) -> FileSinkSettings:
-        return valid_or_raise(cls.read(config))
+    def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
+        return no_topic(self.topics, found)
 
 
 class UnwritableRecord(ConnectorError):
@@ -147,8 +134,6 @@ def _first_bad(
 
 def _concatenated(array: pa.Array) -> bytes:
     """The bytes of a binary array's values, end to end, read from its buffers directly."""
-    import struct
-
     import pyarrow as pa
 
     if len(array) == 0:

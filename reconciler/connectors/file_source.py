@@ -45,9 +45,9 @@ from reconciler.connectors.api import (
     partition_key,
     share_configs,
     task_share,
-    valid_or_raise,
 )
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
+from reconciler.connectors.settings import ConnectorSettings
 
 DEFAULT_BATCH_SIZE = 10_000
 _CHUNK_BYTES = 1 << 20
@@ -71,36 +71,30 @@ class BadRecord(ConnectorError):
     """A line that cannot become a record (invalid JSON, wrong CSV column count, bad UTF-8)."""
 
 
-@dataclass(frozen=True)
-class FileSourceSettings:
+@dataclass(frozen=True, kw_only=True)
+class FileSourceSettings(ConnectorSettings):
+    config_def = CONFIG_DEF
+
     path: str
     topic: str
     format: str
     glob: str
     batch_size: int
-    skip_errors: bool
-    location_keys: bool
+    errors_tolerance: str
+    key: str
 
-    @classmethod
-    def read(cls, config: ConnectorConfig) -> tuple[FileSourceSettings, list[ConfigProblem]]:
-        parsed = CONFIG_DEF.parse(config)
-        settings = cls(
-            path=parsed.string("path"),
-            topic=parsed.string("topic"),
-            format=parsed.string("format"),
-            glob=parsed.string("glob"),
-            batch_size=parsed.integer("batch.size"),
-            skip_errors=parsed.string("errors.tolerance") == "all",
-            location_keys=parsed.string("key") == "location",
-        )
-        problems = list(parsed.problems)
-        if settings.glob.startswith("/") or ".." in Path(settings.glob).parts:
-            problems.append(ConfigProblem("glob", f"must be relative to `path`, inside it; got {settings.glob!r}"))
-        return settings, problems
+    @property
+    def skip_errors(self) -> bool:
+        return self.errors_tolerance == "all"
 
-    @classmethod
-    def parse(cls, config: ConnectorConfig) -> FileSourceSettings:
-        return valid_or_raise(cls.read(config))
+    @property
+    def location_keys(self) -> bool:
+        return self.key == "location"
+
+    def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
+        if self.glob.startswith("/") or ".." in Path(self.glob).parts:
+            return [ConfigProblem("glob", f"must be relative to `path`, inside it; got {self.glob!r}")]
+        return []
 
 
 def file_partition(filename: str) -> dict[str, str]:

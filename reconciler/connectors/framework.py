@@ -11,11 +11,9 @@ is reported, because the reconciler tells sinks from sources by `topics`/`topics
 
 from __future__ import annotations
 
-from typing import Literal
-
 from reconciler.connectors.configdef import ConfigDef, Display, Type, topic_names
+from reconciler.core.kinds import Kind
 
-Kind = Literal["source", "sink"]
 # Connect's groups (`ConnectorConfig.COMMON_GROUP`…), as `PUT …/config/validate` lists them.
 COMMON_GROUP, TRANSFORMS, PREDICATES, ERRORS = "Common", "Transforms", "Predicates", "Error Handling"
 TOPIC_CREATION, EXACTLY_ONCE, OFFSETS_TOPIC = "Topic Creation", "Exactly Once Support", "offsets.topic"
@@ -123,8 +121,8 @@ ANY = SINK.merge(SOURCE_ONLY)
 
 def framework_def(kind: Kind) -> ConfigDef:
     """The keys Connect defines for a connector of this kind."""
-    return SINK if kind == "sink" else SOURCE
+    return SINK if kind == Kind.SINK else SOURCE
 
 
 def other_kind(kind: Kind) -> Kind:
-    return "source" if kind == "sink" else "sink"
+    return Kind.SOURCE if kind == Kind.SINK else Kind.SINK

@@ -22,10 +22,10 @@ from reconciler.connectors.api import (
     TaskConfig,
     TopicPartition,
     plain_task_config,
-    valid_or_raise,
 )
-from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
+from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
+from reconciler.connectors.settings import ConnectorSettings, no_topic
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -45,31 +45,17 @@ CONFIG_DEF = (
 )
 
 
-@dataclass(frozen=True)
-class ParquetSinkSettings:
+@dataclass(frozen=True, kw_only=True)
+class ParquetSinkSettings(ConnectorSettings):
+    config_def = CONFIG_DEF
+
     topics: tuple[str, ...]
     path: str
     flush_records: int
     compression: str
 
-    @classmethod
-    def read(cls, config: ConnectorConfig) -> tuple[ParquetSinkSettings, list[ConfigProblem]]:
-        parsed = CONFIG_DEF.parse(config)
-        topics = tuple(parsed.strings("topics"))
-        settings = cls(
-            topics=topics,
-            path=parsed.string("path"),
-            flush_records=parsed.integer("flush.records"),
-            compression=parsed.string("compression"),
-        )
-        problems = list(parsed.problems)
-        if not topics and not any(p.key == "topics" for p in problems):
-            problems.append(ConfigProblem("topics", "names no topic"))
-        return settings, problems
-
-    @classmethod
-    def parse(cls, config: ConnectorConfig) -> ParquetSinkSettings:
-        return valid_or_raise(cls.read(config))
+    def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
+        return no_topic(self.topics, found)
 
 
 # --- files ---------------------------------------------------------------------------------

@@ -148,7 +148,7 @@ def supersede(root: Path, directory: Path, name: str) -> None:
 # --- the task -------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PartitionFiles(Generic[Chunk]):
     """What one task knows about one Kafka partition: files on disk and rows not yet in one."""
 
@@ -201,7 +201,7 @@ class RangeFileSinkTask(SinkTask, Generic[Chunk]):
     def _open_one(self, tp: TopicPartition) -> PartitionFiles[Chunk]:
         directory = partition_dir(self.root, *tp)
         remove_temp_files(directory)
-        state: PartitionFiles[Chunk] = PartitionFiles(directory, held_ranges(directory, *tp, self.suffixes))
+        state: PartitionFiles[Chunk] = PartitionFiles(directory=directory, held=held_ranges(directory, *tp, self.suffixes))
         self.partitions[tp] = state
         return state
 
@@ -246,7 +246,9 @@ class RangeFileSinkTask(SinkTask, Generic[Chunk]):
             return
         offsets = (state.first_buffered, state.last_buffered)
         chunks = state.buffer
-        write_atomically(state.directory, file_name(*tp, offsets, self.suffix), lambda path: self.write_file(path, chunks))
+        write_atomically(
+            state.directory, file_name(*tp, offsets, self.suffix), lambda path: self.write_file(path, chunks)
+        )
         state.held.append(offsets)
         state.buffer, state.buffered_rows = [], 0
         state.first_buffered = state.last_buffered = -1
@@ -272,7 +274,9 @@ def split_by_partition(batch: pa.RecordBatch) -> list[tuple[TopicPartition, pa.R
     return parts
 
 
-def unheld_rows(part: pa.RecordBatch, held: Sequence[OffsetRange], last_held: int, last_buffered: int) -> pa.RecordBatch:
+def unheld_rows(
+    part: pa.RecordBatch, held: Sequence[OffsetRange], last_held: int, last_buffered: int
+) -> pa.RecordBatch:
     """The rows of one partition that are neither in a file nor in the buffer."""
     import pyarrow.compute as pc
 

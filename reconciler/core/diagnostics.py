@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import enum
+from typing import TypedDict, Unpack
 
 from pydantic import BaseModel, ConfigDict
 
 from reconciler.core.models import SourceRef
 
 
-class Severity(str, enum.Enum):
+class Severity(enum.StrEnum):
     ERROR = "error"
     WARNING = "warning"
     INFO = "info"  # nothing wrong: something the user may want to know (e.g. what was not checked)
@@ -44,43 +45,30 @@ class Diagnostic(BaseModel):
         return text
 
 
-def error(
-    summary: str,
-    *,
-    source: SourceRef | None = None,
-    field_path: str = "",
-    connector: str | None = None,
-    hint: str | None = None,
-) -> Diagnostic:
-    return Diagnostic(
-        severity=Severity.ERROR, summary=summary, source=source, field_path=field_path, connector=connector, hint=hint
-    )
+class Where(TypedDict, total=False):
+    """Where a diagnostic points, and what to do about it (the optional fields of `Diagnostic`)."""
+
+    source: SourceRef | None
+    field_path: str
+    connector: str | None
+    hint: str | None
 
 
-def warning(
-    summary: str,
-    *,
-    source: SourceRef | None = None,
-    field_path: str = "",
-    connector: str | None = None,
-    hint: str | None = None,
-) -> Diagnostic:
-    return Diagnostic(
-        severity=Severity.WARNING, summary=summary, source=source, field_path=field_path, connector=connector, hint=hint
-    )
+def diagnostic(severity: Severity, summary: str, **where: Unpack[Where]) -> Diagnostic:
+    """The one constructor; `error`, `warning` and `info` name its severity."""
+    return Diagnostic(severity=severity, summary=summary, **where)
 
 
-def info(
-    summary: str,
-    *,
-    source: SourceRef | None = None,
-    field_path: str = "",
-    connector: str | None = None,
-    hint: str | None = None,
-) -> Diagnostic:
-    return Diagnostic(
-        severity=Severity.INFO, summary=summary, source=source, field_path=field_path, connector=connector, hint=hint
-    )
+def error(summary: str, **where: Unpack[Where]) -> Diagnostic:
+    return diagnostic(Severity.ERROR, summary, **where)
+
+
+def warning(summary: str, **where: Unpack[Where]) -> Diagnostic:
+    return diagnostic(Severity.WARNING, summary, **where)
+
+
+def info(summary: str, **where: Unpack[Where]) -> Diagnostic:
+    return diagnostic(Severity.INFO, summary, **where)
 
 
 def has_errors(diagnostics: list[Diagnostic]) -> bool:

@@ -21,20 +21,27 @@ Pure: names and configs in, answers out.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Collection, Mapping
-from typing import Final, Literal
+from typing import Final
 
-Kind = Literal["source", "sink"]
+
+class Kind(enum.StrEnum):
+    """A connector's type, as Connect's `ConnectorType` (lower case, as its REST API writes it)."""
+
+    SOURCE = "source"
+    SINK = "sink"
+
 
 # Apache Kafka's connectors whose names do not say their type, keyed by their alias: Connect
 # accepts the class name, its simple name, or its simple name without `Connector`.
 _APACHE_KINDS: Final[Mapping[str, Kind]] = {
-    "MirrorSource": "source",
-    "MirrorCheckpoint": "source",
-    "MirrorHeartbeat": "source",
-    "FileStreamSource": "source",
-    "FileStreamSink": "sink",
+    "MirrorSource": Kind.SOURCE,
+    "MirrorCheckpoint": Kind.SOURCE,
+    "MirrorHeartbeat": Kind.SOURCE,
+    "FileStreamSource": Kind.SOURCE,
+    "FileStreamSink": Kind.SINK,
 }
 _APACHE_PACKAGES: Final = ("org.apache.kafka.connect.mirror.", "org.apache.kafka.connect.file.")
 # A Java binary class name or alias (what `connector.class` may hold for a Connect worker).
@@ -60,7 +67,7 @@ def _apache_kind(class_name: str) -> Kind | None:
 
 def kind_by_config(config: Mapping[str, object]) -> Kind:
     """Connect's rule for sinks (`SinkConnectorConfig.validate`): they name their topics."""
-    return "sink" if "topics" in config or "topics.regex" in config else "source"
+    return Kind.SINK if "topics" in config or "topics.regex" in config else Kind.SOURCE
 
 
 def class_kind(class_name: str, config: Mapping[str, object]) -> Kind:
@@ -70,9 +77,9 @@ def class_kind(class_name: str, config: Mapping[str, object]) -> Kind:
         return known
     alias = _alias(class_name).lower()
     if alias.endswith("sink"):
-        return "sink"
+        return Kind.SINK
     if alias.endswith("source"):
-        return "source"
+        return Kind.SOURCE
     return kind_by_config(config)
 
 

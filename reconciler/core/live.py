@@ -20,7 +20,7 @@ from reconciler.core.redact import nothing_to_seal, seal_config, slow_digest
 SNAPSHOT_VERSION = 1
 
 
-class ConnectTargetState(str, enum.Enum):
+class ConnectTargetState(enum.StrEnum):
     """Connect's `TargetState` enum as stored in `target-state-<name>` records."""
 
     STARTED = "STARTED"
@@ -28,7 +28,7 @@ class ConnectTargetState(str, enum.Enum):
     STOPPED = "STOPPED"
 
 
-class InstanceState(str, enum.Enum):
+class InstanceState(enum.StrEnum):
     """Connect's `AbstractStatus.State`. Java writes a DESTROYED status as a tombstone, but reads
     the value back like any other state (its REST API then shows it), and so do we."""
 

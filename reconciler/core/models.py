@@ -36,7 +36,7 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class TargetState(str, enum.Enum):
+class TargetState(enum.StrEnum):
     """Declared state; Connect calls RUNNING `STARTED` in its config topic."""
 
     RUNNING = "running"
@@ -103,7 +103,7 @@ class OffsetEntry(_Strict):
     )
 
 
-class OffsetsAction(str, enum.Enum):
+class OffsetsAction(enum.StrEnum):
     ALTER = "alter"
     RESET = "reset"
 
@@ -218,4 +218,4 @@ class DesiredConnector(BaseModel):
     @property
     def is_sink(self) -> bool:
         """Decided by the class, as Connect decides (docs/compatibility.md)."""
-        return self.connector_kind == "sink"
+        return self.connector_kind == Kind.SINK

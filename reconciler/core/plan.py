@@ -22,7 +22,7 @@ from reconciler.core.models import OffsetEntry, OffsetsAction, TargetState
 PLAN_FORMAT_VERSION = "2"
 
 
-class ActionKind(str, enum.Enum):
+class ActionKind(enum.StrEnum):
     RESTORE = "restore"
     CREATE = "create"
     UPDATE_CONFIG = "update-config"
@@ -71,19 +71,27 @@ SYMBOL: dict[ActionKind, str] = {
 }
 
 
+class FieldOp(enum.StrEnum):
+    """What happens to one config field."""
+
+    ADD = "add"
+    CHANGE = "change"
+    REMOVE = "remove"
+
+
 class FieldChange(BaseModel):
     """One config field that differs (kopf's DiffItem). Values are masked when `sensitive`."""
 
     model_config = ConfigDict(frozen=True)
 
-    op: Literal["add", "change", "remove"]
+    op: FieldOp
     key: str
     old: str | None = None
     new: str | None = None
     sensitive: bool = False
 
 
-class OffsetsStepKind(str, enum.Enum):
+class OffsetsStepKind(enum.StrEnum):
     """The steps of an offsets request: what the plan shows, what the executor reports doing,
     and what its progress record names (every step but RECORD; docs/state-machine.md#alter-and-reset)."""
 

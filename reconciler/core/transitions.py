@@ -43,7 +43,7 @@ RESTART_HINT = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StateTransition:
     """What to do about one connector's target state, and what to tell the reviewer."""
 
@@ -79,24 +79,29 @@ def plan_state(
     action = state_action(desired, live)
     current = DECLARED_FOR[live]
     if failed and desired is TargetState.STOPPED and action is not None:
-        return StateTransition(action, current, desired, "stopping a FAILED connector is allowed")
+        return StateTransition(
+            action=action, from_state=current, to_state=desired, reason="stopping a FAILED connector is allowed"
+        )
     # A FAILED status under a STOPPED target is stale (Connect stops failed connectors and
     # reports STOPPED); failed and meant to be paused: nothing flows either way.
     if not failed or live is ConnectTargetState.STOPPED or desired is TargetState.STOPPED:
-        return StateTransition(action, current, desired)
+        return StateTransition(action=action, from_state=current, to_state=desired)
     if action is None and desired is TargetState.PAUSED:
-        return StateTransition(action, current, desired)
+        return StateTransition(action=action, from_state=current, to_state=desired)
     if restart_pending:
         return StateTransition(
-            action, current, desired, f"connector is FAILED; the restart in this plan brings it up {desired.value}"
+            action=action,
+            from_state=current,
+            to_state=desired,
+            reason=f"connector is FAILED; the restart in this plan brings it up {desired.value}",
         )
     warning = _failed_warning(name, action, desired, source)
-    return StateTransition(action, current, desired, "connector is FAILED", (warning,))
+    return StateTransition(
+        action=action, from_state=current, to_state=desired, reason="connector is FAILED", diagnostics=(warning,)
+    )
 
 
-def _failed_warning(
-    name: str, action: ActionKind | None, desired: TargetState, source: SourceRef | None
-) -> Diagnostic:
+def _failed_warning(name: str, action: ActionKind | None, desired: TargetState, source: SourceRef | None) -> Diagnostic:
     if action is None:
         summary = "connector is FAILED but declared running; Connect leaves it failed until it is restarted"
     else:

@@ -123,7 +123,7 @@ def binaries_for(user: RunAs | None, bindir: Path, scratch: Path) -> Path:
     return scratch / package.name / "pginstall" / "bin"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunningPostgres:
     """A started server; stop it with `stop()` or by leaving the `with` block."""
 
@@ -245,16 +245,19 @@ def _serve(bindir: Path, root: Path, user: RunAs | None, password: str, log_dir:
                 start_new_session=True, preexec_fn=die_with_parent,  # Ctrl-C goes to us; we stop it by PID
                 **(user.popen_args() if user else {}),
             )
-        server = RunningPostgres(chosen, password, process.pid, log_path, root, bindir, process)
+        server = RunningPostgres(port=chosen, password=password, pid=process.pid, log_path=log_path, root_dir=root, bindir=bindir, process=process)
         if _wait_ready(server, ready_timeout_s):
             return server
         if server.alive():
             server.kill()
-            raise PostgresStartError(f"PostgreSQL did not get ready on port {chosen} within {ready_timeout_s:g}s",
-                                     hint=f"log: {log_path}")
+            raise PostgresStartError(
+                f"PostgreSQL did not get ready on port {chosen} within {ready_timeout_s:g}s", hint=f"log: {log_path}"
+            )
         if "could not bind" not in _tail(log_path) or attempt == 2 or port:
-            raise PostgresStartError(f"PostgreSQL exited with code {process.returncode} while starting on port "
-                                     f"{chosen}:\n{_tail(log_path)}", hint=f"full log: {log_path}")
+            raise PostgresStartError(
+                f"PostgreSQL exited with code {process.returncode} while starting on port {chosen}:\n{_tail(log_path)}",
+                hint=f"full log: {log_path}",
+            )
     raise AssertionError("unreachable")
 
 
@@ -279,8 +282,9 @@ def _env() -> dict[str, str]:
 
 
 def _run(command: list[str], *, what: str, user: RunAs | None = None) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=_env(),
-                          **(user.popen_args() if user else {}))
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, env=_env(), **(user.popen_args() if user else {})
+    )
     if done.returncode != 0:
         raise PostgresStartError(f"{what} failed (exit {done.returncode}):\n{(done.stdout + done.stderr)[-2000:]}")
 
@@ -315,8 +319,12 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _request_stop)
     signal.signal(signal.SIGINT, _request_stop)
     print(server.dsn, flush=True)
-    print(f"PostgreSQL pid {server.pid}, log {server.log_path}; JDBC {server.jdbc_url()} "
-          f"(user {server.user}); Ctrl-C stops it", file=sys.stderr, flush=True)
+    print(
+        f"PostgreSQL pid {server.pid}, log {server.log_path}; JDBC {server.jdbc_url()} "
+        f"(user {server.user}); Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
+    )
     with server:
         while not stop and server.alive():
             time.sleep(0.2)

@@ -34,6 +34,7 @@ from types import TracebackType
 
 from reconciler.devtools.process import HOST, ManagedProcess, free_port, launch, port_open, tail, wait_ready
 from reconciler.errors import ReconcilerError
+from reconciler.runtime.spark.data_source import kafka_source_jars
 
 READY_TIMEOUT_S = 90.0
 CONNECT_SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -288,8 +289,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         print(cluster.master_url, flush=True)
         if args.connect:
-            from reconciler.runtime.spark.data_source import kafka_source_jars
-
             server = start_connect_server(args.log_dir, jars=kafka_source_jars() or ())
             print(server.url, flush=True)
         print(f"master pid {cluster.master.pid}, workers {[w.pid for w in cluster.workers]}, logs in "

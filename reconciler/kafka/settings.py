@@ -15,7 +15,7 @@ DEFAULT_GROUP = "connect-cluster"
 DEFAULT_TIMEOUT_S = 30.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Topics:
     configs: str
     status: str

@@ -7,7 +7,7 @@ Modules: `loader` (paths, files, duplicates), `documents` (YAML → data + node 
 `interpolate` (placeholders resolved for the checks only), `rules` / `schema_errors` /
 `validate` (checks and messages), `schema` (the JSON Schema generated from the models),
 `schema_check` (the pre-commit check of each file), `strimzi` (Strimzi `KafkaConnector`
-resources read as manifests), `plugins` (each config checked against its plugin), `cache` and
+resources read as manifests), `plugin_checks` (each config checked against its plugin), `cache` and
 `forked` (large trees), `watch` (file events for `watch`).
 
 May import `core`, `connectors` (the plugins that check configs), `kafka.io.config_providers`

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 from pydantic_core import from_json, to_json
 
+from reconciler.manifests import documents, reading, validate
 from reconciler.manifests.reading import CachedDocument
 
 LOG = logging.getLogger(__name__)
@@ -87,8 +88,6 @@ def cache_dir() -> Path | None:
 @functools.cache
 def reader_stamp() -> str:
     """Changes whenever the code that turns YAML into documents' data could read differently."""
-    from reconciler.manifests import documents, reading, validate
-
     digest = hashlib.blake2b(digest_size=12)
     for module in (documents, reading, validate):  # YAML → data; what is kept; names' positions
         with contextlib.suppress(OSError, TypeError):

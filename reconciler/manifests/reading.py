@@ -19,7 +19,7 @@ from reconciler.core.diagnostics import Diagnostic
 from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.manifests.documents import Problem, read_documents
 from reconciler.manifests.findings import format_path
-from reconciler.manifests.plugins import java_note
+from reconciler.manifests.plugin_checks import java_note
 from reconciler.manifests.validate import (
     class_node,
     clean_connector,

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from reconciler.connectors.registry import connector_kind
+from reconciler.core.kinds import Kind
 from reconciler.core.models import BOOKKEEPING_KEYS
 from reconciler.core.normalize import config_value
 from reconciler.core.offsets_rules import check_request
@@ -26,7 +27,7 @@ def document_findings(document: Mapping[str, Any]) -> list[Finding]:
     config = spec.get("config")
     config = config if isinstance(config, Mapping) else {}
     class_name = spec.get("class")
-    sink = connector_kind(class_name if isinstance(class_name, str) else "", config) == "sink"
+    sink = connector_kind(class_name if isinstance(class_name, str) else "", config) == Kind.SINK
     return [*_bookkeeping_keys(config), *_offsets(spec.get("offsets"), sink=sink)]
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reconciler.core.models import ConnectorManifest
+from reconciler.manifests.schema_plugins import connect_key_defs, plugin_clauses
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -44,8 +45,6 @@ def generate_schema(*, plugins: bool = True) -> dict[str, Any]:
         **{key: value for key, value in schema.items() if key != "title"},
     }
     if plugins:
-        from reconciler.manifests.schema_plugins import connect_key_defs, plugin_clauses
-
         document["allOf"] = plugin_clauses()
         document["$defs"] = {**document.get("$defs", {}), **connect_key_defs()}
     return document
@@ -60,7 +59,7 @@ def validator() -> Validator:
     """A cached validator for the schema (jsonschema is imported only when needed)."""
     import jsonschema
 
-    schema = generate_schema(plugins=False)  # plugin configs: checked by the plugins (manifests.plugins)
+    schema = generate_schema(plugins=False)  # plugin configs: checked by the plugins (manifests.plugin_checks)
     validator_class = jsonschema.validators.validator_for(schema)
     validator_class.check_schema(schema)
     instance: Validator = validator_class(schema)

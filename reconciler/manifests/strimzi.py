@@ -67,7 +67,7 @@ _REFUSED_ANNOTATIONS: dict[str, tuple[str, str]] = {
 }
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Translation:
     """The `reconciler.io/v1` document, what is wrong (`errors`) or doubtful (`warnings`) in
     the resource, and where the parts we made up come from (`moved`: our path → its path)."""
@@ -105,7 +105,7 @@ def translate(data: Mapping[str, Any]) -> Translation:
     spec = data.get("spec")
     ours: dict[str, Any] = {key: value for key, value in data.items() if key not in ("apiVersion", "kind", "status")}
     ours.update(apiVersion=API_VERSION, kind=KIND_CONNECTOR)
-    out = Translation(ours)
+    out = Translation(data=ours)
     if version not in VERSIONS:
         out.errors.append(Finding(("apiVersion",), f"`{version}` is not a KafkaConnector version the reconciler reads",
                                   f"use `{VERSIONS[0]}` (or the deprecated `{VERSIONS[1]}`)"))

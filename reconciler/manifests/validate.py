@@ -29,7 +29,7 @@ from reconciler.manifests import strimzi
 from reconciler.manifests.documents import Document, locate, position
 from reconciler.manifests.findings import Finding, Path, describe_type, format_path, merge
 from reconciler.manifests.interpolate import resolve_config
-from reconciler.manifests.plugins import config_findings, plugin_findings
+from reconciler.manifests.plugin_checks import config_findings, plugin_findings
 from reconciler.manifests.rules import document_findings, literal_secrets
 from reconciler.manifests.schema_errors import pydantic_findings, schema_findings
 

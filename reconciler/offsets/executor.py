@@ -12,11 +12,10 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from reconciler import failpoints
 from reconciler.connectors.api import OffsetsRefused, SinkConnector, SourceConnector, partition_key
 from reconciler.connectors.offsets_check import hook_offsets
 from reconciler.connectors.registry import UnknownConnector, load_connector
-from reconciler.logs import connector_context
-from reconciler import failpoints
 from reconciler.core.live import ConnectTargetState, LiveConnector, RequestKind
 from reconciler.core.models import DesiredConnector, OffsetsAction, OffsetsRequest, TargetState
 from reconciler.core.normalize import connector_properties, to_connect_state
@@ -26,13 +25,16 @@ from reconciler.errors import ReconcilerError
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
+from reconciler.kafka.formats.records import Record
+from reconciler.kafka.io.admin import ensure_offsets_topic
 from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
-from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.io.overrides import ADMIN, PRODUCER, client_settings, cluster_key, same_cluster
-from reconciler.kafka.formats.records import Record
+from reconciler.kafka.io.produce import fence_source_tasks
+from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.offsets import model
+from reconciler.logs import connector_context
+from reconciler.offsets import model, sink
 from reconciler.offsets.model import (
     CHANGED,
     SNAPSHOT,
@@ -48,6 +50,8 @@ from reconciler.offsets.model import (
     source_targets,
     success_message,
 )
+from reconciler.offsets.sink import group_offsets
+from reconciler.offsets.source import confirm_reset, read_source_offsets
 from reconciler.offsets.worker_stop import CONNECT_WAITING_MESSAGE
 from reconciler.offsets.writer import OffsetsWriter, Placed
 
@@ -71,7 +75,16 @@ def outcome_of(
     confirmed: bool | None = None,
     records_written: int = 0,
 ) -> OffsetsOutcome:
-    return OffsetsOutcome(name, request.id, request.action, status, message, tuple(steps), confirmed, records_written)
+    return OffsetsOutcome(
+        connector=name,
+        request_id=request.id,
+        action=request.action,
+        status=status,
+        message=message,
+        steps=tuple(steps),
+        confirmed=confirmed,
+        records_written=records_written,
+    )
 
 
 class Stop(Exception):
@@ -87,8 +100,13 @@ class RequestExecution:
     """One run of one request, from wherever its progress record says it stopped."""
 
     def __init__(
-        self, settings: KafkaSettings, writer: OffsetsWriter, desired: DesiredConnector, request: OffsetsRequest,
-        state: StoreView, now_ms: Callable[[], int],
+        self,
+        settings: KafkaSettings,
+        writer: OffsetsWriter,
+        desired: DesiredConnector,
+        request: OffsetsRequest,
+        state: StoreView,
+        now_ms: Callable[[], int],
     ) -> None:
         self.settings, self.writer, self.desired, self.request = settings, writer, desired, request
         self.name = desired.name
@@ -154,9 +172,6 @@ class RequestExecution:
     def _fence_and_read(self, connector: LiveConnector) -> SourceOffsets:
         """KIP-618: fence every task producer the connector may have had, then read its offsets
         (after fencing, so no zombie can commit offsets behind our back)."""
-        from reconciler.kafka.io.produce import fence_source_tasks
-        from reconciler.offsets.source import read_source_offsets
-
         count = max(connector.task_count or 0, len(connector.task_configs), self.desired.spec.tasksMax)
         # The task producers live on the cluster the connector produces to.
         fence_source_tasks(client_settings(self.settings, self.config, PRODUCER), self.name, count)
@@ -181,8 +196,6 @@ class RequestExecution:
         return body
 
     def _sink_body(self) -> list[dict[str, Any]]:
-        from reconciler.offsets.sink import group_offsets
-
         return model.sink_body(group_offsets(self.group_cluster, self.group))
 
     @property
@@ -224,15 +237,20 @@ class RequestExecution:
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             raise Stop("failed", f"the connector's alter_offsets failed: {last}") from exc
         kind = "sink" if self.sink else "source"
-        raise Stop("failed", f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
-                    f"but the request was prepared for a {kind}")
+        raise Stop(
+            "failed",
+            f"connector class {self.desired.spec.connector_class} is a {plugin.kind} connector, "
+            f"but the request was prepared for a {kind}",
+        )
 
     def _hook_offsets(self, snapshot: list[dict[str, Any]]) -> Mapping[Any, Any]:
         if self.request.action is OffsetsAction.ALTER:
             return hook_offsets(self.request.offsets or [], sink=self.sink)
         if self.sink:
             return {tp: None for tp in sink_offsets_from_body(snapshot)}
-        return {partition_key(entry["partition"]): None for entry in snapshot if isinstance(entry.get("partition"), dict)}
+        return {
+            partition_key(entry["partition"]): None for entry in snapshot if isinstance(entry.get("partition"), dict)
+        }
 
     # --- alter / reset ----------------------------------------------------------------------------
 
@@ -252,8 +270,6 @@ class RequestExecution:
 
     def _change_sink(self, snapshot: list[dict[str, Any]]) -> None:
         """From the snapshot, not from the group now: a re-run after a crash computes the same."""
-        from reconciler.offsets import sink
-
         action, cluster = self.request.action, self.group_cluster
         if action is OffsetsAction.RESET:
             sink.delete_group(cluster, self.name, self.group, action)
@@ -270,9 +286,6 @@ class RequestExecution:
         (both or neither). A store on another cluster (the connector's producer cluster) gets its
         own transaction first; a crash after it re-runs this step, which writes the same values.
         """
-        from reconciler.kafka.io.admin import ensure_offsets_topic
-        from reconciler.offsets.source import confirm_reset
-
         for store in source.stores:  # a connector-specific topic may not exist before its first run
             if store.key != (cluster_key(self.settings), self.settings.topics.offsets):
                 ensure_offsets_topic(store.settings, store.topic)

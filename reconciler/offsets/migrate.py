@@ -23,16 +23,19 @@ from typing import Any
 
 from reconciler.core.models import DesiredConnector, SourceRef
 from reconciler.core.normalize import connector_properties
-from reconciler.kafka.formats import records as rec
 from reconciler.errors import ReconcilerError
-from reconciler.kafka.replay import OffsetsReplay, partition_identity
-from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.formats import records as rec
+from reconciler.kafka.io.admin import topic_partitions
 from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.offset_stores import sink_group
+from reconciler.kafka.io.store import read_offsets_topics
+from reconciler.kafka.replay import OffsetsReplay, partition_identity
+from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import SinkOffsets, sink_body
+from reconciler.offsets.sink import group_offsets
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ImportedRequest:
     """One connector's offsets from the old cluster, as an `alter` request body."""
 
@@ -64,7 +67,11 @@ def source_imports(
         entries, notes = _source_entries(name, replays)
         if entries:
             origin = "offsets topic " + ", ".join(replays)
-            result.requests.append(ImportedRequest(name, declared[name].source, origin, entries, notes))
+            result.requests.append(
+                ImportedRequest(
+                    connector=name, declared_at=declared[name].source, origin=origin, offsets=entries, notes=notes
+                )
+            )
 
 
 def _source_entries(name: str, replays: Mapping[str, OffsetsReplay]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -104,7 +111,11 @@ def sink_group_names(desired: Sequence[DesiredConnector]) -> dict[str, str]:
 
 
 def sink_imports(
-    groups: Mapping[str, str], offsets: Mapping[str, SinkOffsets], desired: Sequence[DesiredConnector], origin: str, result: ImportResult
+    groups: Mapping[str, str],
+    offsets: Mapping[str, SinkOffsets],
+    desired: Sequence[DesiredConnector],
+    origin: str,
+    result: ImportResult,
 ) -> None:
     """Declared sinks whose group has committed offsets in the old cluster."""
     declared = {c.name: c for c in desired}
@@ -112,10 +123,17 @@ def sink_imports(
         committed = offsets.get(group, {})
         if committed:
             result.requests.append(
-                ImportedRequest(name, declared[name].source, f"consumer group {group} at {origin}", sink_body(committed))
+                ImportedRequest(
+                    connector=name,
+                    declared_at=declared[name].source,
+                    origin=f"consumer group {group} at {origin}",
+                    offsets=sink_body(committed),
+                )
             )
         else:
-            result.notes.append(f"{name}: consumer group {group} has no committed offsets at {origin}; nothing to import")
+            result.notes.append(
+                f"{name}: consumer group {group} has no committed offsets at {origin}; nothing to import"
+            )
 
 
 # --- the snippet a user pastes -------------------------------------------------------------------
@@ -192,10 +210,6 @@ def run_import(
     only: Sequence[str] = (),
 ) -> ImportResult:
     """Read the old cluster's offsets topic(s) and sink groups for the declared connectors."""
-    from reconciler.kafka.io.admin import topic_partitions
-    from reconciler.offsets.sink import group_offsets
-    from reconciler.kafka.io.store import read_offsets_topics
-
     chosen = _chosen(desired, only)
     existing = topic_partitions(old)
     missing = [topic for topic in topics if topic not in existing]

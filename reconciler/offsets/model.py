@@ -95,7 +95,7 @@ def not_found_message(name: str) -> str:
 # --- outcome ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class OffsetsOutcome:
     """What running one request did. `message` is Connect's answer (success or error text)."""
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from reconciler.connectors.registry import connector_kind
 from reconciler.core import diagnostics
 from reconciler.core.diagnostics import Diagnostic
+from reconciler.core.kinds import Kind
 from reconciler.core.models import DesiredConnector, OffsetEntry, OffsetsAction
 from reconciler.core.normalize import connector_properties
 from reconciler.core.offsets_rules import parse_sink_offset, parse_sink_partition
@@ -26,8 +27,8 @@ from reconciler.kafka.io.admin import topic_partitions
 from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.consume import LogBounds, log_bounds
 from reconciler.kafka.io.overrides import CONSUMER, client_settings
-from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.io.store import read_view
+from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import current_entries
 from reconciler.offsets.state import current_body
 
@@ -60,7 +61,7 @@ def with_current_offsets(settings: KafkaSettings, plan: Plan, desired: Sequence[
 def outside_the_log(settings: KafkaSettings, connector: DesiredConnector, entries: Sequence[OffsetEntry]) -> list[Diagnostic]:
     """A warning per sink alter entry whose offset its (existing) partition does not hold."""
     config = resolved_properties(connector_properties(connector))
-    if connector_kind(config.get("connector.class") or "", config) != "sink":
+    if connector_kind(config.get("connector.class") or "", config) != Kind.SINK:
         return []
     targets = {i: (parse_sink_partition(e.partition), parse_sink_offset(e.offset)) for i, e in enumerate(entries)}
     # Where the task's consumers read (`consumer.override.*`), as the runtime lists them.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from reconciler.kafka.io.store import LiveStore
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import tasks_gone
 
@@ -24,8 +25,6 @@ def connect_worker_stopped(settings: KafkaSettings, name: str) -> bool:
     timeout. That is what Java writes once the zero-task commit and the STOPPED target state
     took effect (`DistributedHerder.modifyConnectorOffsetsChecks` asks the same of its own
     state: STOPPED, zero tasks, no rebalance pending)."""
-    from reconciler.kafka.io.store import LiveStore
-
     deadline = time.monotonic() + settings.timeout_s
     with LiveStore(settings, topics="prepared") as store:  # each poll reads what was written since the last
         while True:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from reconciler.core.diagnostics import Severity
 from reconciler.core.models import OffsetEntry
-from reconciler.core.plan import Action, ActionKind, FieldChange, Plan, Summary
+from reconciler.core.plan import Action, ActionKind, FieldChange, FieldOp, Plan, Summary
 from reconciler.core.redact import MASK
 
 NO_CHANGES = "No changes. Live state matches the manifests."
@@ -120,9 +120,9 @@ def value(text: str | None, sensitive: bool = False) -> str:
 
 def field_line(change: FieldChange) -> str:
     """`+ key: "v"`, `~ key: "a" -> "b"`, `- key: "old"` (without indentation)."""
-    if change.op == "add":
+    if change.op == FieldOp.ADD:
         return f"+ {change.key}: {value(change.new, change.sensitive)}"
-    if change.op == "remove":
+    if change.op == FieldOp.REMOVE:
         return f"- {change.key}: {value(change.old, change.sensitive)}"
     if change.sensitive and change.old is not None and change.new is not None:
         return f"~ {change.key}: (sensitive value changed)"  # docs/product-rules.md#secrets: changed, never its value

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from reconciler.connectors.registry import connector_kind, is_java_class_name, plugin_kind
 from reconciler.core.live import (
     UNDEFINED_VERSION,
     AutoRestartStatus,
@@ -56,8 +57,6 @@ def connector_type(connector: LiveConnector) -> str:
     """`source` or `sink` by the connector's class, as Connect's REST says (`core.kinds`); a
     class that is neither a plugin here nor a Java class name has no type: `unknown`, as
     Connect reports a connector whose plugin it lacks."""
-    from reconciler.connectors.registry import connector_kind, is_java_class_name, plugin_kind
-
     config = connector.config
     if config is None:
         return "unknown"

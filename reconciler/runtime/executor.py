@@ -11,34 +11,57 @@ on the first batch that has work, never for a tick with nothing to run.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import logging
 import threading
 import traceback
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
+from reconciler.core.kinds import Kind
+from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.spark.session import DEFAULT_MASTER, DEFAULT_TIMEOUT_S, SparkTarget, is_local
 from reconciler.runtime.batch.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
+from reconciler.runtime.sink import job as sink_job
+from reconciler.runtime.source import driver as source_driver
+from reconciler.runtime.source import job as source_job
+from reconciler.runtime.source import task as source_task
+from reconciler.runtime.source.driver import BatchOffsets, source_offsets
+from reconciler.runtime.spark.data_source import available, with_kafka_jars
+from reconciler.runtime.spark.session import (
+    DEFAULT_MASTER,
+    DEFAULT_TIMEOUT_S,
+    SparkTarget,
+    active_session,
+    is_local,
+    start,
+    warm_up,
+)
+from reconciler.runtime.spark.ship import check_connectors, plugin_files, project_zip, ship
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-    from reconciler.runtime.source.driver import SourceOffsets
 
 LOG = logging.getLogger(__name__)
 
 MAX_PARALLEL_CONNECTORS = 8
 
 
-SinkReader = Literal["auto", "spark-kafka", "confluent-kafka"]
+class SinkReader(enum.StrEnum):
+    """How sinks read Kafka: Spark's Kafka data source when the session has it, always, or never."""
+
+    AUTO = "auto"
+    SPARK_KAFKA = "spark-kafka"
+    CONFLUENT_KAFKA = "confluent-kafka"
+
+
 # How sinks read Kafka unless told otherwise. Measured on the 2-core reference machine, 1,000,000
 # records of ~100 B to parquet-sink on local[*] (bench/spark_backends.py, docs/runtime.md#back-ends-measured):
 # confluent-kafka in the Python workers 0.86–1.8 s and 1.3–2.9 CPU-s, Spark's Kafka data source
 # 5.0–13 s and 7–19 CPU-s (the JVM turns every record into a row, then into Arrow). So the data
 # source is there to choose (`spark-kafka`, or `auto`: it when the session has it), not the default.
-DEFAULT_SINK_READER: SinkReader = "confluent-kafka"
+DEFAULT_SINK_READER = SinkReader.CONFLUENT_KAFKA
 
 
 class SparkExecutor:
@@ -63,9 +86,9 @@ class SparkExecutor:
         sink_reader: SinkReader = DEFAULT_SINK_READER,
     ) -> None:
         self.settings = settings
-        self.target = SparkTarget(master, remote, dict(spark_conf or {}), timeout_s)
+        self.target = SparkTarget(master=master, remote=remote, conf=dict(spark_conf or {}), timeout_s=timeout_s)
         self.source_batch_records = source_batch_records
-        self.sink_reader = sink_reader
+        self.sink_reader = SinkReader(sink_reader)
         self._session: SparkSession | None = None
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
@@ -92,15 +115,11 @@ class SparkExecutor:
 
     def session(self) -> SparkSession:
         """The SparkSession, started on first use: code shipped, executors checked."""
-        from reconciler.runtime.spark.session import active_session, start, warm_up
-        from reconciler.runtime.spark.data_source import with_kafka_jars
-        from reconciler.runtime.spark.ship import project_zip, ship
-
         with self._lock:
             if self._session is None:
                 existing = None if self.target.remote else active_session()
                 target = self.target
-                if existing is None and not target.remote and self.sink_reader != "confluent-kafka":
+                if existing is None and not target.remote and self.sink_reader != SinkReader.CONFLUENT_KAFKA:
                     target = dataclasses.replace(target, conf=with_kafka_jars(target.conf))
                 session = existing or start(target)
                 self._owns_session = existing is None
@@ -137,26 +156,28 @@ class SparkExecutor:
         futures = [
             threads.submit(self._run_connector, session, group, None)
             for group in by_connector.values()
-            if group[0].kind == "sink"
+            if group[0].kind == Kind.SINK
         ]
-        sources = [w for w in works_left if w.kind == "source"]
+        sources = [w for w in works_left if w.kind == Kind.SOURCE]
         if sources:
             offsets = self._source_offsets(sources)
             futures += [
                 threads.submit(self._run_connector, session, group, offsets)
                 for group in by_connector.values()
-                if group[0].kind == "source"
+                if group[0].kind == Kind.SOURCE
             ]
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
-        outcomes.update({(w.connector, w.task_id): TaskOutcome(w.connector, w.task_id, 0, refused[w.connector_class])
-                         for w in works if w.connector_class in refused})
+        outcomes.update({
+            (w.connector, w.task_id): TaskOutcome(
+                connector=w.connector, task_id=w.task_id, records=0, error=refused[w.connector_class]
+            )
+            for w in works if w.connector_class in refused
+        })
         return [outcomes[(w.connector, w.task_id)] for w in works]
 
     def _unloadable(self, session: SparkSession, works: Sequence[TaskWork]) -> dict[str, str]:
         """Connector classes the executors cannot load (checked once each), with the trace to
         report; their `module:Class` modules are shipped first."""
-        from reconciler.runtime.spark.ship import check_connectors, plugin_files, ship
-
         if not self.ships_code:
             return {}
         new = sorted({w.connector_class for w in works} - set(self._checked))
@@ -166,37 +187,29 @@ class SparkExecutor:
             self._checked.update({name: failures.get(name) for name in new})
         return {w.connector_class: why for w in works if (why := self._checked.get(w.connector_class)) is not None}
 
-    def _source_offsets(self, works: Sequence[TaskWork]) -> SourceOffsets:
+    def _source_offsets(self, works: Sequence[TaskWork]) -> BatchOffsets:
         """The committed source offsets, with the connectors that cannot run on them (all of
         them when reading failed in a way no one connector's store explains)."""
-        from reconciler.runtime.source.driver import SourceOffsets, source_offsets
-
         try:
             return source_offsets(self.settings, works)
         except Exception:
-            return SourceOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
+            return BatchOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
 
     def _run_connector(
         self,
         session: SparkSession,
         works: list[TaskWork],
-        offsets: SourceOffsets | None,
+        offsets: BatchOffsets | None,
     ) -> list[TaskOutcome]:
         """One connector's batch; whatever goes wrong becomes its tasks' outcomes, except a
         cluster its clients cannot reach (`*.override.bootstrap.servers`, a broker restarting):
         then the tasks wait for the next batch and keep their status, as a Java task does, whose
         clients retry without end (Connect sets their `max.block.ms` and `delivery.timeout.ms`
         to the maximum), rather than turn FAILED until someone restarts them."""
-        from reconciler.errors import BrokerUnreachable
-        from reconciler.runtime.sink import job as sink_job
-        from reconciler.runtime.source import driver as source_driver
-        from reconciler.runtime.source import job as source_job
-        from reconciler.runtime.source import task as source_task
-
         name, kind = works[0].connector, works[0].kind
         pool = f"connector-{name}"
         try:
-            if kind == "sink":
+            if kind == Kind.SINK:
                 return sink_job.run_sink(
                     session, self.settings, works, connector_task_count(works), pool=pool,
                     kafka_source=self._kafka_source(session),
@@ -221,14 +234,11 @@ class SparkExecutor:
 
     def _kafka_source(self, session: SparkSession) -> bool:
         """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""
-        from reconciler.errors import ReconcilerError
-        from reconciler.runtime.spark.data_source import available
-
-        if self.sink_reader == "confluent-kafka":
+        if self.sink_reader == SinkReader.CONFLUENT_KAFKA:
             return False
         if available(session):
             return True
-        if self.sink_reader == "spark-kafka":
+        if self.sink_reader == SinkReader.SPARK_KAFKA:
             raise ReconcilerError(
                 f"Spark's Kafka data source is not available on {self.master}",
                 hint="on Spark Connect, start the server with the spark-sql-kafka-0-10 jars (--jars or "

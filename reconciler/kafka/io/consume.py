@@ -34,7 +34,7 @@ BATCH_SIZE = 1000
 POLL_S = 0.01
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Message:
     partition: int
     offset: int
@@ -148,7 +148,7 @@ def read_to_end(settings: KafkaSettings, topic: str, *, isolation_level: str = "
     Raises ReconcilerError when no progress is made for `settings.timeout_s` (a stalled broker).
     """
     for msg in raw_to_end(settings, [topic], isolation_level=isolation_level):
-        yield Message(msg.partition(), msg.offset(), msg.key(), msg.value(), topic)
+        yield Message(partition=msg.partition(), offset=msg.offset(), key=msg.key(), value=msg.value(), topic=topic)
 
 
 def raw_to_end(

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from itertools import groupby
 from operator import methodcaller
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from reconciler import heap
 from reconciler.core.live import LiveState, UncommittedView
@@ -39,12 +39,10 @@ from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.admin import ensure_topics, start_reading_check
 from reconciler.kafka.io.client import check_reachable
 from reconciler.kafka.io.consume import PositionLost, TopicReader
+from reconciler.kafka.io.uncommitted import UncommittedConfig
 from reconciler.kafka.replay.offsets import OffsetsReplay
-from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.replay.topics import StoreView, TopicsReplay
-
-if TYPE_CHECKING:
-    from reconciler.kafka.io.uncommitted import UncommittedConfig
+from reconciler.kafka.settings import KafkaSettings
 
 LOG = logging.getLogger(__name__)
 _TOPIC_OF = methodcaller("topic")  # a C-level key function for groupby: no Python frame per record
@@ -151,8 +149,6 @@ class LiveStore:
         return reader, finish
 
     def _uncommitted_views(self, ends: dict[tuple[str, int], int]) -> dict[str, UncommittedView]:
-        from reconciler.kafka.io.uncommitted import UncommittedConfig
-
         replay = self._replay
         end = max(ends.get((self.settings.topics.configs, 0), 0), replay.config_end)
         if self._uncommitted is None:

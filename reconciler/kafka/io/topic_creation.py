@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reconciler.errors import ReconcilerError
+from reconciler.kafka.io.admin import create_new_topics
+from reconciler.kafka.io.client import describe, new_admin
 from reconciler.kafka.settings import KafkaSettings
 
 PREFIX = "topic.creation.default."
@@ -53,8 +55,6 @@ def from_config(config: Mapping[str, str | None]) -> TopicCreation | None:
 def ensure_topics(settings: KafkaSettings, topics: Iterable[str], creation: TopicCreation) -> list[str]:
     """Create those of `topics` that do not exist; the names created (a concurrent creation of
     the same topic, by another task or tool, counts as done)."""
-    from reconciler.kafka.io.client import new_admin
-
     admin = new_admin(settings)
     wanted = sorted(set(topics))
     existing = admin.list_topics(timeout=settings.timeout_s).topics
@@ -67,8 +67,6 @@ def ensure_topics(settings: KafkaSettings, topics: Iterable[str], creation: Topi
 def _create(settings: KafkaSettings, admin: Any, names: list[str], creation: TopicCreation) -> None:
     from confluent_kafka.cimpl import NewTopic
 
-    from reconciler.kafka.io.admin import create_new_topics
-    from reconciler.kafka.io.client import describe
 
     new = [
         NewTopic(

@@ -27,7 +27,7 @@ _RESTART = rec.RESTART_PREFIX.encode()
 # --- restarts ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RestartRecord:
     """One `restart-connector-<name>` record as read from the config topic."""
 
@@ -55,7 +55,11 @@ class RestartLog:
 
     def add(self, connector: str, flags: rec.RestartFlags, offset: int) -> None:
         """A readable restart record (the config replay calls this for each it reads)."""
-        self.records.append(RestartRecord(connector, flags.include_tasks, flags.only_failed, offset))
+        self.records.append(
+            RestartRecord(
+                connector=connector, include_tasks=flags.include_tasks, only_failed=flags.only_failed, offset=offset
+            )
+        )
 
     def on_reconciler(self, key: bytes | None, value: bytes | None) -> bool:
         """Take a record of our topic if it is a restart mark; whether it was one."""

@@ -22,6 +22,8 @@ from collections.abc import Mapping
 
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Record
+from reconciler.kafka.io.overrides import PRODUCER, client_settings
+from reconciler.kafka.io.produce import fence_source_tasks
 from reconciler.kafka.settings import KafkaSettings
 
 
@@ -37,9 +39,6 @@ def fence_generation(
 ) -> list[Record]:
     """Fence the previous generation's task producers; return the task-count record to write
     before the new generation's tasks run."""
-    from reconciler.kafka.io.overrides import PRODUCER, client_settings
-    from reconciler.kafka.io.produce import fence_source_tasks
-
     fence = tasks_to_fence(recorded, count)
     if fence:
         # The task producers live where the connector produces (its producer overrides).

@@ -11,18 +11,20 @@ from __future__ import annotations
 
 import logging
 import traceback
-from dataclasses import replace
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from reconciler import masking
+from reconciler.connectors.checks import tasks_max_problems
+from reconciler.connectors.registry import load_connector, plugin_version, runs_on_connect_worker
 from reconciler.core.kinds import Kind
 from reconciler.core.live import LiveConnector, LiveState
 from reconciler.core.placeholders import Resolution, Unresolved, reverse_transform
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.io import config_providers
 from reconciler.logs import connector_context
-from reconciler.runtime.batch.statuses import StartFailed, Started, StartResult
+from reconciler.runtime.batch.statuses import Started, StartFailed, StartResult
 
 if TYPE_CHECKING:
     from reconciler.connectors.api import Connector
@@ -38,8 +40,6 @@ def left_to_connect(connector: LiveConnector) -> bool:
     of the group start it, write its task configs and statuses and execute its restarts, so a
     tick leaves it alone entirely (docs/compatibility.md). A deleted one has no class any more:
     its statuses are cleaned up as for any deleted connector (Connect's leader does the same)."""
-    from reconciler.connectors.registry import runs_on_connect_worker
-
     config = connector.config
     return config is not None and runs_on_connect_worker(config.get("connector.class") or "")
 
@@ -47,8 +47,6 @@ def left_to_connect(connector: LiveConnector) -> bool:
 def plugin_versions(live: LiveState) -> Callable[[str], str | None]:
     """Connector name → the version of its plugin (`registry.plugin_version`), which the
     statuses a tick writes carry as Java's do (None: no config, or no plugin loads)."""
-    from reconciler.connectors.registry import plugin_version
-
     def version_of(name: str) -> str | None:
         connector = live.connector(name)
         config = None if connector is None else connector.config
@@ -72,9 +70,6 @@ def start_connector(connector: LiveConnector) -> StartResult:
 
 
 def _start(raw: Mapping[str, str | None], resolution: Resolution) -> StartResult:
-    from reconciler.connectors.checks import tasks_max_problems
-    from reconciler.connectors.registry import load_connector
-
     props = resolution.config
     try:
         cls = load_connector(props.get("connector.class") or "")
@@ -150,8 +145,6 @@ def stop_connector(connector: LiveConnector) -> str | None:
     Never raises: Connect logs a failing stop(), and what it means for the connector's status
     is `statuses.after_stop` (a stopped or deleted connector reaches its state all the same,
     acceptance case A10, docs/state-machine.md#acceptance-cases; a paused one fails)."""
-    from reconciler.connectors.registry import load_connector
-
     raw = connector.config or {}
     resolution = resolve_remembered(raw)
     props = resolution.config if resolution.complete else raw  # a stop() gets what can be had

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from reconciler.runtime.batch.tasks import TaskOutcome
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskReport:
     task: int
     state: InstanceState | None
@@ -25,7 +25,7 @@ class TaskReport:
     trace: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ConnectorReport:
     name: str
     target: ConnectTargetState
@@ -36,7 +36,7 @@ class ConnectorReport:
     auto_restarted: AutoRestartStatus | None = None  # set when this tick restarted it automatically
 
 
-@dataclass
+@dataclass(kw_only=True)
 class BatchReport:
     config_end: int  # the config topic's end offset the tick read
     connectors: list[ConnectorReport] = field(default_factory=list)
@@ -65,18 +65,20 @@ def connector_reports(
             continue
         status = book.connectors.get(name)
         tasks = [
-            TaskReport(task, s.state, moved.get((name, task), 0), (name, task) in moved, s.trace)
+            TaskReport(
+                task=task, state=s.state, records=moved.get((name, task), 0), ran=(name, task) in moved, trace=s.trace
+            )
             for task, s in sorted(book.tasks.get(name, {}).items())
         ]
         reports.append(
             ConnectorReport(
-                name,
-                connector.target_state,
-                None if status is None else status.state,
-                None if status is None else status.trace,
-                tasks,
-                restarts.get(name),
-                auto_restarted.get(name),
+                name=name,
+                target=connector.target_state,
+                state=None if status is None else status.state,
+                trace=None if status is None else status.trace,
+                tasks=tasks,
+                restarted=restarts.get(name),
+                auto_restarted=auto_restarted.get(name),
             )
         )
     return reports

@@ -42,13 +42,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
+from reconciler.core.kinds import Kind
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
 from reconciler.core.redact import scrub, secret_values
 from reconciler.kafka.formats import records as rec
-from reconciler.kafka.formats.records import Record
 from reconciler.kafka.formats.own_records import FailureMark
+from reconciler.kafka.formats.records import Record
 
 STARTED, PAUSED, STOPPED = ConnectTargetState.STARTED, ConnectTargetState.PAUSED, ConnectTargetState.STOPPED
 FAILED, RUNNING, UNASSIGNED = InstanceState.FAILED, InstanceState.RUNNING, InstanceState.UNASSIGNED
@@ -76,7 +77,7 @@ class Started:
     stored (placeholders put back, `placeholders.reverse_transform`); the resolved configs the
     tasks run with and the values the placeholders gave stay in memory (None: as stored)."""
 
-    kind: Literal["source", "sink"]
+    kind: Kind
     task_configs: list[dict[str, str]]
     run_configs: list[dict[str, str]] | None = None
     connector_config: Mapping[str, str | None] | None = None
@@ -104,7 +105,7 @@ class Health:
     connector_trace: str | None = None  # a connector failure of this tick (`after_stop`); else the status's trace
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Decision:
     """What the worker does for one connector this tick."""
 
@@ -193,11 +194,11 @@ def _trace(connector: LiveConnector) -> str | None:
 
 
 def _deleted(connector: LiveConnector) -> Decision:
-    return Decision(None, {task: None for task in connector.task_statuses})
+    return Decision(connector=None, tasks={task: None for task in connector.task_statuses})
 
 
 def _stopped(connector: LiveConnector) -> Decision:
-    decision = Decision(STOPPED_REPORT, {task: None for task in connector.task_statuses})
+    decision = Decision(connector=STOPPED_REPORT, tasks={task: None for task in connector.task_statuses})
     if connector.task_count != 0:  # A stopped connector has an empty committed task set (docs/state-machine.md#stopping-a-connector)
         decision.commit_count = 0
     return decision
@@ -206,7 +207,7 @@ def _stopped(connector: LiveConnector) -> Decision:
 def _idle(connector: LiveConnector, state: Health, report: Report, committed: int) -> Decision:
     """No work: PAUSED (tasks PAUSED) or FAILED connector (tasks UNASSIGNED unless PAUSED)."""
     task_report = PAUSED_REPORT if connector.target_state is PAUSED else UNASSIGNED_REPORT
-    decision = Decision(report, _retired(connector, committed))
+    decision = Decision(connector=report, tasks=_retired(connector, committed))
     for task in range(committed):
         failed = task in state.failed_tasks
         decision.tasks[task] = Report(FAILED, state.failed_tasks[task]) if failed else task_report
@@ -224,7 +225,7 @@ def _running(connector: LiveConnector, state: Health, start: Started) -> Decisio
         or connector.task_configs != configs
         or not connector.config_applied
     )
-    decision = Decision(RUNNING_REPORT, _retired(connector, len(configs)))
+    decision = Decision(connector=RUNNING_REPORT, tasks=_retired(connector, len(configs)))
     if changed:
         decision.new_task_configs = configs
         decision.commit_count = len(configs)

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
+from reconciler.core.kinds import Kind
 from reconciler.core.offsets_rules import TopicPartition
 from reconciler.core.outcomes import TaskOutcome as TaskOutcome  # re-exported: the REST API reads it too
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskWork:
     connector: str  # connector name
     task_id: int
     connector_class: str  # as in the config (`connector.class`): registry name or module:Class
-    kind: Literal["source", "sink"]
+    kind: Kind
     connector_config: dict[str, str | None]  # the connector's properties (offsets hooks, topics…)
     task_config: dict[str, str]  # the committed task config (`task-<name>-<id>`)
     # How many tasks the connector has (its committed task configs), when known: sink
@@ -71,4 +72,7 @@ class NotRun:
     trace: str | None = None
 
     def outcomes(self, works: Sequence[TaskWork]) -> list[TaskOutcome]:
-        return [TaskOutcome(w.connector, w.task_id, 0, self.trace, waited=self.waited) for w in works]
+        return [
+            TaskOutcome(connector=w.connector, task_id=w.task_id, records=0, error=self.trace, waited=self.waited)
+            for w in works
+        ]

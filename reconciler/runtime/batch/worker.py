@@ -48,37 +48,41 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from reconciler import failpoints
+from reconciler.core.kinds import Kind
 from reconciler.core.live import InstanceState, LiveConnector, LiveState
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Record
+from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.io.store import LiveStore, prepare
+from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.batch import auto_restart
 from reconciler.runtime.batch.active_topics import forgotten_topics, topic_records
+from reconciler.runtime.batch.auto_restart import AutoRestartPolicy
+from reconciler.runtime.batch.fencing import fence_generation
 from reconciler.runtime.batch.lifecycle import left_to_connect, plugin_versions, start_connector, stop_connector
+from reconciler.runtime.batch.liveness import batch_records, released_waits, running_here
 from reconciler.runtime.batch.reports import BatchReport, connector_reports
 from reconciler.runtime.batch.restarts import RestartPlan, plan_restart
-from reconciler.kafka.io.store import LiveStore
-from reconciler.kafka.replay.topics import StoreView
-from reconciler.runtime.batch import auto_restart
-from reconciler.runtime.batch.auto_restart import AutoRestartPolicy
 from reconciler.runtime.batch.statuses import (
-    after_stop,
+    RESTARTING_REPORT,
     Decision,
     Report,
-    RESTARTING_REPORT,
     Started,
     StatusBook,
+    after_stop,
     decide,
     health,
     release_records,
     should_start,
     suspending,
 )
+from reconciler.runtime.batch.tasks import TaskWork
 
 if TYPE_CHECKING:
-    from reconciler.kafka.io.produce import TransactionalWriter
-    from reconciler.runtime.batch.tasks import TaskExecutor, TaskOutcome, TaskWork
+    from reconciler.runtime.batch.tasks import TaskExecutor, TaskOutcome
 
 LOG = logging.getLogger(__name__)
 WORKER_TRANSACTION_SUFFIX = "-worker"
@@ -132,8 +136,6 @@ class BatchWorker:
 
         `auto_restart`: the manifests' enabled `spec.autoRestart` policies by connector; None
         (manifests unknown) restarts nothing automatically and leaves the history alone."""
-        from reconciler.kafka.io.produce import TransactionalWriter
-
         self.prepare()
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
@@ -155,9 +157,6 @@ class BatchWorker:
         each instance this worker reported (FAILED ones keep their trace), after the plugin's
         `stop()` for connectors it reported RUNNING; and the end of the waits it recorded
         (`liveness.released_waits`). Returns how many statuses it released."""
-        from reconciler.kafka.io.produce import TransactionalWriter
-        from reconciler.runtime.batch.liveness import released_waits, running_here
-
         self.prepare()
         txn_id = self.settings.transactional_id + WORKER_TRANSACTION_SUFFIX
         with TransactionalWriter(self.settings, transactional_id=txn_id) as writer:
@@ -172,8 +171,6 @@ class BatchWorker:
     def prepare(self) -> None:
         """Check the broker and create the group's internal topics, once."""
         if not self.topics_ready:
-            from reconciler.kafka.io.store import prepare
-
             prepare(self.settings)
             self.topics_ready = True
 
@@ -185,7 +182,7 @@ class BatchWorker:
         policies: Mapping[str, AutoRestartPolicy] | None,
     ) -> BatchReport:
         book = StatusBook(view.live, self.worker_id, plugin_versions(view.live))
-        report = BatchReport(view.config_end)
+        report = BatchReport(config_end=view.config_end)
         automatic = auto_restart.tick_auto_restarts(
             view.live, self._restart_plans(view), policies, view.config_offsets,
             now_ms=self._now_ms(), unit_ms=self._auto_restart_unit_ms, failures=view.failures,
@@ -259,11 +256,9 @@ class BatchWorker:
 
     def _fencing(self, view: StoreView, connector: LiveConnector, start: Started, decision: Decision) -> list[Record]:
         """KIP-618, before source tasks of a new generation run: fence, then the task-count record."""
-        from reconciler.runtime.batch.fencing import fence_generation
-
         name = connector.name
         new_generation = decision.commit_count is not None or name in view.pending_fencing
-        if start.kind != "source" or not decision.run or not new_generation:
+        if start.kind != Kind.SOURCE or not decision.run or not new_generation:
             return []
         configs = decision.new_task_configs if decision.new_task_configs is not None else connector.task_configs
         recorded = view.task_count_records.get(name)
@@ -280,8 +275,6 @@ class BatchWorker:
         return topic_records(view.live, outcomes, self._now_ms()) + forgotten_topics(view.live)
 
     def _batches(self, view: StoreView, outcomes: Sequence[TaskOutcome]) -> list[Record]:
-        from reconciler.runtime.batch.liveness import batch_records
-
         return batch_records(view.live, outcomes, self.worker_id, self._now_ms())
 
 
@@ -319,8 +312,6 @@ def _config_records(name: str, decision: Decision) -> list[Record]:
 
 
 def _works(connector: LiveConnector, start: Started, decision: Decision) -> list[TaskWork]:
-    from reconciler.runtime.batch.tasks import TaskWork
-
     # What the tasks run with: the configs resolved by the config providers (`Started`), which
     # reach the executors in memory only. Unchanged task configs equal the stored ones
     # (`statuses._running` compares them), so the resolved ones are theirs.

@@ -43,13 +43,14 @@ from reconciler.kafka.io.consume import LogBounds, log_bounds
 from reconciler.kafka.io.offset_stores import sink_group
 from reconciler.kafka.io.overrides import CONSUMER, client_settings, overrides
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.batch.task_logs import for_connector
+from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork, assign_partitions
 from reconciler.runtime.sink.ranges import SinkPartitionResult, SinkPartitionWork, commit_metadata, scanned_to
 from reconciler.runtime.sink.reader import ISOLATION
 from reconciler.runtime.sink.reset import Starts, describe, reset_policy, sink_starts
+from reconciler.runtime.sink.spark_reader import run_ranges
 from reconciler.runtime.sink.task import sink_partition
 from reconciler.runtime.spark.jobs import PartitionFailed, run_partitions
-from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork, assign_partitions
-from reconciler.runtime.batch.task_logs import for_connector
 
 if TYPE_CHECKING:
     from reconciler.runtime.spark.session import SparkSession
@@ -186,7 +187,9 @@ def _failed_starts(
 ) -> list[SinkPartitionResult]:
     """A failed result, owned by its task, for each partition whose start failed (no range runs)."""
     return [
-        SinkPartitionResult(work.task_id, tp[0], tp[1], 0, None, failures[tp])
+        SinkPartitionResult(
+            task_id=work.task_id, topic=tp[0], partition=tp[1], records=0, offset=None, error=failures[tp]
+        )
         for work in works
         for tp in partitions.get(work.task_id, [])
         if tp in failures
@@ -233,8 +236,6 @@ def _run_ranges(
     """The Spark job over the ranges: one result per range, a failed partition's too."""
     results: Sequence[SinkPartitionResult | PartitionFailed]
     if kafka_source:
-        from reconciler.runtime.sink.spark_reader import run_ranges
-
         results = run_ranges(session, settings, items, pool=pool, description=description)
     else:
         results = run_partitions(session, items, sink_partition, pool=pool, description=description)
@@ -258,7 +259,9 @@ def _check_sink(connector_class: str) -> None:
 
 def _summary(item: SinkPartitionWork, result: SinkPartitionResult | PartitionFailed) -> SinkPartitionResult:
     if isinstance(result, PartitionFailed):
-        return SinkPartitionResult(item.task_id, item.topic, item.partition, 0, None, result.trace)
+        return SinkPartitionResult(
+            task_id=item.task_id, topic=item.topic, partition=item.partition, records=0, offset=None, error=result.trace
+        )
     return result
 
 
@@ -277,7 +280,10 @@ def _outcomes(
         assigned = partitions.get(work.task_id, [])
         outcomes.append(
             TaskOutcome(
-                work.connector, work.task_id, sum(s.records for s in mine), "\n".join(errors) or None,
+                connector=work.connector,
+                task_id=work.task_id,
+                records=sum(s.records for s in mine),
+                error="\n".join(errors) or None,
                 bytes=sum(s.bytes for s in mine),
                 lag=max((lags.get(tp, 0) for tp in assigned), default=0),
                 offsets_committed=any(tp in committed for tp in assigned),
@@ -285,5 +291,3 @@ def _outcomes(
             )
         )
     return outcomes
-
-

@@ -17,7 +17,7 @@ from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.task_logs import TaskLogging
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SinkPartitionWork:
     """What one Spark partition does: one task, one Kafka partition, up to `end`."""
 
@@ -36,7 +36,7 @@ class SinkPartitionWork:
     logging: TaskLogging = TaskLogging()  # how the task logs in its worker
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SinkPartitionResult:
     task_id: int
     topic: str

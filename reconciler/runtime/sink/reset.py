@@ -41,7 +41,7 @@ class NoOffsetForPartition(ConnectorError):
     `NoOffsetForPartitionException`)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reset:
     """A committed offset the log does not hold (None: none was ever committed, `latest`), and
     where reading starts instead."""
@@ -85,7 +85,7 @@ def sink_start(tp: TopicPartition, committed: int | None, bounds: LogBounds, pol
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Starts:
     """Where each partition is read from, what was reset, what failed (NONE), and which start
     at the log start with no offset committed (`uncommitted`: never committed, EARLIEST)."""
@@ -107,7 +107,7 @@ def sink_starts(
     committed with its task's other partitions, as Java's task does: `job`). One
     read from the end (LATEST) is: the next batch would reset to a later end and skip what came
     in between, so its start is committed as an out-of-range reset's is."""
-    starts = Starts({}, [], {})
+    starts = Starts(offsets={}, resets=[], failures={})
     for tp in dict.fromkeys([*bounds, *committed]):
         offset, known = committed.get(tp), bounds.get(tp)
         if known is None:
@@ -122,7 +122,7 @@ def sink_starts(
         if offset is None and policy == EARLIEST:
             starts.uncommitted.add(tp)
         elif start != offset:
-            starts.resets.append(Reset(tp, offset, start, known, policy))
+            starts.resets.append(Reset(tp=tp, committed=offset, start=start, bounds=known, policy=policy))
     return starts
 
 

@@ -57,7 +57,9 @@ def _nothing_read(item: SinkPartitionWork) -> SinkPartitionResult:
     `earliest`) commits nothing."""
     offset = item.start if item.committed else None
     scanned = item.end if offset is not None else None
-    return SinkPartitionResult(item.task_id, item.topic, item.partition, 0, offset, scanned_to=scanned)
+    return SinkPartitionResult(
+        task_id=item.task_id, topic=item.topic, partition=item.partition, records=0, offset=offset, scanned_to=scanned
+    )
 
 
 class _Partition:

@@ -65,7 +65,15 @@ def run_range(item: SinkPartitionWork, feed: Callable[[int], RangeFeed]) -> Sink
         offset, scanned, error = None, None, traceback.format_exc()
     seconds = time.monotonic() - started
     return SinkPartitionResult(
-        item.task_id, item.topic, item.partition, records, offset, error, seconds, bytes=size, scanned_to=scanned
+        task_id=item.task_id,
+        topic=item.topic,
+        partition=item.partition,
+        records=records,
+        offset=offset,
+        error=error,
+        seconds=seconds,
+        bytes=size,
+        scanned_to=scanned,
     )
 
 

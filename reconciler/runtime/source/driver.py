@@ -3,7 +3,7 @@ ids, check that no open transaction hides committed offsets, and read the offset
 
 One connector's trouble stays its own: a store whose cluster cannot be reached, an open
 transaction in a store, or a failed take-over of a connector's ids makes that connector's tasks
-sit the batch out (`SourceOffsets.not_run`) while the others run, as each Java task reads its
+sit the batch out (`BatchOffsets.not_run`) while the others run, as each Java task reads its
 own offsets and retries its own clients. The store every connector shares (the worker's offsets
 topic) holds them all back, as it does in Java.
 """
@@ -37,7 +37,7 @@ P = ParamSpec("P")
 
 
 @dataclass(frozen=True)
-class SourceOffsets:
+class BatchOffsets:
     """What the driver read for a batch's sources: each readable store's offsets, and, by
     connector, why its tasks do not run in this batch (a connector not in it runs)."""
 
@@ -45,7 +45,7 @@ class SourceOffsets:
     not_run: Mapping[str, NotRun]
 
 
-def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> SourceOffsets:
+def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> BatchOffsets:
     """Fence the tasks, check no transaction hides offsets, and read every offsets store the
     connectors use (the worker's topic, and connector-specific ones, created when missing).
     Each step leaves out the connectors an earlier one found unable to run."""
@@ -70,7 +70,7 @@ def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> Source
             replays.update(read)
     LOG.debug("source offsets: fenced %d task(s) in %.3fs, checked and read the stores in %.3fs",
               len(works), fenced - started, time.monotonic() - fenced)
-    return SourceOffsets(replays, {**_by_connector(by_connector, broken), **not_run})
+    return BatchOffsets(replays, {**_by_connector(by_connector, broken), **not_run})
 
 
 def connector_stores(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, list[OffsetsStore]]:

@@ -66,8 +66,9 @@ def run_source(
     logs = for_connector([works[0].connector_config, *(w.task_config for w in works)])
     items = [
         SourceTaskWork(
-            task_settings, w.connector, w.connector_class, w.task_id, dict(w.task_config), committed, max_records, secondary,
-            logs,
+            settings=task_settings, connector=w.connector, connector_class=w.connector_class, task_id=w.task_id,
+            task_config=dict(w.task_config), committed=committed, max_records=max_records, secondary=secondary,
+            logging=logs,
         )
         for w in works
     ]
@@ -78,9 +79,12 @@ def run_source(
     outcomes = []
     for work, result in zip(works, results, strict=True):
         if isinstance(result, PartitionFailed):
-            outcomes.append(TaskOutcome(name, work.task_id, 0, result.trace))
+            outcomes.append(TaskOutcome(connector=name, task_id=work.task_id, records=0, error=result.trace))
         else:
             outcomes.append(
-                TaskOutcome(name, work.task_id, result.records, result.error, bytes=result.bytes, topics=result.topics)
+                TaskOutcome(
+                    connector=name, task_id=work.task_id, records=result.records, error=result.error,
+                    bytes=result.bytes, topics=result.topics,
+                )
             )
     return outcomes

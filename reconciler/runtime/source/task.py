@@ -84,7 +84,7 @@ class CommittedOffsets:
     secondary_keys: dict[PartitionKey, tuple[bytes, ...]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SourceTaskWork:
     settings: KafkaSettings
     connector: str
@@ -99,7 +99,7 @@ class SourceTaskWork:
     logging: TaskLogging = TaskLogging()  # how the task logs in its worker
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SourceTaskResult:
     task_id: int
     records: int
@@ -127,7 +127,14 @@ def source_partition(item: SourceTaskWork) -> SourceTaskResult:
                 task.stop()
     except Exception:
         records, size, error, topics = 0, 0, traceback.format_exc(), ()
-    return SourceTaskResult(item.task_id, records, error, time.monotonic() - started, size, topics)
+    return SourceTaskResult(
+        task_id=item.task_id,
+        records=records,
+        error=error,
+        seconds=time.monotonic() - started,
+        bytes=size,
+        topics=topics,
+    )
 
 
 def _new_task(item: SourceTaskWork) -> SourceTask:
@@ -180,11 +187,22 @@ class TransactionalBatch:
                     self._produce_on(producer, store.topic, raw, value)
             left = producer.flush(store.settings.timeout_s)
             if left:
-                LOG.warning("task %s-%d: %d offsets record(s) not written to the secondary store %s%s",
-                            self.item.connector, self.item.task_id, left, store, errors.explain())
+                LOG.warning(
+                    "task %s-%d: %d offsets record(s) not written to the secondary store %s%s",
+                    self.item.connector,
+                    self.item.task_id,
+                    left,
+                    store,
+                    errors.explain(),
+                )
         except Exception:
-            LOG.warning("task %s-%d: offsets not written to the secondary store %s",
-                        self.item.connector, self.item.task_id, store, exc_info=True)
+            LOG.warning(
+                "task %s-%d: offsets not written to the secondary store %s",
+                self.item.connector,
+                self.item.task_id,
+                store,
+                exc_info=True,
+            )
 
     def _transaction(self, task: SourceTask) -> tuple[int, dict[PartitionKey, SourceOffset]]:
         from confluent_kafka import KafkaException
@@ -216,8 +234,12 @@ class TransactionalBatch:
         topics = sorted({*self.topics, self.item.settings.topics.offsets})
         late = wait_until_stable(self.item.settings, topics, STABLE_WAIT_S)
         if late:
-            LOG.info("task %s-%d: committed, but %s still hold(s) an open transaction of another producer",
-                     self.item.connector, self.item.task_id, ", ".join(late))
+            LOG.info(
+                "task %s-%d: committed, but %s still hold(s) an open transaction of another producer",
+                self.item.connector,
+                self.item.task_id,
+                ", ".join(late),
+            )
 
     def _abort_quietly(self) -> None:
         try:

@@ -13,8 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reconciler.toolchain.caches import keep_newest
 from reconciler.runtime.spark.cds import SWITCH, archive_path
+from reconciler.runtime.spark.session import session_conf, start_session, warm_up
+from reconciler.toolchain.caches import keep_newest
 
 LOG = logging.getLogger(__name__)
 BUILD_TIMEOUT_S = 300
@@ -56,8 +57,6 @@ def _prune(directory: Path) -> None:
 def _dump(target: Path) -> None:
     """In the child: a session like the runtime's, a job through a Python worker and one
     through Spark SQL, then the JVM stopped and waited for, so the archive is written."""
-    from reconciler.runtime.spark.session import session_conf, start_session, warm_up
-
     options = session_conf("local[1]", {})["spark.driver.extraJavaOptions"]
     session = start_session("local[1]", {"spark.driver.extraJavaOptions": f"{options} -XX:ArchiveClassesAtExit={target}"})
     process = getattr(session.sparkContext._gateway, "proc", None)  # the JVM: PySpark's launch_gateway

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from reconciler.errors import ReconcilerError
+from reconciler.toolchain.maven import resolve_classpath
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -79,8 +80,6 @@ def _artifact(jar: Path) -> str:
 def kafka_source_jars() -> tuple[Path, ...] | None:
     """The data source's jars for the installed Spark, minus what Spark ships; None if they
     cannot be had (the reason is logged once)."""
-    from reconciler.toolchain.maven import resolve_classpath
-
     version = spark_version()
     try:
         import pyspark

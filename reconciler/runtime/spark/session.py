@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from reconciler.errors import ReconcilerError
 from reconciler import failpoints
+from reconciler.errors import ReconcilerError
 from reconciler.runtime.spark import jvm_output
 from reconciler.runtime.spark.cds import driver_options
+from reconciler.runtime.spark.ship import preflight
 
 if TYPE_CHECKING:
     # Named here for the sink and source jobs too: they reach Spark only through this package.
@@ -93,7 +94,7 @@ class SparkUnavailable(ReconcilerError):
     """The Spark master or Spark Connect server cannot be reached, or gives no executor."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SparkTarget:
     """Where tasks run: a classic master, or a Spark Connect server (`remote`)."""
 
@@ -391,6 +392,4 @@ def warm_up(session: SparkSession) -> None:
     confluent_kafka and the connectors (seconds on a small machine) inside a batch's time. On a
     cluster this is the preflight, which reports what the executors lack (`ship`).
     """
-    from reconciler.runtime.spark.ship import preflight
-
     preflight(session)

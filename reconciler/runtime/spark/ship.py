@@ -30,10 +30,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reconciler.toolchain.caches import cache_root
+import reconciler
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.spark.probe import ExecutorReport, load_classes, probe
 from reconciler.runtime.spark.jobs import PartitionFailed, is_connect, run_partitions
+from reconciler.runtime.spark.probe import ExecutorReport, load_classes, probe
+from reconciler.toolchain.caches import cache_root
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -90,8 +91,6 @@ def zip_directory(root: Path, extra: Iterable[tuple[str, bytes]] = ()) -> Path:
 
 def project_zip() -> Path:
     """The `reconciler` package, with its distribution metadata (entry points) when installed."""
-    import reconciler
-
     extra: list[tuple[str, bytes]] = []
     try:
         dist = importlib.metadata.distribution(DISTRIBUTION)

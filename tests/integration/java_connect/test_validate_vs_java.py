@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.api import plugins
+from reconciler.api import plugin_catalog as plugins
 from reconciler.connectors.registry import load_connector
 from reconciler.devtools.connect import RunningConnect
 

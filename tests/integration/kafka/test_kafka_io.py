@@ -187,7 +187,19 @@ def test_a_sink_range_reads_from_its_start_and_the_policy_resets_a_start_retenti
     if deleted:
         delete_records(kafka_settings, topic, 0, deleted)
     overrides = {} if reset is None else {"auto.offset.reset": reset}
-    work = SinkPartitionWork(kafka_settings, "sink", "parquet-sink", 0, {}, topic, 0, 0, True, 8, overrides)
+    work = SinkPartitionWork(
+        settings=kafka_settings,
+        connector="sink",
+        connector_class="parquet-sink",
+        task_id=0,
+        task_config={},
+        topic=topic,
+        partition=0,
+        start=0,
+        committed=True,
+        end=8,
+        consumer_config=overrides,
+    )
     reader = RangeReader(work, 0)
     values = [v.as_py() for batch in reader.batches() for v in batch.column("value")]
     assert values == [b"v%d" % i for i in read]

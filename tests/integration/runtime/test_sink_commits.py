@@ -66,7 +66,17 @@ def keeping_sink(name: str, topic: str) -> list[TaskWork]:
     """`unpackaged:PickySink` keeps nothing and calls every record safe: the commit is ours."""
     props: dict[str, str | None] = {"name": name, "connector.class": "unpackaged:PickySink", "tasks.max": "1", "topics": topic}
     task = {k: v for k, v in props.items() if v is not None} | {"task.index": "0"}
-    return [TaskWork(name, 0, "unpackaged:PickySink", "sink", props, task, 1)]
+    return [
+        TaskWork(
+            connector=name,
+            task_id=0,
+            connector_class="unpackaged:PickySink",
+            kind="sink",
+            connector_config=props,
+            task_config=task,
+            task_count=1,
+        )
+    ]
 
 
 def test_a_sink_commits_the_last_delivered_record_plus_one(
@@ -110,21 +120,29 @@ def test_a_sink_commits_the_last_delivered_record_plus_one(
 def start_java_file_sink(java_connect: RunningConnect, topic: str, out: Path) -> str:
     """Java's FileStreamSinkConnector on `topic`, one task; its name."""
     name = f"java-{topic}"
-    config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector", "tasks.max": "1",
-              "topics": topic, "file": str(out)}
+    config = {
+        "connector.class": "org.apache.kafka.connect.file.FileStreamSinkConnector",
+        "tasks.max": "1",
+        "topics": topic,
+        "file": str(out),
+    }
     status, _ = java_connect.rest("PUT", f"/connectors/{name}/config", config)
     assert status == 201
     return name
 
 
-def java_sink_offsets(java_connect: RunningConnect, name: str, expected: dict[tuple[str, int], int]) -> dict[tuple[str, int], int]:
+def java_sink_offsets(
+    java_connect: RunningConnect, name: str, expected: dict[tuple[str, int], int]
+) -> dict[tuple[str, int], int]:
     """Java's `GET /connectors/{name}/offsets` as {(topic, partition): offset}, once it says
     `expected` (Java commits every `offset.flush.interval.ms`) or after 30 s; then deleted."""
     deadline = time.monotonic() + 30
     while True:
         _, body = java_connect.rest("GET", f"/connectors/{name}/offsets")
-        java = {(o["partition"]["kafka_topic"], o["partition"]["kafka_partition"]): o["offset"]["kafka_offset"]
-                for o in body["offsets"]}
+        java = {
+            (o["partition"]["kafka_topic"], o["partition"]["kafka_partition"]): o["offset"]["kafka_offset"]
+            for o in body["offsets"]
+        }
         if java == expected or time.monotonic() > deadline:
             break
         time.sleep(0.2)

@@ -44,7 +44,17 @@ def archiving(name: str, topic: str, path: Path, **extra: str) -> list[TaskWork]
         "name": name, "connector.class": "parquet-sink", "tasks.max": "1", "topics": topic, "path": str(path), **extra
     }
     task = {k: v for k, v in props.items() if v is not None} | {"task.index": "0"}
-    return [TaskWork(name, 0, "parquet-sink", "sink", props, task, 1)]
+    return [
+        TaskWork(
+            connector=name,
+            task_id=0,
+            connector_class="parquet-sink",
+            kind="sink",
+            connector_config=props,
+            task_config=task,
+            task_count=1,
+        )
+    ]
 
 
 def archived(path: Path) -> Counter[int]:
@@ -124,7 +134,10 @@ def test_with_reset_policy_latest_the_reset_end_is_committed_and_later_records_a
 
 @pytest.mark.parametrize("before", [10, 0])
 def test_never_committed_with_latest_the_start_is_the_end_and_it_is_committed(
-    kafka_settings: KafkaSettings, reader_executor: SparkExecutor, tmp_path: Path, caplog: pytest.LogCaptureFixture,
+    kafka_settings: KafkaSettings,
+    reader_executor: SparkExecutor,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
     before: int,
 ) -> None:
     """What was written before the first batch is not read; what came after is, by the next batch."""
@@ -138,8 +151,11 @@ def test_never_committed_with_latest_the_start_is_the_end_and_it_is_committed(
     assert (first.records, first.error) == (0, None), first.error
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): before}
     assert [(r.levelno, r.getMessage()) for r in caplog.records if r.levelno >= logging.INFO] == [
-        (logging.INFO, f"sink connector {name}: no offset was ever committed for {topic}[0] (the partition holds "
-         f"offsets 0 to {before}); auto.offset.reset is latest: reading from offset {before}")
+        (
+            logging.INFO,
+            f"sink connector {name}: no offset was ever committed for {topic}[0] (the partition holds "
+            f"offsets 0 to {before}); auto.offset.reset is latest: reading from offset {before}",
+        )
     ]
     produce(kafka_settings, topic, range(before, before + 5))
     [second] = reader_executor.run_batch(works)

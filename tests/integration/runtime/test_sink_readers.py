@@ -37,7 +37,18 @@ def sink_works(name: str, topic: str, path: Path) -> list[TaskWork]:
         "path": str(path),
     }
     task_configs = [{k: v for k, v in config.items() if v is not None} | {"task.index": str(i)} for i in range(2)]
-    return [TaskWork(name, i, "recording:RecordingSink", "sink", config, tc, 2) for i, tc in enumerate(task_configs)]
+    return [
+        TaskWork(
+            connector=name,
+            task_id=i,
+            connector_class="recording:RecordingSink",
+            kind="sink",
+            connector_config=config,
+            task_config=tc,
+            task_count=2,
+        )
+        for i, tc in enumerate(task_configs)
+    ]
 
 
 def produce(
@@ -97,8 +108,9 @@ def test_a_sink_gets_exactly_the_committed_records_with_connects_fields(
         i = int(row["value"])
         assert row["partition"] == i % 2 and row["timestamp"] == BASE_MS + i
         assert row["key"] == (None if i % 5 == 0 else b"%d" % i)
-        assert row["headers"] == ([{"key": "h", "value": b"%d" % i}, {"key": "h", "value": None}]
-                                  if i % 2 == 0 else None)
+        assert row["headers"] == (
+            [{"key": "h", "value": b"%d" % i}, {"key": "h", "value": None}] if i % 2 == 0 else None
+        )
     last = {p: max(r["offset"] for r in rows if r["partition"] == p) for p in (0, 1)}
     # Java's commit: the last delivered record + 1 (the end would lie past the commit marker).
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, p): last[p] + 1 for p in (0, 1)}
@@ -127,7 +139,10 @@ def test_a_batch_stops_before_an_undecided_transaction_and_the_next_reads_the_re
     assert [o.error for o in first + second] == [None] * 4
     assert (sum(o.records for o in first), group) == (20, {(topic, 0): 10, (topic, 1): 10})
     assert sum(o.records for o in second) == 20
-    assert sorted(int(v) for v in recorded(tmp_path / "out").column("value").to_pylist()) == [*range(30), *range(100, 110)]
+    assert sorted(int(v) for v in recorded(tmp_path / "out").column("value").to_pylist()) == [
+        *range(30),
+        *range(100, 110),
+    ]
     assert sink_group_offsets(kafka_settings, f"connect-{name}") == {(topic, 0): 21, (topic, 1): 21}
 
 

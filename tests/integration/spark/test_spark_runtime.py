@@ -56,13 +56,35 @@ def datagen_works(name: str, topic: str, count: int, tasks: int = 2, **extra: st
         "topic": topic, "count": str(count), "shards": "4", "record.bytes": "60", **extra,
     }
     task_configs = DatagenConnector().task_configs(config, tasks)
-    return [TaskWork(name, i, "datagen", "source", config, tc, len(task_configs)) for i, tc in enumerate(task_configs)]
+    return [
+        TaskWork(
+            connector=name,
+            task_id=i,
+            connector_class="datagen",
+            kind="source",
+            connector_config=config,
+            task_config=tc,
+            task_count=len(task_configs),
+        )
+        for i, tc in enumerate(task_configs)
+    ]
 
 
 def sink_works(name: str, connector_class: str, tasks: int, **config: str) -> list[TaskWork]:
     props: dict[str, str | None] = {"name": name, "connector.class": connector_class, "tasks.max": str(tasks), **config}
     task_configs = [{k: v for k, v in props.items() if v is not None} | {"task.index": str(i)} for i in range(tasks)]
-    return [TaskWork(name, i, connector_class, "sink", props, tc, tasks) for i, tc in enumerate(task_configs)]
+    return [
+        TaskWork(
+            connector=name,
+            task_id=i,
+            connector_class=connector_class,
+            kind="sink",
+            connector_config=props,
+            task_config=tc,
+            task_count=tasks,
+        )
+        for i, tc in enumerate(task_configs)
+    ]
 
 
 def topic_ids(settings: KafkaSettings, topic: str) -> Counter[int]:
@@ -215,7 +237,10 @@ def test_sink_partitions_are_dealt_round_robin_and_a_missing_task_keeps_its_shar
     assert [o.task_id for o in outcomes] == [0] and outcomes[0].error is None
     partitions = {r["partition"] for r in dataset_rows(tmp_path)}
     assert partitions == {0, 2}  # sorted [(clicks,0)…(clicks,3)] dealt to tasks 0,1,0,1
-    assert set(sink_group_offsets(kafka_settings, "connect-" + n("clicks-archive"))) == {(n("clicks"), 0), (n("clicks"), 2)}
+    assert set(sink_group_offsets(kafka_settings, "connect-" + n("clicks-archive"))) == {
+        (n("clicks"), 0),
+        (n("clicks"), 2),
+    }
 
 
 def test_a_refused_commit_fails_no_task_and_the_next_batch_commits(
@@ -267,9 +292,18 @@ def test_a_failing_task_fails_alone_with_its_traceback(
     produce_ids(kafka_settings, n("mixed"), range(200))
     missing = tmp_path / "no-such-dir"
     broken_source = TaskWork(
-        "files", 0, "file-source", "source",
-        {"name": "files", "connector.class": "file-source", "topic": n("mixed"), "path": str(missing), "format": "jsonl"},
-        {"topic": n("mixed"), "path": str(missing), "format": "jsonl"},
+        connector="files",
+        task_id=0,
+        connector_class="file-source",
+        kind="source",
+        connector_config={
+            "name": "files",
+            "connector.class": "file-source",
+            "topic": n("mixed"),
+            "path": str(missing),
+            "format": "jsonl",
+        },
+        task_config={"topic": n("mixed"), "path": str(missing), "format": "jsonl"},
     )
     picky = sink_works(n("picky"), "unpackaged:PickySink", tasks=2, topics=n("mixed"), **{"fail.tasks": "1"})
     create_topic(kafka_settings, n("mixed-gen"), partitions=1)
@@ -300,10 +334,16 @@ def test_unknown_connector_class_fails_its_tasks_only(
     kafka_settings: KafkaSettings, spark_executor: SparkExecutor
 ) -> None:
     ensure_topics(kafka_settings)
-    bogus = TaskWork("bogus", 0, "no.such.module:Nope", "sink", {"topics": "x"}, {})
+    bogus = TaskWork(
+        connector="bogus",
+        task_id=0,
+        connector_class="no.such.module:Nope",
+        kind="sink",
+        connector_config={"topics": "x"},
+        task_config={},
+    )
     outcomes = spark_executor.run_batch([bogus])
     assert outcomes[0].records == 0 and "cannot import module 'no.such.module'" in (outcomes[0].error or "")
-
 
 
 def test_source_tasks_wait_while_an_open_transaction_hides_committed_offsets(
@@ -351,7 +391,10 @@ def test_an_open_transaction_in_one_connectors_own_offsets_topic_holds_back_only
     create_topic(kafka_settings, n("own-data"))
     create_topic(kafka_settings, n("free-data"))
     zombie = Producer(
-        {"bootstrap.servers": kafka_settings.bootstrap_servers, "transactional.id": transactional_id(kafka_settings.group_id, "other", 0)}
+        {
+            "bootstrap.servers": kafka_settings.bootstrap_servers,
+            "transactional.id": transactional_id(kafka_settings.group_id, "other", 0),
+        }
     )
     zombie.init_transactions(kafka_settings.timeout_s)
     zombie.begin_transaction()
@@ -382,7 +425,12 @@ def test_a_full_producer_queue_loses_and_repeats_nothing(
     monkeypatch.setattr(source_task, "PRODUCE_CHUNK", 64)
     work = datagen_works("gen", n("queue-data"), count=3000, tasks=1)[0]
     item = source_task.SourceTaskWork(
-        kafka_settings, "gen", "datagen", 0, work.task_config, source_task.CommittedOffsets({}, {})
+        settings=kafka_settings,
+        connector="gen",
+        connector_class="datagen",
+        task_id=0,
+        task_config=work.task_config,
+        committed=source_task.CommittedOffsets({}, {}),
     )
 
     result = source_task.source_partition(item)

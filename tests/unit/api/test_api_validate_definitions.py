@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reconciler.api import plugins
+from reconciler.api import plugin_catalog as plugins
 from reconciler.connectors.configdef import Type
 from reconciler.connectors.datagen import DatagenConnector
 

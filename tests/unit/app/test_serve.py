@@ -69,7 +69,7 @@ class Runner:
             raise self.raises
         if self.apply_error is not None:
             on_apply_error(self.apply_error)
-        return TickReport(config_end=7, outcomes=[TaskOutcome("a", 0, 3)])
+        return TickReport(config_end=7, outcomes=[TaskOutcome(connector="a", task_id=0, records=3)])
 
     def apply(self, desired: object, *, manifest_paths: object) -> object:
         self.applied += 1

@@ -342,7 +342,7 @@ class SlowExecutor:
 def test_progress_shows_on_a_terminal_for_long_batches_only() -> None:
     from rich.console import Console
 
-    work = TaskWork("c", 0, "datagen", "source", {}, {})
+    work = TaskWork(connector="c", task_id=0, connector_class="datagen", kind="source", connector_config={}, task_config={})
     screen = io.StringIO()
     inner = SlowExecutor()
     progress = BatchProgress(inner, Console(file=screen, force_terminal=True), delay_s=0.1)
@@ -366,7 +366,9 @@ def test_text_warnings_are_log_lines_stamped_in_utc(capsys: pytest.CaptureFixtur
 
     output = TextOutput()
     output.warning("SIGTERM: finishing the current batch, then stopping")
-    output.invalid_manifests([Diagnostic(severity=Severity.ERROR, summary="must be an integer", field_path="spec.tasksMax")])
+    output.invalid_manifests(
+        [Diagnostic(severity=Severity.ERROR, summary="must be an integer", field_path="spec.tasksMax")]
+    )
     lines = capsys.readouterr().err.splitlines()
     stamp = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "
     assert re.fullmatch(stamp + "SIGTERM: finishing the current batch, then stopping", lines[0])

@@ -17,8 +17,15 @@ def outcome(plan: Plan, written: int) -> ApplyOutcome:
 
 
 def waiting(written: int) -> OffsetsOutcome:
-    return OffsetsOutcome("src", "rewind-2", OffsetsAction.RESET, "waiting", "the connector is stopped; …",
-                          (OffsetsStepKind.STOP,), records_written=written)
+    return OffsetsOutcome(
+        connector="src",
+        request_id="rewind-2",
+        action=OffsetsAction.RESET,
+        status="waiting",
+        message="the connector is stopped; …",
+        steps=(OffsetsStepKind.STOP,),
+        records_written=written,
+    )
 
 
 def test_an_offsets_request_on_a_running_connector_counts_its_stop_step() -> None:

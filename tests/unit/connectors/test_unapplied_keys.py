@@ -10,7 +10,7 @@ from reconciler.connectors.datagen import DatagenConnector
 from reconciler.connectors.file_sink import FileSinkConnector
 from reconciler.connectors.file_source import FileSourceConnector
 from reconciler.core.models import ConnectorManifest
-from reconciler.manifests.plugins import plugin_findings
+from reconciler.manifests.plugin_checks import plugin_findings
 
 FILTER = "org.apache.kafka.connect.transforms.Filter"
 SINK = {"name": "c", "connector.class": "file-sink", "tasks.max": "1", "topics": "t", "path": "/out"}

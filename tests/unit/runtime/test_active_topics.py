@@ -47,10 +47,10 @@ def test_a_topic_is_recorded_once_per_connector_by_the_lowest_task_that_used_it(
         active_topics={"sink": ["old"]},
     )
     outcomes = [
-        TaskOutcome("sink", 1, 5, topics=("new", "old")),
-        TaskOutcome("sink", 0, 5, topics=("new",)),
-        TaskOutcome("source", 0, 0, "Traceback: boom"),  # failed, nothing committed: no topic
-        TaskOutcome("source", 1, 3, topics=("old",)),  # another connector's "old": its own record
+        TaskOutcome(connector="sink", task_id=1, records=5, topics=("new", "old")),
+        TaskOutcome(connector="sink", task_id=0, records=5, topics=("new",)),
+        TaskOutcome(connector="source", task_id=0, records=0, error="Traceback: boom"),  # failed, nothing committed: no topic
+        TaskOutcome(connector="source", task_id=1, records=3, topics=("old",)),  # another connector's "old": its own record
     ]
     records = topic_records(live, outcomes, now_ms=42)
     assert written(records) == [("status-topic-new:connector-sink", 0), ("status-topic-old:connector-source", 1)]

@@ -16,10 +16,10 @@ CONFIG: dict[str, str | None] = {"connector.class": "datagen", "name": "x"}
 
 def test_each_connector_that_ran_gets_its_tasks_records_bytes_and_failures() -> None:
     outcomes = [
-        TaskOutcome("a", 1, 0, "Traceback: boom"),
-        TaskOutcome("a", 0, 120, bytes=4_000),
-        TaskOutcome("b", 0, 7, bytes=70, lag=3, offsets_committed=True),
-        TaskOutcome("c", 0, 0, waited="cannot reach Kafka at 127.0.0.1:1"),  # did not run: no batch, a wait
+        TaskOutcome(connector="a", task_id=1, records=0, error="Traceback: boom"),
+        TaskOutcome(connector="a", task_id=0, records=120, bytes=4_000),
+        TaskOutcome(connector="b", task_id=0, records=7, bytes=70, lag=3, offsets_committed=True),
+        TaskOutcome(connector="c", task_id=0, records=0, waited="cannot reach Kafka at 127.0.0.1:1"),  # did not run: no batch, a wait
     ]
     live = LiveState(connectors={n: LiveConnector(name=n, config=CONFIG) for n in ("a", "b", "c")})
     records = batch_records(live, outcomes, "host:1", 1_000)
@@ -54,8 +54,8 @@ def test_unreadable_batch_values_are_refused_with_a_reason() -> None:
 def test_a_task_that_waited_counts_a_wait_and_no_batch_in_the_metrics() -> None:
     from reconciler.api.observer import add_outcomes
 
-    waited = TaskOutcome("a", 1, 0, waited="cannot reach Kafka")
-    totals = add_outcomes({}, [TaskOutcome("a", 0, 5, bytes=50), waited], None)
+    waited = TaskOutcome(connector="a", task_id=1, records=0, waited="cannot reach Kafka")
+    totals = add_outcomes({}, [TaskOutcome(connector="a", task_id=0, records=5, bytes=50), waited], None)
     totals = add_outcomes(totals, [waited], None)
     assert [(t.records, t.batches, t.waits) for _, t in sorted(totals.items())] == [(5, 1, 0), (0, 0, 2)]
 
@@ -72,17 +72,20 @@ def waits_after(live: LiveState, outcomes: list[TaskOutcome], now_ms: int = 5_00
 def test_a_wait_is_recorded_once_keeps_its_start_and_ends_when_the_tasks_run() -> None:
     unreachable = "cannot reach Kafka at 127.0.0.1:1: connection refused"
     connectors = {n: LiveConnector(name=n, config=CONFIG) for n in ("s", "t")}
-    waited = [TaskOutcome("s", 0, 0, waited=unreachable), TaskOutcome("s", 1, 0, waited=unreachable)]
+    waited = [
+        TaskOutcome(connector="s", task_id=0, records=0, waited=unreachable),
+        TaskOutcome(connector="s", task_id=1, records=0, waited=unreachable),
+    ]
     first = waits_after(LiveState(connectors=connectors), waited, now_ms=1_000)
     assert first == {"s": Waiting(since_ms=1_000, worker_id="w:2", reason=unreachable)}
 
     waiting = LiveState(connectors=connectors, waiting={"s": Waiting(since_ms=1_000, worker_id="w:2", reason=unreachable)})
     assert waits_after(waiting, waited) == {}  # the same wait goes on: nothing written
-    other = [TaskOutcome("s", 0, 0, waited="an open transaction")]
+    other = [TaskOutcome(connector="s", task_id=0, records=0, waited="an open transaction")]
     assert waits_after(waiting, other) == {"s": Waiting(since_ms=1_000, worker_id="w:2", reason="an open transaction")}
-    assert waits_after(waiting, [TaskOutcome("s", 0, 3)]) == {"s": None}  # it ran: over
-    assert waits_after(waiting, [TaskOutcome("s", 0, 0, "Traceback: boom")]) == {"s": None}  # ran and failed: over too
-    assert waits_after(waiting, [TaskOutcome("t", 0, 3)]) == {}  # not in this batch, still to run: kept
+    assert waits_after(waiting, [TaskOutcome(connector="s", task_id=0, records=3)]) == {"s": None}  # it ran: over
+    assert waits_after(waiting, [TaskOutcome(connector="s", task_id=0, records=0, error="Traceback: boom")]) == {"s": None}  # ran and failed: over too
+    assert waits_after(waiting, [TaskOutcome(connector="t", task_id=0, records=3)]) == {}  # not in this batch, still to run: kept
 
 
 def test_a_wait_another_runner_recorded_is_taken_over_with_its_start() -> None:
@@ -91,7 +94,7 @@ def test_a_wait_another_runner_recorded_is_taken_over_with_its_start() -> None:
     unreachable = "cannot reach Kafka at 127.0.0.1:1: connection refused"
     connectors = {"s": LiveConnector(name="s", config=CONFIG)}
     crashed = LiveState(connectors=connectors, waiting={"s": Waiting(since_ms=1_000, worker_id="w:1", reason=unreachable)})
-    waited = [TaskOutcome("s", 0, 0, waited=unreachable)]
+    waited = [TaskOutcome(connector="s", task_id=0, records=0, waited=unreachable)]
     assert waits_after(crashed, waited) == {"s": Waiting(since_ms=1_000, worker_id="w:2", reason=unreachable)}
 
 

@@ -28,7 +28,7 @@ def status(state: InstanceState) -> InstanceStatus:
 
 
 def r(name: str, tasks: bool, only_failed: bool, offset: int) -> RestartRecord:
-    return RestartRecord(name, tasks, only_failed, offset)
+    return RestartRecord(connector=name, include_tasks=tasks, only_failed=only_failed, offset=offset)
 
 
 @pytest.mark.parametrize(

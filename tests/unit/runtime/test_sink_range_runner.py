@@ -58,8 +58,16 @@ class MemorySink(SinkConnector):
 
 
 ITEM = SinkPartitionWork(
-    KafkaSettings(bootstrap_servers="a:9092"), "archive", f"{__name__}:MemorySink", 0, {}, "t", 0,
-    start=5, committed=True, end=8,
+    settings=KafkaSettings(bootstrap_servers="a:9092"),
+    connector="archive",
+    connector_class=f"{__name__}:MemorySink",
+    task_id=0,
+    task_config={},
+    topic="t",
+    partition=0,
+    start=5,
+    committed=True,
+    end=8,
 )
 
 

@@ -16,7 +16,17 @@ from reconciler.runtime.sink.reset import EARLIEST, LATEST, sink_starts
 from reconciler.runtime.batch.tasks import TaskWork
 
 SETTINGS = KafkaSettings(bootstrap_servers="a:9092")
-WORKS = [TaskWork("archive", 0, "parquet-sink", "sink", {}, {}, 1)]
+WORKS = [
+    TaskWork(
+        connector="archive",
+        task_id=0,
+        connector_class="parquet-sink",
+        kind="sink",
+        connector_config={},
+        task_config={},
+        task_count=1,
+    )
+]
 # t[0]: 3..9 held, 8 readable; t[1]: empty; t[2]: committed 4 of 0..4
 BOUNDS = {("t", 0): LogBounds(3, 10, 8), ("t", 1): LogBounds(0, 0, 0), ("t", 2): LogBounds(0, 5, 5)}
 COMMITTED = {("t", 2): 4}
@@ -27,7 +37,8 @@ def test_never_committed_earliest_reads_from_the_log_start_and_commits_no_start(
     starts = sink_starts(COMMITTED, BOUNDS, EARLIEST)
     items = sink_ranges(SETTINGS, WORKS, PARTITIONS, BOUNDS, starts, {})
     assert [(i.topic, i.partition, i.start, i.committed, i.end) for i in items] == [
-        ("t", 0, 3, False, 8), ("t", 2, 4, True, 5)
+        ("t", 0, 3, False, 8),
+        ("t", 2, 4, True, 5),
     ]
     assert _reset_commits(starts, items) == {}
 
@@ -49,12 +60,23 @@ def test_a_task_that_commits_one_partition_commits_its_never_committed_ones_at_t
     partitions = {0: [("t", 0), ("t", 1), ("t", 3)], 1: [("t", 2)], 2: [("t", 4)]}
     read = {("t", 0): (8, ""), ("t", 2): (5, "")}
     assert _untouched_commits(partitions, starts, read, []) == {("t", 1): (0, ""), ("t", 3): (2, "")}
-    failed = [SinkPartitionResult(0, "t", 0, 0, None, "Traceback …")]
+    failed = [SinkPartitionResult(task_id=0, topic="t", partition=0, records=0, offset=None, error="Traceback …")]
     assert _untouched_commits(partitions, starts, read, failed) == {}  # a failed task: nothing more
     assert _untouched_commits(partitions, starts, {}, []) == {}  # nothing moved: no commit at all
 
 
-ITEM = SinkPartitionWork(SETTINGS, "archive", "parquet-sink", 0, {}, "t", 0, start=5, committed=True, end=9)
+ITEM = SinkPartitionWork(
+    settings=SETTINGS,
+    connector="archive",
+    connector_class="parquet-sink",
+    task_id=0,
+    task_config={},
+    topic="t",
+    partition=0,
+    start=5,
+    committed=True,
+    end=9,
+)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +100,7 @@ def test_a_sink_commit_says_how_far_a_record_free_tail_was_read() -> None:
     hold no record (a transaction's commit marker) follow it, so the next batch skips them."""
 
     def result(offset: int | None, scanned: int | None) -> SinkPartitionResult:
-        return SinkPartitionResult(0, "t", 0, 10, offset, scanned_to=scanned)
+        return SinkPartitionResult(task_id=0, topic="t", partition=0, records=10, offset=offset, scanned_to=scanned)
 
     assert commit_metadata(result(32, 33)) == "reconciler scanned-to=33"
     assert commit_metadata(result(33, 33)) == ""  # nothing past the offset: Java's empty metadata

@@ -94,7 +94,10 @@ def test_every_committed_partition_of_a_batch_gets_a_start_resets_and_failures_a
     committed = {("t", 0): 4, ("t", 1): 2, ("t", 2): 9, ("u", 0): 3}  # ("u", 0): not in the batch
     starts = sink_starts(committed, bounds, EARLIEST)
     assert starts.offsets == {("t", 0): 4, ("t", 1): 5, ("t", 2): 0, ("u", 0): 3}
-    assert starts.resets == [Reset(("t", 1), 2, 5, bounds[("t", 1)], EARLIEST), Reset(("t", 2), 9, 0, bounds[("t", 2)], EARLIEST)]
+    assert starts.resets == [
+        Reset(tp=("t", 1), committed=2, start=5, bounds=bounds[("t", 1)], policy=EARLIEST),
+        Reset(tp=("t", 2), committed=9, start=0, bounds=bounds[("t", 2)], policy=EARLIEST),
+    ]
     assert starts.failures == {}
     failing = sink_starts(committed, bounds, NONE)
     assert failing.offsets == {("t", 0): 4, ("u", 0): 3} and failing.resets == []
@@ -114,7 +117,10 @@ def test_a_never_committed_partition_starts_by_the_policy_and_only_latest_is_a_r
     assert (earliest.resets, earliest.failures, earliest.uncommitted) == ([], {}, {("t", 0), ("t", 1)})
     latest = sink_starts(committed, bounds, LATEST)
     assert latest.offsets == {("t", 0): 8, ("t", 1): 0, ("t", 2): 4}
-    assert latest.resets == [Reset(("t", 0), None, 8, bounds[("t", 0)], LATEST), Reset(("t", 1), None, 0, bounds[("t", 1)], LATEST)]
+    assert latest.resets == [
+        Reset(tp=("t", 0), committed=None, start=8, bounds=bounds[("t", 0)], policy=LATEST),
+        Reset(tp=("t", 1), committed=None, start=0, bounds=bounds[("t", 1)], policy=LATEST),
+    ]
     assert (latest.failures, latest.uncommitted) == ({}, set())
     strict = sink_starts(committed, bounds, NONE)
     assert (strict.offsets, strict.resets, set(strict.failures)) == ({("t", 2): 4}, [], {("t", 0), ("t", 1)})
@@ -125,7 +131,7 @@ def test_a_never_committed_partition_starts_by_the_policy_and_only_latest_is_a_r
 
 
 def test_a_first_start_by_the_policy_is_described_as_never_committed() -> None:
-    reset = Reset(TP, None, 2960, BOUNDS, LATEST)
+    reset = Reset(tp=TP, committed=None, start=2960, bounds=BOUNDS, policy=LATEST)
     assert describe("archive", reset) == (
         "sink connector archive: no offset was ever committed for orders[1] (the partition holds offsets "
         "100 to 2974); auto.offset.reset is latest: reading from offset 2960"
@@ -133,7 +139,7 @@ def test_a_first_start_by_the_policy_is_described_as_never_committed() -> None:
 
 
 def test_a_reset_is_described_naming_connector_partition_and_both_offsets() -> None:
-    reset = Reset(TP, 5000, 100, BOUNDS, EARLIEST)
+    reset = Reset(tp=TP, committed=5000, start=100, bounds=BOUNDS, policy=EARLIEST)
     assert describe("archive", reset) == (
         "sink connector archive: committed offset 5000 of orders[1] is out of range (the partition holds offsets "
         "100 to 2974); auto.offset.reset is earliest: reading from offset 100"

@@ -63,7 +63,9 @@ R = Report
 
 def test_stopped_connector_has_no_tasks_and_a_zero_commit() -> None:
     live = connector(STOPPED_T, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(FAILED, "x")})
-    assert decide(live, Health(), None) == Decision(R(STOPPED), {0: None, 1: None}, None, 0, [])
+    assert decide(live, Health(), None) == Decision(
+        connector=R(STOPPED), tasks={0: None, 1: None}, new_task_configs=None, commit_count=0, run=[]
+    )
     # already committed empty (what `apply` writes before STOPPED): no second commit
     assert decide(connector(STOPPED_T, task_count=0), Health(), None).commit_count is None
     # created STOPPED (KIP-980), never committed: the empty commit is written
@@ -82,11 +84,19 @@ def test_paused_tasks_keep_committed_configs_and_failed_ones_stay_failed() -> No
         tasks={0: status(RUNNING), 1: status(FAILED, "trace"), 2: status(RUNNING)},
     )
     decision = decide(live, health(live, restarted_connector=False, restarted_tasks=(), config_offset=None), None)
-    assert decision == Decision(R(PAUSED), {0: R(PAUSED), 1: R(FAILED, "trace"), 2: None}, None, None, [])
+    assert decision == Decision(
+        connector=R(PAUSED),
+        tasks={0: R(PAUSED), 1: R(FAILED, "trace"), 2: None},
+        new_task_configs=None,
+        commit_count=None,
+        run=[],
+    )
 
 
 def test_paused_with_zero_tasks() -> None:
-    assert decide(connector(PAUSED_T, task_count=0), Health(), None) == Decision(R(PAUSED), {}, None, None, [])
+    assert decide(connector(PAUSED_T, task_count=0), Health(), None) == Decision(
+        connector=R(PAUSED), tasks={}, new_task_configs=None, commit_count=None, run=[]
+    )
 
 
 def test_restarted_failed_task_of_paused_connector_reports_paused() -> None:
@@ -99,14 +109,26 @@ def test_started_with_new_task_configs_writes_them_and_runs_every_task() -> None
     live = connector(STARTED, tasks={0: status(FAILED, "old")})
     decision = decide(live, Health(failed_tasks={0: "old"}), Started("source", list(TASKS)))
     # a new task generation restarts failed tasks, as Connect does on reconfiguration
-    assert decision == Decision(R(RUNNING), {0: R(RUNNING), 1: R(RUNNING)}, list(TASKS), 2, [0, 1])
+    assert decision == Decision(
+        connector=R(RUNNING),
+        tasks={0: R(RUNNING), 1: R(RUNNING)},
+        new_task_configs=list(TASKS),
+        commit_count=2,
+        run=[0, 1],
+    )
 
 
 def test_started_with_unchanged_configs_writes_nothing_and_failed_task_gets_no_work() -> None:
     live = connector(STARTED, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(FAILED, "t")})
     state = health(live, restarted_connector=False, restarted_tasks=(), config_offset=None)
     decision = decide(live, state, Started("sink", [dict(t) for t in TASKS]))
-    assert decision == Decision(R(RUNNING), {0: R(RUNNING), 1: R(FAILED, "t")}, None, None, [0])
+    assert decision == Decision(
+        connector=R(RUNNING),
+        tasks={0: R(RUNNING), 1: R(FAILED, "t")},
+        new_task_configs=None,
+        commit_count=None,
+        run=[0],
+    )
 
 
 def test_fewer_tasks_retire_higher_ids() -> None:
@@ -146,7 +168,13 @@ def test_connector_failing_to_start_runs_nothing() -> None:
     live = connector(STARTED, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(FAILED, "t")})
     state = health(live, restarted_connector=False, restarted_tasks=(), config_offset=None)
     decision = decide(live, state, StartFailed("bad config"))
-    assert decision == Decision(R(FAILED, "bad config"), {0: R(UNASSIGNED), 1: R(FAILED, "t")}, None, None, [])
+    assert decision == Decision(
+        connector=R(FAILED, "bad config"),
+        tasks={0: R(UNASSIGNED), 1: R(FAILED, "t")},
+        new_task_configs=None,
+        commit_count=None,
+        run=[],
+    )
 
 
 def test_failed_connector_stays_failed_with_its_trace() -> None:
@@ -181,7 +209,9 @@ def test_a_failure_without_our_mark_for_it_holds_until_restarted() -> None:
     live = connector(STARTED, connector_status=status(FAILED, "java's trace", gen=9))
     other = FailureMark(5, trace_digest("an older failure of ours"))
     for mark in (None, other):
-        assert health(live, restarted_connector=False, restarted_tasks=(), config_offset=99, failure=mark).connector_failed
+        assert health(
+            live, restarted_connector=False, restarted_tasks=(), config_offset=99, failure=mark
+        ).connector_failed
 
 
 def test_should_start_only_existing_started_connectors() -> None:
@@ -193,7 +223,7 @@ def test_should_start_only_existing_started_connectors() -> None:
 
 def test_deleted_connector_loses_every_status() -> None:
     live = connector(config=None, connector_status=status(RUNNING), tasks={0: status(RUNNING), 3: status(FAILED)})
-    assert decide(live, Health(), None) == Decision(None, {0: None, 3: None})
+    assert decide(live, Health(), None) == Decision(connector=None, tasks={0: None, 3: None})
 
 
 def test_running_without_start_is_a_programming_error() -> None:
@@ -219,7 +249,9 @@ def test_book_writes_only_changes_with_worker_and_generation() -> None:
     assert book.connector("c", R(RUNNING)) == []  # same state and trace: nothing to write
     [record] = book.connector("c", R(FAILED, "boom\n\tat x"))
     assert record.key == b"status-connector-c"
-    assert record.value == b'{"state":"FAILED","trace":"boom\\n\\tat x","worker_id":"me:1","generation":0,"version":null}'
+    assert (
+        record.value == b'{"state":"FAILED","trace":"boom\\n\\tat x","worker_id":"me:1","generation":0,"version":null}'
+    )
     assert book.connector("c", R(FAILED, "boom\n\tat x")) == []
     [task] = book.task("c", 0, R(PAUSED))
     assert task.key == b"status-task-c-0" and json.loads(task.value or b"")["state"] == "PAUSED"
@@ -234,13 +266,23 @@ def test_a_status_another_worker_holds_is_written_once_under_this_workers_id(sta
     [task] = book.task("c", 0, R(state))
     for written in (record, task):
         assert json.loads(written.value or b"") == {
-            "state": state.value, "trace": None, "worker_id": "me:1", "generation": 0, "version": None,
+            "state": state.value,
+            "trace": None,
+            "worker_id": "me:1",
+            "generation": 0,
+            "version": None,
         }
     assert book.connector("c", R(state)) == [] and book.task("c", 0, R(state)) == []  # once
 
 
-@pytest.mark.parametrize("current", [status(FAILED, "boom", worker="dead:9"), status(UNASSIGNED, worker="dead:9"),
-                                     status(InstanceState.RESTARTING, worker="dead:9")])
+@pytest.mark.parametrize(
+    "current",
+    [
+        status(FAILED, "boom", worker="dead:9"),
+        status(UNASSIGNED, worker="dead:9"),
+        status(InstanceState.RESTARTING, worker="dead:9"),
+    ],
+)
 def test_failed_unassigned_and_restarting_statuses_keep_their_worker(current: InstanceStatus) -> None:
     """FAILED names the worker it failed on, UNASSIGNED no owner, and RESTARTING is followed in
     the same tick by what the restart leads to: none is rewritten for its worker id alone."""
@@ -253,7 +295,9 @@ def test_statuses_carry_the_plugins_version_and_a_new_version_is_written() -> No
     """As Kafka 4's workers write `Connector.version()` in every status (KIP-891): a status
     whose plugin was upgraded is written again, though its state stayed."""
     running = status(RUNNING, worker="me:1")
-    live = LiveState(connectors={"c": LiveConnector(name="c", config=CONFIG, connector_status=running, task_statuses={0: running})})
+    live = LiveState(
+        connectors={"c": LiveConnector(name="c", config=CONFIG, connector_status=running, task_statuses={0: running})}
+    )
     book = StatusBook(live, "me:1", {"c": "2.0"}.get)
     [record] = book.connector("c", R(RUNNING))  # same state, a version it did not have
     assert json.loads(record.value or b"")["version"] == "2.0"
@@ -274,7 +318,7 @@ def test_book_tombstones_only_what_exists() -> None:
 
 def test_book_decision_writes_tasks_before_the_connector() -> None:
     book = book_with(c=status(RUNNING))
-    records = book.decision("c", Decision(R(STOPPED), {0: None}))
+    records = book.decision("c", Decision(connector=R(STOPPED), tasks={0: None}))
     assert [r.key for r in records] == [b"status-task-c-0", b"status-connector-c"]
     assert book.connectors["c"].state is STOPPED and book.tasks["c"] == {}
 
@@ -322,17 +366,24 @@ def test_stop_is_due_once_when_a_running_connector_leaves_running(
     ("target", "exists", "fails"),
     [(PAUSED_T, True, True), (STOPPED_T, True, False), (STOPPED_T, False, False), (PAUSED_T, False, False)],
 )
-def test_a_stop_that_throws_fails_a_pausing_connector_only(target: ConnectTargetState, exists: bool, fails: bool) -> None:
+def test_a_stop_that_throws_fails_a_pausing_connector_only(
+    target: ConnectTargetState, exists: bool, fails: bool
+) -> None:
     """Java's `WorkerConnector.suspend`: FAILED with the stop()'s trace when pausing (the tasks
     paused all the same); a stopped or deleted connector reaches its state anyway."""
     live = connector(
-        target, config=CONFIG if exists else None, task_configs=list(TASKS), connector_status=status(RUNNING),
+        target,
+        config=CONFIG if exists else None,
+        task_configs=list(TASKS),
+        connector_status=status(RUNNING),
         tasks={0: status(RUNNING)},
     )
     state = after_stop(live, Health(), "Traceback: stop boom")
     assert state.connector_failed is fails
     if fails:
-        assert decide(live, state, None) == Decision(R(FAILED, "Traceback: stop boom"), {0: R(PAUSED), 1: R(PAUSED)})
+        assert decide(live, state, None) == Decision(
+            connector=R(FAILED, "Traceback: stop boom"), tasks={0: R(PAUSED), 1: R(PAUSED)}
+        )
     assert after_stop(live, Health(), None) == Health()  # stop() went well: nothing changes
 
 
@@ -347,9 +398,11 @@ def released(live: LiveState, worker: str = "w:1") -> list[tuple[str, str | None
 
 
 def test_a_stopping_worker_reports_its_instances_unassigned_tasks_first_failed_ones_kept() -> None:
-    live = LiveState(connectors={
-        "c": connector(connector_status=status(RUNNING), tasks={0: status(RUNNING), 1: status(FAILED, "boom")}),
-    })
+    live = LiveState(
+        connectors={
+            "c": connector(connector_status=status(RUNNING), tasks={0: status(RUNNING), 1: status(FAILED, "boom")}),
+        }
+    )
     assert released(live) == [("status-task-c-0", "UNASSIGNED"), ("status-connector-c", "UNASSIGNED")]
 
 
@@ -360,7 +413,9 @@ def test_paused_stopped_and_restarting_instances_are_released_too(state: Instanc
 
 
 def test_statuses_of_another_worker_and_unassigned_ones_are_left_alone() -> None:
-    live = LiveState(connectors={
-        "c": connector(connector_status=status(RUNNING, worker="other:2"), tasks={0: status(UNASSIGNED)}),
-    })
+    live = LiveState(
+        connectors={
+            "c": connector(connector_status=status(RUNNING, worker="other:2"), tasks={0: status(UNASSIGNED)}),
+        }
+    )
     assert released(live) == []

@@ -30,7 +30,15 @@ def test_assignment_needs_a_task() -> None:
 
 
 def work(task_id: int, task_count: int | None = None) -> TaskWork:
-    return TaskWork("c", task_id, "parquet-sink", "sink", {}, {}, task_count)
+    return TaskWork(
+        connector="c",
+        task_id=task_id,
+        connector_class="parquet-sink",
+        kind="sink",
+        connector_config={},
+        task_config={},
+        task_count=task_count,
+    )
 
 
 @pytest.mark.parametrize(

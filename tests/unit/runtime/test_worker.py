@@ -109,17 +109,29 @@ def test_report_lines_name_states_records_and_failures() -> None:
         config_end=12,
         connectors=[
             ConnectorReport(
-                "src",
-                ConnectTargetState.STARTED,
-                InstanceState.RUNNING,
-                None,
-                [
-                    TaskReport(0, InstanceState.RUNNING, 10, True),
-                    TaskReport(1, InstanceState.FAILED, 0, True, "Traceback…\nValueError: bad line\n"),
+                name="src",
+                target=ConnectTargetState.STARTED,
+                state=InstanceState.RUNNING,
+                trace=None,
+                tasks=[
+                    TaskReport(task=0, state=InstanceState.RUNNING, records=10, ran=True),
+                    TaskReport(
+                        task=1,
+                        state=InstanceState.FAILED,
+                        records=0,
+                        ran=True,
+                        trace="Traceback…\nValueError: bad line\n",
+                    ),
                 ],
-                RestartPlan(False, (1,), 4),
+                restarted=RestartPlan(False, (1,), 4),
             ),
-            ConnectorReport("sink", ConnectTargetState.PAUSED, InstanceState.PAUSED, None, [TaskReport(0, InstanceState.PAUSED)]),
+            ConnectorReport(
+                name="sink",
+                target=ConnectTargetState.PAUSED,
+                state=InstanceState.PAUSED,
+                trace=None,
+                tasks=[TaskReport(task=0, state=InstanceState.PAUSED)],
+            ),
         ],
         records_written=3,
         works=2,
@@ -133,7 +145,9 @@ def test_report_lines_name_states_records_and_failures() -> None:
     assert report.connector("sink") is report.connectors[1]
     assert report.connector("nope") is None
     java = TickReport(config_end=3, left_to_connect=["jdbc-in", "s3-out"])
-    assert report_lines(java)[1:] == ["  left to the group's Kafka Connect workers (not Python connectors): jdbc-in, s3-out"]
+    assert report_lines(java)[1:] == [
+        "  left to the group's Kafka Connect workers (not Python connectors): jdbc-in, s3-out"
+    ]
 
 
 def test_task_configs_carry_task_class_and_topics_as_connects_worker_adds_them() -> None:
