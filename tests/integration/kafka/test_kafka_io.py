@@ -156,15 +156,16 @@ def test_sink_group_offsets_reads_committed_offsets(kafka_settings: KafkaSetting
     from reconciler.kafka.io.client import new_consumer
     from reconciler.kafka.io.groups import sink_group_offsets
 
-    create_topic(kafka_settings, "orders", 3)
+    topic = f"orders-{kafka_settings.group_id}"  # its own: the session broker is shared by every test
+    create_topic(kafka_settings, topic, 3)
     group = f"connect-sink-{kafka_settings.group_id}"
     assert sink_group_offsets(kafka_settings, group) == {}  # no commits yet
     consumer: Any = new_consumer(kafka_settings, None, **{"group.id": group})
     try:  # what a sink task does after writing its output: commit, without joining the group
-        consumer.commit(offsets=[TopicPartition("orders", 0, 1200), TopicPartition("orders", 2, 7)], asynchronous=False)
+        consumer.commit(offsets=[TopicPartition(topic, 0, 1200), TopicPartition(topic, 2, 7)], asynchronous=False)
     finally:
         consumer.close()
-    assert sink_group_offsets(kafka_settings, group) == {("orders", 0): 1200, ("orders", 2): 7}
+    assert sink_group_offsets(kafka_settings, group) == {(topic, 0): 1200, (topic, 2): 7}
 
 
 @pytest.mark.parametrize(
