@@ -36,7 +36,13 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from reconciler.devtools.process import die_with_parent, free_port, port_is_free
+from reconciler.devtools.process import (
+    die_with_parent,
+    free_port,
+    port_is_free,
+    serve_until_signal,
+    stop_on_signals,
+)
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
@@ -310,14 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     except PostgresStartError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
-    stop = False
-
-    def _request_stop(signum: int, frame: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGTERM, _request_stop)
-    signal.signal(signal.SIGINT, _request_stop)
+    stopped = stop_on_signals()
     print(server.dsn, flush=True)
     print(
         f"PostgreSQL pid {server.pid}, log {server.log_path}; JDBC {server.jdbc_url()} "
@@ -326,9 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     with server:
-        while not stop and server.alive():
-            time.sleep(0.2)
-    return 0 if stop else 1
+        return serve_until_signal(server.alive, stopped)
 
 
 if __name__ == "__main__":

@@ -161,3 +161,22 @@ def wait_ready(
             process.stop()
             raise error(f"{process.name} {what} within {timeout_s:g}s:\n{tail(log)}", hint=f"log: {log}")
         time.sleep(poll_s)
+
+
+
+def stop_on_signals() -> Callable[[], bool]:
+    """Install SIGTERM/SIGINT handlers that only record the request (a devtools command
+    installs them before it prints its address, so a caller signalling at once is heard);
+    returns whether a stop was asked."""
+    asked: list[int] = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: asked.append(signum))
+    signal.signal(signal.SIGINT, lambda signum, frame: asked.append(signum))
+    return lambda: bool(asked)
+
+
+def serve_until_signal(alive: Callable[[], bool], stopped: Callable[[], bool], poll_s: float = 0.2) -> int:
+    """A devtools command's foreground: wait until a stop was asked (exit 0) or the component
+    died by itself (exit 1). The caller stops the component afterwards."""
+    while not stopped() and alive():
+        time.sleep(poll_s)
+    return 0 if stopped() else 1

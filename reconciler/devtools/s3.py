@@ -16,15 +16,21 @@ import argparse
 import http.client
 import importlib.util
 import secrets
-import signal
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.devtools.process import ManagedProcess, free_port, launch, port_is_free, wait_ready
+from reconciler.devtools.process import (
+    ManagedProcess,
+    free_port,
+    launch,
+    port_is_free,
+    serve_until_signal,
+    stop_on_signals,
+    wait_ready,
+)
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
@@ -156,22 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     except S3StartError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
-    stop = False
-
-    def _request_stop(signum: int, frame: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGTERM, _request_stop)
-    signal.signal(signal.SIGINT, _request_stop)
+    stopped = stop_on_signals()
     print(server.endpoint, flush=True)
     exports = " ".join(f"{key}={value}" for key, value in server.env().items())
     print(f"S3 server (moto) pid {server.pid}, bucket {server.bucket}, log {server.log_path}; "
           f"export {exports}; Ctrl-C stops it", file=sys.stderr, flush=True)
     with server:
-        while not stop and server.alive():
-            time.sleep(0.2)
-    return 0 if stop else 1
+        return serve_until_signal(server.alive, stopped)
 
 
 if __name__ == "__main__":
