@@ -8,6 +8,7 @@ except `…/config/validate` is refused with 403 (`refusals.py`).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -22,8 +23,12 @@ from reconciler.api.http import ConnectJSON, Context, NotAnswerable, context, er
 from reconciler.api.metrics import CONTENT_TYPE, Metrics
 from reconciler.api.refusals import add_refusals
 from reconciler.api.state import Board
-from reconciler.render import connect_rest as shapes
+from reconciler.errors import ReconcilerError
+from reconciler.kafka.io.store import read_view
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.render import connect_rest as shapes
+from reconciler.render.offsets_history import history
+from reconciler.render.status_view import listed, status_json, status_view
 
 ours = APIRouter()
 
@@ -52,6 +57,25 @@ async def last_batch(connector: str, request: Request) -> Any:
     if body is None:
         raise NotAnswerable(404, f"No batch of connector {connector} has run yet")
     return ConnectJSON(body)
+
+
+@ours.get("/status", response_model=schemas.StatusTable, responses=errors(503),
+          summary="Ours: what `reconciler status` prints, its rows and notes")
+async def status_table(request: Request) -> Any:
+    live = context(request).live()
+    return ConnectJSON(status_json(status_view(live, listed(live), details=False)))
+
+
+@ours.get("/connectors/{connector}/offsets/history", response_model=schemas.OffsetsHistory,
+          responses=errors(404, 503), summary="Ours: `reconciler offsets NAME --history`, the rollback snapshots")
+def offsets_history(connector: str, request: Request) -> Any:
+    view = context(request)
+    found = view.existing(connector)
+    try:  # the snapshots are not in the loop's view: read as `/offsets` reads, from Kafka
+        state = read_view(view.app.settings)
+    except ReconcilerError as exc:
+        raise NotAnswerable(503, f"Reading the offsets history of connector {connector} failed: {exc.message}") from exc
+    return ConnectJSON({"history": [dataclasses.asdict(e) for e in history(state, found.name)]})
 
 
 @ours.get("/healthz", response_model=schemas.Liveness, summary="The process is alive")

@@ -170,3 +170,38 @@ class Liveness(Entity):
     status: Literal["alive"]
     uptime_s: float
     worker_id: str
+
+
+class StatusRow(Entity):
+    """One row of `reconciler status`'s table (ours, not a Connect entity)."""
+
+    name: str
+    type: str
+    target: str
+    state: str | None = Field(description="null: applied, no status yet")
+    tasks_running: int
+    tasks_total: int
+    failed_tasks: list[int]
+    last_batch: str | None
+    auto_restarts: AutoRestart | None
+
+
+class StatusTable(Entity):
+    """`GET /status`: what `reconciler status` prints, rows and notes (ours)."""
+
+    connectors: list[StatusRow]
+    notes: list[str]
+
+
+class OffsetsSnapshotDoc(Entity):
+    id: str
+    taken_at: str
+    status: str
+    applied_at: str | None
+    offsets: list[ConnectorOffset]
+
+
+class OffsetsHistory(Entity):
+    """`GET /connectors/{name}/offsets/history`: `reconciler offsets NAME --history` (ours)."""
+
+    history: list[OffsetsSnapshotDoc]

@@ -6,8 +6,9 @@
   plan's records, then run its offsets requests.
 - `offsets`: which offsets requests run, when and how far, each under its connector's
   transactional id.
-- `status` and `offsets_view`: the read models of `reconciler status` and `reconciler offsets
-  NAME` (rows, notes, snapshot history) as typed values, for the CLI and the REST API.
+- `status` and `offsets_view`: what `reconciler status` and `reconciler offsets NAME` read;
+  their read models (rows, notes, snapshot history) are pure values in `render.status_view`
+  and `render.offsets_history`, below `api`, so the REST API serves the same ones.
 - `tick`: one tick of `run` / `watch`: apply, then one batch of every connector's tasks
   (`TickRunner`).
 - `serve`: `run` and `watch` — ticks until a signal (`loop`: the cadence, SIGTERM and the

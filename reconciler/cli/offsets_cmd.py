@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from reconciler.app.offsets_view import OffsetsSnapshot, current_offsets, offsets_history
+from reconciler.app.offsets_view import current_offsets, offsets_history
+from reconciler.render.offsets_history import OffsetsSnapshot
 from reconciler.core.offsets_rules import partition_order
 from reconciler.cli.options import add_kafka_options, kafka_settings
 from reconciler.errors import ReconcilerError

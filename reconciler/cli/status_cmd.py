@@ -1,5 +1,5 @@
 """`reconciler status [NAME] [--format table|json]`: connector and task statuses from Kafka,
-as `app.status` reads them; here, the table and the JSON.
+as `app.status` reads them and `render.status_view` models them; here, the table and the JSON.
 
 JSON follows Connect's REST shapes (docs/compatibility.md#rest-shapes), so scripts written against a
 Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; without, the
@@ -7,7 +7,7 @@ Connect cluster keep working: with NAME, `GET /connectors/{name}/status`; withou
 lists. A name that has neither config nor status is an error, "Connector NAME not found".
 
 The table names target states as manifests do (`running`, `paused`, `stopped`) and notes what
-the statuses alone would not say (`app.status.notes`). `type` is the plugin's kind (Connect's
+the statuses alone would not say (`render.status_view.notes`). `type` is the plugin's kind (Connect's
 `unknown` when no plugin of that name is installed). LAST BATCH says when the runtime last ran
 each connector's tasks, and how that went; AUTO-RESTARTS appears where `spec.autoRestart` has
 history (in JSON, an `autoRestart` object named after Strimzi's `AutoRestartStatus` fields).
@@ -19,15 +19,14 @@ import argparse
 import json
 import sys
 
-from reconciler.app.status import (
+from reconciler.app.status import one, read_status
+from reconciler.render.status_view import (
     ConnectorRow,
     StatusView,
     TaskRow,
     auto_restart_line,
     batch_summary,
     listed,
-    one,
-    read_status,
     status_document,
     status_documents,
     status_view,

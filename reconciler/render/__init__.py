@@ -1,7 +1,10 @@
 """Renderers: the same plan value as text (terminals, CI logs), Markdown (PR comments) and JSON,
-and the bodies of Connect's REST answers (`connect_rest`). Pure: values in, text out.
+the bodies of Connect's REST answers (`connect_rest`), and the read models `reconciler status`
+and `offsets --history` print and the REST API serves (`status_view`, `offsets_history`).
+Pure: values in, text out.
 
-May import `core`, `connectors` (a plugin's kind) and the leaves; no Kafka, Spark or CLI code.
+May import `core`, `connectors` (a plugin's kind), the replayed values of `kafka.replay` and the
+leaves; no Kafka client, Spark or CLI code.
 """
 
 from __future__ import annotations

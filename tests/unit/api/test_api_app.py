@@ -177,6 +177,31 @@ def test_last_batch_is_our_own_route(client: httpx.Client) -> None:
     assert client.get("/connectors/sink/batch").status_code == 404
 
 
+def test_status_serves_what_the_cli_table_prints_rows_and_notes(client: httpx.Client) -> None:
+    body = client.get("/status").json()
+    rows = {row["name"]: row for row in body["connectors"]}
+    assert list(rows) == ["fresh", "gone", "sink", "src"]  # as `reconciler status` lists them
+    assert rows["sink"] == {
+        "name": "sink", "type": "sink", "target": "paused", "state": "PAUSED", "tasks_running": 0,
+        "tasks_total": 2, "failed_tasks": [1], "last_batch": None, "auto_restarts": None,
+    }
+    assert rows["fresh"]["state"] is None and rows["gone"]["target"] == "(deleted)"
+    assert rows["src"]["last_batch"].endswith("succeeded, 9 records")
+    assert any(note.startswith("sink: its tasks wait for the next batch") for note in body["notes"])
+    assert any("UNASSIGNED" in note for note in body["notes"])
+
+
+def test_offsets_history_of_an_unknown_connector_is_connects_404(client: httpx.Client) -> None:
+    response = client.get("/connectors/nope/offsets/history")
+    assert (response.status_code, response.json()["message"]) == (404, "Connector nope not found")
+
+
+def test_offsets_history_without_a_broker_is_a_503_naming_the_connector(client: httpx.Client) -> None:
+    response = client.get("/connectors/src/offsets/history")
+    assert response.status_code == 503
+    assert response.json()["message"].startswith("Reading the offsets history of connector src failed")
+
+
 def test_every_mutation_is_refused_with_403_and_connects_error_body(client: httpx.Client) -> None:
     paths = [path.replace("{connector}", "src").replace("{task}", "0").replace("{logger}", "root")
              for _, path, _ in CONNECT_MUTATIONS]

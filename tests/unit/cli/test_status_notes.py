@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.app.status import unassigned_note
+from reconciler.render.status_view import unassigned_note
 from reconciler.cli.status_cmd import _print_table
 from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector, LiveState, Waiting
 from reconciler.render.connect_rest import shown_status, with_our_fields
@@ -45,7 +45,7 @@ def test_a_connector_whose_tasks_wait_says_why_in_the_table_and_the_json(capsys:
 
 def test_last_batch_says_when_only_some_of_the_tasks_ran() -> None:
     """A FAILED task sits batches out until a restart: "succeeded" is about the tasks that ran."""
-    from reconciler.app.status import batch_summary
+    from reconciler.render.status_view import batch_summary
     from reconciler.core.live import LastBatch, TaskBatch
 
     batch = LastBatch(finished_at_ms=1_764_230_400_000, worker_id="w:1", tasks={0: TaskBatch(records=5)})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import traceback
 
-from reconciler.app.status import TaskRow, task_rows
+from reconciler.render.status_view import TaskRow, task_rows
 from reconciler.core.live import InstanceState, InstanceStatus, LiveConnector
 from reconciler.render.common import trace_summary
 
