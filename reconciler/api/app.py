@@ -41,7 +41,9 @@ def create_app(board: Board, metrics: Metrics, settings: KafkaSettings, *, stale
         description="Kafka Connect's REST API, read-only (KIP-304): the manifests are the only way to change state.",
         docs_url=None, redoc_url=None,
     )
-    app.state.context = Context(board, metrics, settings, stale_after_s, server_version)
+    app.state.context = Context(
+        board=board, metrics=metrics, settings=settings, stale_after_s=stale_after_s, server_version=server_version
+    )
     _handlers(app)
     app.include_router(connect_router)
     app.include_router(ours)

@@ -48,7 +48,7 @@ class NotAnswerable(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Context:
     """The application's parts, at `app.state.context`."""
 

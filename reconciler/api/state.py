@@ -47,7 +47,7 @@ class ManifestsInfo:
     problems: tuple[str, ...] = ()  # diagnostics of the invalid edit still on disk
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TaskTotals:
     """A task's counters since this process started (Connect's `*-total` metrics)."""
 
@@ -61,7 +61,7 @@ class TaskTotals:
     lag: int | None = None  # sinks: records behind at the start of the last batch
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ApiState:
     worker_id: str
     live: LiveState | None = None  # read after the last tick that could read it

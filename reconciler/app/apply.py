@@ -47,7 +47,7 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ApplyOutcome:
     """What an apply did: the plan (as shown), the live state it was made from, the records
     written, its offsets actions, and what running them did (empty from `apply_manifests`,

@@ -63,7 +63,7 @@ class Unresolved:
         return f"config `{self.config_key}`: provider {v.provider!r} key {v.key!r}: {self.reason}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Resolution:
     """A transformed config, what stayed unresolved, and the keys whose value was filled."""
 
@@ -117,7 +117,7 @@ def transform(config: Mapping[str, str | None], lookup: Lookup) -> Resolution:
         assert value is not None
         resolved[key] = PLACEHOLDER.sub(_replacer(key, found, failures, unresolved, given), value)
     filled = frozenset(k for k in keys_with_variables(config) if not any(u.config_key == k for u in unresolved))
-    return Resolution(resolved, tuple(unresolved), filled, frozenset(given))
+    return Resolution(config=resolved, unresolved=tuple(unresolved), filled=filled, given=frozenset(given))
 
 
 def _replacer(

@@ -92,7 +92,7 @@ def _recv_exact(sock: socket.socket, size: int) -> bytes | None:
     return data
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunningBroker:
     """A started broker; stop it with `stop()` or by leaving the `with` block, start it again on
     the same data, cluster id and port with `start_again()`."""
@@ -245,7 +245,7 @@ def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, 
         _format_storage(classpath, config, cluster_id, log_path)
     command = java_command(classpath, "kafka.Kafka", str(config), log_file=log_path)
     process = launch("Kafka", command, log_dir / f"kafka-{port}.out")
-    broker = RunningBroker(f"{HOST}:{port}", log_path, data_dir, cluster_id, process)
+    broker = RunningBroker(bootstrap=f"{HOST}:{port}", log_path=log_path, data_dir=data_dir, cluster_id=cluster_id, process=process)
     wait_ready(process, lambda: answers_metadata(HOST, port), timeout_s=ready_timeout_s, error=BrokerStartError,
                what=f"did not answer on {broker.bootstrap}", log_path=log_path)
     return broker

@@ -73,7 +73,7 @@ def worker_properties(bootstrap: str, group_id: str, rest_port: int, extra: dict
     return "".join(f"{key}={value}\n" for key, value in settings.items())
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunningConnect:
     """A started Connect worker; `rest()` talks to its REST API."""
 
@@ -156,7 +156,7 @@ def start_connect(
                            log_file=log_path)
     process = launch("the Connect worker", command, log_dir / f"connect-{group_id}-{port}.out",
                      env=None if environment is None else {**os.environ, **environment})
-    worker = RunningConnect(f"http://{HOST}:{port}", group_id, log_path, process)
+    worker = RunningConnect(url=f"http://{HOST}:{port}", group_id=group_id, log_path=log_path, process=process)
     wait_ready(process, worker.answers, timeout_s=ready_timeout_s, error=ConnectStartError,
                what=f"did not answer on {worker.url}", log_path=log_path, poll_s=0.2)
     return worker

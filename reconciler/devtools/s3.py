@@ -44,7 +44,7 @@ class S3StartError(ReconcilerError):
     """The S3 server could not be started (moto missing, port taken, did not answer)."""
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunningS3:
     """A started server; stop it with `stop()` or by leaving the `with` block."""
 
@@ -127,8 +127,8 @@ def start_s3(
 def _start_once(log_dir: Path, port: int, bucket: str, ready_timeout_s: float) -> RunningS3:
     log_path = log_dir / f"s3-{port}.log"
     process = launch("the S3 server", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], log_path)
-    server = RunningS3(port, f"AKIA{secrets.token_hex(8).upper()}", secrets.token_urlsafe(30), log_path, process,
-                       bucket=bucket)
+    server = RunningS3(port=port, access_key_id=f"AKIA{secrets.token_hex(8).upper()}",
+                       secret_access_key=secrets.token_urlsafe(30), log_path=log_path, process=process, bucket=bucket)
     # Creating the bucket is the readiness probe: the first answer is the one we need.
     wait_ready(process, lambda: _put_bucket(HOST, port, bucket) == 200, timeout_s=ready_timeout_s,
                error=S3StartError, what=f"did not answer on {server.endpoint}", poll_s=0.05)

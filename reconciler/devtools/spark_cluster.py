@@ -85,7 +85,7 @@ def _launch(name: str, command: Sequence[str], env: Mapping[str, str], log_dir: 
     return SparkProcess(started.name, started.log_path, started.process)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class RunningCluster:
     """A standalone master and its workers; `master_url` is what `--spark-master` takes."""
 
@@ -189,7 +189,10 @@ def start_cluster(
     env["SPARK_DAEMON_JAVA_OPTS"] = "-XX:TieredStopAtLevel=1"
     master = _launch("master", command, env, log_dir)
     master.port = port
-    cluster = RunningCluster(f"spark://{HOST}:{port}", master, [], log_dir, ui_port, worker_memory, python)
+    cluster = RunningCluster(
+        master_url=f"spark://{HOST}:{port}", master=master, workers=[], log_dir=log_dir, ui_port=ui_port,
+        worker_memory=worker_memory, python=python,
+    )
     _wait_port(master, port, ready_timeout_s, cluster.stop)
     cluster.workers = [_start_worker(cluster, i, log_dir / f"worker-{i}") for i in range(workers)]
     cluster._wait_workers(ready_timeout_s)

@@ -35,7 +35,7 @@ class Topics:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KafkaSettings:
     bootstrap_servers: str = DEFAULT_BOOTSTRAP
     group_id: str = DEFAULT_GROUP

@@ -66,7 +66,7 @@ class _Loader(_BaseLoader):  # type: ignore[valid-type,misc]
         self.ascend_resolver = tuple  # () -> ignored
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Problem:
     """A problem found while reading, at a 1-based position."""
 
@@ -77,7 +77,7 @@ class Problem:
     path: Path = ()
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Document:
     file: str
     root: Node
@@ -128,7 +128,7 @@ def _documents(stream: str, file: str) -> Iterator[Document | Problem]:
         problems = [_with_path(problem, node, root) for problem, node in builder.problems]
         yield from problems
         if not builder.unreadable:  # duplicate keys alone still leave well-defined data
-            yield Document(file, root, data, flaws=tuple(problem.path for problem in problems))
+            yield Document(file=file, root=root, data=data, flaws=tuple(problem.path for problem in problems))
 
 
 def _next_marker(lines: Sequence[str], first: int) -> int | None:
@@ -305,7 +305,7 @@ class _Builder:
     def _problem(self, node: Node, message: str, hint: str | None = None, *, unreadable: bool = True) -> None:
         self.unreadable = self.unreadable or unreadable
         mark = node.start_mark
-        self.problems.append((Problem(mark.line + 1, mark.column + 1, message, hint), node))
+        self.problems.append((Problem(line=mark.line + 1, column=mark.column + 1, message=message, hint=hint), node))
 
 
 class _UnsupportedTag(Exception):
@@ -352,7 +352,7 @@ def _syntax_problem(exc: yaml.MarkedYAMLError) -> Problem:
     if exc.context and exc.problem and exc.context_mark is not None:
         where = f"{exc.context} on line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
         hint = f"{hint}; {where}" if hint else where
-    return Problem(line, column, f"YAML syntax error: {problem}", hint)
+    return Problem(line=line, column=column, message=f"YAML syntax error: {problem}", hint=hint)
 
 
 def _reader_problem(exc: yaml.YAMLError, text: str) -> Problem:
@@ -365,4 +365,4 @@ def _reader_problem(exc: yaml.YAMLError, text: str) -> Problem:
     line = prefix.count("\n") + 1
     column = len(prefix) - (prefix.rfind("\n") + 1) + 1
     reason = getattr(exc, "reason", None) or str(exc)
-    return Problem(line, column, f"YAML syntax error: {reason}")
+    return Problem(line=line, column=column, message=f"YAML syntax error: {reason}")

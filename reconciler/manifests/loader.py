@@ -25,7 +25,7 @@ MANIFEST_SUFFIXES = (".yaml", ".yml")
 CACHE_MIN_BYTES = 256 * 1024
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class LoadResult:
     """Valid connectors (sorted by name) and every problem (sorted by file, line, column)."""
 
@@ -152,7 +152,7 @@ def _read_files(
     for file in files:
         raw, problem = reading.read_raw(file)
         if problem is not None:
-            results.append(FileResult([problem], []))
+            results.append(FileResult(diagnostics=[problem], declared=[]))
             continue
         digest = reading.digest(raw)
         known = store.get(digest)

@@ -37,7 +37,7 @@ Where = tuple[str, int, int]
 CachedDocument = Sequence[Any]
 
 
-@dataclasses.dataclass(slots=True)
+@dataclasses.dataclass(slots=True, kw_only=True)
 class FileResult:
     diagnostics: list[Diagnostic]
     # Every document with a name, in file order: (name, where the name is, the connector if valid).
@@ -81,8 +81,8 @@ def parse_file(file: str, raw: bytes | None, env: Mapping[str, str]) -> FileResu
     if raw is None:
         raw, problem = read_raw(file)
         if problem is not None:
-            return FileResult([problem], [])
-    result = FileResult([], [], digest(raw), len(raw))
+            return FileResult(diagnostics=[problem], declared=[])
+    result = FileResult(diagnostics=[], declared=[], digest=digest(raw), size=len(raw))
     text, problem = _decode(file, raw)
     if problem is not None:
         result.diagnostics.append(problem)
@@ -127,7 +127,7 @@ def from_documents(
     """
     if not documents:  # a file without problems has at least one document
         return None
-    result = FileResult([], [], digest_, size, list(documents))
+    result = FileResult(diagnostics=[], declared=[], digest=digest_, size=size, valid=list(documents))
     try:
         for document in documents:
             _, _, _, name_line, name_column, _, _ = document
@@ -159,7 +159,7 @@ def decode(payload: bytes, env: Mapping[str, str]) -> list[FileResult] | None:
     """What `encode` sent; None if the data does not validate again here (never expected)."""
     results = []
     for found, declared, digest_, size in pickle.loads(payload):  # noqa: S301 - our own worker's output
-        result = FileResult(found, [], digest_, size)
+        result = FileResult(diagnostics=found, declared=[], digest=digest_, size=size)
         for name, where, document in declared:
             connector = None
             if document is not None:

@@ -29,7 +29,7 @@ from reconciler.kafka.replay.base import ConsumedRecord
 from reconciler.kafka.settings import Topics
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StoreView:
     """The topics as one read saw them.
 

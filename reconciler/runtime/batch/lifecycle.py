@@ -106,7 +106,7 @@ def _stored_and_run(
             return StartFailed(unresolved_trace(task.unresolved))
         run.append({key: value for key, value in task.config.items() if value is not None})
         secrets |= task.secrets()
-    return Started(kind, stored, run_configs=run, connector_config=resolution.config, secrets=frozenset(secrets))
+    return Started(kind=kind, task_configs=stored, run_configs=run, connector_config=resolution.config, secrets=frozenset(secrets))
 
 
 def resolve_remembered(config: Mapping[str, str | None]) -> Resolution:

@@ -71,7 +71,7 @@ UNASSIGNED_REPORT = Report(InstanceState.UNASSIGNED)
 RESTARTING_REPORT = Report(InstanceState.RESTARTING)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Started:
     """The Connector instance started: its kind and its task configs for `tasks.max`, as
     stored (placeholders put back, `placeholders.reverse_transform`); the resolved configs the

@@ -11,6 +11,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from reconciler.core.kinds import Kind
 from reconciler.api.app import create_app
 from reconciler.api.metrics import Metrics
 from reconciler.api.refusals import CONNECT_MUTATIONS, READ_ONLY_MESSAGE
@@ -66,8 +67,8 @@ def ready_state(**changes: object) -> ApiState:
         worker_id=W, live=LIVE, sensitive={"src": frozenset({"my.opaque"})},
         last_tick=TickInfo(started_at=now - 1, duration_s=0.5, outcome="succeeded"), last_success_at=now,
         broker=BrokerInfo(reachable=True, checked_at=now, cluster_id="cluster-1"),
-        totals={("src", 0): TaskTotals("source", records=9, bytes=90, batches=2),
-                ("sink", 1): TaskTotals("sink", records=4, bytes=40, batches=1, failures=1, commits=1, lag=12, waits=2)},
+        totals={("src", 0): TaskTotals(kind=Kind.SOURCE, records=9, bytes=90, batches=2),
+                ("sink", 1): TaskTotals(kind=Kind.SINK, records=4, bytes=40, batches=1, failures=1, commits=1, lag=12, waits=2)},
     )
     return ApiState(**{**base.__dict__, **changes})  # type: ignore[arg-type]
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from reconciler.core.kinds import Kind
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus, LiveConnector, LiveState
 from reconciler.kafka.formats.own_records import FailureMark, trace_digest
 from reconciler.runtime.batch.statuses import (
@@ -107,7 +108,7 @@ def test_restarted_failed_task_of_paused_connector_reports_paused() -> None:
 
 def test_started_with_new_task_configs_writes_them_and_runs_every_task() -> None:
     live = connector(STARTED, tasks={0: status(FAILED, "old")})
-    decision = decide(live, Health(failed_tasks={0: "old"}), Started("source", list(TASKS)))
+    decision = decide(live, Health(failed_tasks={0: "old"}), Started(kind=Kind.SOURCE, task_configs=list(TASKS)))
     # a new task generation restarts failed tasks, as Connect does on reconfiguration
     assert decision == Decision(
         connector=R(RUNNING),
@@ -121,7 +122,7 @@ def test_started_with_new_task_configs_writes_them_and_runs_every_task() -> None
 def test_started_with_unchanged_configs_writes_nothing_and_failed_task_gets_no_work() -> None:
     live = connector(STARTED, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(FAILED, "t")})
     state = health(live, restarted_connector=False, restarted_tasks=(), config_offset=None)
-    decision = decide(live, state, Started("sink", [dict(t) for t in TASKS]))
+    decision = decide(live, state, Started(kind=Kind.SINK, task_configs=[dict(t) for t in TASKS]))
     assert decision == Decision(
         connector=R(RUNNING),
         tasks={0: R(RUNNING), 1: R(FAILED, "t")},
@@ -133,7 +134,7 @@ def test_started_with_unchanged_configs_writes_nothing_and_failed_task_gets_no_w
 
 def test_fewer_tasks_retire_higher_ids() -> None:
     live = connector(STARTED, task_configs=list(TASKS), tasks={0: status(RUNNING), 1: status(RUNNING)})
-    decision = decide(live, Health(), Started("source", [TASKS[0]]))
+    decision = decide(live, Health(), Started(kind=Kind.SOURCE, task_configs=[TASKS[0]]))
     assert decision.tasks == {0: R(RUNNING), 1: None}
     assert (decision.new_task_configs, decision.commit_count, decision.run) == ([TASKS[0]], 1, [0])
 
@@ -148,20 +149,20 @@ def test_fewer_tasks_retire_higher_ids() -> None:
     ids=["inconsistent", "count-differs", "config-differs"],
 )
 def test_task_configs_are_rewritten_when_the_committed_set_differs(live: LiveConnector) -> None:
-    assert decide(live, Health(), Started("source", list(TASKS))).commit_count == 2
+    assert decide(live, Health(), Started(kind=Kind.SOURCE, task_configs=list(TASKS))).commit_count == 2
 
 
 def test_a_config_written_since_the_last_commit_rewrites_identical_task_configs() -> None:
     """Java's `AppliedConnectorConfig`: the tasks restart with the new connector config even
     when the task configs generated from it are the same."""
     live = connector(STARTED, task_configs=list(TASKS)).model_copy(update={"config_applied": False})
-    decision = decide(live, Health(), Started("source", list(TASKS)))
+    decision = decide(live, Health(), Started(kind=Kind.SOURCE, task_configs=list(TASKS)))
     assert (decision.new_task_configs, decision.commit_count, decision.run) == (list(TASKS), 2, [0, 1])
 
 
 def test_zero_task_configs_are_committed_once() -> None:
-    assert decide(connector(STARTED), Health(), Started("source", [])).commit_count == 0
-    assert decide(connector(STARTED, task_count=0), Health(), Started("source", [])).commit_count is None
+    assert decide(connector(STARTED), Health(), Started(kind=Kind.SOURCE, task_configs=[])).commit_count == 0
+    assert decide(connector(STARTED, task_count=0), Health(), Started(kind=Kind.SOURCE, task_configs=[])).commit_count is None
 
 
 def test_connector_failing_to_start_runs_nothing() -> None:
