@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from pydantic_core import from_json
 
+from reconciler.core.live import InstanceState
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Invalid
 from reconciler.kafka.replay.base import ROUTE_CACHE_SIZE, ConsumedRecord, Replay, Route, key_text, parse_json
@@ -211,7 +212,7 @@ class StatusReplay(Replay):
             tasks = self.tasks[name] = {}
         cached = tasks.get(task)
         # A worker that missed a rebalance may write UNASSIGNED after another wrote RUNNING.
-        if status[0] == "UNASSIGNED" and cached is not None and cached[0] == "RUNNING":
+        if status[0] == InstanceState.UNASSIGNED and cached is not None and cached[0] == InstanceState.RUNNING:
             if cached[3] >= status[3]:
                 return
         tasks[task] = status
