@@ -15,13 +15,11 @@ from __future__ import annotations
 import argparse
 import base64
 import shutil
-import signal
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ from types import TracebackType
 
 from reconciler.devtools.jvm import Classpath, JvmError, java_command, kafka_classpath
 from reconciler.devtools.process import HOST as HOST
-from reconciler.devtools.process import ManagedProcess, launch, port_is_free, wait_ready
+from reconciler.devtools.process import ManagedProcess, launch, port_is_free, serve_until_signal, stop_on_signals, wait_ready
 from reconciler.devtools.process import free_port as free_port
 from reconciler.errors import ReconcilerError
 
@@ -278,14 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokerStartError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
-    stop = False
-
-    def _request_stop(signum: int, frame: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGTERM, _request_stop)
-    signal.signal(signal.SIGINT, _request_stop)
+    stopped = stop_on_signals()
     print(broker.bootstrap, flush=True)
     print(
         f"Apache Kafka pid {broker.pid}, log {broker.log_path}; "
@@ -294,9 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         flush=True,
     )
     with broker:
-        while not stop and broker.alive():
-            time.sleep(0.2)
-    return 0 if stop else 1
+        return serve_until_signal(broker.alive, stopped)
 
 
 if __name__ == "__main__":

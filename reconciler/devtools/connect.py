@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -26,7 +24,15 @@ from types import TracebackType
 from typing import Any
 
 from reconciler.devtools.jvm import JvmError, java_command, kafka_classpath
-from reconciler.devtools.process import HOST, ManagedProcess, free_port, launch, wait_ready
+from reconciler.devtools.process import (
+    HOST,
+    ManagedProcess,
+    free_port,
+    launch,
+    serve_until_signal,
+    stop_on_signals,
+    wait_ready,
+)
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.settings import Topics
 
@@ -176,20 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConnectStartError as exc:
         print(exc.render(), file=sys.stderr)
         return 1
-    stop = False
-
-    def _request_stop(signum: int, frame: object) -> None:
-        nonlocal stop
-        stop = True
-
-    signal.signal(signal.SIGTERM, _request_stop)
-    signal.signal(signal.SIGINT, _request_stop)
+    stopped = stop_on_signals()
     print(worker.url, flush=True)
     print(f"Connect worker pid {worker.pid}, log {worker.log_path}; Ctrl-C stops it", file=sys.stderr, flush=True)
     with worker:
-        while not stop and worker.alive():
-            time.sleep(0.2)
-    return 0 if stop else 1
+        return serve_until_signal(worker.alive, stopped)
 
 
 if __name__ == "__main__":
