@@ -14,9 +14,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from configmap_volume import ConfigMapVolume
 
 from reconciler.core.live import ConnectTargetState, InstanceState
 from reconciler.kafka.io.consume import read_to_end
@@ -39,34 +38,6 @@ PAUSE_WITHIN_S = 2.0
 
 def dump(doc: dict[str, Any]) -> str:
     return yaml.safe_dump(doc, sort_keys=False)
-
-
-class ConfigMapVolume:
-    """A directory updated the way the kubelet's AtomicWriter updates a ConfigMap volume."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        root.mkdir()
-        self.version = 0
-
-    def publish(self, files: dict[str, str]) -> None:
-        self.version += 1
-        data = f"..2026_01_01_00_00_{self.version:02d}.{self.version:09d}"
-        (self.root / data).mkdir()
-        for name, text in files.items():
-            (self.root / data / name).write_text(text)
-        current = self.root / "..data"
-        old = os.readlink(current) if current.is_symlink() else None
-        os.symlink(data, self.root / "..data_tmp")
-        os.rename(self.root / "..data_tmp", current)  # the atomic switch
-        for name in files:
-            if not (self.root / name).is_symlink():
-                os.symlink(f"..data/{name}", self.root / name)
-        for entry in self.root.iterdir():
-            if entry.is_symlink() and not entry.name.startswith("..") and entry.name not in files:
-                entry.unlink()
-        if old is not None:
-            shutil.rmtree(self.root / old)
 
 
 def lines_after(run: Running, start: int, settle_s: float) -> list[str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from configmap_volume import ConfigMapVolume
 
 from reconciler.logs import JsonFormatter
 from reconciler.cli.progress import BatchProgress, with_progress
@@ -41,33 +42,6 @@ def manifest(name: str, state: str = "running") -> str:
         spec: {{class: datagen, state: {state}, config: {{topic: t, count: 1}}}}
         """
     )
-
-
-class Volume:
-    """A ConfigMap volume as the kubelet writes it (see tests/integration/runtime/test_watch.py)."""
-
-    def __init__(self, root: Path) -> None:
-        self.root, self.version = root, 0
-        root.mkdir()
-
-    def publish(self, files: dict[str, str]) -> None:
-        self.version += 1
-        data = f"..2026_{self.version:02d}"
-        (self.root / data).mkdir()
-        for name, text in files.items():
-            (self.root / data / name).write_text(text)
-        current = self.root / "..data"
-        old = os.readlink(current) if current.is_symlink() else None
-        os.symlink(data, self.root / "..data_tmp")
-        os.rename(self.root / "..data_tmp", current)
-        for name in files:
-            if not (self.root / name).is_symlink():
-                os.symlink(f"..data/{name}", self.root / name)
-        for entry in self.root.iterdir():
-            if entry.is_symlink() and not entry.name.startswith("..") and entry.name not in files:
-                entry.unlink()
-        if old is not None:
-            shutil.rmtree(self.root / old)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +75,7 @@ def test_fingerprint_changes_with_content_and_deletions_only(tmp_path: Path) -> 
 
 
 def test_a_configmap_swap_changes_the_fingerprint_once(tmp_path: Path) -> None:
-    volume = Volume(tmp_path / "m")
+    volume = ConfigMapVolume(tmp_path / "m")
     volume.publish({"a.yaml": manifest("a")})
     first = fingerprint([str(volume.root)])
     assert [Path(f).name for f, _ in first] == ["a.yaml"]  # `..data` and `..2026_01` are not read twice
@@ -173,7 +147,7 @@ def watched(volume_root: Path) -> tuple[Manifests, list[bool], threading.Event, 
 
 
 def test_real_events_a_swap_is_one_change_temporaries_none_deletion_one(tmp_path: Path) -> None:
-    volume = Volume(tmp_path / "m")
+    volume = ConfigMapVolume(tmp_path / "m")
     volume.publish({"a.yaml": manifest("a"), "b.yaml": manifest("b")})
     manifests, changes, stop, thread = watched(volume.root)
     try:
