@@ -29,6 +29,9 @@ class Failpoint(enum.StrEnum):
     # A sink partition's `pre_commit(closing=True)` returned (its files are renamed into place),
     # the group offsets are not committed yet.
     SINK_AFTER_FILES = "sink.after_files"
+    # A table sink's driver committed the batch's files and offsets to the table
+    # (`TableSinkConnector.commit`); the group offsets are not committed yet.
+    SINK_AFTER_TABLE_COMMIT = "sink.after_table_commit"
     # jdbc-sink: a partition's rows are in the table, its offset not yet; the transaction is open.
     JDBC_AFTER_ROWS = "jdbc.after_rows"
     # jdbc-sink: rows and offset committed in the database; the task has not returned them.

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from reconciler.connectors.batches import PartitionKey as PartitionKey
@@ -156,6 +157,13 @@ class SinkTask(ABC):
         buffers; the returned offsets are then committed to the group, after the data.
         """
 
+    def committable(self) -> str | None:
+        """Called after pre_commit(closing=True): JSON text describing what this task wrote that
+        the connector's driver must commit (a table's new data files); None: nothing to commit
+        (or a sink that commits itself, the default). Only `TableSinkConnector`s' tasks return
+        one; the runtime hands it to `TableSinkConnector.commit` as `Written.committable`."""
+        return None
+
     def stop(self) -> None:
         """Drop anything not flushed (it will be re-delivered); the default holds nothing."""
 
@@ -259,6 +267,67 @@ class SinkConnector(Connector):
     ) -> bool:
         """As `SourceConnector.alter_offsets`; None removes a partition's committed offset."""
         return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class Written:
+    """One range's contribution to a table sink's batch, as the driver sees it."""
+
+    topic: str
+    partition: int
+    offset: int  # the next offset (pre_commit's safe offset): what the table is to hold
+    committable: str  # what the task's committable() returned
+    # Where the range was read from: the larger of the table's offset (`table_offsets`) and the
+    # group's. A table offset past it at commit time means another writer committed these
+    # records meanwhile (the commit is fenced). None: not read from a range (no fencing).
+    start: int | None = None
+
+    @property
+    def tp(self) -> TopicPartition:
+        return (self.topic, self.partition)
+
+
+class TableCommitFailed(ConnectorError):
+    """`TableSinkConnector.commit` failed for `partitions` (None: for every partition written).
+    Their tasks are FAILED and their group offsets not committed; files stay unreferenced."""
+
+    def __init__(self, message: str, partitions: Sequence[TopicPartition] | None = None) -> None:
+        super().__init__(message)
+        self.partitions = None if partitions is None else frozenset(partitions)
+
+
+class TableSinkConnector(SinkConnector):
+    """A sink whose tasks write data files and whose driver commits them: one commit per table
+    per batch carrying each partition's next offset (Delta `txn` actions, an Iceberg snapshot's
+    summary). The table is where the offsets live; the group follows it.
+
+    The runtime (`runtime.sink.job`): `table_offsets` before the ranges are planned (each range
+    starts at the larger of the table's and the group's offset); the tasks write and return
+    `committable()`; `commit` with the successful ranges; then the group commit. A crash before
+    `commit` leaves files nothing references; one after it, before the group commit, is undone by
+    the next batch starting from the table's offsets. A KIP-875 alter must move the table's
+    offsets too (`alter_offsets`): the group alone would be overruled by the table's.
+    """
+
+    @abstractmethod
+    def table_offsets(
+        self, config: ConnectorConfig, partitions: Sequence[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        """On the driver before the job: the next offset the table(s) hold per partition (Delta
+        txn actions / Iceberg snapshot summary); partitions the table knows nothing of are left
+        out. A partition written to several tables: the smallest of theirs (each table's commit
+        then skips what it holds already). The runtime starts each range at the larger of this
+        and the group's offset, so a crash after the table commit and before the group commit
+        duplicates nothing."""
+
+    @abstractmethod
+    def commit(self, config: ConnectorConfig, written: Sequence[Written]) -> None:
+        """On the driver after the job: one commit per table carrying the files and each
+        partition's offset. Fenced: a partition whose offset in the table moved since
+        `table_offsets` (past `Written.start`: another writer) makes the commit fail, naming it.
+        Raise ConnectorError (TableCommitFailed to name the partitions) on failure: the tasks of
+        those partitions are FAILED, the group is not committed for them, orphan files stay
+        unreferenced."""
 
 
 def plain_task_config(config: ConnectorConfig, **extra: str) -> TaskConfig:

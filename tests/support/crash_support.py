@@ -74,14 +74,21 @@ def processes_with(marker: str) -> list[str]:
     return found
 
 
-def run_once(pipeline: Pipeline, failpoint: str | None, expected: int | None = None) -> str:
+def run_once(
+    pipeline: Pipeline, failpoint: str | None, expected: int | None = None, *, path: str | None = None,
+    env: dict[str, str] | None = None,
+) -> str:
     """`reconciler run DIR --once` in a subprocess; with `failpoint`, it must die by SIGKILL there;
-    without, exit `expected` (0 by default: 1 when an instance is to fail)."""
+    without, exit `expected` (0 by default: 1 when an instance is to fail). `path`: a directory
+    put first on its PYTHONPATH (plugins outside the package); `env`: more variables."""
     settings = pipeline.settings
     command = [sys.executable, "-m", "reconciler.cli.main", "run", str(pipeline.dir), "--once"]
     command += ["--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
     command += ["--spark-master", "local[2]", "--spark-conf", "spark.driver.memory=768m"]
-    env = child_env(**({"RECONCILER_FAILPOINTS": failpoint} if failpoint else {}))
+    extra = {**(env or {}), **({"RECONCILER_FAILPOINTS": failpoint} if failpoint else {})}
+    if path is not None:
+        extra["PYTHONPATH"] = os.pathsep.join(filter(None, [path, os.environ.get("PYTHONPATH")]))
+    env = child_env(**extra)
     process = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         start_new_session=True,  # its JVM and workers share the session: found and reaped below

@@ -14,6 +14,8 @@ Driver side (`run_sink`), following docs/runtime.md:
 5. after the job, the offsets each partition's `pre_commit` called safe are committed to the
    group — after the files, never before (a crash in between re-delivers, the sink drops
    what its files already hold); a refused commit is logged and fails no task (`_commit`).
+   A table sink (`TableSinkConnector`) commits the tasks' files to its table(s) first, from
+   the driver, and its table's offsets count as committed ones in step 3 (`tables`).
 
 What is committed is Java's `WorkerSinkTask` offset: the last record delivered + 1, not the
 end the batch read to. On a transactional topic the end lies past a commit marker, so
@@ -33,7 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from reconciler.connectors.api import ConnectorError, SinkConnector, TopicPartition
+from reconciler.connectors.api import ConnectorError, SinkConnector, TableSinkConnector, TopicPartition
 from reconciler.connectors.registry import load_connector
 from reconciler.errors import BrokerUnreachable
 from reconciler.kafka.io import groups
@@ -49,6 +51,7 @@ from reconciler.runtime.sink.ranges import SinkPartitionResult, SinkPartitionWor
 from reconciler.runtime.sink.reader import ISOLATION
 from reconciler.runtime.sink.reset import Starts, describe, reset_policy, sink_starts
 from reconciler.runtime.sink.spark_reader import run_ranges
+from reconciler.runtime.sink.tables import caught_up, commit_tables, merge_offsets, table_offsets
 from reconciler.runtime.sink.task import sink_partition
 from reconciler.runtime.spark.jobs import PartitionFailed, run_partitions
 
@@ -130,7 +133,7 @@ def run_sink(
     `kafka_source`: read through Spark's Kafka data source (`spark_reader`), else confluent-kafka."""
     name, config = works[0].connector, works[0].connector_config
     started = time.monotonic()
-    _check_sink(works[0].connector_class)
+    connector = _sink_connector(works[0].connector_class)
     # Everything a sink does happens on the cluster its consumers read (`consumer.override.*`).
     settings = client_settings(settings, config, CONSUMER)
     probe_bootstrap(settings)  # an address nothing listens on is known now, not after the timeout
@@ -143,21 +146,21 @@ def run_sink(
     overrides = consumer_overrides(config)
     # Snapshotted now, at the tasks' isolation level: the batch reads up to each end and no further.
     bounds = log_bounds(settings, topics, isolation_level=overrides.get("isolation.level", ISOLATION))
-    starts = sink_starts({tp: offset for tp, (offset, _) in commits.items()}, bounds, reset_policy(overrides))
+    group_offsets = {tp: offset for tp, (offset, _) in commits.items()}
+    # A table sink's table holds offsets too (its commit precedes the group's): the larger wins.
+    table = table_offsets(connector, name, config, tps) if isinstance(connector, TableSinkConnector) else {}
+    starts = sink_starts(merge_offsets(group_offsets, table), bounds, reset_policy(overrides))
     for reset in starts.resets:  # a first start by the policy is routine; losing a committed position is not
         LOG.log(logging.INFO if reset.committed is None else logging.WARNING, "%s", describe(name, reset))
-    moved = {reset.tp for reset in starts.resets}  # a reset commit's scanned-to claim is void too
-    scanned = {
-        tp: end
-        for tp, (_, metadata) in commits.items()
-        if tp not in moved and (end := scanned_to(metadata)) is not None and tp in bounds and end <= bounds[tp].end
-    }
-    items = sink_ranges(settings, works, partitions, bounds, starts, scanned)
+    items = sink_ranges(settings, works, partitions, bounds, starts, _scanned(commits, starts, bounds))
     planned = time.monotonic()
     summaries = _run_ranges(session, settings, items, pool, f"sink {name}: {len(items)} partition range(s)", kafka_source)
+    if isinstance(connector, TableSinkConnector):  # the files are committed to the table, then the group
+        summaries = commit_tables(connector, name, config, summaries, items)
     summaries += _failed_starts(works, partitions, starts.failures)
     ran = time.monotonic()
     to_commit = _new_commits(summaries, commits) | _reset_commits(starts, items)
+    to_commit |= caught_up(table, group_offsets, items, {tp: b.end for tp, b in bounds.items()})
     to_commit |= _untouched_commits(partitions, starts, to_commit, summaries)
     committed = _commit(settings, name, group, to_commit)
     lags = {(i.topic, i.partition): i.end - i.start for i in items}
@@ -167,6 +170,17 @@ def run_sink(
         len(committed), time.monotonic() - ran,
     )
     return _outcomes(works, summaries, partitions, lags, committed)
+
+
+def _scanned(commits: Commits, starts: Starts, bounds: Mapping[TopicPartition, LogBounds]) -> dict[TopicPartition, int]:
+    """How far each commit says its partition was read (`scanned-to`), where the log still
+    holds that end and the start was not reset (a reset commit's claim is void too)."""
+    moved = {reset.tp for reset in starts.resets}
+    return {
+        tp: end
+        for tp, (_, metadata) in commits.items()
+        if tp not in moved and (end := scanned_to(metadata)) is not None and tp in bounds and end <= bounds[tp].end
+    }
 
 
 def _commit(settings: KafkaSettings, name: str, group: str, offsets: Commits) -> set[TopicPartition]:
@@ -251,10 +265,13 @@ def _new_commits(summaries: Sequence[SinkPartitionResult], commits: Commits) -> 
     }
 
 
-def _check_sink(connector_class: str) -> None:
-    """Fail the whole connector on the driver when its class is not a sink (no job needed)."""
-    if not issubclass(load_connector(connector_class), SinkConnector):
+def _sink_connector(connector_class: str) -> SinkConnector:
+    """The connector, on the driver; the whole connector fails when its class is not a sink
+    (no job needed)."""
+    loaded = load_connector(connector_class)
+    if not issubclass(loaded, SinkConnector):
         raise ConnectorError(f"{connector_class!r} is not a sink connector")
+    return loaded()
 
 
 def _summary(item: SinkPartitionWork, result: SinkPartitionResult | PartitionFailed) -> SinkPartitionResult:

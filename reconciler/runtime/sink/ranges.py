@@ -49,6 +49,9 @@ class SinkPartitionResult:
     # The end read to, when everything from `offset` to it holds no record (markers, aborted or
     # compacted records): the commit says so, and the next batch skips the range.
     scanned_to: int | None = None
+    # What the task's `committable()` returned after its closing pre_commit: a table sink's
+    # files, for the driver's commit (`tables`); None for a sink that commits itself.
+    committable: str | None = None
 
 
 def task_start(item: SinkPartitionWork, held: int | None) -> tuple[int, int | None]:

@@ -2,7 +2,8 @@
 
 The task is started, opened on its one partition (the start is the larger of what it holds and
 the range's start, `ranges.task_start`), fed Arrow batches, asked to `pre_commit(…, closing=True)`
-— a batch closes its tasks — and stopped. Only a summary (`SinkPartitionResult`) leaves the
+— a batch closes its tasks —, asked what its driver must commit (`committable()`, table sinks)
+and stopped. Only a summary (`SinkPartitionResult`) leaves the
 worker. What feeds it is a `RangeFeed`: `reader.RangeReader` (confluent-kafka, `sink_partition`)
 or the batches of Spark's Kafka data source (`spark_reader`).
 """
@@ -52,6 +53,7 @@ def run_range(item: SinkPartitionWork, feed: Callable[[int], RangeFeed]) -> Sink
     offset: int | None = None
     scanned: int | None = None
     error: str | None = None
+    committable: str | None = None
     try:
         # No cyclic collection meanwhile (a partition body run by `spark.jobs` pauses it already;
         # the data source's is not one), and a failure's cycles are never frozen (`heap`).
@@ -59,10 +61,11 @@ def run_range(item: SinkPartitionWork, feed: Callable[[int], RangeFeed]) -> Sink
             task = start_sink_task(item)
             try:
                 records, size, offset, scanned = _deliver(task, item, feed)
+                committable = task.committable()
             finally:
                 task.stop()
     except Exception:
-        offset, scanned, error = None, None, traceback.format_exc()
+        offset, scanned, committable, error = None, None, None, traceback.format_exc()
     seconds = time.monotonic() - started
     return SinkPartitionResult(
         task_id=item.task_id,
@@ -74,6 +77,7 @@ def run_range(item: SinkPartitionWork, feed: Callable[[int], RangeFeed]) -> Sink
         seconds=seconds,
         bytes=size,
         scanned_to=scanned,
+        committable=committable,
     )
 
 

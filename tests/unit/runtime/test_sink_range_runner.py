@@ -132,3 +132,16 @@ def test_a_failing_task_reports_its_traceback_commits_nothing_and_is_stopped(mon
     assert result.offset is None and result.scanned_to is None
     assert result.error is not None and "RuntimeError: disk full" in result.error
     assert EVENTS == ["open", "stop"]
+
+
+def test_the_tasks_committable_after_its_closing_pre_commit_is_in_the_result(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(MemorySinkTask, "committable", lambda self: '{"files": ["a.parquet"]}', raising=False)
+    result = run(raw([5, 6, 7]))
+    assert (result.offset, result.committable) == (8, '{"files": ["a.parquet"]}')
+
+
+def test_a_sink_that_commits_itself_reports_no_committable_nor_does_a_failed_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert run(raw([5])).committable is None
+    monkeypatch.setattr(MemorySinkTask, "committable", lambda self: "files", raising=False)
+    monkeypatch.setattr(MemorySinkTask, "fail_on_write", True)
+    assert run(raw([5])).committable is None
