@@ -19,6 +19,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
                 NoOffsetForPartition        runtime.sink.reset
                 OffsetOutOfRange            runtime.sink.reset
                 OffsetsRefused              connectors.api
+                StorageUnavailable          connectors.storage.store
                 TableCommitFailed           connectors.api
                 UnwritableRecord            connectors.file_sink
             ExecutorsNotReady               runtime.spark.ship
@@ -41,6 +42,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
     RuntimeError
         InjectedFailure                     connectors.faulty
     ValueError
+        BadLocation                         connectors.storage.location
         DataError                           connectors.converters.schema
         JsonError                           kafka.formats.jackson
         TreeBinReached                      kafka.formats.javamap

@@ -11,8 +11,8 @@ import json
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, BinaryIO
 
 from reconciler.connectors import range_files
 from reconciler.connectors.api import (
@@ -30,6 +30,7 @@ from reconciler.connectors.api import (
 )
 from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
 from reconciler.connectors.settings import ConnectorSettings, no_topic
+from reconciler.connectors.storage import Store, location_problem, open_store, with_storage_keys
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -38,11 +39,12 @@ DEFAULT_FLUSH_RECORDS = 500_000
 FORMATS = ("text", "json")
 SUFFIXES = {"text": ".txt", "json": ".jsonl"}
 
-CONFIG_DEF = (
+CONFIG_DEF = with_storage_keys(
     ConfigDef()
     # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
     .define("topics", Type.LIST, "Topics to write out, comma-separated.", validator=topic_names)
-    .define("path", Type.STRING, "Output directory (created if missing).")
+    .define("path", Type.STRING, "Output directory (created if missing): a path, file:///…, s3://bucket/prefix, "
+            "gs://…, abfs://… or hdfs://….", validator=location_problem)
     .define("format", Type.STRING, "text: each value as it is (UTF-8, one line); json: each record as a JSON object.",
             default="text", choices=FORMATS)
     .define("flush.records", Type.INT, "Write a file once a partition has buffered this many records.",
@@ -152,64 +154,65 @@ class FileSinkTask(RangeFileSinkTask[bytes]):
         super().start(task_config)
         self.settings = FileSinkSettings.parse(task_config)
         suffix = SUFFIXES[self.settings.format]
-        self.configure(Path(self.settings.path), self.settings.flush_records, suffix, tuple(SUFFIXES.values()))
+        store = open_store(self.settings.path, task_config)
+        self.configure(store, self.settings.flush_records, suffix, tuple(SUFFIXES.values()))
         self.lines = text_lines if self.settings.format == "text" else json_lines
 
     def chunk(self, rows: pa.RecordBatch) -> bytes:
         return self.lines(rows)
 
-    def write_file(self, path: Path, chunks: list[bytes]) -> None:
-        with path.open("wb") as out:
-            out.writelines(chunks)
+    def write_file(self, out: BinaryIO, chunks: list[bytes]) -> None:
+        out.writelines(chunks)
 
 
 # --- rewinds --------------------------------------------------------------------------------
 
 
-def head_lines(path: Path, offsets: OffsetRange, at: int) -> tuple[list[bytes], int]:
+def head_lines(store: Store, rel: str, offsets: OffsetRange, at: int) -> tuple[list[bytes], int]:
     """The lines of a file holding offsets below `at` (at > the file's first offset), and the
     last such offset.
 
     `.jsonl` lines say their offset. `.txt` lines do not, so they are mapped to offsets only
     when the file has one line per offset of its range; else OffsetsRefused.
     """
+    name = PurePosixPath(rel).name
     try:
-        lines = path.read_bytes().split(b"\n")[:-1]
-        if path.suffix == SUFFIXES["json"]:
+        lines = store.read(rel).split(b"\n")[:-1]
+        if PurePosixPath(rel).suffix == SUFFIXES["json"]:
             kept = [(line, offset) for line in lines if (offset := json.loads(line)["offset"]) < at]
             return [line for line, _ in kept], max(offset for _, offset in kept)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ConnectorError(f"cannot read {path} to cut it at offset {at}: {exc}") from exc
+        raise ConnectorError(f"cannot read {store.location.uri(rel)} to cut it at offset {at}: {exc}") from exc
     start, end = offsets
     if len(lines) != end - start + 1:
         raise OffsetsRefused(
-            f"{path.name} holds {len(lines)} records at offsets {start}-{end} (the gaps are transaction "
+            f"{name} holds {len(lines)} records at offsets {start}-{end} (the gaps are transaction "
             f"markers), and its text lines do not say which offset each is: it cannot be cut at {at}. "
             f"Rewind this partition to {start} or {end + 1} instead"
         )
     return lines[: at - start], at - 1
 
 
-def _check_rewind(root: Path, tp: TopicPartition, offset: int | None) -> None:
+def _check_rewind(store: Store, tp: TopicPartition, offset: int | None) -> None:
     """Refuse a rewind that cannot be done, before any file moves."""
     if offset is None:
         return
     if offset < 0:
         raise OffsetsRefused(f"offset {offset} for {tp[0]}-{tp[1]} is negative")
-    directory = range_files.partition_dir(root, *tp)
-    for (start, end), name in range_files.held_files(directory, *tp, tuple(SUFFIXES.values())).items():
+    directory = range_files.partition_dir(*tp)
+    for (start, end), name in range_files.held_files(store, directory, *tp, tuple(SUFFIXES.values())).items():
         if start < offset <= end:
-            head_lines(directory / name, (start, end), offset)
+            head_lines(store, f"{directory}/{name}", (start, end), offset)
 
 
-def _rewind(root: Path, tp: TopicPartition, offset: int | None) -> None:
-    def cut(directory: Path, name: str, offsets: OffsetRange, at: int) -> None:
-        lines, last = head_lines(directory / name, offsets, at)
-        head = range_files.file_name(*tp, (offsets[0], last), Path(name).suffix)
+def _rewind(store: Store, tp: TopicPartition, offset: int | None) -> None:
+    def cut(store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
+        lines, last = head_lines(store, f"{directory}/{name}", offsets, at)
+        head = range_files.file_name(*tp, (offsets[0], last), PurePosixPath(name).suffix)
         content = b"".join(line + b"\n" for line in lines)
-        range_files.write_atomically(directory, head, lambda path: path.write_bytes(content))
+        store.write_new(f"{directory}/{head}", lambda out: out.write(content))
 
-    range_files.rewind_partition(root, *tp, offset, tuple(SUFFIXES.values()), cut)
+    range_files.rewind_partition(store, *tp, offset, tuple(SUFFIXES.values()), cut)
 
 
 # --- the connector --------------------------------------------------------------------------
@@ -230,9 +233,9 @@ class FileSinkConnector(SinkConnector):
     def alter_offsets(self, config: ConnectorConfig, offsets: Mapping[TopicPartition, int | None]) -> bool:
         """Move files at or after each new offset aside, so that range is written again; every
         partition is checked first, so a refused request moves no file."""
-        root = Path(FileSinkSettings.parse(config).path)
+        store = open_store(FileSinkSettings.parse(config).path, config)
         for tp, offset in offsets.items():
-            _check_rewind(root, tp, offset)
+            _check_rewind(store, tp, offset)
         for tp, offset in offsets.items():
-            _rewind(root, tp, offset)
+            _rewind(store, tp, offset)
         return True

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from reconciler.connectors import range_files
 from reconciler.connectors.api import (
@@ -26,6 +25,7 @@ from reconciler.connectors.api import (
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
 from reconciler.connectors.settings import ConnectorSettings, no_topic
+from reconciler.connectors.storage import Store, location_problem, open_store, with_storage_keys
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,11 +34,12 @@ DEFAULT_FLUSH_RECORDS = 500_000
 COMPRESSIONS = ("snappy", "zstd", "gzip", "lz4", "brotli", "none")
 SUFFIX = ".parquet"
 
-CONFIG_DEF = (
+CONFIG_DEF = with_storage_keys(
     ConfigDef()
     # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
     .define("topics", Type.LIST, "Topics to archive, comma-separated.", validator=topic_names)
-    .define("path", Type.STRING, "Dataset directory (created if missing).")
+    .define("path", Type.STRING, "Dataset directory (created if missing): a path, file:///…, s3://bucket/prefix, "
+            "gs://…, abfs://… or hdfs://….", validator=location_problem)
     .define("flush.records", Type.INT, "Write a file once a partition has buffered this many rows.",
             default=DEFAULT_FLUSH_RECORDS, minimum=1)
     .define("compression", Type.STRING, "Parquet compression codec.", default="snappy", choices=COMPRESSIONS)
@@ -61,25 +62,14 @@ class ParquetSinkSettings(ConnectorSettings):
 # --- files ---------------------------------------------------------------------------------
 
 
-def partition_dir(root: Path, topic: str, partition: int) -> Path:
-    return range_files.partition_dir(root, topic, partition)
-
-
 def file_name(topic: str, partition: int, offsets: OffsetRange) -> str:
     return range_files.file_name(topic, partition, offsets, SUFFIX)
 
 
-def held_ranges(directory: Path, topic: str, partition: int) -> list[OffsetRange]:
-    """The offset ranges of the finished files of one partition, sorted."""
-    return range_files.held_ranges(directory, topic, partition, (SUFFIX,))
-
-
-def write_atomically(table: pa.Table, directory: Path, name: str, compression: str) -> None:
-    """Write `table` as `directory/name`: whole or not at all, durable once this returns."""
+def write_table(out: BinaryIO, table: pa.Table, compression: str) -> None:
     import pyarrow.parquet as pq
 
-    codec = None if compression == "none" else compression
-    range_files.write_atomically(directory, name, lambda path: pq.write_table(table, path, compression=codec))
+    pq.write_table(table, out, compression=None if compression == "none" else compression)
 
 
 def file_schema() -> pa.Schema:
@@ -102,7 +92,7 @@ class ParquetSinkTask(RangeFileSinkTask["pa.RecordBatch"]):
     def start(self, task_config: Mapping[str, str]) -> None:
         super().start(task_config)
         self.settings = ParquetSinkSettings.parse(task_config)
-        self.configure(Path(self.settings.path), self.settings.flush_records, SUFFIX)
+        self.configure(open_store(self.settings.path, task_config), self.settings.flush_records, SUFFIX)
 
     def chunk(self, rows: pa.RecordBatch) -> pa.RecordBatch:
         """The rows in the files' schema."""
@@ -111,13 +101,10 @@ class ParquetSinkTask(RangeFileSinkTask["pa.RecordBatch"]):
         schema = file_schema()
         return pa.RecordBatch.from_arrays([rows.column(f.name).cast(f.type) for f in schema], schema=schema)
 
-    def write_file(self, path: Path, chunks: list[pa.RecordBatch]) -> None:
+    def write_file(self, out: BinaryIO, chunks: list[pa.RecordBatch]) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        compression = self.settings.compression
-        table = pa.Table.from_batches(chunks, schema=file_schema())
-        pq.write_table(table, path, compression=None if compression == "none" else compression)
+        write_table(out, pa.Table.from_batches(chunks, schema=file_schema()), self.settings.compression)
 
 
 # --- the connector --------------------------------------------------------------------------
@@ -146,51 +133,60 @@ class ParquetSinkConnector(SinkConnector):
         before the original is moved, and a second run finds the same files to cut and move.
         """
         settings = ParquetSinkSettings.parse(config)
-        root = Path(settings.path)
+        store = open_store(settings.path, config)
         for (topic, partition), offset in offsets.items():
-            _check_rewind(root, topic, partition, offset)
+            _check_rewind(store, topic, partition, offset)
         for (topic, partition), offset in offsets.items():
-            rewind_partition(root, topic, partition, offset, settings.compression)
+            rewind_partition(store, topic, partition, offset, settings.compression)
         return True
 
 
-def _check_rewind(root: Path, topic: str, partition: int, offset: int | None) -> None:
+def _check_rewind(store: Store, topic: str, partition: int, offset: int | None) -> None:
     """Refuse a rewind that cannot be done, before any file moves: a negative offset, or a file
     to cut that cannot be read as Parquet."""
-    import pyarrow.parquet as pq
-
     if offset is None:
         return
     if offset < 0:
         raise OffsetsRefused(f"offset {offset} for {topic}-{partition} is negative")
-    directory = range_files.partition_dir(root, topic, partition)
-    for (start, end), name in range_files.held_files(directory, topic, partition, (SUFFIX,)).items():
+    directory = range_files.partition_dir(topic, partition)
+    for (start, end), name in range_files.held_files(store, directory, topic, partition, (SUFFIX,)).items():
         if start < offset <= end:
             try:
-                pq.read_metadata(directory / name)
+                _read(store, f"{directory}/{name}", metadata_only=True)
             except (OSError, ValueError) as exc:
-                raise OffsetsRefused(f"cannot read {directory / name} to cut it at {offset}: {exc}") from exc
+                raise OffsetsRefused(f"cannot read {store.location.uri(directory, name)} to cut it at {offset}: "
+                                     f"{exc}") from exc
 
 
-def rewind_partition(root: Path, topic: str, partition: int, offset: int | None, compression: str) -> None:
-    """Make the files of one partition hold only offsets below `offset` (None: nothing)."""
-
-    def cut(directory: Path, name: str, offsets: OffsetRange, at: int) -> None:
-        _write_head(directory, name, topic, partition, at, compression)
-
-    range_files.rewind_partition(root, topic, partition, offset, (SUFFIX,), cut)
-
-
-def _write_head(directory: Path, name: str, topic: str, partition: int, offset: int, compression: str) -> None:
-    """Write the part of file `name` below `offset` as its own file."""
-    import pyarrow.compute as pc
+def _read(store: Store, rel: str, *, metadata_only: bool = False) -> pa.Table:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    source = pa.BufferReader(store.read(rel))
+    return pq.read_metadata(source) if metadata_only else pq.read_table(source)
+
+
+def rewind_partition(store: Store, topic: str, partition: int, offset: int | None, compression: str) -> None:
+    """Make the files of one partition hold only offsets below `offset` (None: nothing)."""
+
+    def cut(store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
+        _write_head(store, directory, name, topic, partition, at, compression)
+
+    range_files.rewind_partition(store, topic, partition, offset, (SUFFIX,), cut)
+
+
+def _write_head(
+    store: Store, directory: str, name: str, topic: str, partition: int, offset: int, compression: str
+) -> None:
+    """Write the part of file `name` below `offset` as its own file (kept if written already)."""
+    import pyarrow.compute as pc
+
     try:
-        table = pq.read_table(directory / name)
+        table = _read(store, f"{directory}/{name}")
     except OSError as exc:
-        raise ConnectorError(f"cannot read {directory / name} to cut it at {offset}: {exc}") from exc
+        raise ConnectorError(f"cannot read {store.location.uri(directory, name)} to cut it at {offset}: {exc}") from exc
     head = table.filter(pc.less(table.column("offset"), offset))
     last = pc.max(head.column("offset")).as_py()
     start = pc.min(head.column("offset")).as_py()
-    write_atomically(head, directory, file_name(topic, partition, (start, last)), compression)
+    store.write_new(f"{directory}/{file_name(topic, partition, (start, last))}",
+                    lambda out: write_table(out, head, compression))

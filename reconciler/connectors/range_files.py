@@ -1,35 +1,33 @@
 """Offset-range files: the layout and the exactly-once writing that file-writing sinks share.
 
-Files `<root>/topic=<t>/partition=<p>/<t>+<p>+<first>-<last><suffix>`, written atomically; the
-files are the truth (`open` resumes after the highest, `write` drops what they hold), and a
+Files `<root>/topic=<t>/partition=<p>/<t>+<p>+<first>-<last><suffix>` in a `storage.Store`
+(a disk or an object store), each written whole, once; the files are the truth (`open` resumes after the highest, `write` drops what they hold), and a
 rewind moves files aside into `<root>/_superseded/`. `RangeFileSinkTask` is the task both
 `parquet-sink` and `file-sink` are built on. The rules: docs/connectors.md#offset-range-files.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, Generic, TypeVar
 
 from reconciler.connectors.api import SinkTask, TopicPartition
+from reconciler.connectors.storage import Store
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 SUPERSEDED_DIR = "_superseded"
-TEMP_SUFFIX = ".tmp"
 _FILE_NAME = re.compile(
     r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<start>\d{20})-(?P<end>\d{20})(?P<suffix>\.[A-Za-z0-9]+)$"
 )
 
 OffsetRange = tuple[int, int]  # first and last offset held by one file, inclusive
-# Writes the part of a file below an offset as its own file: (directory, name, range, offset).
-Cut = Callable[[Path, str, OffsetRange, int], None]
+# Writes the part of a file below an offset as its own file: (store, directory, name, range, offset).
+Cut = Callable[[Store, str, str, OffsetRange, int], None]
 
 Chunk = TypeVar("Chunk")
 
@@ -37,112 +35,73 @@ Chunk = TypeVar("Chunk")
 # --- layout ---------------------------------------------------------------------------------
 
 
-def partition_dir(root: Path, topic: str, partition: int) -> Path:
-    return root / f"topic={topic}" / f"partition={partition}"
+def partition_dir(topic: str, partition: int) -> str:
+    """A partition's directory, relative to the dataset's root."""
+    return f"topic={topic}/partition={partition}"
 
 
 def file_name(topic: str, partition: int, offsets: OffsetRange, suffix: str) -> str:
     return f"{topic}+{partition}+{offsets[0]:020d}-{offsets[1]:020d}{suffix}"
 
 
-def held_files(directory: Path, topic: str, partition: int, suffixes: Sequence[str]) -> dict[OffsetRange, str]:
+def held_files(store: Store, directory: str, topic: str, partition: int, suffixes: Sequence[str]) -> dict[OffsetRange, str]:
     """The finished files of one partition (ending in one of `suffixes`) by their offset range."""
-    if not directory.is_dir():
-        return {}
     found = {}
-    for entry in os.scandir(directory):
-        match = _FILE_NAME.match(entry.name)
+    for name in store.names(directory):
+        match = _FILE_NAME.match(name)
         if (
             match
             and match["suffix"] in suffixes
             and match["topic"] == topic
             and int(match["partition"]) == partition
         ):
-            found[(int(match["start"]), int(match["end"]))] = entry.name
+            found[(int(match["start"]), int(match["end"]))] = name
     return dict(sorted(found.items()))
 
 
-def held_ranges(directory: Path, topic: str, partition: int, suffixes: Sequence[str]) -> list[OffsetRange]:
+def held_ranges(store: Store, directory: str, topic: str, partition: int, suffixes: Sequence[str]) -> list[OffsetRange]:
     """The offset ranges of the finished files of one partition, sorted."""
-    return list(held_files(directory, topic, partition, suffixes))
-
-
-def remove_temp_files(directory: Path) -> None:
-    """Delete what a writer that crashed between writing and renaming left behind."""
-    if directory.is_dir():
-        for entry in os.scandir(directory):
-            if entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX):
-                os.unlink(entry.path)
-
-
-# --- durable writes -------------------------------------------------------------------------
-
-
-def write_atomically(directory: Path, name: str, write: Callable[[Path], object]) -> None:
-    """`write(path)` a temporary file, then make it `directory/name`: whole or not at all,
-    durable once this returns."""
-    make_dirs(directory)
-    temp = directory / f".{name}{TEMP_SUFFIX}"
-    try:
-        write(temp)
-        fsync(temp)
-        os.replace(temp, directory / name)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    fsync(directory)
-
-
-def fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def make_dirs(directory: Path) -> None:
-    """mkdir -p that also makes the new directory entries durable."""
-    if directory.is_dir():
-        return
-    make_dirs(directory.parent)
-    directory.mkdir(exist_ok=True)
-    fsync(directory.parent)
+    return list(held_files(store, directory, topic, partition, suffixes))
 
 
 # --- rewinds --------------------------------------------------------------------------------
 
 
 def rewind_partition(
-    root: Path, topic: str, partition: int, offset: int | None, suffixes: Sequence[str], cut: Cut
+    store: Store, topic: str, partition: int, offset: int | None, suffixes: Sequence[str], cut: Cut
 ) -> None:
     """Make the files of one partition hold only offsets below `offset` (None: nothing).
 
-    Safe to repeat after a crash: a cut file is written (atomically) before the original is
-    moved, and a second run finds the same files to cut and move.
+    Safe to repeat after a crash: a cut file is written (whole) before the original is moved,
+    and a second run finds the same files to cut and move.
     """
-    directory = partition_dir(root, topic, partition)
-    remove_temp_files(directory)
-    for (start, end), name in held_files(directory, topic, partition, suffixes).items():
+    directory = partition_dir(topic, partition)
+    store.remove_temp_files(directory)
+    for (start, end), name in held_files(store, directory, topic, partition, suffixes).items():
         if offset is not None and end < offset:
             continue
         if offset is not None and start < offset:
-            cut(directory, name, (start, end), offset)
-        supersede(root, directory, name)
+            cut(store, directory, name, (start, end), offset)
+        supersede(store, directory, name)
 
 
-def supersede(root: Path, directory: Path, name: str) -> None:
-    """Move a file out of the dataset, keeping it (and every earlier version) for inspection."""
-    target_dir = root / SUPERSEDED_DIR / directory.relative_to(root)
-    make_dirs(target_dir)
+def supersede(store: Store, directory: str, name: str) -> None:
+    """Move a file out of the dataset, keeping it (and every earlier version) for inspection.
+
+    On an object store a move is a copy, then a delete: a crash between them leaves the file in
+    both places, and the next run, finding a copy of the same size, only deletes the original.
+    """
+    target_dir = f"{SUPERSEDED_DIR}/{directory}"
+    size = store.size(f"{directory}/{name}")
     stem, dot, suffix = name.rpartition(".")
-    target, n = target_dir / name, 0
-    while target.exists():
+    target, n = name, 0
+    while (held := store.size(f"{target_dir}/{target}")) is not None:
+        if store.location.object_store and held == size:
+            store.delete(f"{directory}/{name}")
+            return
         n += 1
-        target = target_dir / f"{stem}.{n}{dot}{suffix}"
-    os.replace(directory / name, target)
-    fsync(target_dir)
-    fsync(directory)
+        target = f"{stem}.{n}{dot}{suffix}"
+    store.move(f"{directory}/{name}", f"{target_dir}/{target}")
 
 
 # --- the task -------------------------------------------------------------------------------
@@ -152,7 +111,7 @@ def supersede(root: Path, directory: Path, name: str) -> None:
 class PartitionFiles(Generic[Chunk]):
     """What one task knows about one Kafka partition: files on disk and rows not yet in one."""
 
-    directory: Path
+    directory: str  # relative to the dataset's root
     held: list[OffsetRange]
     buffer: list[Chunk] = field(default_factory=list)
     buffered_rows: int = 0
@@ -165,20 +124,20 @@ class PartitionFiles(Generic[Chunk]):
 
 
 class RangeFileSinkTask(SinkTask, Generic[Chunk]):
-    """A sink task writing offset-range files under `root` (call `configure` in `start`).
+    """A sink task writing offset-range files into `store` (call `configure` in `start`).
 
     A subclass turns new rows into a chunk of file content (`chunk`) and writes a file from
     the chunks buffered for one partition (`write_file`); everything that makes it exactly
     once is here.
     """
 
-    root: Path
+    store: Store
     flush_records: int
     suffix: str  # of the files this task writes
     suffixes: tuple[str, ...]  # of the files it counts as held (a format change keeps old ones)
 
-    def configure(self, root: Path, flush_records: int, suffix: str, suffixes: Sequence[str] = ()) -> None:
-        self.root, self.flush_records, self.suffix = root, flush_records, suffix
+    def configure(self, store: Store, flush_records: int, suffix: str, suffixes: Sequence[str] = ()) -> None:
+        self.store, self.flush_records, self.suffix = store, flush_records, suffix
         self.suffixes = tuple(dict.fromkeys((suffix, *suffixes)))
         self.partitions: dict[TopicPartition, PartitionFiles[Chunk]] = {}
 
@@ -187,8 +146,8 @@ class RangeFileSinkTask(SinkTask, Generic[Chunk]):
         """File content for `rows` (sink schema, one partition, offsets ascending, non-empty)."""
 
     @abstractmethod
-    def write_file(self, path: Path, chunks: list[Chunk]) -> None:
-        """Write one file at `path` from the chunks of consecutive rows, in order."""
+    def write_file(self, out: BinaryIO, chunks: list[Chunk]) -> None:
+        """Write one file's content to `out` from the chunks of consecutive rows, in order."""
 
     def open(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
         held = {}
@@ -199,9 +158,10 @@ class RangeFileSinkTask(SinkTask, Generic[Chunk]):
         return held
 
     def _open_one(self, tp: TopicPartition) -> PartitionFiles[Chunk]:
-        directory = partition_dir(self.root, *tp)
-        remove_temp_files(directory)
-        state: PartitionFiles[Chunk] = PartitionFiles(directory=directory, held=held_ranges(directory, *tp, self.suffixes))
+        directory = partition_dir(*tp)
+        self.store.remove_temp_files(directory)
+        held = held_ranges(self.store, directory, *tp, self.suffixes)
+        state: PartitionFiles[Chunk] = PartitionFiles(directory=directory, held=held)
         self.partitions[tp] = state
         return state
 
@@ -246,10 +206,13 @@ class RangeFileSinkTask(SinkTask, Generic[Chunk]):
             return
         offsets = (state.first_buffered, state.last_buffered)
         chunks = state.buffer
-        write_atomically(
-            state.directory, file_name(*tp, offsets, self.suffix), lambda path: self.write_file(path, chunks)
-        )
-        state.held.append(offsets)
+        name = file_name(*tp, offsets, self.suffix)
+        if self.store.write_new(f"{state.directory}/{name}", lambda out: self.write_file(out, chunks)):
+            state.held.append(offsets)
+        else:
+            # Another writer (a zombie of an earlier run, or a task given this partition since)
+            # wrote this very range: its file stands, and the files are the truth again.
+            state.held = held_ranges(self.store, state.directory, *tp, self.suffixes)
         state.buffer, state.buffered_rows = [], 0
         state.first_buffered = state.last_buffered = -1
 

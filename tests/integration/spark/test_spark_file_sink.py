@@ -13,6 +13,7 @@ import pytest
 
 from reconciler.connectors.file_sink import SUFFIXES
 from reconciler.connectors.range_files import held_ranges, partition_dir
+from reconciler.connectors.storage import open_store
 from reconciler.kafka.io.consume import end_offsets
 from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
@@ -65,7 +66,7 @@ def test_file_sink_writes_each_record_once_across_a_crash_and_two_batches(
     assert Counter(int(line) for line in written_lines(tmp_path)) == Counter(range(2600))
     ends = {(topic, p): end for p, end in end_offsets(kafka_settings, topic).items()}
     for (_, partition), end in ends.items():
-        ranges = held_ranges(partition_dir(tmp_path, topic, partition), topic, partition, (SUFFIXES["text"],))
+        ranges = held_ranges(open_store(str(tmp_path), {}), partition_dir(topic, partition), topic, partition, (SUFFIXES["text"],))
         assert ranges[0][0] == 0 and ranges[-1][1] == end - 1
         assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:], strict=False))
     assert sink_group_offsets(kafka_settings, "connect-" + name) == ends

@@ -21,7 +21,8 @@ import pytest
 
 from reconciler.kafka.io import admin
 from reconciler.connectors.datagen import DatagenConnector
-from reconciler.connectors.parquet_sink import held_ranges, partition_dir
+from reconciler.connectors.range_files import held_ranges, partition_dir
+from reconciler.connectors.storage import open_store
 from reconciler.kafka.io.admin import ensure_topics
 from reconciler.kafka.io.consume import end_offsets, read_to_end
 from reconciler.kafka.formats.partitioner import partition_for
@@ -217,7 +218,7 @@ def test_parquet_sink_writes_each_record_once_in_offset_range_files_and_commits_
     assert Counter(int(r["key"]) for r in rows) == Counter(range(3500))
     ends = {(n("orders"), p): end for p, end in end_offsets(kafka_settings, n("orders")).items()}
     for (topic, partition), end in ends.items():
-        ranges = held_ranges(partition_dir(tmp_path, topic, partition), topic, partition)
+        ranges = held_ranges(open_store(str(tmp_path), {}), partition_dir(topic, partition), topic, partition, (".parquet",))
         assert ranges[0][0] == 0 and ranges[-1][1] == end - 1  # contiguous files cover [0, end)
         assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:], strict=False))
         assert sorted(r["offset"] for r in rows if r["partition"] == partition) == list(range(end))

@@ -8,15 +8,22 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 import pytest
 
+from reconciler.connectors.range_files import partition_dir
 from reconciler.connectors.api import ConfigProblem, ConnectorError, OffsetsRefused, SinkRecord, records_to_batch
 from reconciler.connectors.file_sink import FileSinkConnector, FileSinkTask, UnwritableRecord
-from reconciler.connectors.range_files import file_name, partition_dir
+from reconciler.connectors.range_files import file_name
 
+S3_KEYS = ["s3.endpoint", "s3.region", "s3.path.style.access", "s3.access.key.id", "s3.secret.access.key"]
 TOPIC = "orders"
+
+
+def local_dir(root: Path, topic: str, partition: int) -> Path:
+    return root / partition_dir(topic, partition)
 TXT, JSONL = ".txt", ".jsonl"
 
 
@@ -39,13 +46,13 @@ def started(root: Path, **overrides: str) -> FileSinkTask:
 
 
 def files(root: Path, partition: int = 0, topic: str = TOPIC) -> list[str]:
-    directory = partition_dir(root, topic, partition)
+    directory = local_dir(root, topic, partition)
     return sorted(os.listdir(directory)) if directory.is_dir() else []
 
 
 def lines(root: Path, partition: int = 0, topic: str = TOPIC) -> list[bytes]:
     """Every line of the partition's finished files, in file-name (= offset) order."""
-    directory = partition_dir(root, topic, partition)
+    directory = local_dir(root, topic, partition)
     out: list[bytes] = []
     for name in files(root, partition, topic):
         if not name.startswith("."):
@@ -99,9 +106,9 @@ def test_its_keys_are_declared_so_a_typo_is_reported(tmp_path: Path) -> None:
     from reconciler.connectors.checks import check_config
 
     cls = FileSinkConnector
-    assert cls.config_def is not None and list(cls.config_def.keys) == ["topics", "path", "format", "flush.records"]
+    assert cls.config_def is not None and list(cls.config_def.keys) == ["topics", "path", "format", "flush.records", *S3_KEYS]
     assert [(k.name, k.default) for k in cls.config_def.keys.values() if not k.required] == [
-        ("format", "text"), ("flush.records", 500_000)]
+        ("format", "text"), ("flush.records", 500_000), *((key, None) for key in S3_KEYS)]
     typos = config(tmp_path, fromat="json", **{"flush.record": "10"})
     got = [(p.key, p.hint) for p in check_config("file-sink", cls, typos)]
     assert got == [("fromat", "did you mean `format`?"), ("flush.record", "did you mean `flush.records`?")]
@@ -143,7 +150,7 @@ def test_text_keeps_values_as_they_are_and_a_tombstone_is_an_empty_line(tmp_path
     raw = [b'{"id": 1}', "naïve ✓ 🎉".encode(), b"tab\there\r", b"", None]
     task.write(records_to_batch([SinkRecord(TOPIC, 0, o, None, v, 0) for o, v in enumerate(raw)]))
     task.pre_commit({(TOPIC, 0): 5}, closing=True)
-    assert (partition_dir(tmp_path, TOPIC, 0) / files(tmp_path)[0]).read_bytes() == (
+    assert (local_dir(tmp_path, TOPIC, 0) / files(tmp_path)[0]).read_bytes() == (
         b'{"id": 1}\n' + "naïve ✓ 🎉".encode() + b"\ntab\there\r\n\n\n"
     )
 
@@ -259,7 +266,7 @@ def test_a_crash_before_flush_loses_nothing_once_redelivered(tmp_path: Path) -> 
 
 def test_open_deletes_temp_files_left_by_a_crash_between_write_and_rename(tmp_path: Path) -> None:
     write_range(tmp_path, 0, 10)
-    leftover = partition_dir(tmp_path, TOPIC, 0) / f".{file_name(TOPIC, 0, (10, 19), TXT)}.tmp"
+    leftover = local_dir(tmp_path, TOPIC, 0) / f".{file_name(TOPIC, 0, (10, 19), TXT)}.tmp"
     leftover.write_bytes(b"v10\nv1")
     assert started(tmp_path).open([(TOPIC, 0)]) == {(TOPIC, 0): 10}
     assert not leftover.exists()
@@ -269,8 +276,8 @@ def test_open_deletes_temp_files_left_by_a_crash_between_write_and_rename(tmp_pa
 def test_a_failed_write_leaves_neither_a_partial_file_nor_a_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def write_half_then_fail(self: FileSinkTask, path: Path, chunks: list[bytes]) -> None:
-        path.write_bytes(chunks[0][:5])
+    def write_half_then_fail(self: FileSinkTask, out: BinaryIO, chunks: list[bytes]) -> None:
+        out.write(chunks[0][:5])
         raise OSError("disk full")
 
     task = started(tmp_path)

@@ -8,22 +8,28 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 import pytest
 
+from reconciler.connectors.range_files import partition_dir
 from reconciler.connectors.api import ConfigProblem, OffsetsRefused, SinkRecord, records_to_batch
+from reconciler.connectors.storage import open_store
 from reconciler.connectors.parquet_sink import (
     ParquetSinkConnector,
     ParquetSinkTask,
     file_name,
-    partition_dir,
     rewind_partition,
 )
 
 TOPIC = "orders"
+
+
+def local_dir(root: Path, topic: str, partition: int) -> Path:
+    return root / partition_dir(topic, partition)
 
 
 def config(root: Path, **overrides: str) -> dict[str, str]:
@@ -43,7 +49,7 @@ def started(root: Path, **overrides: str) -> ParquetSinkTask:
 
 
 def files(root: Path, partition: int = 0, topic: str = TOPIC) -> list[str]:
-    directory = partition_dir(root, topic, partition)
+    directory = local_dir(root, topic, partition)
     return sorted(os.listdir(directory)) if directory.is_dir() else []
 
 
@@ -94,7 +100,7 @@ def test_files_are_named_by_offset_range_and_hold_those_records(tmp_path: Path) 
     assert task.pre_commit({(TOPIC, 0): 250, (TOPIC, 1): 12}, closing=True) == {(TOPIC, 0): 250, (TOPIC, 1): 12}
     assert files(tmp_path) == [file_name(TOPIC, 0, (0, 249))] == ["orders+0+00000000000000000000-00000000000000000249.parquet"]
     assert files(tmp_path, 1) == [file_name(TOPIC, 1, (7, 11))]
-    table = pq.read_table(partition_dir(tmp_path, TOPIC, 0) / files(tmp_path)[0])
+    table = pq.read_table(local_dir(tmp_path, TOPIC, 0) / files(tmp_path)[0])
     assert table.schema.names == ["offset", "timestamp", "key", "value"]
     assert table.schema.field("timestamp").type == pa.timestamp("ms", tz="UTC")
     assert table.column("offset").to_pylist() == list(range(250))
@@ -190,7 +196,7 @@ def test_open_deletes_temp_files_left_by_a_crash_between_write_and_rename(tmp_pa
     task = started(tmp_path)
     task.write(batch(range(0, 10)))
     task.pre_commit({(TOPIC, 0): 10}, closing=True)
-    directory = partition_dir(tmp_path, TOPIC, 0)
+    directory = local_dir(tmp_path, TOPIC, 0)
     leftover = directory / f".{file_name(TOPIC, 0, (10, 19))}.tmp"
     leftover.write_bytes(b"PAR1 half a file")
     assert dataset_rows(tmp_path) == [(TOPIC, 0, o) for o in range(10)]  # readers skip dot-files
@@ -203,8 +209,8 @@ def test_open_deletes_temp_files_left_by_a_crash_between_write_and_rename(tmp_pa
 def test_a_failed_write_leaves_neither_a_partial_file_nor_a_temp_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def write_half_then_fail(table: pa.Table, where: Path, **kwargs: object) -> None:
-        Path(where).write_bytes(b"PAR1 partial")
+    def write_half_then_fail(table: pa.Table, where: BinaryIO, **kwargs: object) -> None:
+        where.write(b"PAR1 partial")
         raise OSError("disk full")
 
     task = started(tmp_path)
@@ -259,7 +265,7 @@ def test_rewind_is_idempotent_and_keeps_every_superseded_version(tmp_path: Path)
 
 def test_a_rewind_interrupted_after_the_cut_completes_when_repeated(tmp_path: Path) -> None:
     write_range(tmp_path, 0, 200)
-    directory = partition_dir(tmp_path, TOPIC, 0)
+    directory = local_dir(tmp_path, TOPIC, 0)
     # Simulate a crash inside alter: the cut part exists but the original was not moved yet.
     original = pq.read_table(directory / file_name(TOPIC, 0, (100, 199)))
     pq.write_table(original.slice(0, 50), directory / file_name(TOPIC, 0, (100, 149)))
@@ -298,7 +304,7 @@ def test_a_refused_partition_moves_no_file_of_any_other(tmp_path: Path) -> None:
 
 def test_a_file_to_cut_that_is_not_parquet_refuses_the_rewind_before_anything_moves(tmp_path: Path) -> None:
     write_range(tmp_path, 0, 200)
-    straddling = partition_dir(tmp_path, TOPIC, 0) / files(tmp_path)[1]  # offsets 100-199
+    straddling = local_dir(tmp_path, TOPIC, 0) / files(tmp_path)[1]  # offsets 100-199
     straddling.write_bytes(b"not parquet")
     before = files(tmp_path)
     with pytest.raises(OffsetsRefused, match=f"cannot read .*{re.escape(straddling.name)} to cut it at 150"):
@@ -308,7 +314,7 @@ def test_a_file_to_cut_that_is_not_parquet_refuses_the_rewind_before_anything_mo
 
 
 def test_rewind_of_a_partition_with_no_files_does_nothing(tmp_path: Path) -> None:
-    rewind_partition(tmp_path, TOPIC, 3, 10, "snappy")
+    rewind_partition(open_store(str(tmp_path), {}), TOPIC, 3, 10, "snappy")
     assert not (tmp_path / "_superseded").exists()
 
 

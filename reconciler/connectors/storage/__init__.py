@@ -1,0 +1,48 @@
+"""Storage for the file connectors: where `path` points (`location`: plain paths and storage
+URIs, parsed and checked), how to reach an object store (`options`: the `s3.*` keys as one typed
+value, mapped for pyarrow, botocore, delta-rs and pyiceberg) and the files themselves (`store`:
+list, read, write-once, move aside, on a disk, S3, GCS, ABFS or HDFS through pyarrow).
+
+`open_store(path, config)` is what a connector calls. The rules: docs/connectors.md#storage.
+May import `connectors.api` and `configdef`; pyarrow and botocore only inside functions (the
+connectors' checks run in `validate`, which loads neither).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from reconciler.connectors.configdef import ConnectorConfig
+from reconciler.connectors.storage.location import (
+    BadLocation,
+    Location,
+    Scheme,
+    location_problem,
+    parse_location,
+)
+from reconciler.connectors.storage.options import StoreOptions, with_storage_keys
+from reconciler.connectors.storage.store import Store, StorageUnavailable
+
+
+def open_store(path: str, config: ConnectorConfig) -> Store:
+    """The store a connector's `path` (validated already) and `s3.*` keys name; a relative
+    local path is taken from the current directory, as before."""
+    location = parse_location(path)
+    if location.scheme is Scheme.FILE:
+        location = dataclasses.replace(location, root=os.path.abspath(location.root))
+    return Store(location=location, options=StoreOptions.read(config))
+
+
+__all__ = [
+    "BadLocation",
+    "Location",
+    "Scheme",
+    "StorageUnavailable",
+    "Store",
+    "StoreOptions",
+    "location_problem",
+    "open_store",
+    "parse_location",
+    "with_storage_keys",
+]

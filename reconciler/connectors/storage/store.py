@@ -1,0 +1,287 @@
+"""One storage layer for the file connectors: list, read, write-once, copy and delete files under
+a `Location`, on a local disk, S3 (and S3-compatible stores), Google Cloud Storage, Azure
+(ABFS) or HDFS, through pyarrow's filesystems.
+
+Writing a file is the one step that differs by store, because it is what exactly once rests on
+(docs/connectors.md#storage): a local disk or HDFS writes a temporary file and renames it (and
+a local disk fsyncs); an object store PUTs the final name directly — an object exists whole or
+not at all — and on S3 the PUT is conditional (`If-None-Match: *`, through botocore, since
+pyarrow cannot send that header), so a second writer of the same name is refused (412) rather
+than overwriting it. `write_new` returns False then. Every failure to reach the store or to be
+let in is a `StorageUnavailable` naming the endpoint and bucket, in one line, never a secret.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from reconciler.connectors.api import ConnectorError
+from reconciler.connectors.storage.location import Location, Scheme
+from reconciler.connectors.storage.options import StoreOptions
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+TEMP_SUFFIX = ".tmp"
+CONNECT_TIMEOUT_S = 10.0
+REQUEST_TIMEOUT_S = 60.0
+
+Writer = Callable[[BinaryIO], object]
+
+
+class StorageUnavailable(ConnectorError):
+    """The store could not be reached, or refused the credentials or the request."""
+
+
+@dataclass(kw_only=True)
+class Store:
+    """Files under one location. `rel` arguments are POSIX paths relative to the location."""
+
+    location: Location
+    options: StoreOptions = field(default_factory=StoreOptions)
+    _fs: pafs.FileSystem | None = field(default=None, init=False, repr=False)
+    _s3: Any = field(default=None, init=False, repr=False)
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def names(self, rel_dir: str) -> list[str]:
+        """The names of the files directly in a directory (none when it does not exist)."""
+        return [Path(info.path).name for info in self._list(rel_dir, recursive=False) if info.is_file]
+
+    def walk(self, rel_dir: str = "") -> dict[str, int]:
+        """Every file under a directory, recursively: its path relative to the location → its size."""
+        base = self.location.join()
+        found = {}
+        for info in self._list(rel_dir, recursive=True):
+            if info.is_file:
+                found[_relative(info.path, base)] = info.size
+        return found
+
+    def size(self, rel: str) -> int | None:
+        """The size of a file; None when there is none."""
+        import pyarrow.fs as pafs
+
+        with self._reaching(rel):
+            info = self.fs.get_file_info(self.location.join(rel))
+        return info.size if info.type == pafs.FileType.File else None
+
+    def read(self, rel: str, start: int = 0, length: int | None = None) -> bytes:
+        """The bytes of a file from `start` (to its end, or `length` of them)."""
+        with self._reaching(rel), self.fs.open_input_file(self.location.join(rel)) as handle:
+            handle.seek(start)
+            return bytes(handle.read() if length is None else handle.read(length))
+
+    def exists(self, rel: str) -> bool:
+        return self.size(rel) is not None
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def write_new(self, rel: str, write: Writer) -> bool:
+        """Write a file whole (`write(stream)` gives its content); False when a file of that name
+        already exists on a store that can refuse the write (S3), which it left as it was."""
+        if self.location.scheme is Scheme.FILE:
+            _write_local(Path(self.location.join(rel)), write)
+            return True
+        buffer = io.BytesIO()
+        write(buffer)
+        if self.location.scheme is Scheme.S3:
+            return self._put_if_absent(rel, buffer.getvalue())
+        with self._reaching(rel):
+            if self.location.scheme is Scheme.HDFS:  # renames are atomic there, as on a disk
+                temp = self.location.join(_temp_name(rel))
+                with self.fs.open_output_stream(temp) as out:
+                    out.write(buffer.getvalue())
+                self.fs.move(temp, self.location.join(rel))
+            else:
+                with self.fs.open_output_stream(self.location.join(rel)) as out:
+                    out.write(buffer.getvalue())
+        return True
+
+    def copy(self, rel: str, to_rel: str) -> None:
+        if self.location.scheme is Scheme.FILE:
+            data = Path(self.location.join(rel)).read_bytes()
+            _write_local(Path(self.location.join(to_rel)), lambda out: out.write(data))
+            return
+        with self._reaching(rel):
+            self.fs.copy_file(self.location.join(rel), self.location.join(to_rel))
+
+    def move(self, rel: str, to_rel: str) -> None:
+        """Move a file: a rename on a disk, a copy then a delete on an object store (a crash in
+        between leaves both; moving again completes it)."""
+        if not self.location.object_store:
+            with self._reaching(rel):
+                target = self.location.join(to_rel)
+                self.fs.create_dir(str(Path(target).parent), recursive=True)
+                self.fs.move(self.location.join(rel), target)
+            if self.location.scheme is Scheme.FILE:
+                _fsync(Path(self.location.join(to_rel)).parent)
+                _fsync(Path(self.location.join(rel)).parent)
+            return
+        self.copy(rel, to_rel)
+        self.delete(rel)
+
+    def delete(self, rel: str) -> None:
+        with self._reaching(rel):
+            self.fs.delete_file(self.location.join(rel))
+
+    def remove_temp_files(self, rel_dir: str) -> None:
+        """Delete what a writer that crashed between writing and renaming left (disk and HDFS)."""
+        if self.location.object_store:
+            return
+        for name in self.names(rel_dir):
+            if name.startswith(".") and name.endswith(TEMP_SUFFIX):
+                self.delete(f"{rel_dir}/{name}")
+
+    # --- the store --------------------------------------------------------------------------
+
+    @property
+    def fs(self) -> pafs.FileSystem:
+        if self._fs is None:
+            self._fs = _filesystem(self.location, self.options)
+        return self._fs
+
+    def where(self) -> str:
+        """The store as messages name it: endpoint and bucket (or host), never a credential."""
+        scheme = self.location.scheme
+        if scheme is Scheme.S3:
+            return f"S3 endpoint {self.options.shown_endpoint(os.environ)}, bucket {self.location.bucket}"
+        if scheme is Scheme.FILE:
+            return f"directory {self.location.root}"
+        return f"{scheme.value}://{self.location.authority}"
+
+    @contextmanager
+    def _reaching(self, rel: str) -> Iterator[None]:
+        """Library failures as one line naming the store (a missing file stays FileNotFoundError)."""
+        try:
+            yield
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {_reason(exc)}",
+                                     hint=_hint(self.location)) from None
+
+    def _list(self, rel_dir: str, *, recursive: bool) -> list[pafs.FileInfo]:
+        import pyarrow.fs as pafs
+
+        with self._reaching(rel_dir):
+            selector = pafs.FileSelector(self.location.join(rel_dir), recursive=recursive, allow_not_found=True)
+            try:
+                found: list[pafs.FileInfo] = self.fs.get_file_info(selector)
+            except NotADirectoryError:
+                return []
+            return found
+
+    def _put_if_absent(self, rel: str, data: bytes) -> bool:
+        """One PUT of the final name, refused (412) when it exists: the only S3 call not through pyarrow."""
+        import botocore.exceptions
+
+        try:
+            self._s3_client().put_object(Bucket=self.location.bucket, Key=self.location.key(rel), Body=data,
+                                         IfNoneMatch="*")
+        except botocore.exceptions.ClientError as exc:
+            if exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 412:
+                return False
+            error = exc.response.get("Error", {})
+            raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): "
+                                     f"{error.get('Code')}: {error.get('Message')}", hint=_hint(self.location)) from None
+        except botocore.exceptions.BotoCoreError as exc:
+            raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {exc}",
+                                     hint=_hint(self.location)) from None
+        return True
+
+    def _s3_client(self) -> Any:
+        if self._s3 is None:
+            import botocore.config
+            import botocore.session
+
+            config = botocore.config.Config(
+                connect_timeout=CONNECT_TIMEOUT_S, read_timeout=REQUEST_TIMEOUT_S,
+                retries={"mode": "standard", "max_attempts": 3}, s3={"addressing_style": self.options.addressing},
+            )
+            self._s3 = botocore.session.get_session().create_client("s3", config=config, **self.options.botocore_args())
+        return self._s3
+
+
+def _filesystem(location: Location, options: StoreOptions) -> pafs.FileSystem:
+    import pyarrow.fs as pafs
+
+    if location.scheme is Scheme.FILE:
+        return pafs.LocalFileSystem()
+    if location.scheme is Scheme.S3:
+        args = options.pyarrow_s3_args()
+        # The AWS variables of an endpoint of one's own, which Arrow's SDK build does not read.
+        endpoint = options.endpoint or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        if endpoint and "endpoint_override" not in args:
+            args.update(endpoint_override=endpoint, scheme=endpoint.split(":", 1)[0])
+        region = args.get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+        if region:
+            args["region"] = region
+        return pafs.S3FileSystem(connect_timeout=CONNECT_TIMEOUT_S, request_timeout=REQUEST_TIMEOUT_S, **args)
+    try:
+        filesystem, _ = pafs.FileSystem.from_uri(location.text)
+    except (OSError, ValueError) as exc:
+        raise StorageUnavailable(f"cannot use {location.text}: {_reason(exc)}") from None
+    return filesystem
+
+
+def _reason(exc: BaseException) -> str:
+    """The library's message in one line (Arrow's run to several, with the SDK's details)."""
+    text = " ".join(str(exc).split())
+    return text[:400]
+
+
+def _hint(location: Location) -> str | None:
+    if location.scheme is Scheme.S3:
+        return ("check s3.endpoint / AWS_ENDPOINT_URL, that the bucket exists, and the credentials "
+                "(s3.access.key.id and s3.secret.access.key, or the AWS chain)")
+    return None
+
+
+def _relative(path: str, base: str) -> str:
+    return path[len(base):].lstrip("/") if path.startswith(base) else path
+
+
+def _temp_name(rel: str) -> str:
+    head, _, name = rel.rpartition("/")
+    return f"{head}/.{name}{TEMP_SUFFIX}" if head else f".{name}{TEMP_SUFFIX}"
+
+
+# --- a local disk: temporary file, fsync, rename, fsync the directory ----------------------
+
+
+def _write_local(target: Path, write: Writer) -> None:
+    """Whole or not at all, durable once this returns."""
+    make_dirs(target.parent)
+    temp = target.with_name(f".{target.name}{TEMP_SUFFIX}")
+    try:
+        with temp.open("wb") as out:
+            write(out)
+        _fsync(temp)
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync(target.parent)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def make_dirs(directory: Path) -> None:
+    """mkdir -p that also makes the new directory entries durable."""
+    if directory.is_dir():
+        return
+    make_dirs(directory.parent)
+    directory.mkdir(exist_ok=True)
+    _fsync(directory.parent)
