@@ -4,6 +4,11 @@ Every file is a source partition `{"filename": "<path relative to the directory>
 offset `{"position": <byte offset after the last consumed line>, "line": <its line number>}`.
 Only complete lines (ending in `\\n`) are consumed, so a line being written is produced on a
 later run; appended lines and new files are found by listing the directory on every poll.
+`path` may be a storage URI (`s3://bucket/prefix`, …: `connectors.storage`); its offsets have
+the same shape, `filename` being the object's key relative to the prefix and `position` a byte
+offset in the object. An object is replaced whole, never appended to: a replacement that
+starts with the old bytes is read on from the position, a shorter one fails as a truncated
+file does (docs/connectors.md#file-source).
 A poll depends only on the committed offsets and the files, so a re-run after a crash yields
 the same records (plus any lines appended meanwhile).
 
@@ -24,11 +29,12 @@ from __future__ import annotations
 import csv
 import fnmatch
 import json
+import os
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import TypeGuard
+from pathlib import PurePosixPath
+from typing import BinaryIO, TypeGuard
 
 from reconciler.connectors.api import (
     ConfigProblem,
@@ -48,13 +54,15 @@ from reconciler.connectors.api import (
 )
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 from reconciler.connectors.settings import ConnectorSettings
+from reconciler.connectors.storage import Scheme, Store, location_problem, open_store, with_storage_keys
 
 DEFAULT_BATCH_SIZE = 10_000
 _CHUNK_BYTES = 1 << 20
 
-CONFIG_DEF = (
+CONFIG_DEF = with_storage_keys(
     ConfigDef()
-    .define("path", Type.STRING, "Directory the files are read from (recursively, as `glob` says).")
+    .define("path", Type.STRING, "Directory the files are read from (recursively, as `glob` says): a path, "
+            "file:///…, s3://bucket/prefix, gs://…, abfs://… or hdfs://….", validator=location_problem)
     .define("topic", Type.STRING, "Topic the lines are produced to.", validator=topic_names)
     .define("format", Type.STRING, "jsonl: each line as it is; csv: rows as JSON objects.", default="jsonl",
             choices=("jsonl", "csv"))
@@ -92,7 +100,7 @@ class FileSourceSettings(ConnectorSettings):
         return self.key == "location"
 
     def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
-        if self.glob.startswith("/") or ".." in Path(self.glob).parts:
+        if self.glob.startswith("/") or ".." in PurePosixPath(self.glob).parts:
             return [ConfigProblem("glob", f"must be relative to `path`, inside it; got {self.glob!r}")]
         return []
 
@@ -106,40 +114,39 @@ def owner_task(filename: str, task_count: int) -> int:
     return zlib.crc32(filename.encode("utf-8")) % task_count
 
 
-def list_files(directory: Path, pattern: str) -> list[str]:
-    """Matching regular files as sorted relative POSIX paths, dot-names excluded."""
-    if not directory.is_dir():
-        raise ConnectorError(f"file-source directory {str(directory)!r} does not exist")
+def list_files(store: Store, pattern: str) -> list[str]:
+    """Matching files as sorted relative POSIX paths, dot-names excluded."""
+    if store.location.scheme is Scheme.FILE and not os.path.isdir(store.location.root):
+        raise ConnectorError(f"file-source directory {store.location.text!r} does not exist")
     names = []
-    for candidate in directory.glob(pattern):
-        relative = candidate.relative_to(directory)
-        if candidate.is_file() and not any(part.startswith(".") for part in relative.parts):
-            names.append(relative.as_posix())
+    for relative in store.walk():
+        parts = PurePosixPath(relative).parts
+        if glob_matches(pattern, relative) and not any(part.startswith(".") for part in parts):
+            names.append(relative)
     return sorted(names)
 
 
-def read_complete_lines(path: Path, position: int, limit: int) -> tuple[list[bytes], int]:
-    """Up to `limit` complete lines from byte `position` (without `\\n`), and the position
-    after the last one. A trailing line with no `\\n` yet is left for a later read.
+def read_complete_lines(handle: BinaryIO, position: int, limit: int) -> tuple[list[bytes], int]:
+    """Up to `limit` complete lines from byte `position` of an open file (without `\\n`), and
+    the position after the last one. A trailing line with no `\\n` yet is left for a later read.
     """
     lines: list[bytes] = []
-    with path.open("rb") as handle:
-        handle.seek(position)
-        rest = b""
-        while len(lines) < limit:
-            chunk = handle.read(_CHUNK_BYTES)
-            if not chunk:
-                break
-            data = rest + chunk
-            parts = data.split(b"\n")
-            rest = parts.pop()
-            wanted = limit - len(lines)
-            if len(parts) > wanted:
-                taken = parts[:wanted]
-                lines.extend(taken)
-                return lines, position + sum(map(len, taken)) + wanted
-            lines.extend(parts)
-            position += len(data) - len(rest)
+    handle.seek(position)
+    rest = b""
+    while len(lines) < limit:
+        chunk = handle.read(_CHUNK_BYTES)
+        if not chunk:
+            break
+        data = rest + chunk
+        parts = data.split(b"\n")
+        rest = parts.pop()
+        wanted = limit - len(lines)
+        if len(parts) > wanted:
+            taken = parts[:wanted]
+            lines.extend(taken)
+            return lines, position + sum(map(len, taken)) + wanted
+        lines.extend(parts)
+        position += len(data) - len(rest)
     return lines, position
 
 
@@ -147,7 +154,7 @@ class FileSourceTask(SourceTask):
     def __init__(self, task_config: Mapping[str, str]) -> None:
         super().__init__(task_config)
         self.settings = FileSourceSettings.parse(task_config)
-        self.directory = Path(self.settings.path)
+        self.store = open_store(self.settings.path, task_config)
         self.index, self.count = task_share(task_config)
 
     def poll_batch(
@@ -157,7 +164,7 @@ class FileSourceTask(SourceTask):
         keys: list[bytes | None] = []
         values: list[bytes | None] = []
         offsets: dict[PartitionKey, SourceOffset] = {}
-        for filename in list_files(self.directory, self.settings.glob):
+        for filename in list_files(self.store, self.settings.glob):
             if budget <= 0:
                 break
             if owner_task(filename, self.count) != self.index:
@@ -180,22 +187,23 @@ class FileSourceTask(SourceTask):
         """Append the file's next records; return its new offset and how many lines were read,
         or None when it has no new complete line.
         """
-        path = self.directory / filename
         position, line = _position(offset, "position"), _position(offset, "line")
-        if path.stat().st_size < position:
+        size = self.store.size(filename) or 0
+        if size < position:
             raise ConnectorError(
-                f"{filename} is shorter ({path.stat().st_size} bytes) than its committed position "
+                f"{filename} is shorter ({size} bytes) than its committed position "
                 f"{position}: it was truncated or replaced; reset or alter this connector's offsets"
             )
         header: list[str] | None = None
-        if self.settings.format == "csv":
-            header_lines, header_end = read_complete_lines(path, 0, 1)
-            if not header_lines:
-                return None
-            header = self._csv_row(filename, 1, header_lines[0])
-            if position < header_end:
-                position, line = header_end, 1
-        lines, end = read_complete_lines(path, position, budget)
+        with self.store.open_input(filename) as handle:
+            if self.settings.format == "csv":
+                header_lines, header_end = read_complete_lines(handle, 0, 1)
+                if not header_lines:
+                    return None
+                header = self._csv_row(filename, 1, header_lines[0])
+                if position < header_end:
+                    position, line = header_end, 1
+            lines, end = read_complete_lines(handle, position, budget)
         if not lines:
             return None
         for raw in lines:
@@ -281,12 +289,12 @@ class FileSourceConnector(SourceConnector):
     ) -> bool:
         """Refuse a position that is not the start of a line of its file (it would cut a line in
         two); True, as Connect's FileStreamSourceConnector returns once it validated them."""
-        directory = Path(FileSourceSettings.parse(config).path)
+        store = open_store(FileSourceSettings.parse(config).path, config)
         for key, offset in offsets.items():
             position = None if offset is None else offset.get("position")
             filename = partition_from_key(key).get("filename")
             if _is_int(position) and position > 0 and isinstance(filename, str):
-                if not _at_line_start(directory / filename, position):
+                if not _at_line_start(store, filename, position):
                     raise OffsetsRefused(
                         f"position {position} in {filename} is not the start of a line (or is past its end)"
                     )
@@ -352,11 +360,9 @@ def _check_offset(offset: SourceOffset) -> None:
         raise OffsetsRefused("The value for the 'line' key in the offset should be a non-negative Long value")
 
 
-def _at_line_start(path: Path, position: int) -> bool:
+def _at_line_start(store: Store, filename: str, position: int) -> bool:
     """True when the byte before `position` is a newline; unknown files are given the benefit."""
     try:
-        with path.open("rb") as handle:
-            handle.seek(position - 1)
-            return handle.read(1) == b"\n"
+        return store.read(filename, position - 1, 1) == b"\n"
     except FileNotFoundError:
         return True

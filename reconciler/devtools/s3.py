@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import importlib.util
+import os
 import secrets
 import sys
 import tempfile
@@ -105,9 +106,13 @@ class RunningS3:
 
 
 def start_s3(
-    log_dir: Path | None = None, *, port: int = 0, bucket: str = BUCKET, ready_timeout_s: float = READY_TIMEOUT_S
+    log_dir: Path | None = None, *, port: int = 0, bucket: str = BUCKET, ready_timeout_s: float = READY_TIMEOUT_S,
+    check_credentials: bool = False,
 ) -> RunningS3:
-    """Start moto's server on `127.0.0.1:port` (0 = a free port); ready once `bucket` is created."""
+    """Start moto's server on `127.0.0.1:port` (0 = a free port); ready once `bucket` is created.
+    `check_credentials`: after creating the bucket, the server checks requests' signatures as
+    AWS does (moto's IAM: no key is known, so every signed request is refused with 403) — for
+    the tests of refused credentials."""
     if importlib.util.find_spec("moto") is None or importlib.util.find_spec("flask") is None:
         raise S3StartError("moto's S3 server is not installed", hint="pip install -e '.[dev]' (moto[server])")
     if port and not port_is_free(port):
@@ -117,16 +122,19 @@ def start_s3(
     last: S3StartError | None = None
     for _ in range(1 if port else 3):  # a free port can be taken between probing and binding
         try:
-            return _start_once(log_dir, port or free_port(), bucket, ready_timeout_s)
+            return _start_once(log_dir, port or free_port(), bucket, ready_timeout_s, check_credentials)
         except S3StartError as exc:
             last = exc
     assert last is not None
     raise last
 
 
-def _start_once(log_dir: Path, port: int, bucket: str, ready_timeout_s: float) -> RunningS3:
+def _start_once(log_dir: Path, port: int, bucket: str, ready_timeout_s: float, check_credentials: bool) -> RunningS3:
     log_path = log_dir / f"s3-{port}.log"
-    process = launch("the S3 server", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], log_path)
+    # moto lets the first N requests in unchecked: the one that creates the bucket.
+    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "1"} if check_credentials else None
+    process = launch("the S3 server", [sys.executable, "-m", "moto.server", "-H", HOST, "-p", str(port)], log_path,
+                     env=env)
     server = RunningS3(port=port, access_key_id=f"AKIA{secrets.token_hex(8).upper()}",
                        secret_access_key=secrets.token_urlsafe(30), log_path=log_path, process=process, bucket=bucket)
     # Creating the bucket is the readiness probe: the first answer is the one we need.

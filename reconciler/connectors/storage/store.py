@@ -47,6 +47,7 @@ class Store:
     options: StoreOptions = field(default_factory=StoreOptions)
     _fs: pafs.FileSystem | None = field(default=None, init=False, repr=False)
     _s3: Any = field(default=None, init=False, repr=False)
+    _bucket_seen: bool = field(default=False, init=False, repr=False)
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -76,6 +77,14 @@ class Store:
         with self._reaching(rel), self.fs.open_input_file(self.location.join(rel)) as handle:
             handle.seek(start)
             return bytes(handle.read() if length is None else handle.read(length))
+
+    @contextmanager
+    def open_input(self, rel: str) -> Iterator[BinaryIO]:
+        """A file open for reading, with seek (object stores read ranges as asked)."""
+        with self._reaching(rel):
+            handle = self.fs.open_input_file(self.location.join(rel))
+        with handle:
+            yield handle
 
     def exists(self, rel: str) -> bool:
         return self.size(rel) is not None
@@ -169,6 +178,7 @@ class Store:
     def _list(self, rel_dir: str, *, recursive: bool) -> list[pafs.FileInfo]:
         import pyarrow.fs as pafs
 
+        self._check_bucket()
         with self._reaching(rel_dir):
             selector = pafs.FileSelector(self.location.join(rel_dir), recursive=recursive, allow_not_found=True)
             try:
@@ -176,6 +186,18 @@ class Store:
             except NotADirectoryError:
                 return []
             return found
+
+    def _check_bucket(self) -> None:
+        """A missing bucket is an error, not an empty listing (once per store)."""
+        import pyarrow.fs as pafs
+
+        if self._bucket_seen or not self.location.object_store:
+            return
+        with self._reaching(""):
+            info = self.fs.get_file_info(self.location.bucket)
+        if info.type != pafs.FileType.Directory:
+            raise StorageUnavailable(f"cannot use {self.where()}: the bucket does not exist", hint=_hint(self.location))
+        self._bucket_seen = True
 
     def _put_if_absent(self, rel: str, data: bytes) -> bool:
         """One PUT of the final name, refused (412) when it exists: the only S3 call not through pyarrow."""

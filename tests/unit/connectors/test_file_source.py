@@ -102,17 +102,20 @@ def test_read_complete_lines(
 ) -> None:
     path = tmp_path / "f"
     path.write_bytes(content)
-    assert read_complete_lines(path, position, limit) == (lines, end)
+    with path.open("rb") as handle:
+        assert read_complete_lines(handle, position, limit) == (lines, end)
 
 
 def test_read_complete_lines_across_chunk_boundaries(tmp_path: Path) -> None:
     path = tmp_path / "big"
     lines = [b"x" * (i % 5000) for i in range(3000)]  # ~7.5 MB: several 1 MiB chunks
     path.write_bytes(b"\n".join(lines) + b"\n")
-    read, end = read_complete_lines(path, 0, 10_000)
+    handle = path.open("rb")
+    read, end = read_complete_lines(handle, 0, 10_000)
     assert read == lines and end == path.stat().st_size
-    head, middle = read_complete_lines(path, 0, 1234)
-    rest, end2 = read_complete_lines(path, middle, 10_000)
+    head, middle = read_complete_lines(handle, 0, 1234)
+    rest, end2 = read_complete_lines(handle, middle, 10_000)
+    handle.close()
     assert head + rest == lines and end2 == end
 
 
@@ -313,13 +316,14 @@ def test_validate_offsets_reads_no_file_and_accepts_any_tombstone(tmp_path: Path
 )
 def test_glob_matches_what_list_files_lists(tmp_path: Path, pattern: str, filename: str, listed: bool) -> None:
     from reconciler.connectors.file_source import glob_matches, list_files
+    from reconciler.connectors.storage import open_store
 
     assert glob_matches(pattern, filename) is listed
     if not pattern.endswith("**"):
         target = tmp_path / filename
         target.parent.mkdir(parents=True, exist_ok=True)
         target.touch()
-        assert (filename in list_files(tmp_path, pattern)) is listed  # the same answer as the file system's
+        assert (filename in list_files(open_store(str(tmp_path), {}), pattern)) is listed  # the same answer as the file system's
 
 
 def test_validate_offsets_refuses_a_file_the_glob_never_lists(tmp_path: Path) -> None:
