@@ -36,6 +36,8 @@ class Failpoint(enum.StrEnum):
     JDBC_AFTER_ROWS = "jdbc.after_rows"
     # jdbc-sink: rows and offset committed in the database; the task has not returned them.
     JDBC_AFTER_COMMIT = "jdbc.after_commit"
+    # A file being moved aside on an object store (a rewind) was copied, not yet deleted.
+    STORAGE_AFTER_COPY = "storage.after_copy"
     SOURCE_BEFORE_COMMIT = "source.before_commit"  # records and offsets produced, transaction open
     SOURCE_AFTER_COMMIT = "source.after_commit"  # committed, the driver has recorded nothing yet
     WORKER_AFTER_RESTARTING = "worker.after_restarting"  # RESTARTING statuses committed

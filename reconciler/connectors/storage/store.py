@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.storage.location import Location, Scheme
 from reconciler.connectors.storage.options import StoreOptions
@@ -133,6 +134,7 @@ class Store:
                 _fsync(Path(self.location.join(rel)).parent)
             return
         self.copy(rel, to_rel)
+        failpoints.hit(failpoints.Failpoint.STORAGE_AFTER_COPY)
         self.delete(rel)
 
     def delete(self, rel: str) -> None:

@@ -1,0 +1,169 @@
+"""The file connectors on an S3-compatible server (moto's, real HTTP; `s3_server`): parquet-sink
+and file-sink SIGKILLed at each step of a batch with their output on S3, then converging (0 rows
+lost, 0 twice, read back by pyarrow and boto3); a zombie's write of the same range refused by
+the conditional PUT; a rewind killed between copy and delete, completed by the next one; an
+unreachable endpoint and refused credentials failing the task in one line without the secret.
+
+The runs are `reconciler run --once` subprocesses; the crash runs reach the server through the
+AWS variables alone (the credential chain), the others through the connector's `s3.*` keys.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from crash_support import run_once
+from reconciler import failpoints
+from reconciler.connectors.api import SinkRecord, records_to_batch
+from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
+from reconciler.devtools.broker import free_port
+from reconciler.devtools.s3 import RunningS3, start_s3
+from reconciler.kafka.settings import KafkaSettings
+from run_support import Pipeline, committed_everything, ids, topic_keys
+from s3_support import client, objects, s3_keys, s3_parquet_keys, s3_text_lines
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def pipeline(kafka_settings: KafkaSettings, tmp_path: Path) -> Pipeline:
+    """Manifests only: every run here is a `reconciler run --once` subprocess."""
+    return Pipeline(kafka_settings, tmp_path)
+
+
+def prefix() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+def test_sinks_on_s3_killed_mid_write_and_after_files_converge(
+    pipeline: Pipeline, s3_server: RunningS3, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key, value in s3_server.env().items():  # the runs find the server through the AWS chain only
+        monkeypatch.setenv(key, value)
+    count, base = 40_000, prefix()
+    topic = pipeline.topic("orders", 2)
+    pipeline.connector("src", "datagen", {"topic": topic, "count": count, "shards": 4, "record.bytes": 40},
+                       tasks_max=2)
+    run_once(pipeline, None)
+    assert topic_keys(pipeline.settings, topic) == ids(count)
+    pipeline.set("src", state="stopped")
+    parquet, text = f"{base}/parquet", f"{base}/text"
+    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": s3_server.uri(parquet),
+                                                   "flush.records": 4000}, tasks_max=2)
+    pipeline.connector("lines", "file-sink", {"topics": topic, "path": s3_server.uri(text), "flush.records": 4000},
+                       tasks_max=2)
+
+    run_once(pipeline, "sink.mid_write")  # a partition's first file written, more to read
+    written = s3_parquet_keys(s3_server, parquet) + Counter(_ids(s3_text_lines(s3_server, text)))
+    assert 0 < sum(written.values()) < 2 * count and set(written.values()) == {1}
+
+    run_once(pipeline, "sink.after_files")  # files in place, offsets not committed
+    assert set(s3_parquet_keys(s3_server, parquet).values()) <= {1}
+
+    run_once(pipeline, None)  # recovery: the listing is the truth, nothing written twice
+    assert s3_parquet_keys(s3_server, parquet) == ids(count)
+    assert Counter(_ids(s3_text_lines(s3_server, text))) == ids(count)
+    assert committed_everything(pipeline.settings, "connect-archive", topic)
+    assert committed_everything(pipeline.settings, "connect-lines", topic)
+    assert not any(name.endswith(".tmp") for name in objects(s3_server, base))  # no rename, no temporaries
+
+
+def _ids(lines: Counter[bytes]) -> Counter[bytes]:
+    return Counter({b"%d" % json.loads(line)["id"]: n for line, n in lines.items()})
+
+
+def test_an_unreachable_store_and_refused_credentials_fail_the_task_in_one_line(
+    pipeline: Pipeline, s3_server: RunningS3, tmp_path: Path
+) -> None:
+    topic = pipeline.topic("orders", 1)
+    pipeline.connector("src", "datagen", {"topic": topic, "count": 50})
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    pipeline.connector("away", "parquet-sink", {"topics": topic, "path": "s3://reconciler/away",
+                                                **s3_keys(s3_server), "s3.endpoint": nowhere})
+    with start_s3(tmp_path / "strict", check_credentials=True) as strict:
+        secret = f"planted-secret-{uuid.uuid4().hex}"
+        pipeline.connector("refused", "file-sink", {"topics": topic, "path": "s3://reconciler/refused",
+                                                    **s3_keys(strict), "s3.secret.access.key": secret})
+        output = run_once(pipeline, None, expected=1)
+        for name, endpoint in (("away", nowhere), ("refused", strict.endpoint)):
+            task = pipeline.state(name).task_statuses[0]
+            assert task.state.value == "FAILED" and task.trace is not None
+            last = task.trace.strip().splitlines()[-1]
+            assert f"StorageUnavailable: cannot use S3 endpoint {endpoint}, bucket reconciler" in last, task.trace
+            assert secret not in task.trace
+            assert not committed_everything(pipeline.settings, f"connect-{name}", topic)
+        assert "refused" in output and secret not in output
+        assert "InvalidAccessKeyId" in pipeline.state("refused").task_statuses[0].trace  # type: ignore[operator]
+
+
+def batch(offsets: range, topic: str = "orders") -> object:
+    return records_to_batch([SinkRecord(topic, 0, o, b"%d" % o, b"v%d" % o, 1_700_000_000_000 + o) for o in offsets])
+
+
+def started(config: dict[str, str]) -> ParquetSinkTask:
+    task = ParquetSinkTask()
+    task.start(ParquetSinkConnector().task_configs(config, 1)[0])
+    return task
+
+
+def test_a_zombie_writing_the_same_range_is_refused_and_nothing_doubles(s3_server: RunningS3) -> None:
+    base = prefix()
+    config = {"name": "archive", "topics": "orders", "path": s3_server.uri(base), "flush.records": "1000",
+              **s3_keys(s3_server)}
+    zombie, current = started(config), started({**config, "compression": "zstd"})
+    assert zombie.open([("orders", 0)]) == {} and current.open([("orders", 0)]) == {}
+    zombie.write(batch(range(0, 100)))  # both read 0-99; the current task writes its file first
+    current.write(batch(range(0, 100)))
+    assert current.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
+    name = f"{base}/topic=orders/partition=0/orders+0+{0:020d}-{99:020d}.parquet"
+    before = client(s3_server).head_object(Bucket=s3_server.bucket, Key=name)["ETag"]
+
+    # The zombie's PUT of the same name is refused (412): it re-lists, keeps the current file.
+    assert zombie.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
+    assert client(s3_server).head_object(Bucket=s3_server.bucket, Key=name)["ETag"] == before
+    assert zombie.partitions[("orders", 0)].held == [(0, 99)]
+    zombie.write(batch(range(50, 150)))  # what it reads next: only 100-149 is new
+    zombie.pre_commit({("orders", 0): 150}, closing=True)
+    assert s3_parquet_keys(s3_server, base) == Counter(b"%d" % o for o in range(150))
+
+
+REWIND_IN_A_SUBPROCESS = textwrap.dedent(
+    """
+    import json, sys
+    from reconciler.connectors.parquet_sink import ParquetSinkConnector
+    ParquetSinkConnector().alter_offsets(json.loads(sys.argv[1]), {("orders", 0): int(sys.argv[2])})
+    """
+)
+
+
+def test_a_rewind_on_s3_killed_between_copy_and_delete_is_completed_by_the_next(s3_server: RunningS3) -> None:
+    base = prefix()
+    config = {"name": "archive", "topics": "orders", "path": s3_server.uri(base), "flush.records": "25",
+              **s3_keys(s3_server)}
+    task = started(config)
+    task.open([("orders", 0)])
+    for start in range(0, 100, 25):
+        task.write(batch(range(start, start + 25)))
+    task.pre_commit({("orders", 0): 100}, closing=True)  # files 0-24, 25-49, 50-74, 75-99
+
+    env = {**os.environ, failpoints.ENV_POINTS: failpoints.Failpoint.STORAGE_AFTER_COPY.value}
+    done = subprocess.run([sys.executable, "-c", REWIND_IN_A_SUBPROCESS, json.dumps(config), "60"], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == -9, done.stderr
+    left = objects(s3_server, base)
+    moved = f"_superseded/topic=orders/partition=0/orders+0+{50:020d}-{74:020d}.parquet"
+    assert moved in left and moved.removeprefix("_superseded/") in left  # copied, not deleted
+
+    ParquetSinkConnector().alter_offsets(config, {("orders", 0): 60})  # the request runs again
+    assert s3_parquet_keys(s3_server, base) == Counter(b"%d" % o for o in range(60))
+    superseded = sorted(key.rsplit("/", 1)[1] for key in objects(s3_server, base) if key.startswith("_superseded/"))
+    assert superseded == [f"orders+0+{50:020d}-{74:020d}.parquet", f"orders+0+{75:020d}-{99:020d}.parquet"]
