@@ -230,7 +230,7 @@ def objects() -> dict[str, dict[str, Any]]:
     return found
 
 
-@pytest.mark.parametrize("kind", ["ConfigMap", "Deployment", "Service"])
+@pytest.mark.parametrize("kind", ["ConfigMap", "Deployment", "Service", "PersistentVolumeClaim"])
 def test_kubernetes_objects_are_valid_against_kubernetes_schemas(kind: str) -> None:
     kubernetes_validate.validate(objects()[kind], kubernetes_validate.latest_version(), strict=True)
 
@@ -241,6 +241,20 @@ def test_the_configmap_holds_valid_manifests(tmp_path: Path) -> None:
     result = load_manifests([tmp_path])
     assert result.ok, [d.render() for d in result.diagnostics]
     assert sorted(c.name for c in result.connectors) == ["events-archive", "events-ingest"]
+
+
+def test_no_data_lives_in_an_emptydir_and_the_image_is_the_documented_build() -> None:
+    """Sink output in object storage, the file-source's input on a PVC: a moved pod loses
+    neither; the image is what `docker build -t connect-reconciler .` (the Dockerfile, docs/deploying.md) makes."""
+    found = objects()
+    pod = found["Deployment"]["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["data"]["persistentVolumeClaim"]["claimName"] == found["PersistentVolumeClaim"]["metadata"]["name"]
+    manifests = [yaml.safe_load(text) for text in found["ConfigMap"]["data"].values()]
+    sinks = [m["spec"]["config"]["path"] for m in manifests if m["spec"]["class"].endswith("-sink")]
+    assert sinks and all(path.startswith("s3://") for path in sinks)
+    built = re.search(r"docker build -t (\S+) \.", (ROOT / "Dockerfile").read_text())
+    assert built is not None and container()["image"] in (built[1], f"{built[1]}:latest")
 
 
 def container() -> dict[str, Any]:
