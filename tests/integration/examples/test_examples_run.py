@@ -20,6 +20,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,7 +64,7 @@ def blocks(readme: Path) -> list[Block]:
 
 KITS = ("ci", "kubernetes")
 # Scenarios whose own test runs their README (with this module's Runner) and checks what moved.
-OWN_TEST = ("plugin",)  # test_example_plugin.py
+OWN_TEST = ("plugin", "s3")  # test_example_plugin.py, test_example_s3.py
 DATE_TIME = (re.compile(r"\d{4}-\d\d-\d\d"), re.compile(r"\d\d:\d\d:\d\dZ"))
 
 
@@ -84,8 +85,14 @@ def _any_time(word: str) -> str:
 
 
 class Runner:
-    def __init__(self, directory: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`cli_in_subprocess`: `reconciler` lines run as their own process too (with their own
+    Spark), for a README whose exported variables the tasks must see, as the session's Spark
+    workers, started before, would not."""
+
+    def __init__(self, directory: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                 *, cli_in_subprocess: bool = False) -> None:
         self.directory, self.monkeypatch, self.capsys = directory, monkeypatch, capsys
+        self.cli_in_subprocess = cli_in_subprocess
 
     def run(self, line: str) -> str:
         """The line's stdout; fails the test when it exits as the README does not expect."""
@@ -97,7 +104,12 @@ class Runner:
             name, _, value = words[1].partition("=")
             self.monkeypatch.setenv(name, value)
             return ""
-        if words[0] == "reconciler":
+        if words[0] == "reconciler" and self.cli_in_subprocess:
+            done = subprocess.run([sys.executable, "-m", "reconciler.cli.main", *words[1:]], cwd=self.directory,
+                                  env={**os.environ, "RECONCILER_HTTP_BIND": "127.0.0.1:0"}, capture_output=True,
+                                  text=True, timeout=300, check=False)
+            code, out, err = done.returncode, done.stdout, done.stderr
+        elif words[0] == "reconciler":
             self.capsys.readouterr()
             code = main(words[1:])
             out, err = self.capsys.readouterr()

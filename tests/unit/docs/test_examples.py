@@ -29,6 +29,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 BOTH = [ActionKind.CREATE, ActionKind.CREATE]  # a datagen source and the sink archiving its topic
 EXPECTED: dict[str, list[list[ActionKind]]] = {
     "quickstart": [BOTH],
+    "s3": [BOTH],
     "pause-resume": [BOTH, [ActionKind.PAUSE], [ActionKind.RESUME]],
     "stop": [BOTH, [ActionKind.STOP], [ActionKind.RESUME]],
     "restart": [BOTH, [ActionKind.RESTART]],
