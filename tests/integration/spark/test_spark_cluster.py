@@ -1,4 +1,5 @@
-"""`reconciler run --spark-master spark://…` on a real standalone cluster, and its faults.
+"""`reconciler run --spark-master spark://…` on a real standalone cluster, and its faults; the
+parquet-sink writes to the S3-compatible server (`s3_server`), not to a disk the hosts share.
 
 One cluster for the session (`spark_cluster`: a master and two 1-core workers, separate
 processes with their own work directories). The executors run the packed environment
@@ -27,9 +28,11 @@ from reconciler.kafka.io.store import read_live_state
 from reconciler.devtools.broker import free_port
 from reconciler.kafka.io.consume import read_to_end
 from recording import recorded
-from run_support import Pipeline, child_env, committed_everything, ids, parquet_keys, topic_keys
+from run_support import Pipeline, child_env, committed_everything, ids, topic_keys
+from s3_support import s3_keys, s3_parquet_keys
 
 if TYPE_CHECKING:
+    from reconciler.devtools.s3 import RunningS3
     from reconciler.devtools.spark_cluster import RunningCluster
     from tests.conftest import KafkaUnderTest
 
@@ -109,35 +112,42 @@ class ClusterPipeline:
     pipeline: Pipeline
     topic: str
     runs: list[Run]
+    prefix: str  # of the parquet-sink's dataset in the S3 server's bucket
 
 
 @pytest.fixture(scope="module")
 def two_ticks(
-    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_env: Path, tmp_path_factory: pytest.TempPathFactory
+    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_env: Path, s3_server: RunningS3,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[ClusterPipeline]:
-    """datagen -> topic -> parquet-sink and a shipped plugin sink, plus a plugin the executors
-    cannot load, run as two `run --once` ticks on the cluster."""
+    """datagen -> topic -> parquet-sink (into the S3 server: shared storage, as a cluster of
+    several hosts needs) and a shipped plugin sink, plus a plugin the executors cannot load, run
+    as two `run --once` ticks on the cluster."""
     root = tmp_path_factory.mktemp("cluster")
     pipeline = new_pipeline(kafka, root)
     topic = pipeline.topic("orders", partitions=2)
+    prefix = f"cluster-{uuid.uuid4().hex[:8]}"
     pipeline.connector("gen", "datagen", {"topic": topic, "count": COUNT, "shards": 4, "record.bytes": 60},
                        tasks_max=2)
-    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": str(root / "parquet")}, tasks_max=2)
+    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": s3_server.uri(prefix),
+                                                   **s3_keys(s3_server)}, tasks_max=2)
     pipeline.connector("recorder", "recording:RecordingSink", {"topics": topic, "path": str(root / "recorded")})
     pipeline.connector("broken", "needs_driver_only:Sink", {"topics": topic})
     # `--allow-failed`: "broken" fails its task on purpose; the run still reports it (exit 0).
     runs = [run_once(pipeline, *cluster_args(spark_cluster, executor_env), "--allow-failed") for _ in range(2)]
-    yield ClusterPipeline(pipeline, topic, runs)
+    yield ClusterPipeline(pipeline, topic, runs, prefix)
 
 
-def test_two_ticks_on_the_cluster_move_every_record_exactly_once(two_ticks: ClusterPipeline) -> None:
+def test_two_ticks_on_the_cluster_move_every_record_exactly_once(
+    two_ticks: ClusterPipeline, s3_server: RunningS3
+) -> None:
     pipeline, runs = two_ticks.pipeline, two_ticks.runs
     assert [r.code for r in runs] == [0, 0], "\n".join(r.output for r in runs)
     # The only trace shown is the one the failing plugin's task reports (one line per task).
     traces = [line for r in runs for line in r.output.splitlines() if "Traceback" in line]
     assert traces and all("needs_driver_only:Sink" in line for line in traces)
     assert topic_keys(pipeline.settings, two_ticks.topic) == ids(COUNT)
-    assert parquet_keys(pipeline.root / "parquet") == ids(COUNT)
+    assert s3_parquet_keys(s3_server, two_ticks.prefix) == ids(COUNT)  # read back from the store by pyarrow
     shipped = recorded(pipeline.root / "recorded")  # the module:Class plugin ran on the executors
     assert Counter(shipped.column("key").to_pylist()) == ids(COUNT)
     # `run --once` released what it ran on exit (UNASSIGNED); each connector's last batch succeeded.
@@ -189,7 +199,7 @@ def test_executors_without_the_tasks_modules_are_named_one_by_one(
 
 
 def test_an_executor_lost_mid_batch_loses_and_repeats_nothing(
-    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_python: str, tmp_path: Path
+    kafka: KafkaUnderTest, spark_cluster: RunningCluster, executor_python: str, s3_server: RunningS3, tmp_path: Path
 ) -> None:
     from run_support import create_topic
 
@@ -197,8 +207,9 @@ def test_an_executor_lost_mid_batch_loses_and_repeats_nothing(
     topic = pipeline.topic("lost")
     create_topic(pipeline.settings, topic, 2)
     _produce_ids(pipeline, topic, 2000)
-    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": str(tmp_path / "out"),
-                                                   "flush.records": 100}, tasks_max=2)
+    prefix = f"lost-{uuid.uuid4().hex[:8]}"
+    pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": s3_server.uri(prefix),
+                                                   "flush.records": 100, **s3_keys(s3_server)}, tasks_max=2)
     pauses = tmp_path / "pauses"
     pauses.mkdir()
     failpoint = ["spark.executorEnv.RECONCILER_FAILPOINTS=sink.mid_write",
@@ -222,7 +233,7 @@ def test_an_executor_lost_mid_batch_loses_and_repeats_nothing(
         if killed is not None:
             spark_cluster.restart_worker(killed)
     assert first.returncode == 0, output
-    assert parquet_keys(tmp_path / "out") == ids(2000)  # 0 rows lost, 0 duplicated
+    assert s3_parquet_keys(s3_server, prefix) == ids(2000)  # 0 rows lost, 0 duplicated, read back from S3
     # ...and the next tick starts after the last record: Connect's group offset of each
     # partition is its last record + 1. (Checked here rather than by running that tick: the
     # parquet-sink trusts its files, so a tick from an offset too low would duplicate nothing.)

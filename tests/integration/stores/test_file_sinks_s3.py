@@ -2,7 +2,8 @@
 and file-sink SIGKILLed at each step of a batch with their output on S3, then converging (0 rows
 lost, 0 twice, read back by pyarrow and boto3); a zombie's write of the same range refused by
 the conditional PUT; a rewind killed between copy and delete, completed by the next one; an
-unreachable endpoint and refused credentials failing the task in one line without the secret.
+unreachable endpoint and refused credentials failing the task in one line without the secret;
+file-source reading objects under a prefix.
 
 The runs are `reconciler run --once` subprocesses; the crash runs reach the server through the
 AWS variables alone (the credential chain), the others through the connector's `s3.*` keys.
@@ -23,7 +24,8 @@ import pytest
 
 from crash_support import run_once
 from reconciler import failpoints
-from reconciler.connectors.api import SinkRecord, records_to_batch
+from reconciler.connectors.api import SinkRecord, partition_key, records_to_batch
+from reconciler.connectors.file_source import FileSourceConnector, FileSourceTask
 from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.s3 import RunningS3, start_s3
@@ -167,3 +169,24 @@ def test_a_rewind_on_s3_killed_between_copy_and_delete_is_completed_by_the_next(
     assert s3_parquet_keys(s3_server, base) == Counter(b"%d" % o for o in range(60))
     superseded = sorted(key.rsplit("/", 1)[1] for key in objects(s3_server, base) if key.startswith("_superseded/"))
     assert superseded == [f"orders+0+{50:020d}-{74:020d}.parquet", f"orders+0+{75:020d}-{99:020d}.parquet"]
+
+
+def test_file_source_reads_objects_line_by_line_and_a_replaced_longer_object_from_its_position(
+    s3_server: RunningS3,
+) -> None:
+    base = prefix()
+    s3 = client(s3_server)
+    s3.put_object(Bucket=s3_server.bucket, Key=f"{base}/a.jsonl", Body=b'{"n":1}\n{"n":2}\n{"n":3')  # last line unfinished
+    s3.put_object(Bucket=s3_server.bucket, Key=f"{base}/sub/b.jsonl", Body=b'{"n":10}\n')
+    s3.put_object(Bucket=s3_server.bucket, Key=f"{base}/.hidden.jsonl", Body=b'{"n":99}\n')
+    config = {"name": "in", "topic": "t", "path": s3_server.uri(base), "glob": "**/*.jsonl", **s3_keys(s3_server)}
+    task = FileSourceTask(FileSourceConnector().task_configs(config, 1)[0])
+    first = task.poll_batch({}, 100)
+    assert sorted(first.values) == [b'{"n":10}', b'{"n":1}', b'{"n":2}']
+    assert first.offsets[partition_key({"filename": "a.jsonl"})] == {"position": 16, "line": 2}
+    assert first.offsets[partition_key({"filename": "sub/b.jsonl"})] == {"position": 9, "line": 1}
+
+    # Objects are replaced whole: the longer one is read on from the committed position.
+    s3.put_object(Bucket=s3_server.bucket, Key=f"{base}/a.jsonl", Body=b'{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n')
+    second = task.poll_batch(first.offsets, 100)
+    assert list(second.values) == [b'{"n":3}', b'{"n":4}'] and list(second.keys) == [b"a.jsonl:3", b"a.jsonl:4"]
