@@ -8,7 +8,7 @@ later run; appended lines and new files are found by listing the directory on ev
 the same shape, `filename` being the object's key relative to the prefix and `position` a byte
 offset in the object. An object is replaced whole, never appended to: a replacement that
 starts with the old bytes is read on from the position, a shorter one fails as a truncated
-file does (docs/connectors.md#file-source).
+file does (docs/connectors.md#storage).
 A poll depends only on the committed offsets and the files, so a re-run after a crash yields
 the same records (plus any lines appended meanwhile).
 
