@@ -39,7 +39,8 @@ def _from(base: sql.Composable) -> sql.Composed:
 
 
 def bulk(base: sql.Composable, suffix: str) -> sql.Composed:
-    return sql.SQL("{} {}").format(base, sql.SQL(suffix)) if suffix else sql.Composed([base])
+    """Parameter: the row limit (one more than a batch takes, to tell a table too big for it)."""
+    return sql.SQL("{} LIMIT %s {}").format(_from(base), sql.SQL(suffix))
 
 
 def incrementing(base: sql.Composable, criteria: Criteria, suffix: str) -> sql.Composed:
