@@ -6,8 +6,8 @@ column fail in one line naming them, never the password, with nothing produced."
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -95,7 +95,7 @@ def test_an_alter_request_moves_the_offset(pipeline: Pipeline, postgres: Running
     insert_orders(dsn, 101, 100)
     pipeline.tick()
     pipeline.tick()
-    ids = sorted(__import__("json").loads(p)["id"] for p in topic_payloads(pipeline.settings, prefix + "orders"))
+    ids = sorted(json.loads(p)["id"] for p in topic_payloads(pipeline.settings, prefix + "orders"))
     assert ids == [*range(1, 101), *range(181, 201)]
     assert read_view(pipeline.settings).live.is_applied("pg", "offsets", "skip-1")
     assert offset_records(pipeline.settings, "pg")[-1][1] == b'{"incrementing":200}'
