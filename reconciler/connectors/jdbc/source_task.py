@@ -12,14 +12,13 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import zoneinfo
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import psycopg
 from psycopg.types.string import TextLoader
 
 from reconciler.connectors.api import ConnectorError, PartitionKey, SourceBatch, SourceOffset, SourceTask, partition_key
-from reconciler.connectors.converters.encode import encode
 from reconciler.connectors.converters.schema import DataError
 from reconciler.connectors.converters.settings import Converter, converter
 from reconciler.connectors.jdbc import source_sql as q
@@ -27,7 +26,7 @@ from reconciler.connectors.jdbc.connection import Failing, connect
 from reconciler.connectors.jdbc.source_config import BULK, INCREMENTING, TIMESTAMP, JdbcSourceSettings
 from reconciler.connectors.jdbc.source_offsets import QUERY_PARTITION, Position, lookup_keys, table_partition
 from reconciler.connectors.jdbc.source_tables import TableRef, parse_tables
-from reconciler.connectors.jdbc.source_types import TEXT_OIDS, ColumnInfo, RowShape, row_shape
+from reconciler.connectors.jdbc.source_types import TEXT_OIDS, ColumnInfo, RowShape, row_shape, value_encoder
 
 LOG = logging.getLogger(__name__)
 JSON_WITH_SCHEMAS = Converter("json", schemas_enable=True)
@@ -96,7 +95,8 @@ class JdbcSourceTask(SourceTask):
             raise ConnectorError(f"{place} in {self.settings.target.describe()} has more rows than a batch "
                                  f"takes ({limit}): mode=bulk reads a whole table per batch; raise the batch's "
                                  "record budget or use an incremental mode")
-        values = [self._encode(shape, table, row) for row in rows]
+        write = value_encoder(self.converter, shape.schema)
+        values = [self._encode(write, shape, table, row) for row in rows]
         if self.settings.mode == BULK or not rows:
             return values, None
         return values, self._position(shape, criteria, rows[-1])
@@ -118,9 +118,10 @@ class JdbcSourceTask(SourceTask):
         last = -1 if position.incrementing is None else position.incrementing
         return q.timestamp_incrementing(base, criteria, suffix), [end, begin, last, begin, limit]
 
-    def _encode(self, shape: RowShape, table: TableRef | None, row: tuple[Any, ...]) -> bytes | None:
+    def _encode(self, write: Callable[[dict[str, Any]], bytes | None], shape: RowShape, table: TableRef | None,
+                row: tuple[Any, ...]) -> bytes | None:
         try:
-            return encode(self.converter, shape.schema, shape.value(row))
+            return write(shape.value(row))
         except (DataError, ValueError) as exc:
             where = f"table {table}" if table is not None else "the query"
             raise ConnectorError(f"cannot convert a row of {where} in {self.settings.target.describe()}: {exc}") from None
