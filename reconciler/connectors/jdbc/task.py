@@ -11,28 +11,23 @@ database error becomes one `ConnectorError` line naming the place; the password 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import psycopg
-from psycopg.conninfo import make_conninfo
 
 from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError, SinkTask, TopicPartition
 from reconciler.connectors.converters.settings import converter
 from reconciler.connectors.jdbc import sql as q
 from reconciler.connectors.jdbc.config import JdbcSinkSettings
+from reconciler.connectors.jdbc.connection import Failing, connect
 from reconciler.connectors.jdbc.decode import decode_records
 from reconciler.connectors.jdbc.rows import Layout, Planned, layout, plan, zone_of
 from reconciler.connectors.range_files import split_by_partition
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-CONNECT_TIMEOUT_S = 10
-_COPY_COLUMN = re.compile(r"column (.+?): ")
-
 
 class JdbcSinkTask(SinkTask):
     def start(self, task_config: Mapping[str, str]) -> None:
@@ -173,50 +168,11 @@ class JdbcSinkTask(SinkTask):
 
     def _connect(self) -> psycopg.Connection[Any]:
         if self.connection is None or self.connection.closed:
-            self.connection = connect(self.settings)
+            self.connection = connect(self.settings.target)
         return self.connection
 
-    def _failing(self, place: str) -> _Failing:
-        return _Failing(self.settings, place)
-
-
-def connect(settings: JdbcSinkSettings) -> psycopg.Connection[Any]:
-    """An autocommit connection (transactions are explicit blocks), or one ConnectorError line."""
-    target = settings.target
-    try:
-        conninfo = make_conninfo("", **target.connect_args(), connect_timeout=CONNECT_TIMEOUT_S)
-        return psycopg.connect(conninfo, autocommit=True)
-    except psycopg.Error as exc:
-        user = f" as {target.user}" if target.user else ""
-        raise ConnectorError(f"cannot connect to PostgreSQL at {target.describe()}{user}: "
-                             f"{one_line(settings, str(exc))}") from None
-
-
-def one_line(settings: JdbcSinkSettings, text: str) -> str:
-    """`text` on one line, with the password (should the server ever quote it) hidden."""
-    line = " ".join(part.strip() for part in text.splitlines() if part.strip())
-    password = settings.target.password
-    return line.replace(password, "[hidden]") if password else line
-
-
-class _Failing:
-    """Turns a database error inside the block into one ConnectorError line naming the place."""
-
-    def __init__(self, settings: JdbcSinkSettings, place: str) -> None:
-        self.settings, self.place = settings, place
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> Literal[False]:
-        if not isinstance(exc, psycopg.Error):
-            return False
-        diag = exc.diag
-        column = diag.column_name or next(iter(_COPY_COLUMN.findall(diag.context or "")), None)
-        where = f"{self.place}" + (f", column {column}" if column else "")
-        message = diag.message_primary or str(exc)
-        raise ConnectorError(f"cannot write to {where} in {self.settings.target.describe()}: "
-                             f"{one_line(self.settings, message)}") from None
+    def _failing(self, place: str) -> Failing:
+        return Failing(self.settings.target, place)
 
 
 def _columns(connection: psycopg.Connection[Any], table: q.TableName) -> set[str] | None:
@@ -235,7 +191,7 @@ def _copy(connection: psycopg.Connection[Any], statement: psycopg.sql.Composed, 
 def alter_offsets_table(settings: JdbcSinkSettings, offsets: Mapping[TopicPartition, int | None]) -> None:
     """Set (or, for None, remove) partitions' next offsets in the offsets table, at once."""
     name = settings.offsets_table
-    with connect(settings) as connection, _Failing(settings, f"offsets table {name}"), connection.transaction():
+    with connect(settings.target) as connection, Failing(settings.target, f"offsets table {name}"), connection.transaction():
         connection.execute(q.create_offsets(name))
         for (topic, partition), offset in offsets.items():
             if offset is None:

@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -141,13 +142,29 @@ def test_readme_commands_run_as_written(
     found = blocks(readme)
     assert found, f"{readme} lists no commands"
     runner = Runner(copy, monkeypatch, capsys)
-    for block in found:
-        outputs = [runner.run(line) for line in block.commands]
-        if block.expected is not None:
-            assert columns(outputs[-1]) == columns(block.expected), (
-                f"{readme.relative_to(ROOT)}: `{block.commands[-1]}` printed\n{outputs[-1]}\nnot what the README shows:\n"
-                f"{block.expected}"
-            )
+    try:
+        for block in found:
+            outputs = [runner.run(line) for line in block.commands]
+            if block.expected is not None:
+                assert columns(outputs[-1]) == columns(block.expected), (
+                    f"{readme.relative_to(ROOT)}: `{block.commands[-1]}` printed\n{outputs[-1]}\nnot what the README "
+                    f"shows:\n{block.expected}"
+                )
+    finally:
+        stop_started_servers(copy)
+
+
+def stop_started_servers(directory: Path) -> None:
+    """A README that starts a server in the background (`examples/postgres`: the PostgreSQL
+    helper, its PID in `.postgres.pid`) stops it as its last line; a README that failed before
+    that line leaves it to this. The PID is the one the README's own line recorded."""
+    pid_file = directory / ".postgres.pid"
+    if not pid_file.is_file():
+        return
+    try:
+        os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
+    except (ProcessLookupError, ValueError):
+        pass
 
 
 def test_every_example_has_a_readme_with_commands() -> None:

@@ -158,11 +158,11 @@ def test_load_connector_by_entry_point_or_path(name: str, expected: type) -> Non
 
 
 def test_built_ins_are_registered_with_their_kinds() -> None:
-    built_ins = ("datagen", "file-sink", "file-source", "jdbc-sink", "parquet-sink")
+    built_ins = ("datagen", "file-sink", "file-source", "jdbc-sink", "jdbc-source", "parquet-sink")
     assert set(built_ins) <= set(available_connectors())
     kinds = {name: load_connector(name).kind for name in built_ins}
     assert kinds == {"datagen": "source", "file-sink": "sink", "file-source": "source", "jdbc-sink": "sink",
-                     "parquet-sink": "sink"}
+                     "jdbc-source": "source", "parquet-sink": "sink"}
 
 
 def test_unknown_name_lists_the_registered_ones() -> None:
@@ -170,7 +170,7 @@ def test_unknown_name_lists_the_registered_ones() -> None:
         load_connector("FileStreamSource")
     assert "unknown connector class 'FileStreamSource'" in caught.value.message
     assert caught.value.hint is not None
-    assert "datagen, file-sink, file-source, jdbc-sink, parquet-sink" in caught.value.hint
+    assert "datagen, file-sink, file-source, jdbc-sink, jdbc-source, parquet-sink" in caught.value.hint
     assert "module:Class" in caught.value.hint
 
 
