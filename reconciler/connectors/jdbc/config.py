@@ -67,6 +67,9 @@ CONFIG_DEF: Final = (
     .define("fields.whitelist", Type.LIST, "The value's fields written (empty: all).", default=[])
     .define("db.timezone", Type.STRING, "The zone Timestamp and Time values are written in.", default="UTC",
             validator=_zone)
+    .define("db.timezone.date", Type.STRING, "NONE: Date values are written in db.timezone, as Confluent's sink "
+            "binds them (west of UTC, the day before); UTC: as they are.", default="NONE", choices=("NONE", "UTC"),
+            ignore_case=True)
     .define("auto.create", Type.BOOLEAN, "CREATE the table from the records' schema when missing.", default=False)
     .define("auto.evolve", Type.BOOLEAN, "ALTER the table to add fields it lacks.", default=False)
     .define("quote.sql.identifiers", Type.STRING, "always (names as given) or never (lower-cased, as PostgreSQL "
@@ -149,6 +152,7 @@ class JdbcSinkSettings:
     pk_fields: tuple[str, ...]
     whitelist: frozenset[str]
     timezone: str
+    date_in_db_zone: bool
     auto_create: bool
     auto_evolve: bool
     quote: bool
@@ -174,6 +178,7 @@ class JdbcSinkSettings:
             pk_fields=tuple(parsed.strings("pk.fields")),
             whitelist=frozenset(parsed.strings("fields.whitelist")),
             timezone=parsed.string("db.timezone"),
+            date_in_db_zone=parsed.string("db.timezone.date").upper() == "NONE",
             auto_create=parsed.boolean("auto.create"),
             auto_evolve=parsed.boolean("auto.evolve"),
             quote=parsed.string("quote.sql.identifiers").lower() == "always",

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from reconciler.connectors.api import ConnectorError
-from reconciler.connectors.converters.schema import DATE, TIME, TIMESTAMP, Schema
+from reconciler.connectors.converters.schema import Schema
 from reconciler.connectors.jdbc.config import KAFKA_PK_NAMES, JdbcSinkSettings
 from reconciler.connectors.jdbc.sql import Column, UnsupportedType, pg_type
+from reconciler.connectors.jdbc.temporal import is_temporal, to_pg_time
 
-EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 KAFKA_SCHEMAS: Final = (Schema("string"), Schema("int32"), Schema("int64"))
 KAFKA_FIELDS: Final = ("topic", "partition", "offset")  # of `Record`, in KAFKA_PK_NAMES' order
 Part = Literal["kafka", "key", "value"]
@@ -36,6 +36,7 @@ class Record:
     offset: int
     key: Any
     value: Any
+    skip: bool = False  # a change event that changes no row here (changes.py)
 
 
 @dataclass(frozen=True)
@@ -124,24 +125,21 @@ def _field(schema: Schema, name: str, table: str, part: str) -> Schema:
 # --- values ---------------------------------------------------------------------------------
 
 
-def to_pg(schema: Schema | None, value: Any, zone: dt.tzinfo) -> Any:
-    """What psycopg writes for a Connect value (`zone`: db.timezone, for Timestamp and Time)."""
+def to_pg(schema: Schema | None, value: Any, zone: dt.tzinfo, date_zone: dt.tzinfo | None = None) -> Any:
+    """What psycopg writes for a Connect value (`zone`: db.timezone, for Timestamp and Time;
+    `date_zone`: for Date, None unless db.timezone.date=none; `temporal`)."""
     if value is None:
         return None
     if schema is None:  # schemaless: JSON values as read; objects and arrays as JSON text
         if isinstance(value, (dict, list)):
             return json.dumps(value, default=str, ensure_ascii=False)
         return value.replace("\x00", "") if isinstance(value, str) else value
-    if schema.name == TIMESTAMP:
-        return (EPOCH + dt.timedelta(milliseconds=value)).astimezone(zone).replace(tzinfo=None)
-    if schema.name == DATE:
-        return dt.date(1970, 1, 1) + dt.timedelta(days=value)
-    if schema.name == TIME:
-        return (EPOCH + dt.timedelta(milliseconds=value)).astimezone(zone).time()
+    if schema.name and is_temporal(schema.name):
+        return to_pg_time(schema.name, value, zone, date_zone)
     if schema.type == "string":
         return value.replace("\x00", "")  # PostgreSQL text cannot hold NUL (Confluent drops it too)
     if schema.type == "array":
-        return [to_pg(schema.items, v, zone) for v in value]
+        return [to_pg(schema.items, v, zone, date_zone) for v in value]
     return value
 
 
@@ -149,8 +147,8 @@ def zone_of(settings: JdbcSinkSettings) -> dt.tzinfo:
     return zoneinfo.ZoneInfo(settings.timezone)
 
 
-def row_of(record: Record, lay: Layout, zone: dt.tzinfo) -> tuple[Any, ...]:
-    return tuple(to_pg(schema, _pick(record, part, name), zone)
+def row_of(record: Record, lay: Layout, zone: dt.tzinfo, date_zone: dt.tzinfo | None = None) -> tuple[Any, ...]:
+    return tuple(to_pg(schema, _pick(record, part, name), zone, date_zone)
                  for (part, name), schema in zip(lay.sources, lay.schemas, strict=True))
 
 
@@ -172,10 +170,12 @@ def plan(records: Sequence[Record], lay: Layout, settings: JdbcSinkSettings, zon
     only its last); with no key (pk.mode none or kafka) every record is a row."""
     planned = Planned()
     keyed = settings.pk_mode in ("record_key", "record_value")
+    records = [r for r in records if not r.skip]
+    dates = zone if settings.date_in_db_zone else None
     if not keyed:
         for record in records:
             _require_value(record, settings)
-            planned.puts.append(row_of(record, lay, zone))
+            planned.puts.append(row_of(record, lay, zone, dates))
         return planned
     key_positions = [lay.names.index(k) for k in lay.keys]
     last: dict[tuple[Any, ...], list[tuple[Any, ...]]] = {}
@@ -183,8 +183,8 @@ def plan(records: Sequence[Record], lay: Layout, settings: JdbcSinkSettings, zon
     for record in records:
         if record.value is None and not settings.delete_enabled:
             _require_value(record, settings)
-        row = row_of(record, lay, zone) if record.value is not None else None
-        key = _key(record, lay, zone) if row is None else tuple(_hashable(row[i]) for i in key_positions)
+        row = row_of(record, lay, zone, dates) if record.value is not None else None
+        key = _key(record, lay, zone, dates) if row is None else tuple(_hashable(row[i]) for i in key_positions)
         if row is None:
             deleted.add(key)
             last[key] = []
@@ -197,12 +197,12 @@ def plan(records: Sequence[Record], lay: Layout, settings: JdbcSinkSettings, zon
     return planned
 
 
-def _key(record: Record, lay: Layout, zone: dt.tzinfo) -> tuple[Any, ...]:
+def _key(record: Record, lay: Layout, zone: dt.tzinfo, dates: dt.tzinfo | None) -> tuple[Any, ...]:
     picked = []
     for name in lay.keys:
         index = lay.names.index(name)
         part, source = lay.sources[index]
-        picked.append(_hashable(to_pg(lay.schemas[index], _pick(record, part, source), zone)))
+        picked.append(_hashable(to_pg(lay.schemas[index], _pick(record, part, source), zone, dates)))
     return tuple(picked)
 
 

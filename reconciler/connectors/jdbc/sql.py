@@ -12,10 +12,12 @@ from typing import Final
 
 from psycopg import sql
 
-from reconciler.connectors.converters.schema import DATE, DECIMAL, TIME, TIMESTAMP, Schema
+from reconciler.connectors.converters.schema import DECIMAL, Schema
+from reconciler.connectors.jdbc.temporal import COLUMN_TYPES
 
-# Confluent's `getSqlType` for PostgreSQL, by Connect type (JsonConverter's names) and logical name.
-LOGICAL_TYPES: Final = {DECIMAL: "DECIMAL", DATE: "DATE", TIME: "TIME", TIMESTAMP: "TIMESTAMP"}
+# Confluent's `getSqlType` for PostgreSQL, by Connect type (JsonConverter's names) and logical
+# name; and Debezium's time types and UUID as its JDBC sink creates them (`temporal`).
+LOGICAL_TYPES: Final = {DECIMAL: "DECIMAL", **COLUMN_TYPES}
 PRIMITIVE_TYPES: Final = {
     "int8": "SMALLINT", "int16": "SMALLINT", "int32": "INT", "int64": "BIGINT", "float": "REAL",
     "double": "DOUBLE PRECISION", "boolean": "BOOLEAN", "string": "TEXT", "bytes": "BYTEA",

@@ -20,6 +20,7 @@ from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError, SinkTask, TopicPartition
 from reconciler.connectors.converters.settings import converter
 from reconciler.connectors.jdbc import sql as q
+from reconciler.connectors.jdbc.changes import unwrap
 from reconciler.connectors.jdbc.config import JdbcSinkSettings
 from reconciler.connectors.jdbc.connection import Failing, connect
 from reconciler.connectors.jdbc.decode import decode_records
@@ -101,7 +102,7 @@ class JdbcSinkTask(SinkTask):
     def _write_transaction(self, tp: TopicPartition, rows: pa.Table) -> None:
         topic, partition = tp
         table = q.TableName.parse(self.settings.table_for(topic), self.settings.quote)
-        decoded = decode_records(rows, *self.converters)
+        decoded = unwrap(decode_records(rows, *self.converters), self.settings.delete_enabled)
         lay = layout(self.settings, str(table), decoded.key_schema, decoded.value_schema, decoded.schemaless)
         planned = plan(decoded.records, lay, self.settings, self.zone)
         next_offset = decoded.records[-1].offset + 1

@@ -103,7 +103,13 @@ def test_bad_urls_are_config_problems(url: str) -> None:
     (Schema("int32", name="org.apache.kafka.connect.data.Time"), "TIME"),
     (Schema("int64", name="org.apache.kafka.connect.data.Timestamp"), "TIMESTAMP"),
     (Schema("array", items=Schema("int32")), "INT[]"),
-    (Schema("int64", name="io.debezium.time.MicroTimestamp"), "BIGINT"),  # another name: its underlying type
+    (Schema("int64", name="com.example.Millis"), "BIGINT"),  # another name: its underlying type
+    # Debezium's time types, as Debezium's JDBC sink creates them
+    (Schema("int64", name="io.debezium.time.MicroTimestamp"), "TIMESTAMP"),
+    (Schema("int32", name="io.debezium.time.Date"), "DATE"),
+    (Schema("int64", name="io.debezium.time.MicroTime"), "TIME"),
+    (Schema("string", name="io.debezium.time.ZonedTimestamp"), "TIMESTAMPTZ"),
+    (Schema("string", name="io.debezium.data.Uuid"), "UUID"),
 ])
 def test_types_as_confluents_postgresql_dialect(schema: Schema, expected: str) -> None:
     assert q.pg_type(schema) == expected
