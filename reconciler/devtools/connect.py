@@ -18,6 +18,7 @@ import sys
 import tempfile
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -145,9 +146,11 @@ def start_connect(
     extra: dict[str, str] | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
     environment: dict[str, str] | None = None,
+    plugin_path: Sequence[Path] = (),
 ) -> RunningConnect:
     """Start a distributed worker of `group_id` and wait until it has joined and answers REST.
-    `environment`: variables added to ours for the worker (what its `env` provider reads)."""
+    `environment`: variables added to ours for the worker (what its `env` provider reads);
+    `plugin_path`: plugin directories (`devtools.connect_plugins`), each in its own class loader."""
     try:
         classpath = kafka_classpath()
     except JvmError as exc:
@@ -156,7 +159,10 @@ def start_connect(
     log_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     config = log_dir / f"connect-{group_id}-{port}.properties"
-    config.write_text(worker_properties(bootstrap, group_id, port, extra or {}))
+    settings = dict(extra or {})
+    if plugin_path:
+        settings["plugin.path"] = ",".join(str(directory) for directory in plugin_path)
+    config.write_text(worker_properties(bootstrap, group_id, port, settings))
     log_path = log_dir / f"connect-{group_id}-{port}.log"
     command = java_command(classpath, "org.apache.kafka.connect.cli.ConnectDistributed", str(config),
                            log_file=log_path)
