@@ -34,6 +34,8 @@ class Failpoint(enum.StrEnum):
     SINK_AFTER_TABLE_COMMIT = "sink.after_table_commit"
     # jdbc-sink: a partition's rows are in the table, its offset not yet; the transaction is open.
     JDBC_AFTER_ROWS = "jdbc.after_rows"
+    # jdbc-sink: rows and offset written in the transaction; COMMIT not sent yet.
+    JDBC_BEFORE_COMMIT = "jdbc.before_commit"
     # jdbc-sink: rows and offset committed in the database; the task has not returned them.
     JDBC_AFTER_COMMIT = "jdbc.after_commit"
     # A file being moved aside on an object store (a rewind) was copied, not yet deleted.
@@ -61,6 +63,7 @@ SINK_MID_WRITE = Failpoint.SINK_MID_WRITE
 SINK_AFTER_FILES = Failpoint.SINK_AFTER_FILES
 SOURCE_BEFORE_COMMIT = Failpoint.SOURCE_BEFORE_COMMIT
 JDBC_AFTER_ROWS = Failpoint.JDBC_AFTER_ROWS
+JDBC_BEFORE_COMMIT = Failpoint.JDBC_BEFORE_COMMIT
 JDBC_AFTER_COMMIT = Failpoint.JDBC_AFTER_COMMIT
 SOURCE_AFTER_COMMIT = Failpoint.SOURCE_AFTER_COMMIT
 

@@ -5,9 +5,11 @@ version are Maven properties, so the PostgreSQL source and the JDBC sink share i
 and cached by `toolchain.maven` as Kafka's own jars are. Each plugin becomes one directory of
 links to its jars under the cache (`<artifact>-<version>/<artifact>/`); the outer directory is an
 entry of the worker's `plugin.path` (whose entries hold plugin directories), so the plugin loads
-in its own class loader as in a real deployment. Kafka's own jars (`connect-api`, `kafka-clients`,
-which Debezium's poms pull in) are left out: the worker's are the ones a plugin must use
-(docs/real-components.md#debezium).
+in its own class loader as in a real deployment. A library the worker ships is left out of
+the plugin (Kafka's `connect-api` and `kafka-clients`, Jackson…): the worker's copy is the one
+the plugin sees, as a class loaded through both would not be one type (Debezium's JDBC sink
+fails to start with its own Jackson beside the worker's modules: `Jdk8Module not a subtype`).
+See docs/real-components.md#debezium.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Final
 
-from reconciler.devtools.jvm import JVM_DIR
+from reconciler.devtools.jvm import JVM_DIR, kafka_classpath
 from reconciler.toolchain.maven import cache_dir, resolve_classpath
 
 DEBEZIUM_POM: Final = JVM_DIR / "debezium" / "pom.xml"
@@ -26,7 +28,6 @@ POSTGRES_SOURCE: Final = "debezium-connector-postgres"
 JDBC_SINK: Final = "debezium-connector-jdbc"
 # Debezium's JDBC sink: 3.6.1.Final's jar is not on Maven Central; tried in this order, once each.
 JDBC_SINK_VERSIONS: Final = ("3.6.1.Final", "3.5.0.Final")
-KAFKA_GROUP: Final = f"{os.sep}org{os.sep}apache{os.sep}kafka{os.sep}"
 
 
 def debezium_plugin(artifact: str, version: str = DEBEZIUM_VERSION) -> Path:
@@ -34,7 +35,8 @@ def debezium_plugin(artifact: str, version: str = DEBEZIUM_VERSION) -> Path:
     jars = resolve_classpath(DEBEZIUM_POM, f"Debezium's {artifact} {version}", label=f"{artifact}-{version}",
                              properties={"debezium.artifact": artifact, "debezium.version": version},
                              scope="runtime")
-    wanted = sorted(jar for jar in jars if KAFKA_GROUP not in str(jar))
+    shipped = {artifact_dir(jar) for jar in kafka_classpath().jars}
+    wanted = sorted(jar for jar in jars if artifact_dir(jar) not in shipped)
     directory = cache_dir() / "plugins" / f"{artifact}-{version}"
     plugin = directory / artifact
     if plugin.is_dir() and sorted(p.resolve() for p in plugin.iterdir()) == [j.resolve() for j in wanted]:
@@ -47,3 +49,8 @@ def debezium_plugin(artifact: str, version: str = DEBEZIUM_VERSION) -> Path:
     shutil.rmtree(directory, ignore_errors=True)
     os.replace(partial, directory)  # a directory complete or absent: never half a plugin
     return directory
+
+
+def artifact_dir(jar: Path) -> Path:
+    """A Maven repository jar's `<group>/<artifact>` directory: the library, whatever its version."""
+    return jar.parent.parent

@@ -113,6 +113,7 @@ class JdbcSinkTask(SinkTask):
             failpoints.hit(failpoints.JDBC_AFTER_ROWS)
             connection.execute(q.write_offset(self.settings.offsets_table),
                                [self.settings.name, topic, partition, next_offset])
+            failpoints.hit(failpoints.JDBC_BEFORE_COMMIT)
         failpoints.hit(failpoints.JDBC_AFTER_COMMIT)
         self.held[tp] = next_offset
 

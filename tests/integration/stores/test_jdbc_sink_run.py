@@ -1,7 +1,8 @@
 """jdbc-sink under `reconciler run --once` (real broker, Spark and PostgreSQL): JsonConverter
-records with schemas moved into a table in insert and upsert modes; SIGKILLed at each step of a
-sink batch (rows copied in an open transaction, after the database commit, before the group
-commit), the next run leaves the table exactly the topic: no row lost, none twice; and a wrong
+records moved into a table in insert and upsert modes, SIGKILLed at each step of a sink batch
+(rows copied in an open transaction, offset written and COMMIT not sent, after the database
+commit, before the group commit): the next run leaves the table exactly the topic (insert: no
+row lost, none twice; upsert: each key's last value, tombstoned keys gone); and a wrong
 password fails the task with one line naming the database, never the password."""
 
 from __future__ import annotations
@@ -42,8 +43,11 @@ def database(postgres: RunningPostgres) -> tuple[str, str]:
 
 
 def id_counts(dsn: str) -> tuple[int, int, int]:
-    """(rows, distinct ids, largest id + 1) of the table."""
+    """(rows, distinct ids, largest id + 1) of the table; zeros while it does not exist (auto.create's
+    CREATE TABLE is in the first transaction)."""
     with psycopg.connect(dsn) as connection:
+        if connection.execute("SELECT to_regclass(%s)", [TABLE]).fetchone() == (None,):
+            return 0, 0, 0
         found = connection.execute(f"SELECT count(*), count(DISTINCT id), coalesce(max(id) + 1, 0) FROM {TABLE}")
         row = found.fetchone()
     assert row is not None
@@ -59,6 +63,9 @@ def test_insert_mode_killed_at_each_step_converges_to_the_topic(pipeline: Pipeli
     pipeline.connector("jdbc", JDBC_SINK, config, tasks_max=2)
 
     run_once(pipeline, "jdbc.after_rows")  # a transaction's rows copied, not committed
+    assert id_counts(dsn) == (0, 0, 0)
+    run_once(pipeline, "jdbc.before_commit")  # its offset written too, COMMIT not sent
+    assert id_counts(dsn) == (0, 0, 0)
     run_once(pipeline, "jdbc.after_commit")  # rows and offset committed, the task killed before it returns
     rows, distinct, _ = id_counts(dsn)
     assert 0 < rows == distinct < COUNT
@@ -74,8 +81,8 @@ def test_insert_mode_killed_at_each_step_converges_to_the_topic(pipeline: Pipeli
         (0, "customer 0", 0, True), (1, "customer 1", 1, False)]
 
 
-def test_upsert_mode_keeps_each_keys_last_value_and_deletes_tombstones(pipeline: Pipeline,
-                                                                        postgres: RunningPostgres) -> None:
+def test_upsert_mode_killed_at_each_step_keeps_each_keys_last_value_and_deletes_tombstones(
+        pipeline: Pipeline, postgres: RunningPostgres) -> None:
     topic = pipeline.topic("customers", 2)
     keys = 200
     versions = [(b"k%d" % i, order(i * 10 + v, f"v{v}")) for v in range(3) for i in range(keys)]
@@ -84,9 +91,12 @@ def test_upsert_mode_keeps_each_keys_last_value_and_deletes_tombstones(pipeline:
     name, dsn = database(postgres)
     config = manifest_config(postgres, name, **{"topics": topic, "table.name.format": TABLE, "auto.create": True,
                                             "insert.mode": "upsert", "pk.mode": "record_key", "pk.fields": "key",
-                                            "delete.enabled": True, "batch.size": 250})
+                                            "delete.enabled": True, "batch.size": 100})
     pipeline.connector("jdbc", JDBC_SINK, config, tasks_max=2)
 
+    for point in ("jdbc.after_rows", "jdbc.before_commit", "jdbc.after_commit", "sink.after_files"):
+        run_once(pipeline, point)  # each run resumes from the last one's committed transactions
+    assert not committed_everything(pipeline.settings, "connect-jdbc", topic)
     assert "FAILED" not in run_once(pipeline, None)
     rows = table_rows(dsn, TABLE, ["key", "id", "customer"], "key")
     assert rows == sorted((f"k{i}", i * 10 + 2, "v2") for i in range(keys) if i % 10)

@@ -1,0 +1,171 @@
+"""Head-to-head for PostgreSQL (issue 29): topic → table, our jdbc-sink against its limits.
+
+    .venv/bin/python bench/jdbc.py sink [--records 1000000] [--row-bytes 100] [--partitions 2] [--rounds 3]
+
+The sink side (`sink_*` functions; the source side has functions of its own): N rows of about
+`--row-bytes` bytes (id, customer, quantity, pad), as JsonConverter records with schemas (the
+schema rides in every record, as Connect writes them) produced by `kcat -P` into a topic of
+`--partitions` on Apache Kafka (`reconciler.devtools.broker`), and as a CSV file; PostgreSQL
+from `reconciler.devtools.postgres` (the tests' server: fsync off, on loopback). Each side
+writes into a fresh table of the same shape (no key for insert, `PRIMARY KEY (id)` for upsert):
+
+- `psql \\copy` of the CSV file: the limit, one COPY from a client;
+- `kcat -C -e` of the topic: the reference, the least work a Kafka client does to read it;
+- ours, `reconciler run --once` with jdbc-sink (one task per partition) in insert and upsert
+  (`pk.mode=record_value`) modes: the whole command, Spark's start included, exactly once;
+- Debezium's JDBC sink (`io.debezium:debezium-connector-jdbc`, the first of
+  `connect_plugins.JDBC_SINK_VERSIONS` Maven Central resolves) in a running Java Connect worker,
+  same records, same tables, timed from its REST creation to the last row in the table;
+- once, ours in insert mode SIGKILLed mid-batch (the table holding a third of the rows), then
+  run again: the table must hold every row once.
+
+Median of `--rounds` runs, the sides' order rotating each round; the spread (fastest–slowest)
+and the median CPU seconds (the Java worker's JVM over its phase) are printed. Every run's table
+is checked (rows, distinct ids) before any figure is printed; a wrong count exits non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from jdbc_sink_sides import Debezium, Ours, Result, Rows, Target, kcat_read, psql_copy, summary  # bench/
+from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
+from measure import Usage, become_subreaper, load_average  # bench/measure.py
+
+from reconciler.devtools.broker import start_broker
+from reconciler.devtools.connect import RunningConnect, start_connect
+from reconciler.devtools.connect_plugins import JDBC_SINK, JDBC_SINK_VERSIONS, debezium_plugin
+from reconciler.devtools.postgres import start_postgres
+from reconciler.kafka.io.admin import create_topic
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.toolchain.maven import JvmError
+
+TOPIC = "bench-jdbc-rows"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="side", required=True)
+    sink = commands.add_parser("sink", help="topic → table: jdbc-sink vs psql \\copy, kcat -C, Debezium's JDBC sink")
+    sink.add_argument("--records", type=int, default=1_000_000)
+    sink.add_argument("--row-bytes", type=int, default=100)
+    sink.add_argument("--partitions", type=int, default=2)
+    sink.add_argument("--rounds", type=int, default=3)
+    sink.add_argument("--kill-batch-size", type=int, default=3000, help="batch.size of the run SIGKILLed mid-batch")
+    sink.add_argument("--no-java", dest="java", action="store_false", help="skip Debezium's JDBC sink")
+    args = parser.parse_args(argv)
+    return sink_main(args)
+
+
+def sink_main(args: argparse.Namespace) -> int:
+    kcat = kcat_binary()
+    become_subreaper()  # orphans of `reconciler run` come to us: their CPU is counted
+    workdir = Path(tempfile.mkdtemp(prefix="bench-jdbc-"))
+    rows, started_load = Rows(args.records, args.row_bytes), load_average()
+    try:
+        records_file, csv = workdir / "records.jsonl", workdir / "rows.csv"
+        rows.write(records_file, csv)
+        plugin, plugin_note = sink_debezium_plugin() if args.java else (None, "skipped (--no-java)")
+        with start_broker(workdir / "broker-log") as broker, start_postgres(workdir / "postgres-log") as postgres:
+            sink_produce(kcat, broker.bootstrap, records_file, args.partitions)
+            database = f"bench_{uuid.uuid4().hex[:8]}"
+            postgres.create_database(database)
+            target = Target(postgres, database)
+            ours = Ours(broker.bootstrap, target, workdir / "ours", args.partitions)
+            sides = sink_sides(kcat, broker.bootstrap, target, ours, csv, workdir, args.records)
+            if plugin is None:
+                results, killed = sink_rounds(sides, args.rounds), sink_kill(ours, args)
+            else:
+                with start_connect(broker.bootstrap, "bench-jdbc-java", workdir / "connect-log",
+                                   plugin_path=[plugin]) as worker:
+                    sides += sink_java_sides(worker, target, args)
+                    results, killed = sink_rounds(sides, args.rounds), sink_kill(ours, args)
+        sink_print(args, rows, records_file, results, killed, plugin_note, started_load)
+        return 0
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def sink_debezium_plugin() -> tuple[Path | None, str]:
+    """The first of Debezium's JDBC sink versions Maven Central resolves, tried once each."""
+    failed = []
+    for version in JDBC_SINK_VERSIONS:
+        try:
+            return debezium_plugin(JDBC_SINK, version), f"io.debezium:{JDBC_SINK}:{version}"
+        except JvmError:
+            failed.append(version)
+    return None, f"no version resolved from Maven Central (tried {', '.join(failed)})"
+
+
+def sink_produce(kcat: str, bootstrap: str, records: Path, partitions: int) -> None:
+    create_topic(KafkaSettings(bootstrap_servers=bootstrap), TOPIC, partitions)
+    command = [kcat, "-P", "-b", bootstrap, "-t", TOPIC, "-l", str(records), *producer_flags()]
+    subprocess.run(command, check=True)
+
+
+Side = tuple[str, Callable[[str], Usage]]  # (label, run into a table named after the round)
+
+
+def sink_sides(kcat: str, bootstrap: str, target: Target, ours: Ours, csv: Path, workdir: Path, count: int) -> list[Side]:
+    flags = consumer_flags()
+    return [
+        ("psql \\copy (the limit)", lambda r: psql_copy(target, csv, f"copy_{r}", count)),
+        ("kcat -C (the reference)", lambda r: kcat_read(kcat, flags, bootstrap, TOPIC, count, workdir / "kcat.out")),
+        ("ours: jdbc-sink, insert", lambda r: ours.run(f"insert-{r}", TOPIC, f"ours_insert_{r}", "insert", count)),
+        ("ours: jdbc-sink, upsert", lambda r: ours.run(f"upsert-{r}", TOPIC, f"ours_upsert_{r}", "upsert", count)),
+    ]
+
+
+def sink_java_sides(worker: RunningConnect, target: Target, args: argparse.Namespace) -> list[Side]:
+    java = Debezium(worker, target, args.partitions)
+    count = args.records
+    return [
+        ("Debezium JDBC sink, insert", lambda r: java.run(f"dbz-insert-{r}", TOPIC, f"dbz_insert_{r}", "insert", count)),
+        ("Debezium JDBC sink, upsert", lambda r: java.run(f"dbz-upsert-{r}", TOPIC, f"dbz_upsert_{r}", "upsert", count)),
+    ]
+
+
+def sink_rounds(sides: list[Side], rounds: int) -> list[Result]:
+    """Every side once per round, the order rotated each round (no side always first or last)."""
+    results = {label: Result(label) for label, _ in sides}
+    for number in range(rounds):
+        shift = number % len(sides)
+        for label, run in sides[shift:] + sides[:shift]:
+            print(f"  round {number + 1}: {label}… (load average {load_average()})", file=sys.stderr, flush=True)
+            usage = run(str(number))
+            results[label].seconds.append(usage.seconds)
+            results[label].cpu_s.append(usage.cpu_s)
+    return list(results.values())
+
+
+def sink_kill(ours: Ours, args: argparse.Namespace) -> tuple[int, int]:
+    print("  ours, insert: SIGKILL mid-batch, then a run to the end…", file=sys.stderr, flush=True)
+    return ours.killed_then_converged(TOPIC, "ours_killed", args.records, args.kill_batch_size)
+
+
+def sink_print(args: argparse.Namespace, rows: Rows, records: Path, results: list[Result], killed: tuple[int, int],
+               plugin_note: str, started_load: str) -> None:
+    record_bytes = records.stat().st_size / args.records - 1
+    print(f"\nSink: {args.records:,} rows of ~{args.row_bytes} B ({record_bytes:.0f} B as JsonConverter records "
+          f"with schemas) in {args.partitions} partitions; median of {args.rounds}, sides alternating; "
+          f"load average at start {started_load}, at end {load_average()}")
+    limit = sorted(results[0].seconds)[len(results[0].seconds) // 2]
+    for result in results:
+        print(summary(result, args.records, limit if result is not results[0] else None))
+    print(f"Debezium's JDBC sink: {plugin_note}")
+    insert = next(r for r in results if r.label.startswith("ours: jdbc-sink, insert"))
+    ratio = limit / sorted(insert.seconds)[len(insert.seconds) // 2]
+    print(f"ours (insert) at {ratio:.2f}× the \\copy rate (goal ≥ 0.50×: {'met' if ratio >= 0.5 else 'not met'})")
+    print(f"SIGKILL mid-batch (insert, batch.size={args.kill_batch_size}): killed with {killed[0]:,} rows in the "
+          f"table; the next run left {killed[1]:,} rows, 0 duplicated, 0 missing")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
