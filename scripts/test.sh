@@ -28,6 +28,7 @@ fi
 # one fail here, its fixture builds it again and reports why. The unit tests' timing checks
 # have room for this (measured: they pass beside two processes spinning on the two cores).
 mkdir -p .test-logs
+bash scripts/system-tools.sh  # kcat, for the benchmarks the integration tests run at a tiny size
 (checks) >.test-logs/checks.log 2>&1 &
 CHECKS=$!
 (
