@@ -1,0 +1,170 @@
+"""A delta-sink task's records as typed columns, and its Parquet data files (pyarrow).
+
+`to_rows`: a `sink_schema()` batch → Connect's fields (`config.RECORD_FIELDS`) then the value's
+columns (a struct value's fields; any other value one `value` column), each part through its
+converter. Types Delta has no name for are made ones it has (timestamps in µs, UTC; Connect's
+Time as milliseconds of the day; an all-null column as string). `write_files`: one Parquet file
+per table partition (`delta.partition.by`) under the table's location, a fresh name each time;
+`DataFile`s describe them for the driver's add actions.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import quote
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from reconciler.connectors.api import ConnectorError
+from reconciler.connectors.converters.arrow import decode
+from reconciler.connectors.converters.settings import Converter
+from reconciler.connectors.delta.config import RECORD_FIELDS, DeltaSinkSettings, s3_filesystem_args
+
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataFile:
+    """One written Parquet file, as an add action needs it (path relative to the table)."""
+
+    path: str
+    size: int
+    partition_values: dict[str, str | None]
+    modification_time: int  # ms since the epoch
+    records: int
+
+
+def to_rows(batch: pa.Table, key: Converter, value: Converter, tolerate: bool) -> pa.Table:
+    """The records as the table's rows. A record a converter refuses fails the task naming its
+    topic, partition and offset (`errors.tolerance=none`), or is left out (`all`)."""
+    keys = decode(batch.column("key").to_pylist(), key, "key")
+    values = decode(batch.column("value").to_pylist(), value, "value")
+    failed = {f.index: ("key", f.reason) for f in keys.failures} | {f.index: ("value", f.reason) for f in values.failures}
+    if failed and not tolerate:
+        index = min(failed)
+        part, reason = failed[index]
+        where = f"{batch.column('topic')[index]}[{batch.column('partition')[index]}]@{batch.column('offset')[index]}"
+        raise ConnectorError(f"the {part} of record {where} cannot be read by {(key if part == 'key' else value).class_name}: "
+                             f"{reason} (errors.tolerance=all skips such records)")
+    kept = [i for i in range(batch.num_rows) if i not in failed]
+    key_column = _one_column(_take(keys.table, keys.rows, kept), "key")
+    value_table = _take(values.table, values.rows, kept)
+    clash = sorted(set(value_table.column_names) & set(RECORD_FIELDS))
+    if clash and value_table.column_names != ["value"]:
+        raise ConnectorError(f"the value's field `{clash[0]}` has the name of a Kafka record field the table keeps "
+                             f"({', '.join(RECORD_FIELDS)})")
+    base = batch.take(pa.array(kept, pa.int64()))
+    columns = {
+        "topic": base.column("topic"),
+        "partition": base.column("partition"),
+        "offset": base.column("offset"),
+        "timestamp": pc.cast(base.column("timestamp"), pa.timestamp("ms")).cast(pa.timestamp("us", tz="UTC")),
+        "key": key_column,
+        "headers": base.column("headers"),
+    }
+    for name in value_table.column_names:
+        columns[name] = value_table.column(name)
+    return pa.table({name: _delta_type(column) for name, column in columns.items()})
+
+
+def _take(table: pa.Table, rows: list[int], kept: list[int]) -> pa.Table:
+    """The decoded rows of the kept records, in batch order (a record with no row: all nulls)."""
+    where = {row: i for i, row in enumerate(rows)}
+    return table.take(pa.array([where.get(index) for index in kept], pa.int64()))
+
+
+def _one_column(table: pa.Table, name: str) -> pa.ChunkedArray:
+    if table.column_names == [name]:
+        return table.column(name)
+    return pa.chunked_array([pa.StructArray.from_arrays(
+        [c.combine_chunks() for c in table.columns], fields=list(table.schema))], pa.struct(list(table.schema)))
+
+
+def _delta_type(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """The column in a type Delta names (its protocol has no time, no unzoned ms timestamps)."""
+    kind = column.type
+    if pa.types.is_null(kind):
+        return column.cast(pa.string())
+    if pa.types.is_timestamp(kind):
+        return column.cast(pa.timestamp("us", tz="UTC"))
+    if pa.types.is_time(kind):
+        return column.cast(pa.int32())
+    return column
+
+
+def schema_text(schema: pa.Schema) -> str:
+    return base64.b64encode(schema.serialize().to_pybytes()).decode()
+
+
+def schema_of(text: str) -> pa.Schema:
+    return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(text)))
+
+
+def filesystem(settings: DeltaSinkSettings) -> tuple[pafs.FileSystem, str]:
+    """The table location's filesystem and root path in it."""
+    if settings.object_store:
+        return pafs.S3FileSystem(**s3_filesystem_args(settings)), settings.uri.split("://", 1)[1].rstrip("/")
+    return pafs.LocalFileSystem(), settings.uri.rstrip("/")
+
+
+def write_files(rows: pa.Table, settings: DeltaSinkSettings, opener: Callable[[], tuple[pafs.FileSystem, str]]) -> list[DataFile]:
+    """One Parquet file per table partition of `rows`, under the table's location."""
+    if not rows.num_rows:
+        return []
+    fs, root = opener()
+    written = []
+    for values, part in _partitions(rows, settings.partition_by):
+        directory = "/".join(f"{quote(k)}={quote(v if v is not None else NULL_PARTITION)}" for k, v in values.items())
+        relative = (directory + "/" if directory else "") + f"part-{uuid.uuid4()}.c000.snappy.parquet"
+        path = f"{root}/{relative}"
+        if directory:
+            fs.create_dir(f"{root}/{directory}", recursive=True)
+        elif isinstance(fs, pafs.LocalFileSystem):
+            fs.create_dir(root, recursive=True)
+        pq.write_table(part, path, filesystem=fs, compression="snappy")
+        size = fs.get_file_info(path).size
+        written.append(DataFile(path=relative, size=int(size or 0), partition_values=values,
+                                modification_time=int(time.time() * 1000), records=part.num_rows))
+    return written
+
+
+def _partitions(rows: pa.Table, columns: Sequence[str]) -> list[tuple[dict[str, str | None], pa.Table]]:
+    """(partition values as Delta writes them, the rows without the partition columns)."""
+    if not columns:
+        return [({}, rows)]
+    missing = [c for c in columns if c not in rows.column_names]
+    if missing:
+        raise ConnectorError(f"delta.partition.by names `{missing[0]}`, which the records have no column for")
+    keys = [tuple(_partition_text(rows.column(c)[i].as_py()) for c in columns) for i in range(rows.num_rows)]
+    groups: dict[tuple[str | None, ...], list[int]] = {}
+    for index, key in enumerate(keys):
+        groups.setdefault(key, []).append(index)
+    rest = rows.drop_columns(list(columns))
+    return [(dict(zip(columns, key, strict=True)), rest.take(pa.array(indexes, pa.int64())))
+            for key, indexes in groups.items()]
+
+
+def _partition_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def committable(files: Sequence[DataFile], schema: pa.Schema) -> str:
+    return json.dumps({"files": [asdict(f) for f in files], "schema": schema_text(schema)})
+
+
+def read_committable(text: str) -> tuple[list[DataFile], pa.Schema]:
+    node = json.loads(text)
+    return [DataFile(**f) for f in node["files"]], schema_of(node["schema"])

@@ -1,0 +1,124 @@
+"""delta-sink without Kafka or Spark: a task's records become typed Parquet files under the table,
+the connector's commit puts them in one Delta commit with each partition's offset as a `txn`
+action, read back by delta-rs; fencing, schema evolution, an incompatible change, partitions,
+a KIP-875 rewind, and its config problems."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import DeltaTable
+
+from reconciler.connectors.api import ConnectorError, TableCommitFailed, Written, records_to_batch, SinkRecord
+from reconciler.connectors.converters.encode import envelope
+from reconciler.connectors.converters.schema import Schema, struct
+from reconciler.connectors.delta.connector import DeltaSinkConnector, DeltaSinkTask
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+ORDER = struct(("id", Schema("int64")), ("name", Schema("string", optional=True)), name="order")
+
+
+def config(table: Path, **extra: str) -> dict[str, str]:
+    return {"name": "lake", "topics": "orders", "delta.table.uri": str(table), "value.converter": JSON,
+            "key.converter": "org.apache.kafka.connect.storage.StringConverter", **extra}
+
+
+def record(offset: int, value: bytes | None, partition: int = 0) -> SinkRecord:
+    return SinkRecord(topic="orders", partition=partition, offset=offset, timestamp_ms=1_700_000_000_000 + offset,
+                      key=b"k%d" % offset, value=value)
+
+
+def order(i: int, **more: Any) -> bytes:
+    schema = struct(("id", Schema("int64")), ("name", Schema("string", optional=True)),
+                    *[(k, Schema("string", optional=True)) for k in more], name="order")
+    encoded = envelope(schema, {"id": i, "name": f"n{i}", **more})
+    assert encoded is not None
+    return encoded
+
+
+def run_task(cfg: dict[str, str], records: list[SinkRecord], start: int | None = None) -> Written:
+    task = DeltaSinkTask()
+    task.start(cfg)
+    task.open([("orders", records[0].partition)])
+    task.write(records_to_batch(records))
+    tp = ("orders", records[0].partition)
+    offset = task.pre_commit({tp: records[-1].offset + 1}, closing=True)[tp]
+    text = task.committable()
+    assert text is not None
+    return Written(topic="orders", partition=tp[1], offset=offset, committable=text,
+                   start=records[0].offset if start is None else start)
+
+
+def test_records_become_typed_columns_committed_once_with_their_offsets(tmp_path: Path) -> None:
+    cfg, connector = config(tmp_path / "t"), DeltaSinkConnector()
+    assert connector.validate(cfg) == []
+    assert connector.table_offsets(cfg, [("orders", 0)]) == {}
+    written = [run_task(cfg, [record(i, order(i)) for i in range(3)]),
+               run_task(cfg, [record(i, order(i), partition=1) for i in range(10, 12)])]
+    connector.commit(cfg, written)
+    table = DeltaTable(str(tmp_path / "t"))
+    rows = table.to_pyarrow_table().sort_by("offset")
+    assert rows.column_names[:6] == ["topic", "partition", "offset", "timestamp", "key", "headers"]
+    assert rows.select(["partition", "offset", "key", "id", "name"]).to_pylist()[0] == {
+        "partition": 0, "offset": 0, "key": "k0", "id": 0, "name": "n0"}
+    assert rows.num_rows == 5 and rows.schema.field("id").type == pa.int64()
+    assert connector.table_offsets(cfg, [("orders", 0), ("orders", 1), ("orders", 2)]) == {
+        ("orders", 0): 3, ("orders", 1): 12}
+    commits = [json.loads(line) for line in (tmp_path / "t" / "_delta_log").glob("*.json") for line in
+               line.read_text().splitlines()]
+    txns = sorted((c["txn"]["appId"], c["txn"]["version"]) for c in commits if "txn" in c)
+    assert txns == [("lake-orders-0", 3), ("lake-orders-1", 12)]
+
+
+def test_a_partition_another_writer_moved_fences_the_commit(tmp_path: Path) -> None:
+    cfg, connector = config(tmp_path / "t"), DeltaSinkConnector()
+    connector.commit(cfg, [run_task(cfg, [record(i, order(i)) for i in range(5)])])
+    stale = run_task(cfg, [record(i, order(i)) for i in range(3, 8)], start=3)
+    with pytest.raises(TableCommitFailed, match=r"holds orders\[0\] up to offset 5, past 3") as failed:
+        connector.commit(cfg, [stale])
+    assert failed.value.partitions == frozenset({("orders", 0)})
+    assert DeltaTable(str(tmp_path / "t")).to_pyarrow_table().num_rows == 5
+
+
+def test_new_columns_are_added_and_a_changed_type_fails_naming_the_column(tmp_path: Path) -> None:
+    cfg, connector = config(tmp_path / "t"), DeltaSinkConnector()
+    connector.commit(cfg, [run_task(cfg, [record(0, order(0))])])
+    connector.commit(cfg, [run_task(cfg, [record(1, order(1, colour="red"))])])
+    rows = DeltaTable(str(tmp_path / "t")).to_pyarrow_table().sort_by("offset")
+    assert rows.column("colour").to_pylist() == [None, "red"]
+    changed = envelope(struct(("id", Schema("string")), name="order"), {"id": "x"})
+    assert changed is not None
+    with pytest.raises(ConnectorError, match="column `id` of the Delta table at .* is long, the records' is string"):
+        connector.commit(cfg, [run_task(cfg, [record(2, changed)])])
+    frozen = config(tmp_path / "t", **{"delta.evolve.schema": "false"})
+    with pytest.raises(ConnectorError, match="column `size`.*delta.evolve.schema is false"):
+        connector.commit(frozen, [run_task(frozen, [record(3, order(3, size="L"))])])
+
+
+def test_a_partitioned_table_and_a_rewind_that_moves_the_offsets_keeping_the_rows(tmp_path: Path) -> None:
+    cfg, connector = config(tmp_path / "t", **{"delta.partition.by": "partition"}), DeltaSinkConnector()
+    connector.commit(cfg, [run_task(cfg, [record(i, order(i), partition=1) for i in range(4)])])
+    assert (tmp_path / "t" / "partition=1").is_dir()
+    assert connector.alter_offsets(cfg, {("orders", 1): 2, ("orders", 0): None}) is True
+    assert connector.table_offsets(cfg, [("orders", 0), ("orders", 1)]) == {("orders", 1): 2}
+    assert DeltaTable(str(tmp_path / "t")).to_pyarrow_table().num_rows == 4
+
+
+def test_a_value_that_does_not_decode_fails_the_task_naming_the_record_or_is_skipped(tmp_path: Path) -> None:
+    cfg = config(tmp_path / "t")
+    with pytest.raises(ConnectorError, match=r"the value of record orders\[0\]@1 cannot be read by "):
+        run_task(cfg, [record(0, order(0)), record(1, b"not json")])
+    tolerant = config(tmp_path / "t", **{"errors.tolerance": "all"})
+    written = run_task(tolerant, [record(0, order(0)), record(1, b"not json"), record(2, order(2))])
+    DeltaSinkConnector().commit(tolerant, [written])
+    assert DeltaTable(str(tmp_path / "t")).to_pyarrow_table().column("offset").to_pylist() == [0, 2]
+
+
+def test_config_problems_name_their_keys(tmp_path: Path) -> None:
+    problems = DeltaSinkConnector().validate({"delta.table.uri": "gs://b/t", "delta.partition.by": "headers"})
+    assert sorted(p.key for p in problems) == ["delta.partition.by", "delta.table.uri", "topics"]
+    assert DeltaSinkConnector().validate({"topics.regex": "o.*", "delta.table.uri": "s3://bucket/t"}) == []
