@@ -7,51 +7,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pytest
 from deltalake import DeltaTable
 
-from reconciler.connectors.api import ConnectorError, TableCommitFailed, Written, records_to_batch, SinkRecord
+from delta_support import config, order, record, run_task
+from reconciler.connectors.api import ConnectorError, TableCommitFailed
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct
-from reconciler.connectors.delta.connector import DeltaSinkConnector, DeltaSinkTask
-
-JSON = "org.apache.kafka.connect.json.JsonConverter"
-ORDER = struct(("id", Schema("int64")), ("name", Schema("string", optional=True)), name="order")
-
-
-def config(table: Path, **extra: str) -> dict[str, str]:
-    return {"name": "lake", "topics": "orders", "delta.table.uri": str(table), "value.converter": JSON,
-            "key.converter": "org.apache.kafka.connect.storage.StringConverter", **extra}
-
-
-def record(offset: int, value: bytes | None, partition: int = 0) -> SinkRecord:
-    return SinkRecord(topic="orders", partition=partition, offset=offset, timestamp_ms=1_700_000_000_000 + offset,
-                      key=b"k%d" % offset, value=value)
-
-
-def order(i: int, **more: Any) -> bytes:
-    schema = struct(("id", Schema("int64")), ("name", Schema("string", optional=True)),
-                    *[(k, Schema("string", optional=True)) for k in more], name="order")
-    encoded = envelope(schema, {"id": i, "name": f"n{i}", **more})
-    assert encoded is not None
-    return encoded
-
-
-def run_task(cfg: dict[str, str], records: list[SinkRecord], start: int | None = None) -> Written:
-    task = DeltaSinkTask()
-    task.start(cfg)
-    task.open([("orders", records[0].partition)])
-    task.write(records_to_batch(records))
-    tp = ("orders", records[0].partition)
-    offset = task.pre_commit({tp: records[-1].offset + 1}, closing=True)[tp]
-    text = task.committable()
-    assert text is not None
-    return Written(topic="orders", partition=tp[1], offset=offset, committable=text,
-                   start=records[0].offset if start is None else start)
-
+from reconciler.connectors.delta.connector import DeltaSinkConnector
 
 def test_records_become_typed_columns_committed_once_with_their_offsets(tmp_path: Path) -> None:
     cfg, connector = config(tmp_path / "t"), DeltaSinkConnector()
@@ -122,3 +87,23 @@ def test_config_problems_name_their_keys(tmp_path: Path) -> None:
     problems = DeltaSinkConnector().validate({"delta.table.uri": "gs://b/t", "delta.partition.by": "headers"})
     assert sorted(p.key for p in problems) == ["delta.partition.by", "delta.table.uri", "topics"]
     assert DeltaSinkConnector().validate({"topics.regex": "o.*", "delta.table.uri": "s3://bucket/t"}) == []
+
+
+def test_the_s3_keys_reach_delta_rs_and_pyarrow_and_leave_the_aws_chain_alone_when_unset() -> None:
+    from reconciler.connectors.delta.config import DeltaSinkSettings, s3_filesystem_args, storage_options
+
+    keys = {"topics": "t", "delta.table.uri": "s3a://bucket/lake", "s3.endpoint": "http://127.0.0.1:9000",
+            "s3.region": "eu-west-1", "s3.path.style.access": "true", "s3.access.key.id": "id",
+            "s3.secret.access.key": "secret"}
+    settings = DeltaSinkSettings.parse(keys)
+    assert settings.uri == "s3://bucket/lake"
+    assert storage_options(settings) == {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "id",
+        "AWS_SECRET_ACCESS_KEY": "secret", "AWS_ALLOW_HTTP": "true", "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
+        "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
+    assert s3_filesystem_args(settings) == {"endpoint_override": "127.0.0.1:9000", "scheme": "http",
+                                            "region": "eu-west-1", "access_key": "id", "secret_key": "secret",
+                                            "force_virtual_addressing": False}
+    bare = DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "s3://bucket/lake"})
+    assert storage_options(bare) == {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"} and s3_filesystem_args(bare) == {}
+    assert storage_options(DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "/tmp/x"})) == {}

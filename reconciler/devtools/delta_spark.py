@@ -1,0 +1,54 @@
+"""Delta Lake's own Spark reader for the tests: delta-spark's jars, resolved from Maven Central by
+the pinned pom beside this module (`jvm/delta-spark/pom.xml`, as the Kafka data source's are), and
+a table read by Spark in a process of its own (a session's jars are fixed when its JVM starts,
+and the tests' shared session has only the Kafka data source's).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from reconciler.toolchain.maven import resolve_classpath
+
+POM = Path(__file__).resolve().parent / "jvm" / "delta-spark" / "pom.xml"
+READ = """
+import json, sys
+from pyspark.sql import SparkSession
+jars, uri, columns = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+spark = (SparkSession.builder.master("local[1]").config("spark.jars", jars)
+         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+         .config("spark.driver.memory", "768m").config("spark.ui.enabled", "false").getOrCreate())
+rows = spark.read.format("delta").load(uri).select(*columns).collect()
+print("ROWS " + json.dumps([[None if v is None else str(v) for v in row] for row in rows]), flush=True)
+spark.stop()
+"""
+
+
+def delta_spark_jars() -> tuple[Path, ...]:
+    """delta-spark's runtime jars, minus those the installed PySpark ships."""
+    import pyspark
+
+    jars = resolve_classpath(POM, "Delta Lake's Spark reader (delta-spark)", label="delta-spark", scope="runtime")
+    shipped = {_artifact(jar) for jar in (Path(pyspark.__file__).resolve().parent / "jars").glob("*.jar")}
+    return tuple(jar for jar in jars if _artifact(jar) not in shipped)
+
+
+def _artifact(jar: Path) -> str:
+    return re.sub(r"-\d[^-]*(-[^-]+)?\.jar$", "", jar.name) if re.search(r"-\d", jar.name) else jar.stem
+
+
+def spark_read(uri: str, columns: list[str], env: dict[str, str] | None = None) -> list[list[str | None]]:
+    """The table's rows (`columns`, as text) read by Spark's Delta reader in a child process."""
+    jars = ",".join(str(jar) for jar in delta_spark_jars())
+    done = subprocess.run([sys.executable, "-c", READ, jars, uri, ",".join(columns)], capture_output=True,
+                          text=True, timeout=600, env=env, check=False)
+    found = [line for line in done.stdout.splitlines() if line.startswith("ROWS ")]
+    if done.returncode != 0 or not found:
+        raise RuntimeError(f"Spark could not read the Delta table at {uri}:\n{done.stderr[-3000:]}")
+    rows: list[list[str | None]] = json.loads(found[0][5:])
+    return rows

@@ -1,0 +1,154 @@
+"""delta-sink under `reconciler run --once` (real broker, Spark and Delta tables read back by
+delta-rs): JsonConverter records with schemas land as typed columns, one Delta commit per batch
+with each partition's next offset as a `txn` action; SIGKILLed mid-write, with the files written
+and no commit, and after the table commit before the group commit, the next run leaves the table
+exactly the topic (0 lost, 0 duplicated); schema evolution and an incompatible change; two
+writers fenced; and the table on an S3 server (moto) with the s3.* keys."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
+
+from crash_support import run_once
+from java_read_support import produce_raw
+from reconciler.connectors.converters.encode import envelope
+from reconciler.connectors.converters.schema import Schema, struct
+from reconciler.devtools.s3 import RunningS3
+from reconciler.kafka.settings import KafkaSettings
+from run_support import Pipeline, committed_everything, topic_keys
+
+DELTA_SINK = "reconciler.connectors.delta.connector:DeltaSinkConnector"
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+COUNT = 3000
+
+
+@pytest.fixture
+def pipeline(kafka_settings: KafkaSettings, tmp_path: Path) -> Pipeline:
+    """Manifests only: every run here is a `reconciler run --once` subprocess."""
+    return Pipeline(kafka_settings, tmp_path)
+
+
+def order(i: int, **more: Any) -> bytes:
+    schema = struct(("id", Schema("int64")), ("customer", Schema("string", optional=True)),
+                    *[(k, Schema("string", optional=True)) for k in more], name="order")
+    encoded = envelope(schema, {"id": i, "customer": f"customer {i}", **more})
+    assert encoded is not None
+    return encoded
+
+
+def delta_config(uri: str, topic: str, **extra: str) -> dict[str, str]:
+    return {"topics": topic, "delta.table.uri": uri, "value.converter": JSON, "key.converter": STRING, **extra}
+
+
+def table_keys(uri: str, options: dict[str, str] | None = None) -> Counter[bytes]:
+    rows = DeltaTable(uri, storage_options=options).to_pyarrow_table(columns=["key"])
+    return Counter(k.encode() for k in rows.column("key").to_pylist())
+
+
+@pytest.mark.timeout(900)  # five `run --once` processes, each starting Spark
+def test_killed_at_each_step_the_table_converges_to_the_topic(pipeline: Pipeline, tmp_path: Path) -> None:
+    topic = pipeline.topic("orders", 2)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(COUNT)])
+    uri = str(tmp_path / "orders")
+    pipeline.connector("lake", DELTA_SINK, delta_config(uri, topic), tasks_max=2)
+
+    run_once(pipeline, "sink.mid_write")  # a partition's first batch read, nothing written
+    run_once(pipeline, "sink.after_files")  # a partition's files written, no table commit
+    assert not (Path(uri) / "_delta_log").exists() or DeltaTable(uri).to_pyarrow_table().num_rows == 0
+    run_once(pipeline, "sink.after_table_commit")  # the table holds the batch, the group does not
+    assert table_keys(uri) == topic_keys(pipeline.settings, topic)
+    assert not committed_everything(pipeline.settings, "connect-lake", topic)
+
+    assert "FAILED" not in run_once(pipeline, None)
+    assert committed_everything(pipeline.settings, "connect-lake", topic)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(COUNT, COUNT + 500)])
+    assert "FAILED" not in run_once(pipeline, None)
+    keys = table_keys(uri)
+    assert keys == topic_keys(pipeline.settings, topic) and len(keys) == COUNT + 500 and set(keys.values()) == {1}
+    table = DeltaTable(uri)
+    rows = table.to_pyarrow_table(columns=["id", "customer", "offset", "partition"]).sort_by("id")
+    assert rows.slice(0, 1).select(["id", "customer"]).to_pylist() == [{"id": 0, "customer": "customer 0"}]
+    versions = {p: table.transaction_version(f"lake-{topic}-{p}") for p in (0, 1)}
+    ends = {p: max(o for o, q in zip(rows.column("offset").to_pylist(), rows.column("partition").to_pylist(),
+                                       strict=True) if q == p) + 1 for p in (0, 1)}
+    assert versions == ends
+
+
+@pytest.mark.timeout(600)
+def test_new_columns_are_added_and_an_incompatible_change_fails_the_task_naming_it(
+    pipeline: Pipeline, tmp_path: Path
+) -> None:
+    topic = pipeline.topic("evolving", 1)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(100)])
+    uri = str(tmp_path / "evolving")
+    pipeline.connector("evolving", DELTA_SINK, delta_config(uri, topic))
+    assert "FAILED" not in run_once(pipeline, None)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i, colour="red")) for i in range(100, 150)])
+    assert "FAILED" not in run_once(pipeline, None)
+    rows = DeltaTable(uri).to_pyarrow_table(columns=["id", "colour"]).sort_by("id")
+    assert rows.column("colour").to_pylist() == [None] * 100 + ["red"] * 50
+
+    changed = envelope(struct(("id", Schema("string")), name="order"), {"id": "not a number"})
+    assert changed is not None
+    produce_raw(pipeline.settings, topic, [(b"x", changed)])
+    run_once(pipeline, None, expected=1)
+    task = pipeline.state("evolving").task_statuses[0]
+    assert task.state.value == "FAILED" and task.trace is not None
+    last = task.trace.strip().splitlines()[-1]
+    assert f"column `id` of the Delta table at {uri} is long, the records' is string" in last, task.trace
+    assert DeltaTable(uri).to_pyarrow_table().num_rows == 150
+
+
+@pytest.mark.timeout(600)
+def test_a_second_writer_on_the_table_fences_the_batch(pipeline: Pipeline, tmp_path: Path) -> None:
+    topic = pipeline.topic("fenced", 1)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(200)])
+    uri, pause = str(tmp_path / "fenced"), tmp_path / "pause"
+    pause.mkdir()
+    pipeline.connector("fenced", DELTA_SINK, delta_config(uri, topic))
+    outputs: list[str] = []
+    run = threading.Thread(target=lambda: outputs.append(run_once(
+        pipeline, "sink.after_files", expected=1, env={"RECONCILER_FAILPOINT_PAUSE_DIR": str(pause)})))
+    run.start()
+    deadline = time.monotonic() + 180
+    while not (pause / "sink.after_files.paused").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert (pause / "sink.after_files.paused").exists(), "the batch never paused with its files written"
+    # Another reconciler committed the same partition to the table meanwhile.
+    write_deltalake(uri, pa.table({"id": pa.array([], pa.int64())}), mode="append",
+                    commit_properties=CommitProperties(app_transactions=[Transaction(f"fenced-{topic}-0", 200)]))
+    (pause / "sink.after_files.resume").touch()
+    run.join(timeout=240)
+    assert outputs, "the run did not end"
+    task = pipeline.state("fenced").task_statuses[0]
+    assert task.state.value == "FAILED" and task.trace is not None
+    last = task.trace.strip().splitlines()[-1]
+    assert f"holds {topic}[0] up to offset 200, past 0 where this batch started" in last, task.trace
+    assert DeltaTable(uri).to_pyarrow_table().num_rows == 0
+    assert not committed_everything(pipeline.settings, "connect-fenced", topic)
+
+
+@pytest.mark.timeout(600)
+def test_a_table_on_an_s3_server_with_the_s3_keys(pipeline: Pipeline, s3_server: RunningS3) -> None:
+    topic = pipeline.topic("s3orders", 2)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(1000)])
+    uri = s3_server.uri(f"{topic}/table")
+    keys = {"s3.endpoint": s3_server.endpoint, "s3.region": s3_server.region, "s3.path.style.access": "true",
+            "s3.access.key.id": s3_server.access_key_id, "s3.secret.access.key": s3_server.secret_access_key}
+    pipeline.connector("s3lake", DELTA_SINK, delta_config(uri, topic, **keys), tasks_max=2)
+    run_once(pipeline, "sink.after_table_commit")
+    assert "FAILED" not in run_once(pipeline, None)
+    options = {"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_REGION": s3_server.region, "AWS_ALLOW_HTTP": "true",
+               "AWS_ACCESS_KEY_ID": s3_server.access_key_id, "AWS_SECRET_ACCESS_KEY": s3_server.secret_access_key}
+    found = table_keys(uri, options)
+    assert found == topic_keys(pipeline.settings, topic) and set(found.values()) == {1}
+    assert committed_everything(pipeline.settings, "connect-s3lake", topic)
