@@ -1,7 +1,8 @@
 """Delta Lake's own Spark reader for the tests: delta-spark's jars, resolved from Maven Central by
 the pinned pom beside this module (`jvm/delta-spark/pom.xml`, as the Kafka data source's are), and
 a table read by Spark in a process of its own (a session's jars are fixed when its JVM starts,
-and the tests' shared session has only the Kafka data source's).
+and the tests' shared session has only the Kafka data source's). One partition for the log's
+state reconstruction: Delta's default 50 take minutes on a loaded two-core machine.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ jars, uri, columns = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 spark = (SparkSession.builder.master("local[1]").config("spark.jars", jars)
          .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
          .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+         .config("spark.sql.shuffle.partitions", "1").config("spark.databricks.delta.snapshotPartitions", "1")
          .config("spark.driver.memory", "768m").config("spark.ui.enabled", "false").getOrCreate())
 rows = spark.read.format("delta").load(uri).select(*columns).collect()
 print("ROWS " + json.dumps([[None if v is None else str(v) for v in row] for row in rows]), flush=True)
