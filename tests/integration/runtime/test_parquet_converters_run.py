@@ -20,7 +20,9 @@ from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import DATE, TIMESTAMP, Schema, decimal, struct
 from reconciler.kafka.io.consume import raw_to_end
 from reconciler.kafka.settings import KafkaSettings
-from run_support import Pipeline, committed_everything, parquet_keys, pipeline  # noqa: F401 (fixture)
+from run_support import Pipeline, committed_everything, parquet_keys, pipeline
+
+__all__ = ["pipeline"]  # the fixture
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 ORDER = struct(("id", Schema("int64")), ("price", decimal(2, 12)), ("day", Schema("int32", False, DATE, 1)),
