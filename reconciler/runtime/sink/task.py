@@ -104,8 +104,11 @@ def start_sink_task(item: SinkPartitionWork, reporter: ErrantReporter | None = N
 
 def errant_reporter(item: SinkPartitionWork) -> tuple[ErrantReporter, TransactionalDeadLetters | None]:
     """The range's reporter of the connector's `errors.*`, and its dead letter producer (only
-    with `errors.tolerance=all` and a DLQ topic; on the connector's producer cluster)."""
-    handling = ErrorHandling.parse(item.task_config)
+    with `errors.tolerance=all` and a DLQ topic; on the connector's producer cluster). Keys
+    `validate` refused, or a plugin's own `errors.*` of another meaning: Connect's defaults."""
+    handling, problems = ErrorHandling.read(item.task_config)
+    if problems:
+        handling = ErrorHandling.parse({})
     topic = handling.dead_letter_topic if handling.tolerates else None
     letters = None
     if topic is not None:
