@@ -19,7 +19,8 @@ from reconciler.connectors.api import SinkRecord, records_to_batch
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import DATE, TIME, TIMESTAMP, Schema, decimal, struct
 from reconciler.connectors.errant import ErrantReporter, ErrorHandling, RecordFailed
-from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask, partition_dir
+from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
+from reconciler.connectors.range_files import partition_dir
 from reconciler.kafka.formats.dead_letter import DeadLetter
 
 TOPIC = "orders"
@@ -68,7 +69,7 @@ def write(root: Path, values: list[bytes | None], kept: Kept | None = None, key:
 
 
 def table(root: Path) -> pa.Table:
-    directory = partition_dir(root, TOPIC, 0)
+    directory = root / partition_dir(TOPIC, 0)
     [name] = [n for n in os.listdir(directory) if n.endswith(".parquet")]
     return pq.read_table(directory / name)
 
@@ -112,7 +113,7 @@ def test_a_struct_key_is_one_column(tmp_path: Path) -> None:
 def test_with_tolerance_none_a_bad_record_fails_the_task_and_no_file_is_written(tmp_path: Path) -> None:
     with pytest.raises(RecordFailed, match=r"the value of record orders-0@1 cannot be read by .*JsonConverter"):
         write(tmp_path, [order(0), b"{not json", order(2)], **{"value.converter": JSON})
-    directory = partition_dir(tmp_path, TOPIC, 0)
+    directory = tmp_path / partition_dir(TOPIC, 0)
     assert [n for n in os.listdir(directory) if not n.startswith(".")] == []
 
 
