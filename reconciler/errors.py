@@ -19,6 +19,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
                 NoOffsetForPartition        runtime.sink.reset
                 OffsetOutOfRange            runtime.sink.reset
                 OffsetsRefused              connectors.api
+                RecordFailed                connectors.errant
                 StorageUnavailable          connectors.storage.store
                 TableCommitFailed           connectors.api
                 UnwritableRecord            connectors.file_sink

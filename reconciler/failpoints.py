@@ -32,6 +32,9 @@ class Failpoint(enum.StrEnum):
     # A table sink's driver committed the batch's files and offsets to the table
     # (`TableSinkConnector.commit`); the group offsets are not committed yet.
     SINK_AFTER_TABLE_COMMIT = "sink.after_table_commit"
+    # A sink partition's dead letters and their marker are committed (one transaction), the
+    # data they were skipped from is not durable yet (parquet-sink: before its file).
+    SINK_AFTER_DEAD_LETTERS = "sink.after_dead_letters"
     # jdbc-sink: a partition's rows are in the table, its offset not yet; the transaction is open.
     JDBC_AFTER_ROWS = "jdbc.after_rows"
     # jdbc-sink: rows and offset written in the transaction; COMMIT not sent yet.
@@ -61,6 +64,7 @@ class Failpoint(enum.StrEnum):
 # The Spark tasks' points under their short names (`failpoints.SINK_AFTER_FILES`).
 SINK_MID_WRITE = Failpoint.SINK_MID_WRITE
 SINK_AFTER_FILES = Failpoint.SINK_AFTER_FILES
+SINK_AFTER_DEAD_LETTERS = Failpoint.SINK_AFTER_DEAD_LETTERS
 SOURCE_BEFORE_COMMIT = Failpoint.SOURCE_BEFORE_COMMIT
 JDBC_AFTER_ROWS = Failpoint.JDBC_AFTER_ROWS
 JDBC_BEFORE_COMMIT = Failpoint.JDBC_BEFORE_COMMIT

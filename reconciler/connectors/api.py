@@ -27,13 +27,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
+from reconciler.connectors.batches import ErrantRecordReporter as ErrantRecordReporter
 from reconciler.connectors.batches import PartitionKey as PartitionKey
 from reconciler.connectors.batches import Primitive as Primitive
+from reconciler.connectors.batches import RecordFailure as RecordFailure
 from reconciler.connectors.batches import SinkRecord as SinkRecord
 from reconciler.connectors.batches import SourceBatch as SourceBatch
 from reconciler.connectors.batches import SourceOffset as SourceOffset
 from reconciler.connectors.batches import SourcePartition as SourcePartition
 from reconciler.connectors.batches import SourceRecord as SourceRecord
+from reconciler.connectors.batches import Stage as Stage
 from reconciler.connectors.batches import headers_type as headers_type
 from reconciler.connectors.batches import partition_from_key as partition_from_key
 from reconciler.connectors.batches import partition_key as partition_key
@@ -126,7 +129,13 @@ class SinkTask(ABC):
 
     `start(config)` → `open(partitions)` → `write(batch)`… → `pre_commit(offsets, closing)`…
     → `stop()`. A (topic, partition) is given to one task instance at a time.
+
+    `errant_reporter` is set by the runtime before `start` (Connect's
+    `context.errantRecordReporter()`): the connector's `errors.*` keys applied to the records a
+    task cannot write, its dead letter queue included (`connectors.errant`, docs/connectors.md).
     """
+
+    errant_reporter: ErrantRecordReporter | None = None
 
     def start(self, task_config: Mapping[str, str]) -> None:
         self.task_config = dict(task_config)

@@ -1,6 +1,8 @@
 """The data a task moves: source records and columnar batches (with the offsets they bring a
-task to), sink records and the Arrow schema of a sink's batches, and source partitions as
-hashable keys. Part of the plugin API: plugins import these from `connectors.api`.
+task to), sink records and the Arrow schema of a sink's batches, source partitions as
+hashable keys, and a sink record that failed (`RecordFailure`) with the reporter a sink task
+hands it to (`ErrantRecordReporter`, Connect's KIP-610). Part of the plugin API: plugins import
+these from `connectors.api`.
 
 No pyarrow at import time: only `headers_type`, `sink_schema` and `records_to_batch` load it.
 """
@@ -10,7 +12,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -156,3 +159,46 @@ def records_to_batch(records: Sequence[SinkRecord]) -> pa.RecordBatch:
         [pa.array(c, type=f.type) for c, f in zip(columns, sink_schema(), strict=True)],
         schema=sink_schema(),
     )
+
+
+# --- records that fail ----------------------------------------------------------------------
+
+
+class Stage(StrEnum):
+    """Where a record failed: Connect's `errors.Stage` names (the DLQ's `stage` header)."""
+
+    KEY_CONVERTER = "KEY_CONVERTER"
+    VALUE_CONVERTER = "VALUE_CONVERTER"
+    HEADER_CONVERTER = "HEADER_CONVERTER"
+    TASK_PUT = "TASK_PUT"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RecordFailure:
+    """A sink record that could not be written, with why (Connect's `ProcessingContext`).
+
+    `executing_class` is the class that failed (the converter's, or the task's for TASK_PUT);
+    `exception_class` and `message` the error, as Java names them
+    (`org.apache.kafka.connect.errors.DataException`); `trace` its stack trace, if any.
+    """
+
+    record: SinkRecord
+    stage: Stage
+    executing_class: str
+    message: str
+    exception_class: str = "org.apache.kafka.connect.errors.DataException"
+    trace: str | None = None
+
+
+class ErrantRecordReporter(Protocol):
+    """What a sink task reports failed records to (Connect's `ErrantRecordReporter`).
+
+    `report` applies the connector's `errors.tolerance`: with `none` it raises (the task fails
+    naming the record), with `all` the record is skipped, logged and queued for the dead
+    letter queue. `flush` makes the queued records durable in the dead letter queue; a task
+    calls it before the data it skipped them from is durable, so that no crash can lose them.
+    """
+
+    def report(self, failure: RecordFailure) -> None: ...
+
+    def flush(self) -> None: ...

@@ -2,14 +2,17 @@
 
 One file per Kafka partition and offset range (`range_files`' layout, `.parquet`), columns
 `offset`, `timestamp`, `key`, `value`; `topic` and `partition` come from the directory names.
-Layout, config, exactly-once and rewinds: docs/connectors.md#parquet-sink.
+With a key or value converter other than ByteArrayConverter the files hold typed columns
+instead (`parquet_typed`), and records that do not decode follow `errors.tolerance` and the
+dead letter queue (`errant`). Layout, config, exactly-once and rewinds:
+docs/connectors.md#parquet-sink.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, ClassVar
 
 from reconciler.connectors import range_files
 from reconciler.connectors.api import (
@@ -23,6 +26,7 @@ from reconciler.connectors.api import (
     plain_task_config,
 )
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
+from reconciler.connectors.errant import reporter_for
 from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
 from reconciler.connectors.settings import ConnectorSettings, no_topic
 from reconciler.connectors.storage import Store, location_problem, open_store, with_storage_keys
@@ -93,18 +97,30 @@ class ParquetSinkTask(RangeFileSinkTask["pa.RecordBatch"]):
         super().start(task_config)
         self.settings = ParquetSinkSettings.parse(task_config)
         self.configure(open_store(self.settings.path, task_config), self.settings.flush_records, SUFFIX)
+        from reconciler.connectors import parquet_typed
+
+        self.typed = parquet_typed.converting(task_config)
+        self.errant = reporter_for(self, task_config)
 
     def chunk(self, rows: pa.RecordBatch) -> pa.RecordBatch:
-        """The rows in the files' schema."""
+        """The rows in the files' schema (typed files: as they are, decoded per file)."""
         import pyarrow as pa
 
+        if self.typed is not None:
+            return rows
         schema = file_schema()
         return pa.RecordBatch.from_arrays([rows.column(f.name).cast(f.type) for f in schema], schema=schema)
 
     def write_file(self, out: BinaryIO, chunks: list[pa.RecordBatch]) -> None:
         import pyarrow as pa
 
-        write_table(out, pa.Table.from_batches(chunks, schema=file_schema()), self.settings.compression)
+        from reconciler.connectors import parquet_typed
+
+        if self.typed is not None:
+            table = parquet_typed.typed_file(chunks, self.typed, self.errant)
+        else:
+            table = pa.Table.from_batches(chunks, schema=file_schema())
+        write_table(out, table, self.settings.compression)
 
 
 # --- the connector --------------------------------------------------------------------------
@@ -113,6 +129,7 @@ class ParquetSinkTask(RangeFileSinkTask["pa.RecordBatch"]):
 class ParquetSinkConnector(SinkConnector):
     config_def = CONFIG_DEF
     task_class = ParquetSinkTask
+    converters: ClassVar[frozenset[str]] = frozenset({"key", "value"})
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return ParquetSinkSettings.read(config)[1]

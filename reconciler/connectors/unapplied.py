@@ -14,9 +14,9 @@ reconciler's runtime runs a Python connector itself and does neither (docs/plugi
   keys or values itself (`Connector.converters`) takes the converters it knows
   (`connectors.converters.settings`: JsonConverter too), with their settings checked.
 
-Connect's `errors.*` keys are left alone: their retries, tolerance, logging and dead letter
-queue only cover the converter and transformation stages (Connect's `Stage`), which the
-runtime does not have, so nothing they would act on can happen. A plugin that declares one of
+Connect's `errors.*` keys are left alone: their tolerance, logging and dead letter queue cover
+the converter stages, which a plugin that converts applies itself (`connectors.errant`, as
+parquet-sink does); for one that does not, nothing they would act on can happen. A plugin that declares one of
 these keys itself (`file-source`'s `errors.tolerance`) gives it its own meaning and is not
 checked here. A Java connector class is never checked: a Java worker runs it, and applies all.
 """

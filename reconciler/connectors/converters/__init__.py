@@ -8,9 +8,11 @@
 - `infer`: a schema for schemaless JSON, per batch;
 - `records`: a batch of bytes read into values under one schema, failures per record;
 - `encode`: Connect values written as JsonConverter writes them (the envelope), byte for byte;
-- `arrow`: Connect types as Arrow types, and `decode`, a batch into an Arrow table.
+- `arrow`: Connect types as Arrow types, and `decode`, a batch into an Arrow table;
+- `columns`: a sink's batch as one typed table (Connect's fields, key, value columns) and the
+  records that did not decode.
 
-Imports `connectors.configdef` and `kafka.formats.jackson` (Jackson's JSON); only `arrow`
-imports pyarrow, and nothing here is imported by `validate`, `plan`, `apply` or `status` but
+Imports `connectors.configdef` and `kafka.formats.jackson` (Jackson's JSON); only `arrow` and
+`columns` import pyarrow, and nothing here is imported by `validate`, `plan`, `apply` or `status` but
 `settings`. This package module re-exports nothing, so importing `settings` loads no pyarrow.
 """

@@ -29,11 +29,13 @@ MAX_DECIMAL128: Final = 38
 
 @dataclass(frozen=True)
 class Decoded:
-    """`table` holds the records that decoded; `rows[i]` is the batch index of its row i."""
+    """`table` holds the records that decoded; `rows[i]` is the batch index of its row i;
+    `struct`: the table's columns are a struct's fields (else one column, the value)."""
 
     table: pa.Table
     rows: list[int]
     failures: list[DecodeFailure] = field(default_factory=list)
+    struct: bool = False
 
 
 def arrow_type(schema: Schema) -> pa.DataType:
@@ -99,7 +101,8 @@ def _table(read: Read, name: str) -> Decoded:
         # find which, and leave them out.
         rows, values = _kept(rows, values, failures, lambda value: _columns(schema, [value], name) and value)
         table = _columns(schema, values, name)
-    return Decoded(table, rows, _in_order(failures))
+    struct = schema is not None and schema.type == "struct" and bool(schema.fields)
+    return Decoded(table, rows, _in_order(failures), struct)
 
 
 def _kept(rows: list[int], values: list[Any], failures: list[DecodeFailure],

@@ -5,9 +5,9 @@
 `StoreView`), `uncommitted` (config records of open or aborted transactions), `produce`
 (transactional writes, fencing), `admin` (the internal topics), `topic_creation` (KIP-158),
 `groups` (a sink's consumer group), `offset_stores` (where a source's offsets live, read to the
-end); and how clients are configured: `client_config`, `client_names`, `librdkafka_properties`,
+end), `dead_letters` (a sink partition's dead letter queue records, exactly once); and how clients are configured: `client_config`, `client_names`, `librdkafka_properties`,
 `overrides` (Connect's worker and connector properties as librdkafka's), `config_providers`
 (KIP-297's env, file and directory providers, which resolve placeholders in them).
 
-May import `core`, `errors`, `heap`, `masking` and the rest of `kafka`.
+May import `core`, `errors`, `failpoints`, `heap`, `masking` and the rest of `kafka`.
 """

@@ -1,9 +1,12 @@
 """A sink task over one range in its Spark partition: the one range runner both readers feed.
 
-The task is started, opened on its one partition (the start is the larger of what it holds and
-the range's start, `ranges.task_start`), fed Arrow batches, asked to `pre_commit(…, closing=True)`
-— a batch closes its tasks —, asked what its driver must commit (`committable()`, table sinks)
-and stopped. Only a summary (`SinkPartitionResult`) leaves the
+The task is given its errant record reporter (the connector's `errors.*`, with a transactional
+dead letter queue producer for its partition, `kafka.io.dead_letters`), started, opened on its
+one partition (the start is the larger of what it holds and the range's start,
+`ranges.task_start`), fed Arrow batches, asked to `pre_commit(…, closing=True)` — a batch
+closes its tasks —, asked what its driver must commit (`committable()`, table sinks) and
+stopped. Dead letters a task queued and did not flush are produced before `committable()`, so
+before any driver commit. Only a summary (`SinkPartitionResult`) leaves the
 worker. What feeds it is a `RangeFeed`: `reader.RangeReader` (confluent-kafka, `sink_partition`)
 or the batches of Spark's Kafka data source (`spark_reader`).
 """
@@ -17,8 +20,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError, SinkConnector, SinkTask
+from reconciler.connectors.errant import ErrantReporter, ErrorHandling
 from reconciler.connectors.registry import load_connector
 from reconciler.heap import building
+from reconciler.kafka.io.dead_letters import TransactionalDeadLetters
+from reconciler.kafka.io.offset_stores import sink_group
+from reconciler.kafka.io.overrides import PRODUCER, client_settings
 from reconciler.runtime.batch.task_logs import task_logging
 from reconciler.runtime.sink.ranges import SinkPartitionResult, SinkPartitionWork, task_start
 from reconciler.runtime.sink.reader import RangeReader
@@ -58,12 +65,16 @@ def run_range(item: SinkPartitionWork, feed: Callable[[int], RangeFeed]) -> Sink
         # No cyclic collection meanwhile (a partition body run by `spark.jobs` pauses it already;
         # the data source's is not one), and a failure's cycles are never frozen (`heap`).
         with building(), task_logging(item.logging, item.connector, item.task_id):
-            task = start_sink_task(item)
+            reporter, letters = errant_reporter(item)
+            task = start_sink_task(item, reporter)
             try:
                 records, size, offset, scanned = _deliver(task, item, feed)
+                reporter.flush()
                 committable = task.committable()
             finally:
                 task.stop()
+                if letters is not None:
+                    letters.close()
     except Exception:
         offset, scanned, committable, error = None, None, None, traceback.format_exc()
     seconds = time.monotonic() - started
@@ -81,13 +92,31 @@ def run_range(item: SinkPartitionWork, feed: Callable[[int], RangeFeed]) -> Sink
     )
 
 
-def start_sink_task(item: SinkPartitionWork) -> SinkTask:
+def start_sink_task(item: SinkPartitionWork, reporter: ErrantReporter | None = None) -> SinkTask:
     connector = load_connector(item.connector_class)
     if not issubclass(connector, SinkConnector):
         raise ConnectorError(f"{item.connector_class!r} is not a sink connector")
     task = connector.task_class()
+    task.errant_reporter = reporter
     task.start(item.task_config)
     return task
+
+
+def errant_reporter(item: SinkPartitionWork) -> tuple[ErrantReporter, TransactionalDeadLetters | None]:
+    """The range's reporter of the connector's `errors.*`, and its dead letter producer (only
+    with `errors.tolerance=all` and a DLQ topic; on the connector's producer cluster). Keys
+    `validate` refused, or a plugin's own `errors.*` of another meaning: Connect's defaults."""
+    handling, problems = ErrorHandling.read(item.task_config)
+    if problems:
+        handling = ErrorHandling.parse({})
+    topic = handling.dead_letter_topic if handling.tolerates else None
+    letters = None
+    if topic is not None:
+        letters = TransactionalDeadLetters(
+            client_settings(item.settings, item.task_config, PRODUCER), connector=item.connector,
+            sink_group=sink_group(item.connector, item.task_config), source=(item.topic, item.partition),
+            topic=topic, replication_factor=handling.dlq_replication_factor, end=item.end)
+    return ErrantReporter(handling, connector=item.connector, task_id=item.task_id, dead_letters=letters), letters
 
 
 def _deliver(
