@@ -126,7 +126,7 @@ def group_run(
     try:
         first, _ = timed_tick(runner, paths, meter)
         require(first.moved == connectors * records, f"{group}: the first tick moved {first.moved:,}, not {connectors * records:,}")
-        with profiled(PROFILE_TO):
+        with profiled(PROFILE_TO if idle_ticks else None):
             idle = [timed_tick(runner, paths, meter)[0] for _ in range(idle_ticks)]
         require(all(t.moved == 0 for t in idle), f"{group}: an idle tick moved {[t.moved for t in idle]} records")
     finally:
