@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.kinds import Kind
 from reconciler.errors import BrokerUnreachable, ReconcilerError
+from reconciler.kafka.io.offset_stores import KeptOffsetsReaders
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
 from reconciler.runtime.sink import job as sink_job
@@ -97,6 +98,7 @@ class SparkExecutor:
         # Source tasks fenced by this process whose batches since all ended cleanly: no
         # transaction of theirs can be open, so the next batch need not fence them again.
         self._held: set[str] = set()
+        self._offsets_readers = KeptOffsetsReaders()  # sources' offsets: each batch reads what is new
 
     @property
     def master(self) -> str:
@@ -206,7 +208,7 @@ class SparkExecutor:
         """The committed source offsets, with the connectors that cannot run on them (all of
         them when reading failed in a way no one connector's store explains)."""
         try:
-            return source_offsets(self.settings, works, self._held)
+            return source_offsets(self.settings, works, self._held, self._offsets_readers)
         except Exception:
             return BatchOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
 
@@ -266,6 +268,7 @@ class SparkExecutor:
         if self._threads is not None:
             self._threads.shutdown(wait=True)
             self._threads = None
+        self._offsets_readers.close()
         with self._lock:
             if self._session is not None and self._owns_session:
                 self._session.stop()

@@ -23,7 +23,7 @@ from reconciler.errors import BrokerUnreachable
 from reconciler.kafka.io.admin import ensure_offsets_topic
 from reconciler.kafka.io.client import probe_bootstrap
 from reconciler.kafka.io.consume import end_offsets
-from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
+from reconciler.kafka.io.offset_stores import KeptOffsetsReaders, OffsetsStore, StoreKey, read_stores, source_stores
 from reconciler.kafka.io.overrides import PRODUCER, client_settings
 from reconciler.kafka.io.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
@@ -46,7 +46,10 @@ class BatchOffsets:
 
 
 def source_offsets(
-    settings: KafkaSettings, works: Sequence[TaskWork], held: Collection[str] = frozenset()
+    settings: KafkaSettings,
+    works: Sequence[TaskWork],
+    held: Collection[str] = frozenset(),
+    readers: KeptOffsetsReaders | None = None,
 ) -> BatchOffsets:
     """Fence the tasks, check no transaction hides offsets, and read every offsets store the
     connectors use (the worker's topic, and connector-specific ones, created when missing).
@@ -54,7 +57,8 @@ def source_offsets(
 
     `held`: the `fence_key`s of tasks this process fenced before and whose every batch since
     ended cleanly (the executor keeps them): no transaction of theirs can be open, so they are
-    not fenced again. Any other — a new process, a task whose batch failed — is."""
+    not fenced again. Any other — a new process, a task whose batch failed — is. `readers`:
+    the stores are read by these kept readers (the executor's), else read from the beginning."""
     started = time.monotonic()
     by_connector = connector_stores(settings, works)
     worker = OffsetsStore(settings, settings.topics.offsets)
@@ -70,7 +74,7 @@ def source_offsets(
     broken.update(wait_for_stable_offsets(needed))
     replays: dict[StoreKey, OffsetsReplay] = {}
     for cluster in _by_cluster(store for store in needed if store.key not in broken):  # one pass per cluster
-        read = _attempt(read_stores, cluster)
+        read = _attempt(read_stores if readers is None else readers.read, cluster)
         if isinstance(read, NotRun):
             broken.update(dict.fromkeys((store.key for store in cluster), read))
         else:
