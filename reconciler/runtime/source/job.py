@@ -86,6 +86,22 @@ def run_source(
     results = [None if w.task_id in idle else next(ran) for w in works]
     seconds = ", ".join(f"{r.seconds:.2f}" for r in results if isinstance(r, SourceTaskResult))
     LOG.debug("source %s: job %.3fs (tasks %s s)", name, time.monotonic() - started, seconds)
+    return _outcomes(name, works, results)
+
+
+def _exhausted(task_class: type[SourceTask], work: TaskWork, committed: CommittedOffsets) -> bool:
+    """The task class's word that the task has nothing to poll; a check that raises says no."""
+    try:
+        return bool(task_class.exhausted(work.task_config, committed.offsets))
+    except Exception:
+        LOG.debug("source %s: task %d's exhausted() raised; it is polled", work.connector, work.task_id, exc_info=True)
+        return False
+
+
+def _outcomes(
+    name: str, works: Sequence[TaskWork], results: Sequence[SourceTaskResult | PartitionFailed | None]
+) -> list[TaskOutcome]:
+    """One outcome per work; None: the task had nothing to poll and ran no partition."""
     outcomes = []
     for work, result in zip(works, results, strict=True):
         if result is None:
@@ -100,12 +116,3 @@ def run_source(
                 )
             )
     return outcomes
-
-
-def _exhausted(task_class: type[SourceTask], work: TaskWork, committed: CommittedOffsets) -> bool:
-    """The task class's word that the task has nothing to poll; a check that raises says no."""
-    try:
-        return bool(task_class.exhausted(work.task_config, committed.offsets))
-    except Exception:
-        LOG.debug("source %s: task %d's exhausted() raised; it is polled", work.connector, work.task_id, exc_info=True)
-        return False
