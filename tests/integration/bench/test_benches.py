@@ -38,6 +38,7 @@ def run_bench(script: str | Path, *args: str, timeout_s: float = 900) -> str:
     return done.stdout
 
 
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
 def test_plan_scale_times_commands_that_succeed_and_refuses_a_figure_when_they_fail(tmp_path: Path) -> None:
     out = run_bench(BENCH / "plan_scale.py", "--connectors", "40", "--drift", "0.1", "--runs", "1")
     assert re.search(r"^validate \+ plan: [\d.]+ s \(", out, re.MULTILINE), out
@@ -51,6 +52,7 @@ def test_plan_scale_times_commands_that_succeed_and_refuses_a_figure_when_they_f
     assert "validate + plan" not in done.stdout
 
 
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
 def test_many_connectors_at_a_tiny_size() -> None:
     out = run_bench(BENCH / "many_connectors.py", "--connectors", "3", "--records", "20", "--runs", "1",
                     "--idle-ticks", "1")
@@ -58,12 +60,14 @@ def test_many_connectors_at_a_tiny_size() -> None:
     assert re.search(r"^many / one: [\d.]+ x", out, re.MULTILINE), out
 
 
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
 def test_watch_idle_at_a_tiny_size() -> None:
     out = run_bench(BENCH / "watch_idle.py", "--connectors", "2", "--records", "10", "--ticks", "10",
                     "--warmup-ticks", "1", "--interval", "0.05")
     assert re.search(r"^CPU per idle tick .*: [\d.]+ ms", out, re.MULTILINE), out
 
 
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
 def test_spark_backends_at_a_tiny_size() -> None:
     out = run_bench(BENCH / "spark_backends.py", "--records", "2000", "--rounds", "1")
     assert out.count("2000 records in") == 2, out
