@@ -27,11 +27,11 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 import psutil
 
@@ -345,3 +345,64 @@ def file_lines(path: Path) -> int:
 
 def megabytes(size: int) -> str:
     return f"{size / 2**20:,.0f} MB"
+
+
+# --- figures that cannot lie: checked results, medians of alternating runs ------------------
+
+T = TypeVar("T")
+
+
+class RunFailed(SystemExit):
+    """A timed run that did not do what it was timed for: no figure is printed for it, and the
+    bench exits non-zero with this message."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"FAILED, no figure printed: {message}")
+
+
+def require(ok: bool, message: str) -> None:
+    """Refuse a figure for a run whose result is wrong (`RunFailed`, a non-zero exit)."""
+    if not ok:
+        raise RunFailed(message)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The median of several runs, with their smallest and largest."""
+
+    median: float
+    low: float
+    high: float
+    runs: int
+
+    @classmethod
+    def of(cls, values: list[float]) -> Spread:
+        require(bool(values), "no run to take a median of")
+        ordered = sorted(values)
+        middle = len(ordered) // 2
+        median = ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+        return cls(median, ordered[0], ordered[-1], len(ordered))
+
+    def show(self, unit: str = "s", digits: int = 2) -> str:
+        """`1.23 s (1.10–1.40, 3 runs)`."""
+        return f"{self.median:.{digits}f} {unit} ({self.low:.{digits}f}–{self.high:.{digits}f}, {self.runs} runs)".replace(
+            " )", ")"
+        )
+
+
+def ratios(ours: list[float], reference: list[float]) -> Spread:
+    """Run i's ratio ours[i] / reference[i], over runs whose sides alternated."""
+    require(len(ours) == len(reference) and all(r > 0 for r in reference), "sides ran a different number of times")
+    return Spread.of([a / b for a, b in zip(ours, reference, strict=True)])
+
+
+def alternating(runs: int, sides: dict[str, Callable[[], T]]) -> dict[str, list[T]]:
+    """Each side `runs` times, the sides taking turns and the first side changing each round
+    (A B, B A, A B…), so a machine getting busier or quieter weighs on both alike."""
+    require(runs >= 1, "at least one run")
+    results: dict[str, list[T]] = {name: [] for name in sides}
+    order = list(sides)
+    for round_ in range(runs):
+        for name in order if round_ % 2 == 0 else reversed(order):
+            results[name].append(sides[name]())
+    return results

@@ -131,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             for reader in args.readers.split(","):
                 name = f"bench-{reader}-{round_}"
                 seconds, cpu, records = sink_once(settings, reader, name, workdir / name)
+                if records != args.records:  # no figure for a run that did not move every record
+                    raise SystemExit(f"FAILED, no figure printed: sink via {reader} moved {records:,} of {args.records:,}")
                 print(f"sink via {reader:>15}: {records} records in {seconds:.2f} s = "
                       f"{records / seconds:,.0f} rec/s, {cpu:.2f} CPU-s (load {psutil.getloadavg()[0]:.1f})",
                       flush=True)

@@ -29,7 +29,7 @@ from reconciler.core.diagnostics import Severity
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import Action, ActionKind, Plan, PlanOptions
-from reconciler.core.planner import build_plan
+from reconciler.core.planner import build_plan, with_fingerprints
 from reconciler.errors import ReconcilerError, StalePlan
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats.changes import pending_offsets, plan_to_records
@@ -70,6 +70,7 @@ def apply(
     show_plan: ShowPlan = lambda plan: None,
     between_batches: bool = False,
     now_ms: Callable[[], int] = _now_ms,
+    digests: bool = True,
 ) -> ApplyOutcome:
     """The manifests applied, then their offsets requests run (`app.offsets`), read with `store`
     (`LiveStore.one_shot` for a command; the runtime's, kept across ticks, for a tick).
@@ -78,6 +79,7 @@ def apply(
     current offsets (from → to), and is the outcome's plan. `between_batches`: no task of this
     process's runtime can be running (a tick, before its batch), so every pending request runs
     in full; otherwise only the plan's, as far as is safe (`app.offsets.run_offsets_requests`).
+    `digests=False` (a tick): the plan's digests are computed only when it writes something.
     """
     shown: list[Plan] = []
 
@@ -85,7 +87,9 @@ def apply(
         shown.append(with_current_offsets(settings, plan, desired))
         show_plan(shown[0])
 
-    outcome = apply_manifests(settings, desired, options, store=store, saved=saved, show_plan=show, now_ms=now_ms)
+    outcome = apply_manifests(
+        settings, desired, options, store=store, saved=saved, show_plan=show, now_ms=now_ms, digests=digests
+    )
     offsets = run_offsets_requests(
         settings, desired, outcome.live, outcome.pending_offsets, between_batches=between_batches, now_ms=now_ms,
         store=store,
@@ -102,16 +106,21 @@ def apply_manifests(
     saved: Plan | None = None,
     show_plan: ShowPlan = lambda plan: None,
     now_ms: Callable[[], int] = _now_ms,
+    digests: bool = True,
 ) -> ApplyOutcome:
     """The transaction alone: bring the group's live state to `desired` (its offsets requests
-    not run), read with `store`; `saved`: refuse unless it is still the plan."""
+    not run), read with `store`; `saved`: refuse unless it is still the plan. `digests=False`:
+    the plan's digests (slow on purpose, `redact.slow_digest`) only when the plan has actions
+    (a created connector's owner record names its plan); a tick with nothing to change skips them."""
     if saved is not None:
         refuse_other_group(saved, settings.group_id)  # before `prepare` creates that group's topics
     store.prepare()
     with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
         writer.claim()
         live = store.read(uncommitted=True).live
-        plan = build_plan(desired, live, options)
+        plan = build_plan(desired, live, options, fingerprints=digests or saved is not None)
+        if not digests and saved is None and plan.actions:
+            plan = with_fingerprints(plan, desired, live)
         if saved is not None:
             refuse_stale(saved, current=plan, group_id=settings.group_id)
         refuse_errors(plan)

@@ -123,7 +123,8 @@ class TickRunner:
             self.batches.prepare()  # the store reads prepared topics: create them on a new group first
             options = dataclasses.replace(self.plan_options, manifest_paths=tuple(manifest_paths))
             outcome = apply(
-                self.settings, desired, options, store=self.batches.store, between_batches=True, now_ms=self._now_ms
+                self.settings, desired, options, store=self.batches.store, between_batches=True, now_ms=self._now_ms,
+                digests=False,
             )
         self.batches.topics_ready = True  # the apply checked the broker and the internal topics
         return outcome

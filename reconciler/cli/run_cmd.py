@@ -17,10 +17,12 @@ import os
 import re
 from collections.abc import Sequence
 from functools import partial
+from typing import TYPE_CHECKING
 
 from reconciler.app.serve import ServeOptions, SparkOptions, run_once, serve
 from reconciler.app.tick import TickReport
 from reconciler.cli.logs import LOG_FORMATS
+from reconciler.cli.phases import PhaseClock
 from reconciler.cli.options import add_kafka_options, add_prune_options, kafka_settings, positive_seconds
 from reconciler.cli.progress import with_progress
 from reconciler.core.plan import PlanOptions
@@ -28,6 +30,9 @@ from reconciler.cli.tick_output import Output, failure_summary, make_output, pri
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.executor import SinkReader
 from reconciler.runtime.spark.session import connect_address, master_addresses
+
+if TYPE_CHECKING:
+    from reconciler.kafka.settings import KafkaSettings
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -47,6 +52,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--allow-failed", action="store_true",
         help="with --once: exit 0 even when a connector, task or offsets request failed (the summary is still printed)",
+    )
+    parser.add_argument(
+        "--profile", action="store_true",
+        help="with --once: print the time of each phase (imports, apply, Spark start, batch, statuses, stop) on stderr",
     )
     add_runtime_options(parser)
     add_kafka_options(parser)
@@ -117,11 +126,28 @@ def run(args: argparse.Namespace) -> int:
     paths = [str(p) for p in args.paths]
     output = make_output(args.log_format)
     wrap = partial(with_progress, log_format=args.log_format)
+    if args.once and args.profile:
+        return _profiled_once(args, settings, paths, options, output)
     if args.once:
         with run_once(settings, paths, options, output, wrap=wrap) as report:
             return _exit_once(report, output, allow_failed=args.allow_failed)
     serve(settings, paths, options, output, wrap=wrap)
     return EXIT_OK
+
+
+def _profiled_once(
+    args: argparse.Namespace, settings: KafkaSettings, paths: list[str], options: ServeOptions, output: Output
+) -> int:
+    """`run --once` with a line per phase on stderr (`cli.phases`), printed however it ends."""
+    clock = PhaseClock()
+    clock.mark("handler")
+    try:
+        wrap = lambda executor: clock.wrapping(with_progress(executor, args.log_format))  # noqa: E731
+        with run_once(settings, paths, options, output, wrap=wrap) as report:
+            clock.mark("reported")
+            return _exit_once(report, output, allow_failed=args.allow_failed)
+    finally:
+        clock.print()
 
 
 def serve_options(args: argparse.Namespace, *, resync_s: float | None = None) -> ServeOptions:

@@ -123,6 +123,15 @@ class SourceTask(ABC):
     def stop(self) -> None:
         """Release resources; the default holds none."""
 
+    @classmethod
+    def exhausted(cls, task_config: Mapping[str, str], committed: Mapping[PartitionKey, SourceOffset]) -> bool:
+        """Whether `poll_batch` is certain to return nothing, records or offsets, after
+        `committed`, known from the config and the offsets alone (no external system): the
+        runtime then runs no Spark job for the task this batch, as a datagen whose count is
+        spent. Called on the driver, without constructing the task; must not raise. The
+        default, False, is always safe: the task is polled."""
+        return False
+
 
 class SinkTask(ABC):
     """Writes Kafka records to an external system. Lifecycle, as Connect's:

@@ -136,6 +136,19 @@ class DatagenTask(SourceTask):
         self._head, self._tail = value_template(self.settings, self.converters[1])
         self._key_head, self._key_tail = key_template(self.converters[0])
 
+    @classmethod
+    def exhausted(cls, task_config: Mapping[str, str], committed: Mapping[PartitionKey, SourceOffset]) -> bool:
+        """Every stripe of the task is produced up to `count` (a larger count extends them)."""
+        try:
+            settings = DatagenSettings.parse(task_config)
+            index, count = task_share(task_config)
+        except Exception:  # a config the task itself will report when polled
+            return False
+        return all(
+            _position(committed.get(partition_key(shard_partition(shard)))) >= settings.shard_size(shard)
+            for shard in range(index, settings.shards, count)
+        )
+
     def poll_batch(
         self, committed: Mapping[PartitionKey, SourceOffset], max_records: int
     ) -> SourceBatch:

@@ -339,6 +339,11 @@ def _delete_action(current: LiveConnector, sensitive: Collection[str]) -> Action
     )
 
 
+def with_fingerprints(plan: Plan, desired: Collection[DesiredConnector], live: LiveState) -> Plan:
+    """`plan`, made with `fingerprints=False`, with the digests `build_plan` would have given it."""
+    return plan.model_copy(update={"desired_fingerprint": desired_fingerprint(desired), "live_fingerprint": live.fingerprint()})
+
+
 def desired_fingerprint(desired: Collection[DesiredConnector]) -> str:
     """A digest of everything the manifests ask for, secrets included: a slow one
     (`redact.slow_digest`), as a plan file is shared and must not be cheap to guess secrets against."""

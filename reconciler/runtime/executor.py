@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from reconciler.core.kinds import Kind
 from reconciler.errors import BrokerUnreachable, ReconcilerError
+from reconciler.kafka.io.offset_stores import KeptOffsetsReaders
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
 from reconciler.runtime.sink import job as sink_job
@@ -94,6 +95,10 @@ class SparkExecutor:
         self._threads: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._checked: dict[str, str | None] = {}  # connector class -> why it cannot load on executors
+        # Source tasks fenced by this process whose batches since all ended cleanly: no
+        # transaction of theirs can be open, so the next batch need not fence them again.
+        self._held: set[str] = set()
+        self._offsets_readers = KeptOffsetsReaders()  # sources' offsets: each batch reads what is new
 
     @property
     def master(self) -> str:
@@ -167,6 +172,7 @@ class SparkExecutor:
                 if group[0].kind == Kind.SOURCE
             ]
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
+        self._hold_clean(sources, outcomes)
         outcomes.update({
             (w.connector, w.task_id): TaskOutcome(
                 connector=w.connector, task_id=w.task_id, records=0, error=refused[w.connector_class]
@@ -174,6 +180,17 @@ class SparkExecutor:
             for w in works if w.connector_class in refused
         })
         return [outcomes[(w.connector, w.task_id)] for w in works]
+
+    def _hold_clean(self, sources: Sequence[TaskWork], outcomes: Mapping[tuple[str, int], TaskOutcome]) -> None:
+        """Keep the fence of each source task whose batch ran and ended cleanly; drop the others'
+        (a task that failed or did not run may have left a transaction open: fence it again)."""
+        for work in sources:
+            key = source_driver.fence_key(self.settings, work)
+            outcome = outcomes.get((work.connector, work.task_id))
+            if outcome is not None and outcome.error is None and outcome.waited is None:
+                self._held.add(key)
+            else:
+                self._held.discard(key)
 
     def _unloadable(self, session: SparkSession, works: Sequence[TaskWork]) -> dict[str, str]:
         """Connector classes the executors cannot load (checked once each), with the trace to
@@ -191,7 +208,7 @@ class SparkExecutor:
         """The committed source offsets, with the connectors that cannot run on them (all of
         them when reading failed in a way no one connector's store explains)."""
         try:
-            return source_offsets(self.settings, works)
+            return source_offsets(self.settings, works, self._held, self._offsets_readers)
         except Exception:
             return BatchOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
 
@@ -251,6 +268,7 @@ class SparkExecutor:
         if self._threads is not None:
             self._threads.shutdown(wait=True)
             self._threads = None
+        self._offsets_readers.close()
         with self._lock:
             if self._session is not None and self._owns_session:
                 self._session.stop()

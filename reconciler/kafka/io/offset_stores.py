@@ -3,7 +3,8 @@
 A sink's offsets are its consumer group's (`sink_group`, read and written by `kafka.io.groups`); a
 source's are in one or two offsets topics (`source_stores`, KIP-618), each read through
 `OffsetsReplay` as Connect's `KafkaOffsetBackingStore` reads it. The runtime's source tasks,
-the offsets executor and `offsets import` all find and read them here.
+the offsets executor and `offsets import` all find and read them here; the runtime's batches
+through `KeptOffsetsReaders`, whose reads continue where the last one stopped.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
+from operator import methodcaller
 
 from reconciler.kafka.io.overrides import PRODUCER, client_settings, cluster_key, same_cluster
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.kafka.io.consume import PositionLost, TopicReader
 from reconciler.kafka.io.store import read_offsets_topics
 
 LOG = logging.getLogger(__name__)
@@ -69,3 +73,60 @@ def read_stores(stores: Sequence[OffsetsStore]) -> dict[StoreKey, OffsetsReplay]
         read = read_offsets_topics(group[0].settings, [store.topic for store in group])
         replays.update({store.key: read[store.topic] for store in group})
     return replays
+
+
+_TOPIC_OF = methodcaller("topic")
+
+
+class KeptOffsetsReaders:
+    """Offsets stores read by one reader per cluster kept across reads: each read continues where
+    the last stopped and feeds the same replays, so a batch pays for the offsets written since
+    the last one, not for the whole topic again (a thousand idle sources' offsets, every tick).
+    The replays a read returns are its own until the next read. A partition that lost the
+    position to continue from (records deleted, topic re-created), or a read that failed,
+    starts that cluster over from the beginning; topics and partitions created since are picked
+    up at the next read."""
+
+    def __init__(self) -> None:
+        self._kept: dict[frozenset[str], tuple[TopicReader, dict[str, OffsetsReplay]]] = {}
+
+    def read(self, stores: Sequence[OffsetsStore]) -> dict[StoreKey, OffsetsReplay]:
+        by_cluster: dict[frozenset[str], list[OffsetsStore]] = {}
+        for store in stores:
+            by_cluster.setdefault(store.key[0], []).append(store)
+        replays: dict[StoreKey, OffsetsReplay] = {}
+        for cluster, group in by_cluster.items():
+            try:
+                read = self._read(cluster, group)
+            except PositionLost:
+                self._forget(cluster)
+                read = self._read(cluster, group)
+            replays.update({store.key: read[store.topic] for store in group})
+        return replays
+
+    def _read(self, cluster: frozenset[str], stores: Sequence[OffsetsStore]) -> dict[str, OffsetsReplay]:
+        try:
+            if cluster not in self._kept:
+                self._kept[cluster] = (TopicReader(stores[0].settings), {})
+            reader, replays = self._kept[cluster]
+            for store in stores:
+                replays.setdefault(store.topic, OffsetsReplay())
+            existing = reader.topic_partitions()
+            reader.assign({topic: existing[topic] for topic in replays if topic in existing})
+            for batch in reader.to_end():
+                for topic, run in groupby(batch, _TOPIC_OF):
+                    if topic in replays:
+                        replays[topic].feed(list(run))
+            return replays
+        except BaseException:
+            self._forget(cluster)
+            raise
+
+    def _forget(self, cluster: frozenset[str]) -> None:
+        kept = self._kept.pop(cluster, None)
+        if kept is not None:
+            kept[0].close()
+
+    def close(self) -> None:
+        for cluster in list(self._kept):
+            self._forget(cluster)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
@@ -23,7 +23,7 @@ from reconciler.errors import BrokerUnreachable
 from reconciler.kafka.io.admin import ensure_offsets_topic
 from reconciler.kafka.io.client import probe_bootstrap
 from reconciler.kafka.io.consume import end_offsets
-from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores, source_stores
+from reconciler.kafka.io.offset_stores import KeptOffsetsReaders, OffsetsStore, StoreKey, read_stores, source_stores
 from reconciler.kafka.io.overrides import PRODUCER, client_settings
 from reconciler.kafka.io.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
@@ -45,10 +45,20 @@ class BatchOffsets:
     not_run: Mapping[str, NotRun]
 
 
-def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> BatchOffsets:
+def source_offsets(
+    settings: KafkaSettings,
+    works: Sequence[TaskWork],
+    held: Collection[str] = frozenset(),
+    readers: KeptOffsetsReaders | None = None,
+) -> BatchOffsets:
     """Fence the tasks, check no transaction hides offsets, and read every offsets store the
     connectors use (the worker's topic, and connector-specific ones, created when missing).
-    Each step leaves out the connectors an earlier one found unable to run."""
+    Each step leaves out the connectors an earlier one found unable to run.
+
+    `held`: the `fence_key`s of tasks this process fenced before and whose every batch since
+    ended cleanly (the executor keeps them): no transaction of theirs can be open, so they are
+    not fenced again. Any other — a new process, a task whose batch failed — is. `readers`:
+    the stores are read by these kept readers (the executor's), else read from the beginning."""
     started = time.monotonic()
     by_connector = connector_stores(settings, works)
     worker = OffsetsStore(settings, settings.topics.offsets)
@@ -57,25 +67,32 @@ def source_offsets(settings: KafkaSettings, works: Sequence[TaskWork]) -> BatchO
         if isinstance(why := _attempt(_prepare, store, worker), NotRun):
             broken[store.key] = why
     not_run = _by_connector(by_connector, broken)
-    not_run.update(fence_tasks(settings, [w for w in works if w.connector not in not_run]))
+    to_fence = [w for w in works if w.connector not in not_run and fence_key(settings, w) not in held]
+    not_run.update(fence_tasks(settings, to_fence))
     fenced = time.monotonic()
     needed = _unique([store for name, found in by_connector.items() if name not in not_run for store in found])
     broken.update(wait_for_stable_offsets(needed))
     replays: dict[StoreKey, OffsetsReplay] = {}
     for cluster in _by_cluster(store for store in needed if store.key not in broken):  # one pass per cluster
-        read = _attempt(read_stores, cluster)
+        read = _attempt(read_stores if readers is None else readers.read, cluster)
         if isinstance(read, NotRun):
             broken.update(dict.fromkeys((store.key for store in cluster), read))
         else:
             replays.update(read)
     LOG.debug("source offsets: fenced %d task(s) in %.3fs, checked and read the stores in %.3fs",
-              len(works), fenced - started, time.monotonic() - fenced)
+              len(to_fence), fenced - started, time.monotonic() - fenced)
     return BatchOffsets(replays, {**_by_connector(by_connector, broken), **not_run})
 
 
 def connector_stores(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, list[OffsetsStore]]:
     """Each source connector's offsets stores, primary first (`kafka.io.offset_stores.source_stores`)."""
     return {w.connector: source_stores(settings, w.connector_config) for w in works}
+
+
+def fence_key(settings: KafkaSettings, work: TaskWork) -> str:
+    """The task's transactional id on the cluster it produces to (`producer.override.*`)."""
+    target = client_settings(settings, work.connector_config, PRODUCER)
+    return f"{target.bootstrap_servers}/{task_transactional_id(settings.group_id, work.connector, work.task_id)}"
 
 
 def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str, NotRun]:

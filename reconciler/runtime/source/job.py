@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from reconciler.connectors.api import ConnectorError, SourceConnector
+from reconciler.connectors.api import ConnectorError, SourceConnector, SourceTask
 from reconciler.connectors.registry import load_connector
 from reconciler.kafka.io.offset_stores import OffsetsStore
 from reconciler.kafka.settings import KafkaSettings
@@ -55,8 +55,16 @@ def run_source(
     `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
     tasks produce on the primary store's cluster."""
     name = works[0].connector
-    if not issubclass(load_connector(works[0].connector_class), SourceConnector):
+    connector = load_connector(works[0].connector_class)
+    if not issubclass(connector, SourceConnector):
         raise ConnectorError(f"{works[0].connector_class!r} is not a source connector")
+    # A task with nothing to poll (its task class says so from the offsets alone) gets no Spark
+    # partition, and a connector whose tasks all have nothing no job: an idle connector is
+    # carried for the cost of reading its offsets (issue 30, bench/many_connectors.py).
+    idle = {w.task_id for w in works if _exhausted(connector.task_class, w, committed)}
+    if len(idle) == len(works):
+        LOG.debug("source %s: nothing to poll, no job", name)
+        return [TaskOutcome(connector=name, task_id=w.task_id, records=0, error=None) for w in works]
     primary = stores[0] if stores else OffsetsStore(settings, settings.topics.offsets)
     secondary = stores[1] if len(stores) > 1 else None
     # The task's settings reach the primary store's cluster and name its topic as `offsets`.
@@ -71,14 +79,34 @@ def run_source(
             logging=logs,
         )
         for w in works
+        if w.task_id not in idle
     ]
     started = time.monotonic()
-    results = run_partitions(session, items, source_partition, pool=pool, description=f"source {name}")
+    ran = iter(run_partitions(session, items, source_partition, pool=pool, description=f"source {name}"))
+    results = [None if w.task_id in idle else next(ran) for w in works]
     seconds = ", ".join(f"{r.seconds:.2f}" for r in results if isinstance(r, SourceTaskResult))
     LOG.debug("source %s: job %.3fs (tasks %s s)", name, time.monotonic() - started, seconds)
+    return _outcomes(name, works, results)
+
+
+def _exhausted(task_class: type[SourceTask], work: TaskWork, committed: CommittedOffsets) -> bool:
+    """The task class's word that the task has nothing to poll; a check that raises says no."""
+    try:
+        return bool(task_class.exhausted(work.task_config, committed.offsets))
+    except Exception:
+        LOG.debug("source %s: task %d's exhausted() raised; it is polled", work.connector, work.task_id, exc_info=True)
+        return False
+
+
+def _outcomes(
+    name: str, works: Sequence[TaskWork], results: Sequence[SourceTaskResult | PartitionFailed | None]
+) -> list[TaskOutcome]:
+    """One outcome per work; None: the task had nothing to poll and ran no partition."""
     outcomes = []
     for work, result in zip(works, results, strict=True):
-        if isinstance(result, PartitionFailed):
+        if result is None:
+            outcomes.append(TaskOutcome(connector=name, task_id=work.task_id, records=0, error=None))
+        elif isinstance(result, PartitionFailed):
             outcomes.append(TaskOutcome(connector=name, task_id=work.task_id, records=0, error=result.trace))
         else:
             outcomes.append(

@@ -212,3 +212,22 @@ def test_one_task_makes_a_million_records_in_one_batch() -> None:
     batch = task.poll_batch({}, 1_000_000)
     assert len(batch) == 1_000_000
     assert len(set(batch.keys)) == 1_000_000  # every record its own id
+
+
+@pytest.mark.parametrize("tasks", [1, 3])
+def test_exhausted_exactly_when_a_poll_would_return_nothing(tasks: int) -> None:
+    """`exhausted` (the runtime then runs no job for the task) agrees with `poll_batch` at
+    every step: false while any of the task's stripes has ids left, true once none has, and
+    false again when `count` grows; a config it cannot read says false (the task is polled)."""
+    connector_config = config(count="50", shards="4", **{"tasks.max": str(tasks)})
+    for task_config in DatagenConnector().task_configs(connector_config, tasks):
+        task = DatagenTask(task_config)
+        committed: dict[PartitionKey, SourceOffset] = {}
+        while not DatagenTask.exhausted(task_config, committed):
+            batch = task.poll_batch(committed, 7)
+            assert not batch.is_empty
+            committed.update(batch.offsets)
+        assert task.poll_batch(committed, 7).is_empty
+        grown = {**task_config, "count": "51"}  # id 50 lands in one task's stripe only
+        assert DatagenTask.exhausted(grown, committed) == DatagenTask(grown).poll_batch(committed, 7).is_empty
+    assert not DatagenTask.exhausted({**config(), "count": "many"}, {})

@@ -1,0 +1,213 @@
+"""Benchmark: one `run`/`watch` tick over many connectors (issue 30, item 5).
+
+    .venv/bin/python bench/many_connectors.py [--connectors 1000] [--records 1000] [--runs 3] [--idle-ticks 3]
+
+Starts its own Apache Kafka (one KRaft node, `reconciler.devtools.broker`) and one Spark session
+(`local[*]`), then, in process, exactly what `reconciler run`'s ticks do (`app.tick.TickRunner`:
+the apply, then the batch with its statuses), each run in a group and on a topic of its own:
+
+- many: `--connectors` `datagen` connectors of `--records` records each. Its first tick (apply
+  them all, start them, move every record), then `--idle-ticks` ticks with nothing to move (every
+  count exhausted): the cost of carrying idle connectors;
+- one: a single `datagen` connector of `--connectors` × `--records` records, its first tick.
+
+The two sides alternate (many, one; one, many; …) for `--runs` runs; each figure is the median
+with the spread (min–max) beside it, and the many-vs-one ratio is the median of each run's own
+ratio. Every run is checked before any figure is printed: no task failed, the ticks moved exactly
+what they should (the idle ticks nothing), and the topic read back (read_committed) holds each
+id exactly once per connector. A failed check exits 1 with no figure.
+
+Goal: an idle tick over 1,000 connectors ≤ 5 s; the tick moving 1,000 × 1,000 records within 2× of
+one connector moving the same million. CPU seconds are of this process and its children (driver,
+Spark's JVM, Python workers), not the broker's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import cProfile
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from measure import Spread, TreeMeter, alternating, load_average, require  # bench/measure.py
+
+from reconciler.app.tick import TickReport, TickRunner
+from reconciler.devtools.broker import start_broker
+from reconciler.kafka.io.admin import create_topic, ensure_topics
+from reconciler.kafka.io.consume import batches_to_end
+from reconciler.kafka.settings import KafkaSettings, Topics
+from reconciler.manifests import load_or_raise
+from reconciler.runtime.executor import SparkExecutor
+
+PARTITIONS = 2
+MANIFEST = """\
+apiVersion: reconciler.io/v1
+kind: Connector
+metadata:
+  name: {name}
+spec:
+  class: datagen
+  tasksMax: 1
+  config:
+    topic: {topic}
+    count: {count}
+    record.bytes: 20
+"""
+
+
+@dataclass
+class Tick:
+    seconds: float
+    cpu_s: float
+    moved: int
+
+
+@dataclass
+class ManyRun:
+    first: Tick
+    idle: list[Tick]
+
+
+def timed_tick(runner: TickRunner, paths: list[str], meter: TreeMeter) -> tuple[Tick, TickReport]:
+    desired = load_or_raise(paths)
+    cpu: dict[str, float] = {}
+    with meter.tree(cpu):
+        started = time.perf_counter()
+        report = runner.tick(desired, manifest_paths=paths)
+        seconds = time.perf_counter() - started
+    failed = [f"{o.connector}/{o.task_id}: {(o.error or '').strip().splitlines()[-1:]}" for o in report.outcomes if o.error]
+    require(not failed, f"{len(failed)} task(s) failed, e.g. {failed[:3]}")
+    down = [c.name for c in report.connectors if c.state is None or c.state.value != "RUNNING"]
+    require(not down, f"{len(down)} connector(s) not RUNNING after the tick, e.g. {down[:3]}")
+    return Tick(seconds, cpu["ours"], sum(o.records for o in report.outcomes)), report
+
+
+PROFILE_TO: Path | None = None  # --profile: the idle ticks' cProfile statistics go there
+
+
+@contextlib.contextmanager
+def profiled(path: Path | None) -> Iterator[None]:
+    """cProfile over the block (the driver's Python only: the JVM and the workers are not seen)."""
+    if path is None:
+        yield
+        return
+    profile = cProfile.Profile()
+    profile.enable()
+    try:
+        yield
+    finally:
+        profile.disable()
+        profile.dump_stats(path)
+
+
+def group_run(
+    bootstrap: str, workdir: Path, meter: TreeMeter, group: str, connectors: int, records: int, idle_ticks: int
+) -> ManyRun:
+    """`connectors` datagen connectors of `records` each in a group of their own: the first tick,
+    then the idle ticks; the topic checked to hold each id once per connector."""
+    settings = KafkaSettings(bootstrap_servers=bootstrap, group_id=group, topics=Topics.for_group(group), timeout_s=60)
+    ensure_topics(settings)
+    create_topic(settings, group, PARTITIONS)
+    root = workdir / group
+    root.mkdir()
+    for index in range(connectors):
+        name = f"{group}-{index:05d}"
+        (root / f"{name}.yaml").write_text(MANIFEST.format(name=name, topic=group, count=records))
+    paths = [str(root)]
+    executor = SparkExecutor(settings)  # joins the session this process started
+    runner = TickRunner(settings, executor)
+    try:
+        first, _ = timed_tick(runner, paths, meter)
+        require(first.moved == connectors * records, f"{group}: the first tick moved {first.moved:,}, not {connectors * records:,}")
+        with profiled(PROFILE_TO if idle_ticks else None):
+            idle = [timed_tick(runner, paths, meter)[0] for _ in range(idle_ticks)]
+        require(all(t.moved == 0 for t in idle), f"{group}: an idle tick moved {[t.moved for t in idle]} records")
+    finally:
+        runner.close()
+    check_topic(settings, group, connectors, records)
+    return ManyRun(first, idle)
+
+
+def check_topic(settings: KafkaSettings, topic: str, connectors: int, records: int) -> None:
+    """Each id 0…records-1 exactly `connectors` times in the topic, nothing else (read_committed)."""
+    seen: collections.Counter[bytes] = collections.Counter()
+    for batch in batches_to_end(settings, [topic]):
+        seen.update(message.key() for message in batch)
+    total = sum(seen.values())
+    wrong = [key for key, n in seen.items() if n != connectors]
+    require(
+        total == connectors * records and len(seen) == records and not wrong,
+        f"{topic}: {total:,} records, {len(seen):,} distinct ids (expected {records:,} ids × {connectors:,}); "
+        f"{len(wrong):,} ids lost or duplicated",
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--connectors", type=int, default=1000)
+    parser.add_argument("--records", type=int, default=1000, help="records per connector")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--idle-ticks", type=int, default=3, help="idle ticks per run of the many side")
+    parser.add_argument("--spark-master", default="local[*]")
+    parser.add_argument("--profile", type=Path, help="write the idle ticks' cProfile statistics to this file")
+    args = parser.parse_args(argv)
+    global PROFILE_TO  # noqa: PLW0603 (a bench's switch, read by group_run)
+    PROFILE_TO = args.profile
+    require(args.idle_ticks >= 1 and args.connectors >= 1 and args.records >= 1, "sizes must be at least 1")
+    workdir = Path(tempfile.mkdtemp(prefix="bench-many-"))
+    broker = start_broker(workdir / "broker")
+    print(f"load average at the start: {load_average()}", file=sys.stderr)
+    try:
+        from reconciler.runtime.spark.session import start_session, warm_up
+
+        session = start_session(args.spark_master)
+        try:
+            warm_up(session)
+            meter = TreeMeter({broker.pid}, broker.pid)
+            counter = iter(range(10**6))
+
+            def side(connectors: int, records: int, idle: int) -> Callable[[], ManyRun]:
+                return lambda: group_run(broker.bootstrap, workdir, meter, f"m{next(counter)}-{connectors}", connectors,
+                                         records, idle)
+
+            runs = alternating(args.runs, {
+                "many": side(args.connectors, args.records, args.idle_ticks),
+                "one": side(1, args.connectors * args.records, 0),
+            })
+        finally:
+            session.stop()
+    finally:
+        broker.stop(timeout_s=5.0)
+        shutil.rmtree(workdir, ignore_errors=True)
+    report(args, runs)
+    return 0
+
+
+def report(args: argparse.Namespace, runs: dict[str, list[ManyRun]]) -> None:
+    n, total = args.connectors, args.connectors * args.records
+    idle = [tick for run in runs["many"] for tick in run.idle]
+    idle_s = Spread.of([t.seconds for t in idle])
+    idle_cpu = Spread.of([t.cpu_s for t in idle])
+    many = Spread.of([r.first.seconds for r in runs["many"]])
+    one = Spread.of([r.first.seconds for r in runs["one"]])
+    ratio = Spread.of([m.first.seconds / o.first.seconds for m, o in zip(runs["many"], runs["one"], strict=True)])
+    print(f"\nmany_connectors: {n:,} datagen connectors, Spark {args.spark_master}, Apache Kafka (one KRaft node) on "
+          f"loopback; {args.runs} runs alternating, median (min–max); load average at the end {load_average()}")
+    print(f"idle tick over {n:,} connectors (nothing to move), {len(idle)} ticks: {idle_s.show()} = "
+          f"{idle_s.median / n * 1000:.1f} ms per connector; CPU {idle_cpu.show('CPU s')}   (goal <= 5 s at 1,000)")
+    print(f"first tick, {n:,} connectors x {args.records:,} records (apply + start + move): {many.show()}, CPU "
+          f"{Spread.of([r.first.cpu_s for r in runs['many']]).show('CPU s')}")
+    print(f"first tick, one connector x {total:,} records: {one.show()}, CPU "
+          f"{Spread.of([r.first.cpu_s for r in runs['one']]).show('CPU s')}")
+    print(f"many / one: {ratio.show('x')}   (goal <= 2x)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""`run --once --profile`: where the fixed cost of one `run --once` goes, one line per phase on
+stderr (issue 30, item 1).
+
+`PhaseClock` wraps the tick's executor (as `progress.BatchProgress` does) and notes when Spark is
+started (`prepare`), when the batch's jobs run (`run_batch`) and when Spark stops (`close`); the
+command notes when its handler began and when the tick's report came. The process's own start
+is the kernel's (`/proc/self/stat`), so the first phase is the interpreter and the imports.
+What comes after the last line (the JVM's exit, the interpreter's) only an outside clock sees:
+bench/connect_head_to_head.py times the whole process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reconciler.runtime.batch.tasks import TaskExecutor, TaskOutcome, TaskWork
+
+# (phase, the mark that ends it), in the order they happen; a phase whose marks are missing
+# (no batch ran, Spark was already up) is not printed.
+PHASES = (
+    ("interpreter and imports", "handler"),
+    ("manifests, apply, live state", "prepare"),
+    ("Spark session start", "prepared"),
+    ("connectors started, task configs, statuses before the batch", "batch"),
+    ("batch (Spark jobs)", "batched"),
+    ("statuses, UNASSIGNED on stop", "reported"),
+    ("Spark stop", "closed"),
+)
+
+
+def process_started() -> float:
+    """When this process started, on the `time.time()` clock (the kernel's start tick)."""
+    with open("/proc/self/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    ticks = int(fields[19])  # field 22, starttime, after the two before ")"
+    with open("/proc/stat") as proc:
+        boot = next(int(line.split()[1]) for line in proc if line.startswith("btime "))
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+class PhaseClock:
+    """A `TaskExecutor` noting when the executor it wraps starts Spark, runs the batch and stops."""
+
+    def __init__(self) -> None:
+        self.inner: TaskExecutor | None = None  # set by `wrapping`, when the runner is built
+        self.marks: dict[str, float] = {}
+        try:
+            self.marks["start"] = process_started()
+        except (OSError, ValueError, StopIteration, IndexError):  # not Linux: no first phase
+            pass
+
+    def wrapping(self, inner: TaskExecutor) -> PhaseClock:
+        self.inner = inner
+        return self
+
+    @property
+    def _inner(self) -> TaskExecutor:
+        assert self.inner is not None, "PhaseClock.wrapping() gives it its executor first"
+        return self.inner
+
+    def mark(self, name: str) -> None:
+        self.marks.setdefault(name, time.time())
+
+    def prepare(self) -> None:
+        self.mark("prepare")
+        self._inner.prepare()
+        self.mark("prepared")
+
+    def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
+        self.mark("prepare")  # a batch without a prepare() before it: the session starts inside
+        self.mark("prepared")
+        self.mark("batch")
+        try:
+            return self._inner.run_batch(works, closing=closing)
+        finally:
+            self.mark("batched")
+
+    def close(self) -> None:
+        self._inner.close()
+        self.mark("closed")
+
+    def lines(self) -> list[str]:
+        """One line per phase whose marks were both taken, then the sum."""
+        order = ["start"] + [end for _, end in PHASES]
+        lines, total = [], 0.0
+        for (name, end), begin in zip(PHASES, order, strict=False):
+            if begin in self.marks and end in self.marks:
+                seconds = self.marks[end] - self.marks[begin]
+                total += seconds
+                lines.append(f"profile: {name:<62} {seconds:7.3f} s")
+        lines.append(f"profile: {'sum, to the end of the command (the JVM exit follows)':<62} {total:7.3f} s")
+        return lines
+
+    def print(self) -> None:
+        print("\n".join(self.lines()), file=sys.stderr, flush=True)

@@ -1,0 +1,85 @@
+"""Every benchmark in bench/ that runs on this machine, run at a tiny size as its command runs,
+so that a benchmark broken by a product change fails the build instead of printing a figure;
+and the shared piece that keeps them honest (bench/measure.py).
+
+Each run is checked for its exit code 0 and the figure lines it prints; the benches check their
+own results (counts read back, exit codes, no duplicates) and exit 1 with no figure otherwise,
+which a broken bench of plan_scale shows here. Not run here: the benches whose reference is
+Debian's `kcat` (throughput, state_read, connect_head_to_head: `apt-get install -y kcat`) or that
+time Java Connect against us for minutes (watch_latency).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+BENCH = ROOT / "bench"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+from measure import RunFailed, Spread, alternating, ratios  # noqa: E402  (bench/measure.py, by plain name)
+
+
+def run_bench(script: str | Path, *args: str, timeout_s: float = 900) -> str:
+    """The bench's output; fails the test with its last lines unless it exited 0."""
+    done = subprocess.run(
+        [sys.executable, str(script), *args], capture_output=True, text=True, timeout=timeout_s, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])},
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, f"{script} exited {done.returncode}:\n{output[-3000:]}"
+    return done.stdout
+
+
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
+def test_plan_scale_times_commands_that_succeed_and_refuses_a_figure_when_they_fail(tmp_path: Path) -> None:
+    out = run_bench(BENCH / "plan_scale.py", "--connectors", "40", "--drift", "0.1", "--runs", "1")
+    assert re.search(r"^validate \+ plan: [\d.]+ s \(", out, re.MULTILINE), out
+    # The same bench on manifests that do not validate (the key it carried before): exit 1, no figure.
+    broken = tmp_path / "plan_scale.py"
+    broken.write_text((BENCH / "plan_scale.py").read_text().replace("    compression: zstd\n", "    db.password: x\n"))
+    (tmp_path / "measure.py").write_text((BENCH / "measure.py").read_text())
+    done = subprocess.run([sys.executable, str(broken), "--connectors", "5", "--runs", "1"], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 1 and "FAILED, no figure printed: validate exited 1" in done.stderr, done
+    assert "validate + plan" not in done.stdout
+
+
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
+def test_many_connectors_at_a_tiny_size() -> None:
+    out = run_bench(BENCH / "many_connectors.py", "--connectors", "3", "--records", "20", "--runs", "1",
+                    "--idle-ticks", "1")
+    assert re.search(r"^idle tick over 3 connectors .* ms per connector", out, re.MULTILINE), out
+    assert re.search(r"^many / one: [\d.]+ x", out, re.MULTILINE), out
+
+
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
+def test_watch_idle_at_a_tiny_size() -> None:
+    out = run_bench(BENCH / "watch_idle.py", "--connectors", "2", "--records", "10", "--ticks", "10",
+                    "--warmup-ticks", "1", "--interval", "0.05")
+    assert re.search(r"^CPU per idle tick .*: [\d.]+ ms", out, re.MULTILINE), out
+
+
+@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
+def test_spark_backends_at_a_tiny_size() -> None:
+    out = run_bench(BENCH / "spark_backends.py", "--records", "2000", "--rounds", "1")
+    assert out.count("2000 records in") == 2, out
+
+
+def test_medians_alternate_and_a_failed_run_has_no_figure() -> None:
+    order: list[str] = []
+    runs = alternating(3, {"a": lambda: order.append("a") or 1.0, "b": lambda: order.append("b") or 2.0})
+    assert order == ["a", "b", "b", "a", "a", "b"] and runs == {"a": [1.0] * 3, "b": [2.0] * 3}
+    spread = Spread.of([3.0, 1.0, 2.0, 10.0])
+    assert (spread.median, spread.low, spread.high, spread.runs) == (2.5, 1.0, 10.0, 4)
+    assert spread.show() == "2.50 s (1.00–10.00, 4 runs)"
+    assert ratios([2.0, 4.0, 9.0], [1.0, 2.0, 3.0]).median == 2.0
+    with pytest.raises(RunFailed, match="no figure printed: sides ran a different number of times"):
+        ratios([1.0], [1.0, 2.0])

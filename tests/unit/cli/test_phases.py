@@ -1,0 +1,54 @@
+"""`run --once --profile`'s phase lines (`cli.phases.PhaseClock`): each phase from the marks
+around it, in order, the process's start from the kernel's clock, a phase not reached left out."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from reconciler.cli.phases import PhaseClock, process_started
+from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork
+
+
+class Recorder:
+    def __init__(self, clock: PhaseClock) -> None:
+        self.clock, self.seen = clock, list[tuple[str, set[str]]]()
+
+    def prepare(self) -> None:
+        self.seen.append(("prepare", set(self.clock.marks)))
+
+    def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
+        self.seen.append(("run_batch", set(self.clock.marks)))
+        return []
+
+    def close(self) -> None:
+        self.seen.append(("close", set(self.clock.marks)))
+
+
+def test_each_phase_is_timed_between_the_marks_around_it() -> None:
+    assert 0 <= time.time() - process_started() < 24 * 3600  # this test process started a moment ago
+    clock = PhaseClock()
+    clock.mark("handler")
+    inner = Recorder(clock)
+    assert clock.wrapping(inner) is clock
+    clock.prepare()
+    clock.run_batch([])
+    clock.mark("reported")
+    clock.close()
+    assert [name for name, _ in inner.seen] == ["prepare", "run_batch", "close"]
+    assert "prepared" not in inner.seen[0][1] and "batched" not in inner.seen[1][1]
+    lines = clock.lines()
+    names = [line.removeprefix("profile: ").rsplit(" ", 2)[0].strip() for line in lines]
+    assert names[0] == "interpreter and imports" and names[-2] == "Spark stop"
+    assert names[-1].startswith("sum")
+    seconds = [float(line.rsplit(" ", 2)[1]) for line in lines]
+    assert all(s >= 0 for s in seconds) and abs(sum(seconds[:-1]) - seconds[-1]) < 0.01
+
+
+def test_a_phase_never_reached_is_not_printed() -> None:
+    clock = PhaseClock()
+    clock.marks.pop("start", None)
+    clock.mark("handler")
+    clock.wrapping(Recorder(clock))
+    clock.mark("reported")  # the tick failed before Spark started
+    assert [line for line in clock.lines() if "Spark" in line or "batch" in line] == []
