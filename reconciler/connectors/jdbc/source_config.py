@@ -42,6 +42,15 @@ def _only(supported: str) -> Validator:
     return check
 
 
+def _initial(value: Value) -> str | None:
+    # Confluent's -1 means "the database's time at the first query": a retried batch would start
+    # at another time and skip what was inserted in between, so it cannot be exactly once here.
+    if value is None or (isinstance(value, int) and value >= 0):
+        return None
+    return (f"must be epoch milliseconds >= 0; got {value!r} (-1, Confluent's \"now\", is not supported: "
+            "a batch retried after a crash would start from a later time and skip rows)")
+
+
 CONFIG_DEF: Final = (
     ConfigDef()
     .define("connection.url", Type.STRING, "jdbc:postgresql://host:port/database, or postgresql://…")
@@ -56,8 +65,8 @@ CONFIG_DEF: Final = (
             "auto-incrementing column).", default="")
     .define("timestamp.column.name", Type.LIST, "Timestamp columns, the first non-null of them (COALESCE) "
             "being the row's time.", default=[])
-    .define("timestamp.initial", Type.LONG, "Epoch ms to start from when no offset is stored (-1: now).",
-            default=None)
+    .define("timestamp.initial", Type.LONG, "Epoch ms to start from when no offset is stored.",
+            default=None, validator=_initial)
     .define("timestamp.granularity", Type.STRING, "connect_logical only.", default="connect_logical",
             validator=_only("connect_logical"))
     .define("timestamp.delay.interval.ms", Type.LONG, "Rows younger than this are left for a later batch.",

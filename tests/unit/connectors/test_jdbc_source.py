@@ -133,6 +133,12 @@ def test_the_checks_confluent_makes() -> None:
     assert problems(**{"poll.interval.ms": "100", "numeric.mapping": "BEST_FIT", "table.types": "TABLE,VIEW"}) == {}
 
 
+def test_timestamp_initial_now_is_refused_rather_than_read_from_the_start() -> None:
+    timestamp = {"mode": "timestamp", "timestamp.column.name": "updated_at", "incrementing.column.name": ""}
+    assert "is not supported" in problems(**timestamp, **{"timestamp.initial": "-1"})["timestamp.initial"]
+    assert problems(**timestamp, **{"timestamp.initial": "1700000000000"}) == {}
+
+
 MANIFEST = """\
 apiVersion: reconciler.io/v1
 kind: Connector
