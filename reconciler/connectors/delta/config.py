@@ -74,10 +74,6 @@ class DeltaSinkSettings(ConnectorSettings):
         return problems
 
     @property
-    def tolerate_all(self) -> bool:
-        return self.errors_tolerance.lower() == "all"
-
-    @property
     def object_store(self) -> bool:
         return urlsplit(self.table_uri).scheme.lower() in OBJECT_SCHEMES
 

@@ -21,6 +21,7 @@ from reconciler.connectors.api import (
 )
 from reconciler.connectors.converters.settings import converter
 from reconciler.connectors.delta.config import CONFIG_DEF, DeltaSinkSettings, read_settings
+from reconciler.connectors.errant import reporter_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -32,6 +33,7 @@ class DeltaSinkTask(SinkTask):
         self.settings = DeltaSinkSettings.parse(task_config)
         self.key_converter = converter(task_config, "key")
         self.value_converter = converter(task_config, "value")
+        self.errant = reporter_for(self, task_config)
         self.batches: list[pa.RecordBatch] = []
         self.result: str | None = None
 
@@ -47,8 +49,7 @@ class DeltaSinkTask(SinkTask):
         if closing and self.batches:
             from reconciler.connectors.delta import files
 
-            rows = files.to_rows(self._table(), self.key_converter, self.value_converter,
-                                 self.settings.tolerate_all)
+            rows = files.to_rows(self._table(), self.key_converter, self.value_converter, self.errant)
             written = files.write_files(rows, self.settings, lambda: files.filesystem(self.settings))
             self.result = files.committable(written, rows.schema) if written else None
             self.batches = []

@@ -26,8 +26,11 @@ import pyarrow.parquet as pq
 
 from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.converters.arrow import decode
+from reconciler.connectors.converters.columns import RowFailure, record_failures
 from reconciler.connectors.converters.settings import Converter
 from reconciler.connectors.delta.config import RECORD_FIELDS, DeltaSinkSettings, s3_filesystem_args
+from reconciler.connectors.api import Stage
+from reconciler.connectors.errant import ErrantReporter
 
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
@@ -43,18 +46,22 @@ class DataFile:
     records: int
 
 
-def to_rows(batch: pa.Table, key: Converter, value: Converter, tolerate: bool) -> pa.Table:
-    """The records as the table's rows. A record a converter refuses fails the task naming its
-    topic, partition and offset (`errors.tolerance=none`), or is left out (`all`)."""
+def to_rows(batch: pa.Table, key: Converter, value: Converter, reporter: ErrantReporter) -> pa.Table:
+    """The records as the table's rows. A record a converter refuses goes to the task's errant
+    record reporter: with `errors.tolerance=none` it fails the task naming its topic, partition
+    and offset; with `all` it is left out, logged and sent to the dead letter queue, whose
+    letters are committed before the data files exist (`connectors.errant`)."""
     keys = decode(batch.column("key").to_pylist(), key, "key")
     values = decode(batch.column("value").to_pylist(), value, "value")
-    failed = {f.index: ("key", f.reason) for f in keys.failures} | {f.index: ("value", f.reason) for f in values.failures}
-    if failed and not tolerate:
-        index = min(failed)
-        part, reason = failed[index]
-        where = f"{batch.column('topic')[index]}[{batch.column('partition')[index]}]@{batch.column('offset')[index]}"
-        raise ConnectorError(f"the {part} of record {where} cannot be read by {(key if part == 'key' else value).class_name}: "
-                             f"{reason} (errors.tolerance=all skips such records)")
+    failures = {f.index: RowFailure(index=f.index, stage=Stage.KEY_CONVERTER, converter=key.class_name, reason=f.reason)
+                for f in keys.failures}
+    for f in values.failures:
+        failures.setdefault(f.index, RowFailure(index=f.index, stage=Stage.VALUE_CONVERTER,
+                                                converter=value.class_name, reason=f.reason))
+    for failure in record_failures(batch, [failures[i] for i in sorted(failures)]):
+        reporter.report(failure)  # raises with errors.tolerance=none
+    reporter.flush()
+    failed = set(failures)
     kept = [i for i in range(batch.num_rows) if i not in failed]
     key_column = _one_column(_take(keys.table, keys.rows, kept), "key")
     value_table = _take(values.table, values.rows, kept)
