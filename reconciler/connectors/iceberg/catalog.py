@@ -22,6 +22,7 @@ from reconciler.connectors.configdef import ConfigProblem
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
 
+OPEN_ATTEMPTS: Final = 3
 # Java's catalog classes → pyiceberg's types.
 _IMPLS: Final = {
     "org.apache.iceberg.jdbc.JdbcCatalog": "sql",
@@ -110,10 +111,15 @@ def open_catalog(name: str, java: Mapping[str, str]) -> Catalog:
     props, problem = catalog_properties(java)
     if problem:
         raise ConnectorError(problem)
-    try:
-        return load_catalog(name, **props)
-    except Exception as exc:  # noqa: BLE001 - each catalog type raises its own kinds; one line either way
-        raise ConnectorError(f"cannot open the {describe(java)}: {one_line(exc, java)}") from None
+    for attempt in range(OPEN_ATTEMPTS):
+        try:
+            return load_catalog(name, **props)
+        except Exception as exc:  # noqa: BLE001 - each catalog type raises its own kinds; one line either way
+            # A SQL catalog's first opening creates its tables: tasks opening it at once race,
+            # and the loser finds them there on its next attempt.
+            if attempt == OPEN_ATTEMPTS - 1:
+                raise ConnectorError(f"cannot open the {describe(java)}: {one_line(exc, java)}") from None
+    raise AssertionError("unreachable")
 
 
 def one_line(exc: BaseException, java: Mapping[str, str]) -> str:

@@ -121,9 +121,9 @@ def held_offsets(settings: IcebergSinkSettings, group: str, partitions: Sequence
     partition. Routed records start from the group; each table skips what it holds (`task`)."""
     from pyiceberg.exceptions import NoSuchTableError
 
+    catalog = open_catalog(settings.catalog_name, settings.catalog)  # a new SQL catalog's tables made once, here
     if settings.route_field is not None or settings.dynamic or not partitions:
         return {}
-    catalog = open_catalog(settings.catalog_name, settings.catalog)
     topics = {t for t, _ in partitions}
     smallest: dict[TopicPartition, int] | None = None
     for name in settings.tables:

@@ -49,7 +49,7 @@ CONFIG_DEF: Final = (
     .define("iceberg.tables.schema-case-insensitive", Type.BOOLEAN,
             "Look table columns up ignoring case.", default=False)
     .define("iceberg.tables.upsert-mode-enabled", Type.BOOLEAN,
-            "Tabular's sink's key: with id columns, a record replaces the rows of its id (copy-on-write).",
+            "Tabular's sink's key; only false (append) is supported.",
             default=False)
     .define("iceberg.catalog", Type.STRING, "The catalog's name.", default=DEFAULT_CATALOG)
     .define("iceberg.connect.group-id", Type.STRING,
@@ -163,9 +163,11 @@ class IcebergSinkSettings:
                     re.compile(value)
                 except re.error as exc:
                     problems.append(ConfigProblem(TABLE_PREFIX + key, f"is not a regular expression: {exc}"))
-        if self.upsert and not self.default_id_columns and not any(k.endswith(".id-columns") for k in self.table_keys):
-            problems.append(ConfigProblem("iceberg.tables.upsert-mode-enabled",
-                                          "needs id columns (iceberg.tables.default-id-columns)"))
+        if self.upsert:
+            # pyiceberg writes no equality deletes, and a copy-on-write merge per batch is not
+            # built: refused rather than appending what the user expects to replace.
+            problems.append(ConfigProblem("iceberg.tables.upsert-mode-enabled", "true is not supported yet: "
+                                          "records are appended (as Apache Iceberg's own sink appends)"))
         return problems
 
     def table_config(self, table: str) -> TableConfig:

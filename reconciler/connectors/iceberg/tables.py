@@ -11,8 +11,7 @@ Without evolution a field the table lacks is left out and a column the batch lac
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final
 
 from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.iceberg.config import IcebergSinkSettings
@@ -27,7 +26,6 @@ _TRANSFORM: Final = re.compile(r"(\w+)\((.+)\)")
 # Java's partition field names per transform (`PartitionSpec.Builder`).
 _SUFFIX: Final = {"year": "year", "month": "month", "day": "day", "hour": "hour", "bucket": "bucket",
                   "truncate": "trunc"}
-_T = TypeVar("_T")
 
 
 def iceberg_arrow(schema: pa.Schema) -> pa.Schema:
@@ -187,12 +185,3 @@ def conform(table: Table, rows: pa.Table, name: str) -> pa.Table:
                                  f"{data.type} values: {str(exc).splitlines()[0]}") from None
     return pa.Table.from_arrays(columns, schema=target)
 
-
-def retried(attempt: Callable[[], _T], errors: Sequence[type[Exception]], tries: int = RETRIES) -> _T:
-    for index in range(tries):
-        try:
-            return attempt()
-        except tuple(errors):
-            if index == tries - 1:
-                raise
-    raise AssertionError("unreachable")

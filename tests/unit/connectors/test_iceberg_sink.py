@@ -129,3 +129,10 @@ def test_batch_types_become_icebergs() -> None:
                         ("e", pa.struct([("x", pa.int16()), ("y", pa.null())]))])
     assert iceberg_arrow(schema) == pa.schema([("a", pa.int32()), ("c", pa.time64("us")),
                                                ("d", pa.timestamp("us", "UTC")), ("e", pa.struct([("x", pa.int32())]))])
+
+
+def test_upsert_mode_is_refused_rather_than_appending_silently() -> None:
+    found = problems(**{"iceberg.tables": "db.a", "iceberg.tables.upsert-mode-enabled": "true",
+                        "iceberg.tables.default-id-columns": "id"})
+    assert found == ["`iceberg.tables.upsert-mode-enabled`: true is not supported yet: records are appended "
+                     "(as Apache Iceberg's own sink appends)"]
