@@ -81,6 +81,12 @@ def load_or_create(catalog: Catalog, name: str, settings: IcebergSinkSettings, s
         return _create(catalog, name, settings, schema)
     except (TableAlreadyExistsError, CommitFailedException):  # another task created it meanwhile
         return catalog.load_table(name)
+    except Exception:
+        # Catalogs report a lost race in their own ways (SQLite: an IntegrityError): if the
+        # table is there now, another task made it; otherwise the creation's error stands.
+        if catalog.table_exists(name):
+            return catalog.load_table(name)
+        raise
 
 
 def _create(catalog: Catalog, name: str, settings: IcebergSinkSettings, schema: pa.Schema) -> Table:
@@ -115,14 +121,16 @@ def partition_field(text: str) -> tuple[str, str, str]:
 
 def _create_namespaces(catalog: Catalog, name: str) -> None:
     """Each level of the table's namespace, as Java's `createNamespaceIfNotExist`."""
-    from pyiceberg.exceptions import NamespaceAlreadyExistsError
-
     levels = name.split(".")[:-1]
     for depth in range(1, len(levels) + 1):
+        namespace = tuple(levels[:depth])
         try:
-            catalog.create_namespace(tuple(levels[:depth]))
-        except NamespaceAlreadyExistsError:
-            pass
+            catalog.create_namespace(namespace)
+        except Exception:
+            # Already there, or made by another task at the same time (SQLite reports that
+            # race as an IntegrityError): only a namespace still missing is a failure.
+            if not catalog.namespace_exists(namespace):
+                raise
 
 
 def evolve(table: Table, schema: pa.Schema) -> Table:
