@@ -11,6 +11,6 @@ Connect sink, exactly once with the offsets in the snapshots' summaries (docs/co
 - `commit`: the driver's side (the tables' offsets, one snapshot per table, KIP-875 rewinds);
 - `connector`: the plugin.
 
-It imports the plugin API, the converters and the Kafka layer's group name (`sink_group`);
+It imports the plugin API and the converters' settings;
 pyiceberg and pyarrow only inside the functions that use them, so `validate` loads neither.
 """

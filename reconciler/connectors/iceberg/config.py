@@ -185,9 +185,11 @@ class IcebergSinkSettings:
             commit_branch=own.get("commit-branch", self.default_branch) or None,
         )
 
-    def offsets_group(self, connector_group: str) -> str:
-        """The group named in the snapshot summary's offsets key: Java's `connectGroupId()`."""
-        return self.group_id or connector_group
+    def offsets_group(self, config: ConnectorConfig) -> str:
+        """The group named in the snapshot summary's offsets key: Java's `connectGroupId()`, else
+        the connector's Connect group (`kafka.io.offset_stores.sink_group`'s rule, not imported:
+        `validate` would load the Kafka layer's state machines for one line)."""
+        return self.group_id or config.get("consumer.override.group.id") or f"connect-{self.name}"
 
 
 def split_list(value: str | None, separator: re.Pattern[str]) -> tuple[str, ...]:

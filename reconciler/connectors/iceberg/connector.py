@@ -20,7 +20,6 @@ from reconciler.connectors.iceberg import commit
 from reconciler.connectors.iceberg.catalog import catalog_problems
 from reconciler.connectors.iceberg.config import CONFIG_DEF, IcebergSinkSettings
 from reconciler.connectors.iceberg.task import IcebergSinkTask
-from reconciler.kafka.io.offset_stores import sink_group
 
 
 class IcebergSinkConnector(TableSinkConnector):
@@ -54,4 +53,4 @@ class IcebergSinkConnector(TableSinkConnector):
 
 
 def _group(settings: IcebergSinkSettings, config: ConnectorConfig) -> str:
-    return settings.offsets_group(sink_group(settings.name, config))
+    return settings.offsets_group(config)

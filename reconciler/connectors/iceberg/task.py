@@ -22,7 +22,6 @@ from reconciler.connectors.iceberg import datafiles, offsets, tables
 from reconciler.connectors.iceberg.catalog import describe, one_line, open_catalog
 from reconciler.connectors.iceberg.config import IcebergSinkSettings
 from reconciler.connectors.iceberg.routing import route
-from reconciler.kafka.io.offset_stores import sink_group
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -46,7 +45,7 @@ class IcebergSinkTask(SinkTask):
         super().start(task_config)
         self.settings = IcebergSinkSettings.parse(task_config)
         self.value_converter = converter(task_config, "value")
-        self.group = self.settings.offsets_group(sink_group(self.settings.name, task_config))
+        self.group = self.settings.offsets_group(task_config)
         self.where = describe(self.settings.catalog)
         self._catalog: Catalog | None = None
         self.buffer: list[pa.RecordBatch] = []

@@ -136,3 +136,10 @@ def test_upsert_mode_is_refused_rather_than_appending_silently() -> None:
                         "iceberg.tables.default-id-columns": "id"})
     assert found == ["`iceberg.tables.upsert-mode-enabled`: true is not supported yet: records are appended "
                      "(as Apache Iceberg's own sink appends)"]
+
+
+def test_the_offsets_key_names_connects_group() -> None:
+    read = settings(**{"iceberg.tables": "db.a"})
+    assert read.offsets_group({"name": "ice"}) == "connect-ice"
+    assert read.offsets_group({"consumer.override.group.id": "g"}) == "g"
+    assert settings(**{"iceberg.tables": "db.a", "iceberg.connect.group-id": "mine"}).offsets_group({}) == "mine"
