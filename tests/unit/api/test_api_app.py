@@ -224,7 +224,7 @@ def test_unknown_methods_and_bad_queries_are_clear_4xx(client: httpx.Client) -> 
 def test_plugins_list_our_connectors_sinks_first(client: httpx.Client) -> None:
     plugins = client.get("/connector-plugins").json()
     assert [(p["class"], p["type"]) for p in plugins] == [
-        ("delta-sink", "sink"), ("file-sink", "sink"), ("jdbc-sink", "sink"), ("parquet-sink", "sink"), ("datagen", "source"), ("file-source", "source"),
+        ("delta-sink", "sink"), ("file-sink", "sink"), ("iceberg-sink", "sink"), ("jdbc-sink", "sink"), ("parquet-sink", "sink"), ("datagen", "source"), ("file-source", "source"),
         ("jdbc-source", "source"),
     ]
     assert client.get("/connector-plugins?connectorsOnly=false").json() == plugins

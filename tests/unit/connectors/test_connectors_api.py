@@ -170,7 +170,7 @@ def test_unknown_name_lists_the_registered_ones() -> None:
         load_connector("FileStreamSource")
     assert "unknown connector class 'FileStreamSource'" in caught.value.message
     assert caught.value.hint is not None
-    assert "datagen, delta-sink, file-sink, file-source, jdbc-sink, jdbc-source, parquet-sink" in caught.value.hint
+    assert "datagen, delta-sink, file-sink, file-source, iceberg-sink, jdbc-sink, jdbc-source, parquet-sink" in caught.value.hint
     assert "module:Class" in caught.value.hint
 
 

@@ -116,7 +116,7 @@ def test_no_config_check_without_a_readable_class_and_config(tmp_path: Path) -> 
     unknown_class = HEAD + "spec:\n  class: nosuch\n  tasksMax: 0\n  config: {topik: t}\n"
     assert problems(tmp_path, unknown_class) == [
         "6:10: spec.class: unknown connector class 'nosuch' (hint: use a registered name (datagen, delta-sink, file-sink,"
-        " file-source, jdbc-sink, jdbc-source, parquet-sink), a 'module:Class' path, or a Java class name (run by a Java Connect worker))",
+        " file-source, iceberg-sink, jdbc-sink, jdbc-source, parquet-sink), a 'module:Class' path, or a Java class name (run by a Java Connect worker))",
         "7:13: spec.tasksMax: must be at least 1, got 0",
     ]
     config_not_a_mapping = HEAD + "spec:\n  class: datagen\n  tasksMax: 0\n  config: [topic, t]\n"

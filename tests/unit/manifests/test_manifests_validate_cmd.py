@@ -77,7 +77,7 @@ EXPECTED = [
     " (hint: each YAML document must start with `apiVersion: reconciler.io/v1` and `kind: Connector`)",
     # Checked against the connector's plugin (and the keys Kafka Connect defines).
     "19-unknown-class.yaml:6:10: spec.class: unknown connector class 'nosuch-connector' (hint: use a registered"
-    " name (datagen, delta-sink, file-sink, file-source, jdbc-sink, jdbc-source, parquet-sink), a 'module:Class' path, or a Java class name (run by a Java"
+    " name (datagen, delta-sink, file-sink, file-source, iceberg-sink, jdbc-sink, jdbc-source, parquet-sink), a 'module:Class' path, or a Java class name (run by a Java"
     " Connect worker))",
     "20-bad-config-value.yaml:10:12: spec.config.count: must be an integer; got 'abc'",
     '20-bad-config-value.yaml:11:19: spec.config["record.bytes"]: must be at least 0; got -1',
@@ -113,7 +113,7 @@ EXPECTED = [
     "26-structure-and-config.yaml:25:5: spec.config.fromat: unknown key: neither `file-sink` nor Kafka Connect"
     " defines it (hint: did you mean `format`?)",
     "26-structure-and-config.yaml:32:10: spec.class: unknown connector class 'nosuch-connector' (hint: use a"
-    " registered name (datagen, delta-sink, file-sink, file-source, jdbc-sink, jdbc-source, parquet-sink), a 'module:Class' path, or a Java class name"
+    " registered name (datagen, delta-sink, file-sink, file-source, iceberg-sink, jdbc-sink, jdbc-source, parquet-sink), a 'module:Class' path, or a Java class name"
     " (run by a Java Connect worker))",
     "26-structure-and-config.yaml:33:13: spec.tasksMax: must be at least 1, got 0",
     # A converting sink's converter settings and Connect's error handling keys.

@@ -1,0 +1,203 @@
+"""The `iceberg-sink` keys, as Apache Iceberg's Kafka Connect sink (`IcebergSinkConfig`,
+`TableSinkConfig`, Iceberg 1.10) names and defaults them, and the settings a task runs with.
+Pure (no pyiceberg): `validate` reads this.
+
+Keys of the Java sink that only steer its coordinator (the control topic and its consumer
+group, the commit interval, timeout and threads, the coordinator's transactional id, Hadoop's
+configuration) are accepted so a manifest moves between a Java worker and this runtime
+unchanged, and change nothing here: the batch driver is the one committer, once per batch
+(docs/connectors.md#iceberg-sink).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final
+
+from reconciler.connectors.api import valid_or_raise
+from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type
+
+CATALOG_PREFIX: Final = "iceberg.catalog."
+TABLE_PREFIX: Final = "iceberg.table."
+AUTO_CREATE_PROPS: Final = "iceberg.tables.auto-create-props."
+WRITE_PROPS: Final = "iceberg.tables.write-props."
+DEFAULT_CATALOG: Final = "iceberg"
+# Java's `COMMA_NO_PARENS_REGEX`: `bucket(id, 4)` stays one partition field.
+_COMMA_NO_PARENS: Final = re.compile(r",(?![^()]*+\))")
+_IGNORED = "Accepted for Apache Iceberg's sink; the batch driver commits once per batch, with no coordinator."
+
+CONFIG_DEF: Final = (
+    ConfigDef()
+    .define("iceberg.tables", Type.LIST, "Destination tables, comma-separated (namespace.table).", default=None)
+    .define("iceberg.tables.dynamic-enabled", Type.BOOLEAN,
+            "Route each record to the table its iceberg.tables.route-field names.", default=False)
+    .define("iceberg.tables.route-field", Type.STRING, "The value's field routing records to tables.", default=None)
+    .define("iceberg.tables.default-commit-branch", Type.STRING, "The branch commits go to (main when unset).",
+            default=None)
+    .define("iceberg.tables.default-id-columns", Type.STRING, "Columns identifying a row, comma-separated.",
+            default=None)
+    .define("iceberg.tables.default-partition-by", Type.STRING,
+            "Partition fields of created tables: column, year(c), month(c), day(c), hour(c), bucket(c, n), "
+            "truncate(c, w).", default=None)
+    .define("iceberg.tables.auto-create-enabled", Type.BOOLEAN, "Create missing tables from the records.",
+            default=False)
+    .define("iceberg.tables.evolve-schema-enabled", Type.BOOLEAN, "Add the records' new fields to the table.",
+            default=False)
+    .define("iceberg.tables.schema-force-optional", Type.BOOLEAN,
+            "Create and add every column as optional (ours always are at the top level).", default=False)
+    .define("iceberg.tables.schema-case-insensitive", Type.BOOLEAN,
+            "Look table columns up ignoring case.", default=False)
+    .define("iceberg.tables.upsert-mode-enabled", Type.BOOLEAN,
+            "Tabular's sink's key; only false (append) is supported.",
+            default=False)
+    .define("iceberg.catalog", Type.STRING, "The catalog's name.", default=DEFAULT_CATALOG)
+    .define("iceberg.connect.group-id", Type.STRING,
+            "The Connect consumer group the offsets are kept under (connect-<name> when unset).", default=None)
+    .define("iceberg.control.topic", Type.STRING, _IGNORED, default="control-iceberg")
+    .define("iceberg.control.group-id-prefix", Type.STRING, _IGNORED, default="cg-control-")
+    .define("iceberg.control.commit.interval-ms", Type.INT, _IGNORED, default=300_000)
+    .define("iceberg.control.commit.timeout-ms", Type.INT, _IGNORED, default=30_000)
+    .define("iceberg.control.commit.threads", Type.INT, _IGNORED, default=2)
+    .define("iceberg.control.commit.max-consecutive-failures", Type.INT, _IGNORED, default=1, minimum=1)
+    .define("iceberg.coordinator.transactional.prefix", Type.STRING, _IGNORED, default=None)
+    .define("iceberg.coordinator-executor-keep-alive-timeout-ms", Type.LONG, _IGNORED, default=120_000)
+    .define("iceberg.hadoop-conf-dir", Type.STRING, "Accepted for Apache Iceberg's sink; no Hadoop here.",
+            default=None)
+    .define_prefix(CATALOG_PREFIX, "Catalog properties (type, uri, warehouse, jdbc.*, s3.*, …).")
+    .define_prefix(TABLE_PREFIX, "Per-table settings: <table>.route-regex, .id-columns, .partition-by, "
+                   ".commit-branch.")
+    .define_prefix(AUTO_CREATE_PROPS, "Properties of tables the sink creates.")
+    .define_prefix(WRITE_PROPS, "Writer properties (write.parquet.compression-codec, …).")
+    .define_prefix("iceberg.hadoop.", "Accepted for Apache Iceberg's sink; no Hadoop here.")
+    .define_prefix("iceberg.kafka.", _IGNORED)
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TableConfig:
+    """Java's `TableSinkConfig`: one table's settings (its own keys, else the defaults)."""
+
+    route_regex: re.Pattern[str] | None = None
+    id_columns: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    commit_branch: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class IcebergSinkSettings:
+    name: str
+    tables: tuple[str, ...]
+    dynamic: bool
+    route_field: str | None
+    auto_create: bool
+    evolve_schema: bool
+    force_optional: bool
+    upsert: bool
+    catalog_name: str
+    catalog: dict[str, str] = field(repr=False)  # may hold secrets
+    group_id: str | None
+    default_branch: str | None
+    default_id_columns: str | None
+    default_partition_by: str | None
+    auto_create_props: dict[str, str]
+    write_props: dict[str, str]
+    table_keys: dict[str, str]
+
+    @classmethod
+    def read(cls, config: ConnectorConfig) -> tuple[IcebergSinkSettings, list[ConfigProblem]]:
+        parsed = CONFIG_DEF.parse(config)
+        settings = cls(
+            name=config.get("name") or "",
+            tables=tuple(parsed.strings("iceberg.tables")),
+            dynamic=parsed.boolean("iceberg.tables.dynamic-enabled"),
+            route_field=parsed.optional_string("iceberg.tables.route-field") or None,
+            auto_create=parsed.boolean("iceberg.tables.auto-create-enabled"),
+            evolve_schema=parsed.boolean("iceberg.tables.evolve-schema-enabled"),
+            force_optional=parsed.boolean("iceberg.tables.schema-force-optional"),
+            upsert=parsed.boolean("iceberg.tables.upsert-mode-enabled"),
+            catalog_name=parsed.string("iceberg.catalog") or DEFAULT_CATALOG,
+            catalog=_with_prefix(config, CATALOG_PREFIX),
+            group_id=parsed.optional_string("iceberg.connect.group-id") or None,
+            default_branch=parsed.optional_string("iceberg.tables.default-commit-branch") or None,
+            default_id_columns=parsed.optional_string("iceberg.tables.default-id-columns"),
+            default_partition_by=parsed.optional_string("iceberg.tables.default-partition-by"),
+            auto_create_props=_with_prefix(config, AUTO_CREATE_PROPS),
+            write_props=_with_prefix(config, WRITE_PROPS),
+            table_keys=_with_prefix(config, TABLE_PREFIX),
+        )
+        problems = list(parsed.problems)
+        if not problems:
+            problems += settings._problems(parsed.boolean("iceberg.tables.schema-case-insensitive"))
+        return settings, problems
+
+    @classmethod
+    def parse(cls, config: ConnectorConfig) -> IcebergSinkSettings:
+        return valid_or_raise(cls.read(config))
+
+    def _problems(self, case_insensitive: bool) -> list[ConfigProblem]:
+        """Java's `IcebergSinkConfig.validate`, and what this runtime cannot do."""
+        problems = []
+        if not self.catalog:
+            problems.append(ConfigProblem("iceberg.catalog.*", "must be set: the catalog's properties "
+                                          "(iceberg.catalog.type or .catalog-impl, .uri, .warehouse)"))
+        if self.tables and self.dynamic:
+            problems.append(ConfigProblem("iceberg.tables", "cannot be set with iceberg.tables.dynamic-enabled=true"))
+        elif self.dynamic and not self.route_field:
+            problems.append(ConfigProblem("iceberg.tables.route-field", "is required with dynamic tables"))
+        elif not self.tables and not self.dynamic:
+            problems.append(ConfigProblem("iceberg.tables", "must name the destination table(s)"))
+        if case_insensitive:
+            problems.append(ConfigProblem("iceberg.tables.schema-case-insensitive",
+                                          "true is not supported: columns are matched by their exact names"))
+        for table in self.tables:
+            if "." not in table.strip("."):
+                problems.append(ConfigProblem("iceberg.tables", f"{table!r} needs a namespace (namespace.table)"))
+            config = self.table_config(table)
+            if self.route_field and not self.dynamic and config.route_regex is None:
+                problems.append(ConfigProblem(f"{TABLE_PREFIX}{table}.route-regex",
+                                              "is required: iceberg.tables.route-field routes by each table's regex"))
+        for key, value in self.table_keys.items():
+            if key.endswith(".route-regex"):
+                try:
+                    re.compile(value)
+                except re.error as exc:
+                    problems.append(ConfigProblem(TABLE_PREFIX + key, f"is not a regular expression: {exc}"))
+        if self.upsert:
+            # pyiceberg writes no equality deletes, and a copy-on-write merge per batch is not
+            # built: refused rather than appending what the user expects to replace.
+            problems.append(ConfigProblem("iceberg.tables.upsert-mode-enabled", "true is not supported yet: "
+                                          "records are appended (as Apache Iceberg's own sink appends)"))
+        return problems
+
+    def table_config(self, table: str) -> TableConfig:
+        """Java's `IcebergSinkConfig.tableConfig(name)`: `iceberg.table.<name>.*`, else the defaults."""
+        own = {key[len(table) + 1:]: value for key, value in self.table_keys.items() if key.startswith(table + ".")}
+        regex = own.get("route-regex")
+        try:
+            route = re.compile(regex) if regex is not None else None
+        except re.error:
+            route = None
+        return TableConfig(
+            route_regex=route,
+            id_columns=split_list(own.get("id-columns", self.default_id_columns), re.compile(",")),
+            partition_by=split_list(own.get("partition-by", self.default_partition_by), _COMMA_NO_PARENS),
+            commit_branch=own.get("commit-branch", self.default_branch) or None,
+        )
+
+    def offsets_group(self, config: ConnectorConfig) -> str:
+        """The group named in the snapshot summary's offsets key: Java's `connectGroupId()`, else
+        the connector's Connect group (`kafka.io.offset_stores.sink_group`'s rule, not imported:
+        `validate` would load the Kafka layer's state machines for one line)."""
+        return self.group_id or config.get("consumer.override.group.id") or f"connect-{self.name}"
+
+
+def split_list(value: str | None, separator: re.Pattern[str]) -> tuple[str, ...]:
+    """Java's `stringToList`: split, trimmed, blanks dropped."""
+    if not value:
+        return ()
+    return tuple(part.strip() for part in separator.split(value) if part.strip())
+
+
+def _with_prefix(config: ConnectorConfig, prefix: str) -> dict[str, str]:
+    return {key[len(prefix):]: value for key, value in config.items() if key.startswith(prefix) and value is not None}

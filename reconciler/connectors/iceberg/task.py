@@ -1,0 +1,159 @@
+"""The `iceberg-sink` task: one Kafka partition's range decoded, routed and written as Parquet
+data files of its tables; nothing committed. The files are handed to the driver
+(`committable`), which appends them in one snapshot per table (`commit`).
+
+Per table, the task reads the offset the table holds for its partition (the snapshot summary,
+`offsets`) and drops the records below it: after a crash between a table's commit and the
+group's, the records come again and each table keeps only what it lacks. That offset goes to
+the driver with the files, which commits only if the table still holds it (another writer
+fenced). Records are written every `FLUSH_ROWS` rows, so a range's memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+from reconciler.connectors.api import ConnectorError, SinkTask, TopicPartition
+from reconciler.connectors.converters.settings import converter
+from reconciler.connectors.iceberg import datafiles, offsets, tables
+from reconciler.connectors.iceberg.catalog import describe, one_line, open_catalog
+from reconciler.connectors.iceberg.config import IcebergSinkSettings
+from reconciler.connectors.iceberg.routing import route
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.table import Table
+
+FLUSH_ROWS: Final = 200_000
+
+
+class TableWrites:
+    """What the task wrote into one table: the offset the table held when first read, the files."""
+
+    def __init__(self, held: int | None) -> None:
+        self.held = held
+        self.files: list[dict[str, Any]] = []
+        self.rows = 0
+
+
+class IcebergSinkTask(SinkTask):
+    def start(self, task_config: Mapping[str, str]) -> None:
+        super().start(task_config)
+        self.settings = IcebergSinkSettings.parse(task_config)
+        self.value_converter = converter(task_config, "value")
+        self.group = self.settings.offsets_group(task_config)
+        self.where = describe(self.settings.catalog)
+        self._catalog: Catalog | None = None
+        self.buffer: list[pa.RecordBatch] = []
+        self.buffered = 0
+        self.written: dict[str, TableWrites] = {}
+
+    def open(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+        # Where the tables are is the driver's to say (`table_offsets`); each table's own offset
+        # is applied per table when its rows are written.
+        return {}
+
+    def write(self, batch: pa.RecordBatch) -> None:
+        if batch.num_rows:
+            self.buffer.append(batch)
+            self.buffered += batch.num_rows
+        if self.buffered >= FLUSH_ROWS:
+            self._flush()
+
+    def pre_commit(self, offsets_: Mapping[TopicPartition, int], closing: bool) -> dict[TopicPartition, int]:
+        if closing:
+            self._flush()
+        return dict(offsets_) if not self.buffer else {}
+
+    def committable(self) -> str | None:
+        entries = [{"table": name, "held": w.held, "rows": w.rows, "files": w.files}
+                   for name, w in self.written.items() if w.files]
+        return json.dumps({"tables": entries}) if entries else None
+
+    def stop(self) -> None:
+        self.buffer = []
+        self._catalog = None
+
+    # --- writing ---
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            self._catalog = open_catalog(self.settings.catalog_name, self.settings.catalog)
+        return self._catalog
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        if not self.buffer:
+            return
+        batch = pa.Table.from_batches(self.buffer)
+        self.buffer, self.buffered = [], 0
+        rows = self._decoded(batch)
+        for name, part in route(rows, self.settings).items():
+            self._write_table(name, part, batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py())
+
+    def _decoded(self, batch: pa.Table) -> pa.Table:
+        """The values as columns, with the records' offsets in `__offset` (dropped before writing)."""
+        import pyarrow as pa
+
+        from reconciler.connectors.converters.arrow import decode
+
+        decoded = decode(batch.column("value").to_pylist(), self.value_converter)
+        if decoded.failures:
+            failure = decoded.failures[0]
+            offset = batch.column("offset")[failure.index].as_py()
+            topic, partition = batch.column("topic")[0].as_py(), batch.column("partition")[0].as_py()
+            raise ConnectorError(f"record {topic}-{partition}@{offset}: its value does not decode with "
+                                 f"{self.value_converter.class_name}: {failure.reason}")
+        record_offsets = batch.column("offset").take(pa.array(decoded.rows, pa.int64()))
+        return decoded.table.append_column("__offset", record_offsets)
+
+    def _write_table(self, name: str, rows: pa.Table, topic: str, partition: int) -> None:
+        import pyarrow.compute as pc
+
+        values = rows.drop_columns(["__offset"])
+        schema = tables.iceberg_arrow(values.schema)
+        table = self._guarded(name, lambda: tables.load_or_create(self.catalog, name, self.settings, schema,
+                                                                   self.where))
+        if table is None:
+            return
+        if name not in self.written:
+            branch = self.settings.table_config(name).commit_branch
+            held = offsets.table_offsets(table, branch, [topic], self.group).get((topic, partition))
+            self.written[name] = TableWrites(held)
+        written = self.written[name]
+        if written.held is not None:
+            keep = pc.greater_equal(rows.column("__offset"), written.held)
+            values = rows.filter(keep).drop_columns(["__offset"])
+        if not values.num_rows:
+            return
+        if self.settings.evolve_schema:
+            table = self._guarded(name, lambda: tables.evolve(table, tables.iceberg_arrow(values.schema)))
+        conformed = tables.conform(table, values, name)
+        files = self._guarded(name, lambda: self._data_files(table, conformed))
+        written.files += files
+        written.rows += conformed.num_rows
+
+    def _data_files(self, table: Table, rows: pa.Table) -> list[dict[str, Any]]:
+        from pyiceberg.io.pyarrow import _dataframe_to_data_files
+
+        metadata = table.metadata
+        if self.settings.write_props:
+            metadata = metadata.model_copy(update={"properties": {**metadata.properties, **self.settings.write_props}})
+        written = _dataframe_to_data_files(table_metadata=metadata, df=rows, io=table.io, write_uuid=uuid.uuid4())
+        return [datafiles.to_json(f) for f in written]
+
+    def _guarded(self, name: str, work: Any) -> Any:
+        """`work()`, a failure of the catalog or the storage as one line naming table and catalog."""
+        try:
+            return work()
+        except ConnectorError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - pyiceberg, pyarrow's filesystems and SQLAlchemy each raise their own
+            raise ConnectorError(f"table {name} in the {self.where}: {type(exc).__name__}: "
+                                 f"{one_line(exc, self.settings.catalog)}") from None
