@@ -37,6 +37,7 @@ EXPECTED: dict[str, list[list[ActionKind]]] = {
     "prune": [BOTH, [ActionKind.DELETE]],
     "plugin": [BOTH],  # a source and a sink of its own, named `tally:Class`
     "postgres": [BOTH],  # jdbc-source and jdbc-sink on one database
+    "lakehouse": [[ActionKind.CREATE] * 3],  # datagen, delta-sink and iceberg-sink
 }
 # The plugin example's module is imported from its directory, as its README's PYTHONPATH says.
 PLUGIN_DIR = EXAMPLES / "plugin"
