@@ -97,8 +97,8 @@ def _read_with_a_connect_client(url: str) -> None:
     assert client.list_connectors(expand="status")["gen"]["status"]["tasks"][0]["state"] == "RUNNING"
     assert client.list_connector_tasks("gen")[0]["id"] == {"connector": "gen", "task": 0}
     assert client.get_connector_task_status("gen", 0)["worker_id"] == "watcher:1"
-    assert [p["class"] for p in client.list_connector_plugins()] == ["file-sink", "jdbc-sink", "parquet-sink", "datagen",
-                                                                         "file-source"]
+    assert [p["class"] for p in client.list_connector_plugins()] == [
+        "delta-sink", "file-sink", "iceberg-sink", "jdbc-sink", "parquet-sink", "datagen", "file-source", "jdbc-source"]
     checked = client.validate_connector_config("datagen", {"connector.class": "datagen", "name": "x", "tasks.max": "0"})
     assert checked["error_count"] > 0  # validation is allowed: it changes nothing
 
