@@ -13,7 +13,6 @@ test).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -33,7 +32,7 @@ from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSink
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.s3 import RunningS3, start_s3
 from reconciler.kafka.settings import KafkaSettings
-from run_support import Pipeline, committed_everything, ids, produce_ids, topic_keys
+from run_support import Pipeline, child_env, committed_everything, ids, produce_ids, topic_keys
 from s3_support import client, objects, s3_keys, s3_parquet_keys, s3_text_lines
 
 if TYPE_CHECKING:
@@ -172,7 +171,9 @@ def test_a_rewind_on_s3_killed_between_copy_and_delete_is_completed_by_the_next(
         task.write(batch(range(start, start + 25)))
     task.pre_commit({("orders", 0): 100}, closing=True)  # files 0-24, 25-49, 50-74, 75-99
 
-    env = {**os.environ, failpoints.ENV_POINTS: failpoints.Failpoint.STORAGE_AFTER_COPY.value}
+    # Not the session's RECONCILER_DRIVER_PID: the failpoint would SIGKILL pytest (the driver of
+    # the shared SparkSession) along with the subprocess.
+    env = child_env(**{failpoints.ENV_POINTS: failpoints.Failpoint.STORAGE_AFTER_COPY.value})
     done = subprocess.run([sys.executable, "-c", REWIND_IN_A_SUBPROCESS, json.dumps(config), "60"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == -9, done.stderr
