@@ -64,7 +64,10 @@ def read_table(catalog: dict[str, str], name: str = "db.events", **props: str) -
         rest = uri[len("jdbc:postgresql://"):]
         user, password = catalog["iceberg.catalog.jdbc.user"], catalog["iceberg.catalog.jdbc.password"]
         opened = load_catalog("iceberg", type="sql", uri=f"postgresql+psycopg://{user}:{password}@{rest}", **props)
-    return opened.load_table(name).scan().to_arrow()
+    try:
+        return opened.load_table(name).scan().to_arrow()
+    finally:
+        opened.engine.dispose()  # its pooled connections, else each warns when collected
 
 
 def id_counts(table: pa.Table) -> tuple[int, int, Counter[int]]:

@@ -122,6 +122,14 @@ def open_catalog(name: str, java: Mapping[str, str]) -> Catalog:
     raise AssertionError("unreachable")
 
 
+def close_catalog(catalog: Catalog) -> None:
+    """Release what the catalog holds: a SQL catalog's SQLAlchemy engine keeps pooled database
+    connections open until disposed (left to the garbage collector, each warns it was not closed)."""
+    engine = getattr(catalog, "engine", None)
+    if engine is not None:
+        engine.dispose()
+
+
 def one_line(exc: BaseException, java: Mapping[str, str]) -> str:
     """`exc` on one line, every credential of the catalog's properties hidden."""
     text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip()) or type(exc).__name__

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from reconciler.connectors.api import ConnectorError, TableCommitFailed, TopicPartition, Written
 from reconciler.connectors.iceberg import datafiles, offsets
-from reconciler.connectors.iceberg.catalog import describe, one_line, open_catalog
+from reconciler.connectors.iceberg.catalog import close_catalog, describe, one_line, open_catalog
 from reconciler.connectors.iceberg.config import IcebergSinkSettings
 
 if TYPE_CHECKING:
@@ -54,16 +54,19 @@ def by_table(written: Sequence[Written]) -> dict[str, TableBatch]:
 def commit(settings: IcebergSinkSettings, group: str, written: Sequence[Written]) -> None:
     """One snapshot per table; TableCommitFailed naming the partitions of the tables that failed."""
     catalog = open_catalog(settings.catalog_name, settings.catalog)
-    failures: list[str] = []
-    failed: set[TopicPartition] = set()
-    for name, batch in sorted(by_table(written).items()):
-        try:
-            _commit_table(catalog, settings, group, name, batch)
-        except ConnectorError as exc:
-            failures.append(exc.message)
-            failed |= set(batch.next_offsets)
-    if failures:
-        raise TableCommitFailed("; ".join(failures), sorted(failed))
+    try:
+        failures: list[str] = []
+        failed: set[TopicPartition] = set()
+        for name, batch in sorted(by_table(written).items()):
+            try:
+                _commit_table(catalog, settings, group, name, batch)
+            except ConnectorError as exc:
+                failures.append(exc.message)
+                failed |= set(batch.next_offsets)
+        if failures:
+            raise TableCommitFailed("; ".join(failures), sorted(failed))
+    finally:
+        close_catalog(catalog)
 
 
 def _commit_table(catalog: Catalog, settings: IcebergSinkSettings, group: str, name: str, batch: TableBatch) -> None:
@@ -122,37 +125,43 @@ def held_offsets(settings: IcebergSinkSettings, group: str, partitions: Sequence
     from pyiceberg.exceptions import NoSuchTableError
 
     catalog = open_catalog(settings.catalog_name, settings.catalog)  # a new SQL catalog's tables made once, here
-    if settings.route_field is not None or settings.dynamic or not partitions:
-        return {}
-    topics = {t for t, _ in partitions}
-    smallest: dict[TopicPartition, int] | None = None
-    for name in settings.tables:
-        try:
-            table = catalog.load_table(name)
-        except NoSuchTableError:
+    try:
+        if settings.route_field is not None or settings.dynamic or not partitions:
             return {}
-        except Exception as exc:  # noqa: BLE001 - one line, whatever the catalog raised
-            raise ConnectorError(f"cannot read table {name} in the {describe(settings.catalog)}: "
-                                 f"{one_line(exc, settings.catalog)}") from None
-        found = offsets.table_offsets(table, settings.table_config(name).commit_branch, topics, group)
-        smallest = found if smallest is None else {tp: min(o, found[tp]) for tp, o in smallest.items() if tp in found}
-    return {tp: o for tp, o in (smallest or {}).items() if tp in set(partitions)}
+        topics = {t for t, _ in partitions}
+        smallest: dict[TopicPartition, int] | None = None
+        for name in settings.tables:
+            try:
+                table = catalog.load_table(name)
+            except NoSuchTableError:
+                return {}
+            except Exception as exc:  # noqa: BLE001 - one line, whatever the catalog raised
+                raise ConnectorError(f"cannot read table {name} in the {describe(settings.catalog)}: "
+                                     f"{one_line(exc, settings.catalog)}") from None
+            found = offsets.table_offsets(table, settings.table_config(name).commit_branch, topics, group)
+            smallest = found if smallest is None else {tp: min(o, found[tp]) for tp, o in smallest.items() if tp in found}
+        return {tp: o for tp, o in (smallest or {}).items() if tp in set(partitions)}
+    finally:
+        close_catalog(catalog)
 
 
 def rewind(settings: IcebergSinkSettings, group: str, requested: Mapping[TopicPartition, int | None]) -> None:
     """A KIP-875 alter or reset: every table holding offsets of these partitions gets a snapshot
     without data that moves them (None removes them). Rows already committed stay."""
     catalog = open_catalog(settings.catalog_name, settings.catalog)
-    topics = {t for t, _ in requested}
-    for name in _tables(catalog, settings):
-        table = catalog.load_table(name)
-        branch = settings.table_config(name).commit_branch
-        held = offsets.table_offsets(table, branch, topics, group)
-        if not held:
-            continue
-        summary = {**offsets.summary_update(held, requested, group), offsets.COMMIT_ID: str(uuid.uuid4()),
-                   offsets.TASK_ID: f"{settings.name}-offsets"}
-        append(table, summary, branch, [])
+    try:
+        topics = {t for t, _ in requested}
+        for name in _tables(catalog, settings):
+            table = catalog.load_table(name)
+            branch = settings.table_config(name).commit_branch
+            held = offsets.table_offsets(table, branch, topics, group)
+            if not held:
+                continue
+            summary = {**offsets.summary_update(held, requested, group), offsets.COMMIT_ID: str(uuid.uuid4()),
+                       offsets.TASK_ID: f"{settings.name}-offsets"}
+            append(table, summary, branch, [])
+    finally:
+        close_catalog(catalog)
 
 
 def _tables(catalog: Catalog, settings: IcebergSinkSettings) -> list[str]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final
 from reconciler.connectors.api import ConnectorError, SinkTask, TopicPartition
 from reconciler.connectors.converters.settings import converter
 from reconciler.connectors.iceberg import datafiles, offsets, tables
-from reconciler.connectors.iceberg.catalog import describe, one_line, open_catalog
+from reconciler.connectors.iceberg.catalog import close_catalog, describe, one_line, open_catalog
 from reconciler.connectors.iceberg.config import IcebergSinkSettings
 from reconciler.connectors.iceberg.routing import route
 
@@ -76,6 +76,8 @@ class IcebergSinkTask(SinkTask):
 
     def stop(self) -> None:
         self.buffer = []
+        if self._catalog is not None:
+            close_catalog(self._catalog)
         self._catalog = None
 
     # --- writing ---
