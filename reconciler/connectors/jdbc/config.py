@@ -16,7 +16,7 @@ from typing import Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from reconciler.connectors.api import valid_or_raise
-from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type, Value, topic_names
+from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, ParsedConfig, Type, Value, topic_names
 
 INSERT_MODES: Final = ("insert", "upsert", "update")
 PK_MODES: Final = ("none", "kafka", "record_key", "record_value")
@@ -139,6 +139,16 @@ def parse_url(url: str, user: str | None, password: str | None) -> tuple[Target 
     return Target(parts.hostname, port, database, user, password, tuple(sorted(params.items()))), None
 
 
+def connection_target(parsed: ParsedConfig, problems: list[ConfigProblem]) -> Target | None:
+    """The database `connection.url` (with `connection.user`, `connection.password`) names, for
+    both connectors; why not added to `problems` under `connection.url` when the URL is unusable."""
+    target, why = parse_url(parsed.string("connection.url"), parsed.optional_string("connection.user"),
+                            parsed.optional_string("connection.password"))
+    if why and not any(p.key == "connection.url" for p in problems):
+        problems.append(ConfigProblem("connection.url", why))
+    return target
+
+
 @dataclass(frozen=True)
 class JdbcSinkSettings:
     name: str
@@ -162,10 +172,7 @@ class JdbcSinkSettings:
     def read(cls, config: ConnectorConfig) -> tuple[JdbcSinkSettings, list[ConfigProblem]]:
         parsed = CONFIG_DEF.parse(config)
         problems = list(parsed.problems)
-        target, why = parse_url(parsed.string("connection.url"), parsed.optional_string("connection.user"),
-                                parsed.optional_string("connection.password"))
-        if why and not any(p.key == "connection.url" for p in problems):
-            problems.append(ConfigProblem("connection.url", why))
+        target = connection_target(parsed, problems)
         settings = cls(
             name=str(config.get("name") or ""),
             topics=tuple(parsed.strings("topics")),

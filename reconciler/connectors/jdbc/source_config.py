@@ -17,7 +17,7 @@ from typing import Final
 
 from reconciler.connectors.api import valid_or_raise
 from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type, Validator, Value
-from reconciler.connectors.jdbc.config import DEFAULT_PORT, Target, _dialect, _zone, parse_url
+from reconciler.connectors.jdbc.config import DEFAULT_PORT, Target, _dialect, _zone, connection_target
 
 BULK: Final = "bulk"
 INCREMENTING: Final = "incrementing"
@@ -150,10 +150,7 @@ class JdbcSourceSettings:
     def read(cls, config: ConnectorConfig) -> tuple[JdbcSourceSettings, list[ConfigProblem]]:
         parsed = CONFIG_DEF.parse(config)
         problems = list(parsed.problems)
-        target, why = parse_url(parsed.string("connection.url"), parsed.optional_string("connection.user"),
-                                parsed.optional_string("connection.password"))
-        if why and not any(p.key == "connection.url" for p in problems):
-            problems.append(ConfigProblem("connection.url", why))
+        target = connection_target(parsed, problems)
         mapping = (parsed.optional_string("numeric.mapping") or "").lower()
         if not mapping:
             mapping = "precision_only" if parsed.boolean("numeric.precision.mapping") else "none"
