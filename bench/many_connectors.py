@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure import Spread, TreeMeter, alternating, load_average, require  # bench/measure.py
+from measure import DATAGEN_MANIFEST, Spread, TreeMeter, alternating, load_average, require  # bench/measure.py
 
 from reconciler.app.tick import TickReport, TickRunner
 from reconciler.devtools.broker import start_broker
@@ -47,19 +47,6 @@ from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
 
 PARTITIONS = 2
-MANIFEST = """\
-apiVersion: reconciler.io/v1
-kind: Connector
-metadata:
-  name: {name}
-spec:
-  class: datagen
-  tasksMax: 1
-  config:
-    topic: {topic}
-    count: {count}
-    record.bytes: 20
-"""
 
 
 @dataclass
@@ -119,7 +106,7 @@ def group_run(
     root.mkdir()
     for index in range(connectors):
         name = f"{group}-{index:05d}"
-        (root / f"{name}.yaml").write_text(MANIFEST.format(name=name, topic=group, count=records))
+        (root / f"{name}.yaml").write_text(DATAGEN_MANIFEST.format(name=name, topic=group, count=records))
     paths = [str(root)]
     executor = SparkExecutor(settings)  # joins the session this process started
     runner = TickRunner(settings, executor)

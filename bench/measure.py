@@ -406,3 +406,19 @@ def alternating(runs: int, sides: dict[str, Callable[[], T]]) -> dict[str, list[
         for name in order if round_ % 2 == 0 else reversed(order):
             results[name].append(sides[name]())
     return results
+
+
+# One small `datagen` connector: the idle-tick benchmarks (many_connectors, watch_idle) write N.
+DATAGEN_MANIFEST = """\
+apiVersion: reconciler.io/v1
+kind: Connector
+metadata:
+  name: {name}
+spec:
+  class: datagen
+  tasksMax: 1
+  config:
+    topic: {topic}
+    count: {count}
+    record.bytes: 20
+"""

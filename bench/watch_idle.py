@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO
 
 import psutil
-from measure import load_average, megabytes, require  # bench/measure.py
+from measure import DATAGEN_MANIFEST, load_average, megabytes, require  # bench/measure.py
 
 from reconciler.devtools.broker import start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics
@@ -46,19 +46,6 @@ from reconciler.kafka.settings import KafkaSettings, Topics
 
 GROUP = "watch-idle"
 TOPIC = "watch-idle"
-MANIFEST = """\
-apiVersion: reconciler.io/v1
-kind: Connector
-metadata:
-  name: {name}
-spec:
-  class: datagen
-  tasksMax: 1
-  config:
-    topic: {topic}
-    count: {count}
-    record.bytes: 20
-"""
 STALL_S = 300.0  # no tick for this long: the process is stuck; say so and stop
 
 
@@ -146,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         manifests.mkdir()
         for index in range(args.connectors):
             name = f"idle-{index:03d}"
-            (manifests / f"{name}.yaml").write_text(MANIFEST.format(name=name, topic=TOPIC, count=args.records))
+            (manifests / f"{name}.yaml").write_text(DATAGEN_MANIFEST.format(name=name, topic=TOPIC, count=args.records))
         figures = measure(args, broker.bootstrap, manifests)
         check_topic(settings, args.connectors, args.records)
     finally:
