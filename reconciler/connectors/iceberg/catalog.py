@@ -12,6 +12,7 @@ Java's `client.region` is pyiceberg's `s3.region`; with none, the AWS variables 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -111,6 +112,7 @@ def open_catalog(name: str, java: Mapping[str, str]) -> Catalog:
     props, problem = catalog_properties(java)
     if problem:
         raise ConnectorError(problem)
+    _make_sqlite_directory(props)
     for attempt in range(OPEN_ATTEMPTS):
         try:
             return load_catalog(name, **props)
@@ -120,6 +122,17 @@ def open_catalog(name: str, java: Mapping[str, str]) -> Catalog:
             if attempt == OPEN_ATTEMPTS - 1:
                 raise ConnectorError(f"cannot open the {describe(java)}: {one_line(exc, java)}") from None
     raise AssertionError("unreachable")
+
+
+def _make_sqlite_directory(props: Mapping[str, str]) -> None:
+    """An SQLite catalog's directory, made if missing: SQLite creates the file but not its
+    directory, and the warehouse beside it is created by its first write, so a fresh
+    `jdbc:sqlite:lake/catalog.db` would otherwise fail only until another writer made `lake/`."""
+    uri = props.get("uri", "")
+    if uri.startswith("sqlite:///"):
+        directory = os.path.dirname(uri[len("sqlite:///"):])
+        if directory:
+            os.makedirs(directory, exist_ok=True)
 
 
 def close_catalog(catalog: Catalog) -> None:

@@ -4,12 +4,20 @@ file's metadata through JSON."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
 from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.iceberg import offsets
-from reconciler.connectors.iceberg.catalog import catalog_properties, describe, sqlalchemy_url
+from reconciler.connectors.iceberg.catalog import (
+    catalog_properties,
+    close_catalog,
+    describe,
+    open_catalog,
+    sqlalchemy_url,
+)
 from reconciler.connectors.iceberg.config import IcebergSinkSettings
 from reconciler.connectors.iceberg.connector import IcebergSinkConnector
 from reconciler.connectors.iceberg.routing import route
@@ -93,6 +101,17 @@ def test_jdbc_catalogs_become_sqlalchemy_urls_and_the_password_stays_out_of_desc
                                          "s3.region": "eu-west-1"}
     assert describe({"uri": "jdbc:postgresql://db:5433/cat?password=secret"}) == "catalog at jdbc:postgresql://db:5433/cat"
     assert catalog_properties({"type": "rest", "uri": "http://r"})[0] == {"type": "rest", "uri": "http://r"}
+
+
+def test_a_relative_sqlite_catalog_in_a_missing_directory_is_opened(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    catalog = open_catalog("c", {"type": "jdbc", "uri": "jdbc:sqlite:lake/catalog.db", "warehouse": "lake/wh"})
+    try:
+        catalog.create_namespace("shop")
+        assert (tmp_path / "lake" / "catalog.db").is_file()
+    finally:
+        close_catalog(catalog)
 
 
 def test_offsets_are_kept_as_javas_summary_key_and_json() -> None:
