@@ -19,7 +19,7 @@ from reconciler.kafka.formats.own_records import runtime_started_record as start
 from reconciler.kafka.io.produce import TransactionalWriter, topic_for
 from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.io.store import LiveStore, prepare, read_view
+from reconciler.kafka.io.store import LiveStore, TopicsMode, prepare, read_view
 from offsets_support import create_topic, delete_records
 
 pytestmark = pytest.mark.integration
@@ -65,7 +65,7 @@ def running(name: str, generation: int) -> list[Record]:
 
 def same_as_a_fresh_read(store: LiveStore, settings: KafkaSettings, *, uncommitted: bool = False) -> None:
     kept = store.read(uncommitted=uncommitted)
-    fresh = read_view(settings, uncommitted=uncommitted, topics="prepared")
+    fresh = read_view(settings, uncommitted=uncommitted, topics=TopicsMode.PREPARED)
     assert kept == fresh
     assert kept.live.model_dump() == fresh.live.model_dump()
 
@@ -73,7 +73,7 @@ def same_as_a_fresh_read(store: LiveStore, settings: KafkaSettings, *, uncommitt
 def test_a_kept_store_reads_what_a_fresh_read_reads(kafka_settings: KafkaSettings) -> None:
     settings = kafka_settings
     prepare(settings)
-    with LiveStore(settings, topics="prepared") as store:
+    with LiveStore(settings, topics=TopicsMode.PREPARED) as store:
         same_as_a_fresh_read(store, settings)  # empty topics
         plain(settings, [r for n in ("a", "b", "c") for r in connector(n, v="1")])
         plain(settings, [r for n in ("a", "b") for r in running(n, 1)])
@@ -95,7 +95,7 @@ def test_aborted_and_open_transactions(kafka_settings: KafkaSettings) -> None:
     settings = kafka_settings
     prepare(settings)
     plain(settings, connector("a", v="1"))
-    with LiveStore(settings, topics="prepared") as store:
+    with LiveStore(settings, topics=TopicsMode.PREPARED) as store:
         same_as_a_fresh_read(store, settings, uncommitted=True)
         assert store.read(uncommitted=True).live.uncommitted == {}
         transaction(settings, f"{settings.group_id}-aborted", connector("a", v="aborted"), commit=False)
