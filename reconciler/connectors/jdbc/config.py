@@ -42,16 +42,23 @@ def _dialect(value: Value) -> str | None:
     return None if value in ("", DIALECT) else f"only {DIALECT} (PostgreSQL) is supported; got {value!r}"
 
 
+def with_connection_keys(config_def: ConfigDef) -> ConfigDef:
+    """`config_def` and the connection keys both connectors take, as Confluent's define them."""
+    return (
+        config_def
+        .define("connection.url", Type.STRING, "jdbc:postgresql://host:port/database, or postgresql://…")
+        .define("connection.user", Type.STRING, "The database user.", default=None)
+        .define("connection.password", Type.PASSWORD, "The database user's password.", default=None)
+        .define("connection.attempts", Type.INT, "Accepted for Confluent's configs; one attempt per batch.",
+                default=3, minimum=1)
+        .define("connection.backoff.ms", Type.LONG, "Accepted for Confluent's configs.", default=10000)
+        .define("dialect.name", Type.STRING, "Empty or PostgreSqlDatabaseDialect.", default="", validator=_dialect)
+    )
+
+
 CONFIG_DEF: Final = (
-    ConfigDef()
-    .define("topics", Type.LIST, "Topics to write to tables, comma-separated.", validator=topic_names)
-    .define("connection.url", Type.STRING, "jdbc:postgresql://host:port/database, or postgresql://…")
-    .define("connection.user", Type.STRING, "The database user.", default=None)
-    .define("connection.password", Type.PASSWORD, "The database user's password.", default=None)
-    .define("connection.attempts", Type.INT, "Accepted for Confluent's configs; one attempt per batch.",
-            default=3, minimum=1)
-    .define("connection.backoff.ms", Type.LONG, "Accepted for Confluent's configs.", default=10000)
-    .define("dialect.name", Type.STRING, "Empty or PostgreSqlDatabaseDialect.", default="", validator=_dialect)
+    with_connection_keys(
+        ConfigDef().define("topics", Type.LIST, "Topics to write to tables, comma-separated.", validator=topic_names))
     .define("insert.mode", Type.STRING, "insert, upsert or update.", default="insert", choices=INSERT_MODES,
             ignore_case=True)
     .define("batch.size", Type.INT, "Records per transaction (0: one per partition and batch).", default=3000,

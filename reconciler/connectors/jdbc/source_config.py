@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, ParsedConfig, Type, Validator, Value
-from reconciler.connectors.jdbc.config import Target, _dialect, _zone, target_setting
+from reconciler.connectors.jdbc.config import Target, _zone, target_setting, with_connection_keys
 from reconciler.connectors.settings import ConnectorSettings, connector_name, derived, setting
 
 BULK: Final = "bulk"
@@ -52,14 +52,7 @@ def _initial(value: Value) -> str | None:
 
 
 CONFIG_DEF: Final = (
-    ConfigDef()
-    .define("connection.url", Type.STRING, "jdbc:postgresql://host:port/database, or postgresql://…")
-    .define("connection.user", Type.STRING, "The database user.", default=None)
-    .define("connection.password", Type.PASSWORD, "The database user's password.", default=None)
-    .define("connection.attempts", Type.INT, "Accepted for Confluent's configs; one attempt per batch.",
-            default=3, minimum=1)
-    .define("connection.backoff.ms", Type.LONG, "Accepted for Confluent's configs.", default=10000)
-    .define("dialect.name", Type.STRING, "Empty or PostgreSqlDatabaseDialect.", default="", validator=_dialect)
+    with_connection_keys(ConfigDef())
     .define("mode", Type.STRING, "bulk, incrementing, timestamp or timestamp+incrementing.", validator=_mode)
     .define("incrementing.column.name", Type.STRING, "The strictly increasing column (empty: the table's "
             "auto-incrementing column).", default="")
