@@ -4,11 +4,11 @@ worker makes them), committed, aborted and still open transactions, and tombston
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from polling import until
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 from reconciler.kafka.formats import records as rec
@@ -114,10 +114,8 @@ def test_aborted_and_open_transactions(kafka_settings: KafkaSettings) -> None:
         assert "b" not in store.read().live.connectors and "c" not in store.read().live.connectors
         same_as_a_fresh_read(store, settings)
         open_.commit_transaction(settings.timeout_s)
-        deadline = time.monotonic() + settings.timeout_s
-        while "c" not in store.read().live.connectors:  # (the commit marker lands a moment later)
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        # The commit marker lands a moment later.
+        until(lambda: "c" in store.read().live.connectors, settings.timeout_s, 0.05, what="the committed record")
         assert store.read().live.connectors["b"].config == {"connector.class": "org.example.Sink", "name": "b",
                                                             "tasks.max": "2", "v": "open"}
         same_as_a_fresh_read(store, settings, uncommitted=True)
