@@ -40,7 +40,7 @@ from reconciler.api.state import ApiState, Board, BrokerInfo
 from reconciler.core.live import LiveState
 from reconciler.errors import ReconcilerError
 from reconciler.kafka.io.client import describe, new_admin, probe_bootstrap
-from reconciler.kafka.io.store import LiveStore
+from reconciler.kafka.io.store import LiveStore, TopicsMode
 from reconciler.kafka.settings import KafkaSettings
 
 LOG = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ def serving(
     probe.start()
     host, port = server.address
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-    own = LiveStore(settings, topics="prepared")  # connects on its first read only
+    own = LiveStore(settings, topics=TopicsMode.PREPARED)  # connects on its first read only
     try:
         yield Service(url, board, LoopObserver(board, metrics, read_live or (lambda: own.read().live)))
     finally:

@@ -27,7 +27,7 @@ from types import TracebackType
 
 from reconciler.devtools.jvm import Classpath, JvmError, java_command, kafka_classpath
 from reconciler.devtools.process import HOST as HOST
-from reconciler.devtools.process import ManagedProcess, launch, port_is_free, serve_until_signal, stop_on_signals, wait_ready
+from reconciler.devtools.process import ManagedProcess, launch, port_is_free, serve_in_foreground, wait_ready
 from reconciler.devtools.process import free_port as free_port
 from reconciler.errors import ReconcilerError
 
@@ -271,21 +271,12 @@ def main(argv: list[str] | None = None) -> int:
         "an earlier run formatted starts again with its cluster id and port",
     )
     args = parser.parse_args(argv)
-    try:
-        broker = start_broker(args.log_dir, port=args.port, data_dir=args.data_dir)
-    except BrokerStartError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    stopped = stop_on_signals()
-    print(broker.bootstrap, flush=True)
-    print(
-        f"Apache Kafka pid {broker.pid}, log {broker.log_path}; "
+    return serve_in_foreground(
+        lambda: start_broker(args.log_dir, port=args.port, data_dir=args.data_dir), BrokerStartError,
+        address=lambda broker: broker.bootstrap,
+        about=lambda broker: f"Apache Kafka pid {broker.pid}, log {broker.log_path}; "
         f"export RECONCILER_BOOTSTRAP_SERVERS={broker.bootstrap}; Ctrl-C stops it",
-        file=sys.stderr,
-        flush=True,
     )
-    with broker:
-        return serve_until_signal(broker.alive, stopped)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,7 @@ from reconciler.devtools.process import (
     ManagedProcess,
     free_port,
     launch,
-    serve_until_signal,
-    stop_on_signals,
+    serve_in_foreground,
     wait_ready,
 )
 from reconciler.errors import ReconcilerError
@@ -183,16 +182,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("group_id", help="the Connect group; names the internal topics")
     parser.add_argument("--log-dir", type=Path, default=None)
     args = parser.parse_args(argv)
-    try:
-        worker = start_connect(args.bootstrap, args.group_id, args.log_dir)
-    except ConnectStartError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    stopped = stop_on_signals()
-    print(worker.url, flush=True)
-    print(f"Connect worker pid {worker.pid}, log {worker.log_path}; Ctrl-C stops it", file=sys.stderr, flush=True)
-    with worker:
-        return serve_until_signal(worker.alive, stopped)
+    return serve_in_foreground(
+        lambda: start_connect(args.bootstrap, args.group_id, args.log_dir), ConnectStartError,
+        address=lambda worker: worker.url,
+        about=lambda worker: f"Connect worker pid {worker.pid}, log {worker.log_path}; Ctrl-C stops it",
+    )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,7 @@ from reconciler.devtools.process import (
     die_with_parent,
     free_port,
     port_is_free,
-    serve_until_signal,
-    stop_on_signals,
+    serve_in_foreground,
 )
 from reconciler.errors import ReconcilerError
 
@@ -311,21 +310,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--database", default=DATABASE, help=f"database to create (default: {DATABASE})")
     parser.add_argument("--log-dir", type=Path, default=None, help="where to keep the server log")
     args = parser.parse_args(argv)
-    try:
-        server = start_postgres(args.log_dir, port=args.port, database=args.database)
-    except PostgresStartError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    stopped = stop_on_signals()
-    print(server.dsn, flush=True)
-    print(
-        f"PostgreSQL pid {server.pid}, log {server.log_path}; JDBC {server.jdbc_url()} "
+    return serve_in_foreground(
+        lambda: start_postgres(args.log_dir, port=args.port, database=args.database), PostgresStartError,
+        address=lambda server: server.dsn,
+        about=lambda server: f"PostgreSQL pid {server.pid}, log {server.log_path}; JDBC {server.jdbc_url()} "
         f"(user {server.user}); Ctrl-C stops it",
-        file=sys.stderr,
-        flush=True,
     )
-    with server:
-        return serve_until_signal(server.alive, stopped)
 
 
 if __name__ == "__main__":

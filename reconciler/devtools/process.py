@@ -14,10 +14,13 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from reconciler.errors import ReconcilerError
 
@@ -180,3 +183,29 @@ def serve_until_signal(alive: Callable[[], bool], stopped: Callable[[], bool], p
     while not stopped() and alive():
         time.sleep(poll_s)
     return 0 if stopped() else 1
+
+
+class Component(AbstractContextManager["Component"], Protocol):
+    """What a devtools command serves: alive until it dies, stopped when its `with` ends."""
+
+    def alive(self) -> bool: ...
+
+
+_C = TypeVar("_C", bound=Component)
+
+
+def serve_in_foreground(start: Callable[[], _C], refused: type[ReconcilerError], *, address: Callable[[_C], str],
+                        about: Callable[[_C], str]) -> int:
+    """A devtools command's life: start the component (`refused`, its start error, printed: exit
+    1), hear signals from then on, print its `address` on stdout and `about` it on stderr, serve
+    until a stop is asked (exit 0) or it dies (exit 1), and stop it."""
+    try:
+        component = start()
+    except refused as exc:
+        print(exc.render(), file=sys.stderr)
+        return 1
+    stopped = stop_on_signals()
+    print(address(component), flush=True)
+    print(about(component), file=sys.stderr, flush=True)
+    with component:
+        return serve_until_signal(component.alive, stopped)

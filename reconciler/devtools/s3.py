@@ -28,8 +28,7 @@ from reconciler.devtools.process import (
     free_port,
     launch,
     port_is_free,
-    serve_until_signal,
-    stop_on_signals,
+    serve_in_foreground,
     wait_ready,
 )
 from reconciler.errors import ReconcilerError
@@ -165,18 +164,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bucket", default=BUCKET, help=f"bucket to create (default: {BUCKET})")
     parser.add_argument("--log-dir", type=Path, default=None, help="where to keep the server log")
     args = parser.parse_args(argv)
-    try:
-        server = start_s3(args.log_dir, port=args.port, bucket=args.bucket)
-    except S3StartError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    stopped = stop_on_signals()
-    print(server.endpoint, flush=True)
-    exports = " ".join(f"{key}={value}" for key, value in server.env().items())
-    print(f"S3 server (moto) pid {server.pid}, bucket {server.bucket}, log {server.log_path}; "
-          f"export {exports}; Ctrl-C stops it", file=sys.stderr, flush=True)
-    with server:
-        return serve_until_signal(server.alive, stopped)
+    return serve_in_foreground(
+        lambda: start_s3(args.log_dir, port=args.port, bucket=args.bucket), S3StartError,
+        address=lambda server: server.endpoint,
+        about=lambda server: f"S3 server (moto) pid {server.pid}, bucket {server.bucket}, log {server.log_path}; "
+        f"export {' '.join(f'{key}={value}' for key, value in server.env().items())}; Ctrl-C stops it",
+    )
 
 
 if __name__ == "__main__":

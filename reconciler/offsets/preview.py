@@ -27,7 +27,7 @@ from reconciler.kafka.io.admin import topic_partitions
 from reconciler.kafka.io.config_providers import resolved_properties
 from reconciler.kafka.io.consume import LogBounds, log_bounds
 from reconciler.kafka.io.overrides import CONSUMER, client_settings
-from reconciler.kafka.io.store import read_view
+from reconciler.kafka.io.store import TopicsMode, read_view
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import current_entries
 from reconciler.offsets.state import current_body
@@ -40,7 +40,7 @@ def with_current_offsets(settings: KafkaSettings, plan: Plan, desired: Sequence[
         return plan
     by_name = {connector.name: connector for connector in desired}
     resumed = any(a.request_status == "in-progress" for a in offsets_actions)
-    state = read_view(settings, topics="prepared", task_configs=False) if resumed else None
+    state = read_view(settings, topics=TopicsMode.PREPARED, task_configs=False) if resumed else None
     actions = []
     for action in plan.actions:
         connector = by_name.get(action.connector)

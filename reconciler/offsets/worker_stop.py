@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from reconciler.kafka.io.store import LiveStore
+from reconciler.kafka.io.store import LiveStore, TopicsMode
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import tasks_gone
 
@@ -26,7 +26,7 @@ def connect_worker_stopped(settings: KafkaSettings, name: str) -> bool:
     took effect (`DistributedHerder.modifyConnectorOffsetsChecks` asks the same of its own
     state: STOPPED, zero tasks, no rebalance pending)."""
     deadline = time.monotonic() + settings.timeout_s
-    with LiveStore(settings, topics="prepared") as store:  # each poll reads what was written since the last
+    with LiveStore(settings, topics=TopicsMode.PREPARED) as store:  # each poll reads what was written since the last
         while True:
             connector = store.read(task_configs=False).live.connector(name)
             if connector is not None and tasks_gone(connector):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from polling import until
 
 from reconciler.cli.main import main
 from reconciler.core.live import LiveConnector, LiveState, load_snapshot
@@ -43,14 +43,7 @@ def unique(prefix: str) -> str:
 
 def wait_until(what: str, check: Callable[[], Any], deadline_s: float = DEADLINE_S) -> Any:
     """Call `check` until it returns something truthy; fail naming `what` after the deadline."""
-    deadline = time.monotonic() + deadline_s
-    while True:
-        result = check()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {deadline_s:g}s waiting for {what}")
-        time.sleep(POLL_S)
+    return until(check, deadline_s, POLL_S, what=what)
 
 
 @dataclass

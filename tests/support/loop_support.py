@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+import polling
 import psutil
 import yaml
 
@@ -99,10 +100,7 @@ class Running:
 
 
 def eventually(check: Callable[[], bool], timeout_s: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.3)
+    polling.until(check, timeout_s, 0.3)
 
 
 def write(path: Path, doc: dict[str, Any]) -> None:
@@ -121,10 +119,4 @@ def served_url(process: Running) -> str:
 
 def until(check: Callable[[], Any], timeout_s: float = API_WAIT_S, every_s: float = 0.05) -> Any:
     """`check()`'s first truthy result."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(every_s)
+    return polling.until(check, timeout_s, every_s)

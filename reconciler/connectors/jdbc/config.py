@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from reconciler.connectors.api import valid_or_raise
 from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, ParsedConfig, Type, Value, topic_names
+from reconciler.connectors.settings import ConnectorSettings, connector_name, derived, setting
 
 INSERT_MODES: Final = ("insert", "upsert", "update")
 PK_MODES: Final = ("none", "kafka", "record_key", "record_value")
@@ -42,16 +42,23 @@ def _dialect(value: Value) -> str | None:
     return None if value in ("", DIALECT) else f"only {DIALECT} (PostgreSQL) is supported; got {value!r}"
 
 
+def with_connection_keys(config_def: ConfigDef) -> ConfigDef:
+    """`config_def` and the connection keys both connectors take, as Confluent's define them."""
+    return (
+        config_def
+        .define("connection.url", Type.STRING, "jdbc:postgresql://host:port/database, or postgresql://…")
+        .define("connection.user", Type.STRING, "The database user.", default=None)
+        .define("connection.password", Type.PASSWORD, "The database user's password.", default=None)
+        .define("connection.attempts", Type.INT, "Accepted for Confluent's configs; one attempt per batch.",
+                default=3, minimum=1)
+        .define("connection.backoff.ms", Type.LONG, "Accepted for Confluent's configs.", default=10000)
+        .define("dialect.name", Type.STRING, "Empty or PostgreSqlDatabaseDialect.", default="", validator=_dialect)
+    )
+
+
 CONFIG_DEF: Final = (
-    ConfigDef()
-    .define("topics", Type.LIST, "Topics to write to tables, comma-separated.", validator=topic_names)
-    .define("connection.url", Type.STRING, "jdbc:postgresql://host:port/database, or postgresql://…")
-    .define("connection.user", Type.STRING, "The database user.", default=None)
-    .define("connection.password", Type.PASSWORD, "The database user's password.", default=None)
-    .define("connection.attempts", Type.INT, "Accepted for Confluent's configs; one attempt per batch.",
-            default=3, minimum=1)
-    .define("connection.backoff.ms", Type.LONG, "Accepted for Confluent's configs.", default=10000)
-    .define("dialect.name", Type.STRING, "Empty or PostgreSqlDatabaseDialect.", default="", validator=_dialect)
+    with_connection_keys(
+        ConfigDef().define("topics", Type.LIST, "Topics to write to tables, comma-separated.", validator=topic_names))
     .define("insert.mode", Type.STRING, "insert, upsert or update.", default="insert", choices=INSERT_MODES,
             ignore_case=True)
     .define("batch.size", Type.INT, "Records per transaction (0: one per partition and batch).", default=3000,
@@ -149,51 +156,34 @@ def connection_target(parsed: ParsedConfig, problems: list[ConfigProblem]) -> Ta
     return target
 
 
-@dataclass(frozen=True)
-class JdbcSinkSettings:
-    name: str
+def target_setting(parsed: ParsedConfig, config: ConnectorConfig) -> Target:
+    """A `derived` settings field: the connection's target (an empty one, and the problem, when the
+    URL is unusable)."""
+    return connection_target(parsed, parsed.problems) or Target("", DEFAULT_PORT, "")
+
+
+@dataclass(frozen=True, kw_only=True)
+class JdbcSinkSettings(ConnectorSettings):
+    config_def = CONFIG_DEF
+
+    name: str = derived(connector_name)
     topics: tuple[str, ...]
-    target: Target
-    insert_mode: str
+    target: Target = derived(target_setting)
+    insert_mode: str = setting(convert=str.lower)
     batch_size: int
     delete_enabled: bool
-    table_format: str
-    pk_mode: str
+    table_format: str = setting("table.name.format")
+    pk_mode: str = setting(convert=str.lower)
     pk_fields: tuple[str, ...]
-    whitelist: frozenset[str]
-    timezone: str
-    date_in_db_zone: bool
+    whitelist: frozenset[str] = setting("fields.whitelist", convert=frozenset)
+    timezone: str = setting("db.timezone")
+    date_in_db_zone: bool = setting("db.timezone.date", convert=lambda value: value.upper() == "NONE")
     auto_create: bool
     auto_evolve: bool
-    quote: bool
-    offsets_table: str
+    quote: bool = setting("quote.sql.identifiers", convert=lambda value: value.lower() == "always")
+    offsets_table: str = setting("offsets.table.name")
 
-    @classmethod
-    def read(cls, config: ConnectorConfig) -> tuple[JdbcSinkSettings, list[ConfigProblem]]:
-        parsed = CONFIG_DEF.parse(config)
-        problems = list(parsed.problems)
-        target = connection_target(parsed, problems)
-        settings = cls(
-            name=str(config.get("name") or ""),
-            topics=tuple(parsed.strings("topics")),
-            target=target or Target("", DEFAULT_PORT, ""),
-            insert_mode=parsed.string("insert.mode").lower(),
-            batch_size=parsed.integer("batch.size"),
-            delete_enabled=parsed.boolean("delete.enabled"),
-            table_format=parsed.string("table.name.format"),
-            pk_mode=parsed.string("pk.mode").lower(),
-            pk_fields=tuple(parsed.strings("pk.fields")),
-            whitelist=frozenset(parsed.strings("fields.whitelist")),
-            timezone=parsed.string("db.timezone"),
-            date_in_db_zone=parsed.string("db.timezone.date").upper() == "NONE",
-            auto_create=parsed.boolean("auto.create"),
-            auto_evolve=parsed.boolean("auto.evolve"),
-            quote=parsed.string("quote.sql.identifiers").lower() == "always",
-            offsets_table=parsed.string("offsets.table.name"),
-        )
-        return settings, problems + settings._combination_problems(config)
-
-    def _combination_problems(self, config: ConnectorConfig) -> list[ConfigProblem]:
+    def config_problems(self, config: ConnectorConfig, found: list[ConfigProblem]) -> list[ConfigProblem]:
         """What Confluent's sink refuses when it starts, found before deploy."""
         problems = []
         if not self.topics and "topics" in config:
@@ -216,10 +206,6 @@ class JdbcSinkSettings:
             problems.append(ConfigProblem("auto.create", "records without schemas (value.converter.schemas.enable="
                                           "false) cannot create a table", "create the table, set auto.create=false"))
         return problems
-
-    @classmethod
-    def parse(cls, config: ConnectorConfig) -> JdbcSinkSettings:
-        return valid_or_raise(cls.read(config))
 
     def table_for(self, topic: str) -> str:
         return self.table_format.replace("${topic}", topic)

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from reconciler.connectors.api import valid_or_raise
-from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type, Validator, Value
-from reconciler.connectors.jdbc.config import DEFAULT_PORT, Target, _dialect, _zone, connection_target
+from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, ParsedConfig, Type, Validator, Value
+from reconciler.connectors.jdbc.config import Target, _zone, target_setting, with_connection_keys
+from reconciler.connectors.settings import ConnectorSettings, connector_name, derived, setting
 
 BULK: Final = "bulk"
 INCREMENTING: Final = "incrementing"
@@ -52,14 +52,7 @@ def _initial(value: Value) -> str | None:
 
 
 CONFIG_DEF: Final = (
-    ConfigDef()
-    .define("connection.url", Type.STRING, "jdbc:postgresql://host:port/database, or postgresql://…")
-    .define("connection.user", Type.STRING, "The database user.", default=None)
-    .define("connection.password", Type.PASSWORD, "The database user's password.", default=None)
-    .define("connection.attempts", Type.INT, "Accepted for Confluent's configs; one attempt per batch.",
-            default=3, minimum=1)
-    .define("connection.backoff.ms", Type.LONG, "Accepted for Confluent's configs.", default=10000)
-    .define("dialect.name", Type.STRING, "Empty or PostgreSqlDatabaseDialect.", default="", validator=_dialect)
+    with_connection_keys(ConfigDef())
     .define("mode", Type.STRING, "bulk, incrementing, timestamp or timestamp+incrementing.", validator=_mode)
     .define("incrementing.column.name", Type.STRING, "The strictly increasing column (empty: the table's "
             "auto-incrementing column).", default="")
@@ -114,29 +107,48 @@ CONFIG_DEF: Final = (
 )
 
 
+def _numeric_mapping(parsed: ParsedConfig, config: ConnectorConfig) -> str:
+    """`numeric.mapping`, or what the deprecated `numeric.precision.mapping` means."""
+    mapping = (parsed.optional_string("numeric.mapping") or "").lower()
+    if mapping:
+        return mapping
+    return "precision_only" if parsed.boolean("numeric.precision.mapping") else "none"
+
+
+def _timestamp_initial(parsed: ParsedConfig, config: ConnectorConfig) -> int | None:
+    return parsed.values["timestamp.initial"]  # type: ignore[return-value]  # a LONG: int or its default None
+
+
+def _schema_pattern(parsed: ParsedConfig, config: ConnectorConfig) -> str | None:
+    return parsed.optional_string("schema.pattern")
+
+
 @dataclass(frozen=True, kw_only=True)
-class JdbcSourceSettings:
-    name: str
-    target: Target
+class JdbcSourceSettings(ConnectorSettings):
+    config_def = CONFIG_DEF
+
+    name: str = derived(connector_name)
+    target: Target = derived(target_setting)
     mode: str
-    incrementing_column: str
-    timestamp_columns: tuple[str, ...]
-    timestamp_initial: int | None
-    delay_ms: int
-    whitelist: tuple[str, ...]
-    blacklist: tuple[str, ...]
-    include: tuple[str, ...]
-    exclude: tuple[str, ...]
-    schema_pattern: str | None
-    table_types: tuple[str, ...]
-    query: str
+    incrementing_column: str = setting("incrementing.column.name")
+    timestamp_columns: tuple[str, ...] = setting("timestamp.column.name",
+                                                 convert=lambda columns: tuple(c for c in columns if c))
+    timestamp_initial: int | None = derived(_timestamp_initial)
+    delay_ms: int = setting("timestamp.delay.interval.ms")
+    whitelist: tuple[str, ...] = setting("table.whitelist")
+    blacklist: tuple[str, ...] = setting("table.blacklist")
+    include: tuple[str, ...] = setting("table.include.list")
+    exclude: tuple[str, ...] = setting("table.exclude.list")
+    schema_pattern: str | None = derived(_schema_pattern)
+    table_types: tuple[str, ...] = setting(convert=lambda types: tuple(t.upper() for t in types))
+    query: str = setting(convert=str.strip)
     query_suffix: str
     topic_prefix: str
     batch_max_rows: int
-    numeric_mapping: str
+    numeric_mapping: str = derived(_numeric_mapping)
     validate_non_null: bool
-    timezone: str
-    tables: str  # a task's tables (the connector's task configs), Confluent's quoted list
+    timezone: str = setting("db.timezone")
+    tables: str = setting(TABLES)  # a task's tables (the connector's task configs), Confluent's quoted list
 
     @property
     def uses_timestamp(self) -> bool:
@@ -146,44 +158,7 @@ class JdbcSourceSettings:
     def uses_incrementing(self) -> bool:
         return self.mode in (INCREMENTING, TIMESTAMP_INCREMENTING)
 
-    @classmethod
-    def read(cls, config: ConnectorConfig) -> tuple[JdbcSourceSettings, list[ConfigProblem]]:
-        parsed = CONFIG_DEF.parse(config)
-        problems = list(parsed.problems)
-        target = connection_target(parsed, problems)
-        mapping = (parsed.optional_string("numeric.mapping") or "").lower()
-        if not mapping:
-            mapping = "precision_only" if parsed.boolean("numeric.precision.mapping") else "none"
-        settings = cls(
-            name=str(config.get("name") or ""),
-            target=target or Target("", DEFAULT_PORT, ""),
-            mode=parsed.string("mode"),
-            incrementing_column=parsed.string("incrementing.column.name"),
-            timestamp_columns=tuple(c for c in parsed.strings("timestamp.column.name") if c),
-            timestamp_initial=parsed.values["timestamp.initial"],  # type: ignore[arg-type]
-            delay_ms=parsed.integer("timestamp.delay.interval.ms"),
-            whitelist=tuple(parsed.strings("table.whitelist")),
-            blacklist=tuple(parsed.strings("table.blacklist")),
-            include=tuple(parsed.strings("table.include.list")),
-            exclude=tuple(parsed.strings("table.exclude.list")),
-            schema_pattern=parsed.optional_string("schema.pattern"),
-            table_types=tuple(t.upper() for t in parsed.strings("table.types")),
-            query=parsed.string("query").strip(),
-            query_suffix=parsed.string("query.suffix"),
-            topic_prefix=parsed.string("topic.prefix"),
-            batch_max_rows=parsed.integer("batch.max.rows"),
-            numeric_mapping=mapping,
-            validate_non_null=parsed.boolean("validate.non.null"),
-            timezone=parsed.string("db.timezone"),
-            tables=parsed.string(TABLES),
-        )
-        return settings, problems + settings._combination_problems(config)
-
-    @classmethod
-    def parse(cls, config: ConnectorConfig) -> JdbcSourceSettings:
-        return valid_or_raise(cls.read(config))
-
-    def _combination_problems(self, config: ConnectorConfig) -> list[ConfigProblem]:
+    def config_problems(self, config: ConnectorConfig, found: list[ConfigProblem]) -> list[ConfigProblem]:
         """What Confluent's `JdbcSourceConnectorValidation` refuses, in its words where it has them."""
         problems = [ConfigProblem(key, "is not supported by jdbc-source", f"use {old}")
                     for key, old in (("timestamp.columns.mapping", "timestamp.column.name"),

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from itertools import groupby
 from operator import methodcaller
 from types import TracebackType
-from typing import Literal
+import enum
 
 from reconciler import heap
 from reconciler.core.live import LiveState, UncommittedView
@@ -47,10 +47,12 @@ from reconciler.kafka.settings import KafkaSettings
 LOG = logging.getLogger(__name__)
 _TOPIC_OF = methodcaller("topic")  # a C-level key function for groupby: no Python frame per record
 
-# How a store finds the topics on its first read: "check" (commands that only read: Connect's
-# topics must exist, ours may be missing, nothing is created), "create" (writers: create what is
-# missing, `prepare`), "prepared" (the caller ran `prepare`).
-TopicsMode = Literal["check", "create", "prepared"]
+class TopicsMode(enum.StrEnum):
+    """How a store finds the topics on its first read."""
+
+    CHECK = "check"  # commands that only read: Connect's topics must exist, ours may be missing
+    CREATE = "create"  # writers: create what is missing (`prepare`)
+    PREPARED = "prepared"  # the caller ran `prepare`
 
 
 def prepare(settings: KafkaSettings) -> None:
@@ -66,7 +68,7 @@ class LiveStore:
     it as a context manager) to release its consumers.
     """
 
-    def __init__(self, settings: KafkaSettings, *, topics: TopicsMode = "check", one_shot: bool = False) -> None:
+    def __init__(self, settings: KafkaSettings, *, topics: TopicsMode = TopicsMode.CHECK, one_shot: bool = False) -> None:
         self.settings = settings
         self._mode = topics
         self._one_shot = one_shot
@@ -82,7 +84,7 @@ class LiveStore:
         checks the broker and creates the topics; each `read` reads from offset 0 and closes
         its consumers, so the store needs no closing. A store kept across ticks is the
         runtime's instead (its owner prepares its topics)."""
-        return cls(settings, topics="prepared", one_shot=True)
+        return cls(settings, topics=TopicsMode.PREPARED, one_shot=True)
 
     def prepare(self) -> None:
         """Before a writer's transaction: the broker answers and the internal topics exist (a
@@ -132,12 +134,12 @@ class LiveStore:
     def _assigned(self) -> tuple[TopicReader, Callable[[], None]]:
         """The reader, assigned to every partition of the topics (checked on the first read)."""
         first = self._reader is None
-        if first and self._mode == "create":
+        if first and self._mode == TopicsMode.CREATE:
             prepare(self.settings)
         reader = self._reader = self._reader or TopicReader(self.settings)
         existing = reader.topic_partitions()
         finish: Callable[[], None] = _nothing
-        if first and self._mode == "check":
+        if first and self._mode == TopicsMode.CHECK:
             counts = {name: len(ids) for name, ids in existing.items()}
             finish = start_reading_check(self.settings, counts)
         topics = self.settings.topics
@@ -193,7 +195,7 @@ def _nothing() -> None:
 
 
 def read_view(
-    settings: KafkaSettings, *, task_configs: bool = True, uncommitted: bool = False, topics: TopicsMode = "check"
+    settings: KafkaSettings, *, task_configs: bool = True, uncommitted: bool = False, topics: TopicsMode = TopicsMode.CHECK
 ) -> StoreView:
     """The topics read once, from offset 0 (a store used for one read)."""
     with LiveStore(settings, topics=topics) as store:

@@ -55,7 +55,7 @@ from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Record
 from reconciler.kafka.io.produce import TransactionalWriter
-from reconciler.kafka.io.store import LiveStore, prepare
+from reconciler.kafka.io.store import LiveStore, TopicsMode, prepare
 from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch import auto_restart
@@ -127,7 +127,7 @@ class BatchWorker:
         # The broker answered and the internal topics exist (an apply checked them, or `_prepare`).
         self.topics_ready = False
         # One store for every tick: each read continues from where the last one stopped.
-        self.store = LiveStore(settings, topics="prepared")
+        self.store = LiveStore(settings, topics=TopicsMode.PREPARED)
 
     def work(
         self, *, closing: bool = False, auto_restart: Mapping[str, AutoRestartPolicy] | None = None

@@ -8,11 +8,11 @@ only Connect has used (no `-reconciler` topic) reads fine, and is left as it was
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from polling import until
 
 from reconciler.kafka.io.admin import topic_partitions
 from reconciler.kafka.io.store import prepare
@@ -32,10 +32,8 @@ def create_compacted(settings: KafkaSettings, *topics: tuple[str, int]) -> None:
     """As a Connect worker creates its topics; returns once the cluster's metadata shows them."""
     for name, partitions in topics:
         create_topic(settings, name, partitions, **{"cleanup.policy": "compact"})
-    deadline = time.monotonic() + settings.timeout_s
-    while not {name for name, _ in topics} <= set(topics_of(settings)):
-        assert time.monotonic() < deadline, "the created topics never showed in the metadata"
-        time.sleep(0.1)
+    until(lambda: {name for name, _ in topics} <= set(topics_of(settings)), settings.timeout_s,
+          what="the created topics in the metadata")
 
 
 READS = {

@@ -7,14 +7,14 @@ what Java answers, status code and body, except that our bodies mask secrets.
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from polling import eventually
 
 from reconciler.api.server import Service, serving
 from reconciler.devtools.connect import RunningConnect
@@ -27,19 +27,6 @@ SECRET = "hunter2"
 MASK = "(sensitive)"
 SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
-WAIT_S = 60.0
-
-
-def eventually(check: Callable[[], Any], timeout_s: float = WAIT_S) -> Any:
-    """`check()`'s result once it stops raising AssertionError."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            return check()
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
 
 
 def masked(body: Any) -> Any:

@@ -4,11 +4,11 @@ worker makes them), committed, aborted and still open transactions, and tombston
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from polling import until
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 from reconciler.kafka.formats import records as rec
@@ -19,7 +19,7 @@ from reconciler.kafka.formats.own_records import runtime_started_record as start
 from reconciler.kafka.io.produce import TransactionalWriter, topic_for
 from reconciler.kafka.formats.records import Record
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.kafka.io.store import LiveStore, prepare, read_view
+from reconciler.kafka.io.store import LiveStore, TopicsMode, prepare, read_view
 from offsets_support import create_topic, delete_records
 
 pytestmark = pytest.mark.integration
@@ -65,7 +65,7 @@ def running(name: str, generation: int) -> list[Record]:
 
 def same_as_a_fresh_read(store: LiveStore, settings: KafkaSettings, *, uncommitted: bool = False) -> None:
     kept = store.read(uncommitted=uncommitted)
-    fresh = read_view(settings, uncommitted=uncommitted, topics="prepared")
+    fresh = read_view(settings, uncommitted=uncommitted, topics=TopicsMode.PREPARED)
     assert kept == fresh
     assert kept.live.model_dump() == fresh.live.model_dump()
 
@@ -73,7 +73,7 @@ def same_as_a_fresh_read(store: LiveStore, settings: KafkaSettings, *, uncommitt
 def test_a_kept_store_reads_what_a_fresh_read_reads(kafka_settings: KafkaSettings) -> None:
     settings = kafka_settings
     prepare(settings)
-    with LiveStore(settings, topics="prepared") as store:
+    with LiveStore(settings, topics=TopicsMode.PREPARED) as store:
         same_as_a_fresh_read(store, settings)  # empty topics
         plain(settings, [r for n in ("a", "b", "c") for r in connector(n, v="1")])
         plain(settings, [r for n in ("a", "b") for r in running(n, 1)])
@@ -95,7 +95,7 @@ def test_aborted_and_open_transactions(kafka_settings: KafkaSettings) -> None:
     settings = kafka_settings
     prepare(settings)
     plain(settings, connector("a", v="1"))
-    with LiveStore(settings, topics="prepared") as store:
+    with LiveStore(settings, topics=TopicsMode.PREPARED) as store:
         same_as_a_fresh_read(store, settings, uncommitted=True)
         assert store.read(uncommitted=True).live.uncommitted == {}
         transaction(settings, f"{settings.group_id}-aborted", connector("a", v="aborted"), commit=False)
@@ -114,10 +114,8 @@ def test_aborted_and_open_transactions(kafka_settings: KafkaSettings) -> None:
         assert "b" not in store.read().live.connectors and "c" not in store.read().live.connectors
         same_as_a_fresh_read(store, settings)
         open_.commit_transaction(settings.timeout_s)
-        deadline = time.monotonic() + settings.timeout_s
-        while "c" not in store.read().live.connectors:  # (the commit marker lands a moment later)
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        # The commit marker lands a moment later.
+        until(lambda: "c" in store.read().live.connectors, settings.timeout_s, 0.05, what="the committed record")
         assert store.read().live.connectors["b"].config == {"connector.class": "org.example.Sink", "name": "b",
                                                             "tasks.max": "2", "v": "open"}
         same_as_a_fresh_read(store, settings, uncommitted=True)

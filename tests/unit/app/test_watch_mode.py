@@ -13,12 +13,12 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from configmap_volume import ConfigMapVolume
+from polling import until
 
 from reconciler.logs import JsonFormatter
 from reconciler.cli.progress import BatchProgress, with_progress
@@ -107,13 +107,6 @@ class Recorder:
         self.invalid += 1
 
 
-def wait_until(condition: Callable[[], object], timeout_s: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.02)
-
-
 def quiet(changes: list[bool]) -> list[bool]:
     """The changes once a whole burst window has passed without a new one: that nothing more
     came can only be seen by waiting for longer than a burst may last."""
@@ -156,14 +149,14 @@ def test_real_events_a_swap_is_one_change_temporaries_none_deletion_one(tmp_path
         assert quiet(changes) == []  # not even a burst
 
         volume.publish({"a.yaml": manifest("a", "paused"), "b.yaml": manifest("b")})
-        wait_until(lambda: True in changes)
+        until(lambda: True in changes)
         assert quiet(changes).count(True) == 1
         desired, _ = manifests()
         assert {d.name: d.spec.state.value for d in desired} == {"a": "paused", "b": "running"}
         changes.clear()
 
         volume.publish({"a.yaml": manifest("a", "paused")})  # b deleted
-        wait_until(lambda: True in changes)
+        until(lambda: True in changes)
         assert quiet(changes).count(True) == 1
         assert [d.name for d in manifests()[0]] == ["a"]
         assert manifests.reloads == 2
@@ -179,7 +172,7 @@ def test_watching_is_set_up_again_when_it_fails(tmp_path: Path, caplog: pytest.L
     thread = threading.Thread(target=watch_files, args=([str(later)], lambda: calls.append(1), stop))
     thread.start()
     try:
-        wait_until(lambda: "watching" in caplog.text and "trying again" in caplog.text)
+        until(lambda: "watching" in caplog.text and "trying again" in caplog.text)
         later.mkdir(parents=True)
         deadline = time.monotonic() + 15
         while not calls and time.monotonic() < deadline:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from polling import until
 
 from reconciler import failpoints
 
@@ -25,10 +26,8 @@ def test_a_pause_is_armed_by_deleting_its_marker_and_resumed_by_a_file(
     marker.unlink()
     paused = threading.Thread(target=failpoints.hit, args=(failpoints.SINK_MID_WRITE,))
     paused.start()
-    deadline = time.monotonic() + 10
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert marker.exists() and paused.is_alive()
+    until(marker.exists, 10, 0.01, what="the paused marker")
+    assert paused.is_alive()
     (tmp_path / "sink.mid_write.resume").touch()
     paused.join(5)
     assert not paused.is_alive()
