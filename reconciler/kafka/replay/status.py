@@ -18,6 +18,8 @@ _STATUS_CACHE_SIZE = 4096
 _NEVER = -(2**63)  # the deletion time of a connector without a tombstone seen
 # Record kinds with a fast path in `feed`.
 _TASK, _CONNECTOR = range(2)
+# The states `feed` compares, bound once (a module global, not an attribute lookup per record).
+_UNASSIGNED, _RUNNING = InstanceState.UNASSIGNED, InstanceState.RUNNING
 
 
 class StatusReplay(Replay):
@@ -81,7 +83,7 @@ class StatusReplay(Replay):
                     times_by_name[name] = {}
                 cached = tasks.get(task)
                 # `_put_task`'s second rule: a late UNASSIGNED does not replace a RUNNING of its generation.
-                if status[0] != "UNASSIGNED" or cached is None or cached[0] != "RUNNING" or cached[3] < status[3]:
+                if status[0] != _UNASSIGNED or cached is None or cached[0] != _RUNNING or cached[3] < status[3]:
                     tasks[task] = status
                     times_by_name[name][task] = stamp
                 continue
