@@ -35,6 +35,9 @@ class Failpoint(enum.StrEnum):
     # A sink partition's dead letters and their marker are committed (one transaction), the
     # data they were skipped from is not durable yet (parquet-sink: before its file).
     SINK_AFTER_DEAD_LETTERS = "sink.after_dead_letters"
+    # iceberg-sink: a task wrote the first of several data files of a flush (one per table
+    # partition, or per target size), not the next; nothing references them yet.
+    ICEBERG_MID_FILES = "iceberg.mid_files"
     # jdbc-sink: a partition's rows are in the table, its offset not yet; the transaction is open.
     JDBC_AFTER_ROWS = "jdbc.after_rows"
     # jdbc-sink: rows and offset written in the transaction; COMMIT not sent yet.

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from reconciler.connectors.api import ConnectorError, TableCommitFailed, TopicPartition, Written
-from reconciler.connectors.iceberg import datafiles, offsets
+from reconciler.connectors.iceberg import datafiles, offsets, upsert
 from reconciler.connectors.iceberg.catalog import close_catalog, describe, one_line, open_catalog
 from reconciler.connectors.iceberg.config import IcebergSinkSettings
 
@@ -38,14 +38,16 @@ class TableBatch:
     files: list[dict[str, Any]] = field(default_factory=list)
     next_offsets: dict[TopicPartition, int] = field(default_factory=dict)
     held: dict[TopicPartition, int | None] = field(default_factory=dict)
+    flushes: list[upsert.Flush] = field(default_factory=list)  # upsert mode, in partition order
 
 
 def by_table(written: Sequence[Written]) -> dict[str, TableBatch]:
     batches: dict[str, TableBatch] = {}
-    for each in written:
+    for each in sorted(written, key=lambda w: w.tp):
         for entry in json.loads(each.committable)["tables"]:
             batch = batches.setdefault(entry["table"], TableBatch())
             batch.files += entry["files"]
+            batch.flushes += [upsert.Flush(**flush) for flush in entry.get("flushes", [])]
             batch.next_offsets[each.tp] = each.offset
             batch.held[each.tp] = entry["held"]
     return batches
@@ -82,7 +84,11 @@ def _commit_table(catalog: Catalog, settings: IcebergSinkSettings, group: str, n
             _fence(name, held, batch)
             summary = {**offsets.summary_update(held, batch.next_offsets, group),
                        offsets.COMMIT_ID: str(uuid.uuid4()), offsets.TASK_ID: f"{settings.name}-driver"}
-            append(table, summary, branch, files)
+            if settings.keyed:
+                id_columns = settings.table_config(name).id_columns
+                upsert.overwrite(table, summary, branch, upsert.plan(table, branch, id_columns, batch.flushes))
+            else:
+                append(table, summary, branch, files)
             return
         except CommitFailedException:
             if attempt == RETRIES - 1:

@@ -49,8 +49,10 @@ CONFIG_DEF: Final = (
     .define("iceberg.tables.schema-case-insensitive", Type.BOOLEAN,
             "Look table columns up ignoring case.", default=False)
     .define("iceberg.tables.upsert-mode-enabled", Type.BOOLEAN,
-            "Tabular's sink's key; only false (append) is supported.",
-            default=False)
+            "Each record replaces the table's row of its id columns (Tabular's sink's key).", default=False)
+    .define("iceberg.tables.cdc-field", Type.STRING,
+            "The value's field holding the operation: D deletes the row of its id columns, U replaces it, "
+            "any other inserts (Tabular's sink's key).", default=None)
     .define("iceberg.catalog", Type.STRING, "The catalog's name.", default=DEFAULT_CATALOG)
     .define("iceberg.connect.group-id", Type.STRING,
             "The Connect consumer group the offsets are kept under (connect-<name> when unset).", default=None)
@@ -94,6 +96,7 @@ class IcebergSinkSettings:
     evolve_schema: bool
     force_optional: bool
     upsert: bool
+    cdc_field: str | None
     catalog_name: str
     catalog: dict[str, str] = field(repr=False)  # may hold secrets
     group_id: str | None
@@ -116,6 +119,7 @@ class IcebergSinkSettings:
             evolve_schema=parsed.boolean("iceberg.tables.evolve-schema-enabled"),
             force_optional=parsed.boolean("iceberg.tables.schema-force-optional"),
             upsert=parsed.boolean("iceberg.tables.upsert-mode-enabled"),
+            cdc_field=parsed.optional_string("iceberg.tables.cdc-field") or None,
             catalog_name=parsed.string("iceberg.catalog") or DEFAULT_CATALOG,
             catalog=_with_prefix(config, CATALOG_PREFIX),
             group_id=parsed.optional_string("iceberg.connect.group-id") or None,
@@ -163,12 +167,25 @@ class IcebergSinkSettings:
                     re.compile(value)
                 except re.error as exc:
                     problems.append(ConfigProblem(TABLE_PREFIX + key, f"is not a regular expression: {exc}"))
-        if self.upsert:
-            # pyiceberg writes no equality deletes, and a copy-on-write merge per batch is not
-            # built: refused rather than appending what the user expects to replace.
-            problems.append(ConfigProblem("iceberg.tables.upsert-mode-enabled", "true is not supported yet: "
-                                          "records are appended (as Apache Iceberg's own sink appends)"))
+        problems += self._keyed_problems()
         return problems
+
+    @property
+    def keyed(self) -> bool:
+        """Rows are replaced or deleted by their id columns (upsert mode or a CDC field), not appended."""
+        return self.upsert or self.cdc_field is not None
+
+    def _keyed_problems(self) -> list[ConfigProblem]:
+        """Upsert mode and the CDC field need each table's id columns (Java fails its writer)."""
+        if not self.keyed:
+            return []
+        why = "iceberg.tables.upsert-mode-enabled=true" if self.upsert else "iceberg.tables.cdc-field"
+        if self.dynamic and not self.default_id_columns:
+            return [ConfigProblem("iceberg.tables.default-id-columns", f"is required with {why} and dynamic tables: "
+                                  "the columns that identify a row")]
+        return [ConfigProblem(f"{TABLE_PREFIX}{table}.id-columns", f"is required with {why} (or "
+                              "iceberg.tables.default-id-columns): the columns that identify a row")
+                for table in self.tables if not self.table_config(table).id_columns]
 
     def table_config(self, table: str) -> TableConfig:
         """Java's `IcebergSinkConfig.tableConfig(name)`: `iceberg.table.<name>.*`, else the defaults."""

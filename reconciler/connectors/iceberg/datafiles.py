@@ -28,7 +28,7 @@ def to_json(data_file: DataFile) -> dict[str, Any]:
     node["content"] = int(data_file.content)
     node["file_format"] = str(data_file.file_format.value)
     node["spec_id"] = getattr(data_file, "_spec_id", None)  # unset by pyiceberg's writer
-    node["partition"] = [_value(v) for v in data_file.partition._data] if data_file.partition is not None else []
+    node["partition"] = [json_value(v) for v in data_file.partition._data] if data_file.partition is not None else []
     for name in _INT_MAPS:
         found = getattr(data_file, name)
         node[name] = None if found is None else {str(k): v for k, v in found.items()}
@@ -47,7 +47,7 @@ def from_json(node: dict[str, Any]) -> DataFile:
     arguments: dict[str, Any] = {name: node[name] for name in _PLAIN}
     arguments["content"] = DataFileContent(node["content"])
     arguments["file_format"] = FileFormat(node["file_format"])
-    arguments["partition"] = Record(*[_unvalue(v) for v in node["partition"]])
+    arguments["partition"] = Record(*[python_value(v) for v in node["partition"]])
     for name in _INT_MAPS:
         found = node[name]
         arguments[name] = None if found is None else {int(k): v for k, v in found.items()}
@@ -62,7 +62,7 @@ def from_json(node: dict[str, Any]) -> DataFile:
     return data_file
 
 
-def _value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     """A partition value as JSON (tagged when JSON has no such type)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
@@ -81,7 +81,7 @@ def _value(value: Any) -> Any:
     raise TypeError(f"a partition value of type {type(value).__name__} cannot be handed to the driver")
 
 
-def _unvalue(node: Any) -> Any:
+def python_value(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     [(tag, text)] = node.items()

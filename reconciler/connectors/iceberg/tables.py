@@ -193,3 +193,30 @@ def conform(table: Table, rows: pa.Table, name: str) -> pa.Table:
                                  f"{data.type} values: {str(exc).splitlines()[0]}") from None
     return pa.Table.from_arrays(columns, schema=target)
 
+
+
+def unfit_rows(table: Table, rows: pa.Table) -> dict[int, str]:
+    """The rows `conform` cannot cast to the table's columns, each with why (naming the column):
+    a required column without a value, a value its column's type cannot hold."""
+    import pyarrow as pa
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    target = schema_to_pyarrow(table.schema(), include_field_ids=False)
+    unfit: dict[int, str] = {}
+    for column in target:
+        if column.name not in rows.column_names:
+            continue
+        data = rows.column(column.name)
+        values = data.to_pylist()
+        for index, value in enumerate(values):
+            if index in unfit:
+                continue
+            if value is None:
+                if not column.nullable:
+                    unfit[index] = f"no value for required column {column.name}"
+                continue
+            try:
+                pa.array([value], type=data.type).cast(column.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                unfit[index] = f"column {column.name} ({column.type}) cannot hold the value {str(value)[:80]!r}"
+    return unfit

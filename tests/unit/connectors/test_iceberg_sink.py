@@ -150,11 +150,19 @@ def test_batch_types_become_icebergs() -> None:
                                                ("d", pa.timestamp("us", "UTC")), ("e", pa.struct([("x", pa.int32())]))])
 
 
-def test_upsert_mode_is_refused_rather_than_appending_silently() -> None:
-    found = problems(**{"iceberg.tables": "db.a", "iceberg.tables.upsert-mode-enabled": "true",
-                        "iceberg.tables.default-id-columns": "id"})
-    assert found == ["`iceberg.tables.upsert-mode-enabled`: true is not supported yet: records are appended "
-                     "(as Apache Iceberg's own sink appends)"]
+def test_upsert_mode_and_the_cdc_field_need_id_columns() -> None:
+    assert problems(**{"iceberg.tables": "db.a,db.b", "iceberg.tables.upsert-mode-enabled": "true",
+                       "iceberg.table.db.a.id-columns": "id"}) == [
+        "`iceberg.table.db.b.id-columns`: is required with iceberg.tables.upsert-mode-enabled=true (or "
+        "iceberg.tables.default-id-columns): the columns that identify a row"]
+    assert problems(**{"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "t",
+                       "iceberg.tables.cdc-field": "op"}) == [
+        "`iceberg.tables.default-id-columns`: is required with iceberg.tables.cdc-field and dynamic tables: "
+        "the columns that identify a row"]
+    keyed = settings(**{"iceberg.tables": "db.a", "iceberg.tables.cdc-field": "_cdc.op",
+                        "iceberg.tables.default-id-columns": "id, region"})
+    assert keyed.keyed and keyed.cdc_field == "_cdc.op" and keyed.table_config("db.a").id_columns == ("id", "region")
+    assert not settings(**{"iceberg.tables": "db.a"}).keyed
 
 
 def test_the_offsets_key_names_connects_group() -> None:
