@@ -1,11 +1,13 @@
 """iceberg-sink under `reconciler run --once` (real broker, Spark, SQL catalogs on SQLite and
 PostgreSQL, a warehouse on disk and on an S3 server), every table read back by pyiceberg:
 the rows are the topic's; records fan out by a route field; tables are created and evolved;
-SIGKILLed at each step of a batch (data files written, not committed; the table committed, the
-group not), the next run converges with no row lost and none twice."""
+SIGKILLed at each step of a batch (between two data files of a task; data files written, not
+committed; the table committed, the group not), the next run converges with no row lost and
+none twice; in upsert mode with a CDC field, to the last value per key."""
 
 from __future__ import annotations
 
+import json
 import uuid
 from pathlib import Path
 
@@ -93,12 +95,14 @@ def test_records_fan_out_by_route_field(pipeline: Pipeline, tmp_path: Path) -> N
     assert committed_everything(pipeline.settings, "connect-fan", topic)
 
 
-@pytest.mark.parametrize("point", ["sink.after_files", "sink.after_table_commit"])
+@pytest.mark.parametrize("point", ["iceberg.mid_files", "sink.after_files", "sink.after_table_commit"])
 def test_killed_at_each_step_converges_to_the_topic(pipeline: Pipeline, tmp_path: Path, point: str) -> None:
     topic = pipeline.topic("crash", 2)
     produce_raw(pipeline.settings, topic, [(b"%d" % i, event(i)) for i in range(COUNT)])
     catalog = sqlite_catalog(tmp_path)
-    pipeline.connector("ice", ICEBERG_SINK, sink_config(topic, catalog), tasks_max=2)
+    # Partitioned, so each flush writes several files: `iceberg.mid_files` falls between two.
+    config = sink_config(topic, catalog, **{"iceberg.tables.default-partition-by": "kind"})
+    pipeline.connector("ice", ICEBERG_SINK, config, tasks_max=2)
 
     run_once(pipeline, point)
     assert not committed_everything(pipeline.settings, "connect-ice", topic)
@@ -109,6 +113,43 @@ def test_killed_at_each_step_converges_to_the_topic(pipeline: Pipeline, tmp_path
     rows, distinct, twice = id_counts(read_table(catalog))
     assert (rows, distinct, twice) == (COUNT, COUNT, {})
     assert committed_everything(pipeline.settings, "connect-ice", topic)
+
+
+def change(i: int, version: int, op: str) -> bytes:
+    """A CDC record of row `i` (Debezium's op letter in `op`)."""
+    return json.dumps({"id": i, "kind": "click" if i % 2 else "view", "version": version, "op": op}).encode()
+
+
+def test_upsert_killed_at_each_step_keeps_the_last_value_per_key(pipeline: Pipeline, tmp_path: Path) -> None:
+    """One chain: killed after the table commit; then a second wave of updates and deletes (its
+    rows rewrite the committed files) killed after its files; the last run converges to the last
+    value per key. (A kill between two data files: the parametrized test above.)"""
+    topic = pipeline.topic("cdc", 2)
+    first = [(i, v, "u" if v else "c") for v in range(3) for i in range(300)] + [(i, 3, "d") for i in range(0, 300, 10)]
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, change(i, v, op)) for i, v, op in first])
+    catalog = sqlite_catalog(tmp_path)
+    config = sink_config(topic, catalog, **{"iceberg.tables.upsert-mode-enabled": True, "iceberg.tables.cdc-field": "op",
+                                            "iceberg.tables.default-id-columns": "id",
+                                            "iceberg.tables.default-partition-by": "kind"})
+    pipeline.connector("up", ICEBERG_SINK, config, tasks_max=2)
+
+    run_once(pipeline, "sink.after_table_commit")  # the table has wave one, the group does not
+    second = [(i, 4, "u") for i in range(0, 300, 3)] + [(i, 5, "d") for i in range(1, 300, 7)] + [(0, 6, "c")]
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, change(i, v, op)) for i, v, op in second])
+    run_once(pipeline, "sink.after_files")  # wave two's files written, not committed
+    assert "FAILED" not in run_once(pipeline, None)
+
+    expected: dict[int, int] = {}
+    for i, version, op in first + second:
+        if op == "d":
+            expected.pop(i, None)
+        else:
+            expected[i] = version
+    table = read_table(catalog)
+    rows, distinct, twice = id_counts(table)
+    assert (rows, distinct, twice) == (len(expected), len(expected), {})
+    assert {row["id"]: row["version"] for row in table.select(["id", "version"]).to_pylist()} == expected
+    assert committed_everything(pipeline.settings, "connect-up", topic)
 
 
 def test_warehouse_on_s3(pipeline: Pipeline, s3_server: RunningS3, tmp_path: Path) -> None:
