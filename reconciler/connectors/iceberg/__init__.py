@@ -7,7 +7,10 @@ Connect sink, exactly once with the offsets in the snapshots' summaries (docs/co
 - `routing`: which table each record goes to (route field, regexes, dynamic tables);
 - `tables`: a table loaded, created or evolved for a batch, and the batch cast to its columns;
 - `datafiles`: a written data file's metadata as JSON, from the tasks to the driver;
-- `task`: the task (decode, route, write data files; nothing committed);
+- `writing`: rows written as a table's data files (pyiceberg's writer);
+- `keyed`: upsert mode and the CDC field, the task's half (the last record per key);
+- `task`: the task (decode, route, write data files; nothing committed; misfits to the DLQ);
+- `upsert`: upsert mode, the driver's half (the superseded keys' rows rewritten away);
 - `commit`: the driver's side (the tables' offsets, one snapshot per table, KIP-875 rewinds);
 - `connector`: the plugin.
 
