@@ -68,7 +68,7 @@ _CHUNK_BYTES = 1 << 20
 CONFIG_DEF = with_storage_keys(
     ConfigDef()
     .define("path", Type.STRING, "Directory the files are read from (recursively, as `glob` says): a path, "
-            "file:///…, s3://bucket/prefix, gs://…, abfs://… or hdfs://….", validator=location_problem)
+            "file:///…, s3://bucket/prefix, gs://… or abfs://….", validator=location_problem)
     .define("topic", Type.STRING, "Topic the lines are produced to.", validator=topic_names)
     .define("format", Type.STRING, "jsonl: each line as it is; csv: rows as JSON objects.", default="jsonl",
             choices=("jsonl", "csv"))
