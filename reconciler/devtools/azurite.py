@@ -6,7 +6,7 @@ from the npm registry by `npm ci` on first use into the project's cache (once pe
 node and npm must be on the machine). Its blob service alone runs here, objects in memory, with
 one account of our own (a random key, so that tests can check it is masked) and a container
 created at start. It checks SharedKey signatures as Azure does. Stopped by its PID, never by
-name (docs/real-components.md#azure-server).
+name (docs/real-components.md#azure-server-azurite).
 
     python -m reconciler.devtools.azurite            # prints the endpoint, Ctrl-C stops
 """
