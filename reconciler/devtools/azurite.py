@@ -33,8 +33,7 @@ from reconciler.devtools.process import (
     free_port,
     launch,
     port_open,
-    serve_until_signal,
-    stop_on_signals,
+    serve_in_foreground,
     wait_ready,
 )
 from reconciler.errors import ReconcilerError
@@ -173,18 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     parser.add_argument("--container", default=CONTAINER, help=f"container to create (default: {CONTAINER})")
     args = parser.parse_args(argv)
-    try:
-        server = start_azurite(port=args.port, container=args.container)
-    except AzuriteStartError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    stopped = stop_on_signals()
-    print(server.endpoint, flush=True)
-    print(f"Azurite pid {server.pid}, account {server.account}, container {server.container}, log {server.log_path}; "
-          f"path {server.uri()} with azblob.endpoint={server.endpoint} azblob.account.key={server.account_key}; "
-          "Ctrl-C stops it", file=sys.stderr, flush=True)
-    with server:
-        return serve_until_signal(server.alive, stopped)
+    return serve_in_foreground(
+        lambda: start_azurite(port=args.port, container=args.container), AzuriteStartError,
+        address=lambda server: server.endpoint,
+        about=lambda server: f"Azurite pid {server.pid}, account {server.account}, container {server.container}, "
+        f"log {server.log_path}; path {server.uri()} with azblob.endpoint={server.endpoint} "
+        f"azblob.account.key={server.account_key}; Ctrl-C stops it",
+    )
 
 
 if __name__ == "__main__":

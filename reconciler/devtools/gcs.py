@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from reconciler.devtools.process import ManagedProcess, free_port, launch, serve_until_signal, stop_on_signals, wait_ready
+from reconciler.devtools.process import ManagedProcess, free_port, launch, serve_in_foreground, wait_ready
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
@@ -143,17 +143,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
     parser.add_argument("--bucket", default=BUCKET, help=f"bucket to create (default: {BUCKET})")
     args = parser.parse_args(argv)
-    try:
-        server = start_gcs(port=args.port, bucket=args.bucket)
-    except GcsStartError as exc:
-        print(exc.render(), file=sys.stderr)
-        return 1
-    stopped = stop_on_signals()
-    print(server.endpoint, flush=True)
-    print(f"GCS server pid {server.pid}, bucket {server.bucket}, log {server.log_path}; connector keys "
-          f"gcs.endpoint={server.endpoint} gcs.anonymous=true; Ctrl-C stops it", file=sys.stderr, flush=True)
-    with server:
-        return serve_until_signal(server.alive, stopped)
+    return serve_in_foreground(
+        lambda: start_gcs(port=args.port, bucket=args.bucket), GcsStartError,
+        address=lambda server: server.endpoint,
+        about=lambda server: f"GCS server pid {server.pid}, bucket {server.bucket}, log {server.log_path}; "
+        f"connector keys gcs.endpoint={server.endpoint} gcs.anonymous=true; Ctrl-C stops it",
+    )
 
 
 if __name__ == "__main__":
