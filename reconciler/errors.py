@@ -8,6 +8,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
         NotAnswerable                       api.http
         ProviderFailure                     core.placeholders
         ReconcilerError                     errors
+            AzuriteStartError               devtools.azurite
             BadRequest                      api.plugin_catalog
             BrokerStartError                devtools.broker
             BrokerUnreachable               errors
@@ -25,6 +26,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
                 UnwritableRecord            connectors.file_sink
             ExecutorsNotReady               runtime.spark.ship
             Fenced                          errors
+            GcsStartError                   devtools.gcs
             InvalidClientSetting            kafka.io.client_names
             InvalidManifests                errors
             JvmError                        toolchain.maven

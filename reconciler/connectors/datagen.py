@@ -43,8 +43,8 @@ from reconciler.connectors.api import (
     task_share,
 )
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
-from reconciler.connectors.converters.encode import dumps, encode
-from reconciler.connectors.converters.schema import Schema, struct, to_json
+from reconciler.connectors.converters.encode import envelope_template, text_values
+from reconciler.connectors.converters.schema import Schema, struct
 from reconciler.connectors.converters.settings import Converter, converter
 from reconciler.connectors.settings import ConnectorSettings
 
@@ -104,15 +104,14 @@ def value_template(settings: DatagenSettings, value_converter: Converter = BYTES
     pad = bytes(islice(cycle(_PAD_ALPHABET), max(0, settings.record_bytes - fixed)))
     head, tail = _HEAD, _MIDDLE + pad + _TAIL
     if _envelope(value_converter):
-        return b'{"schema":' + dumps(to_json(ROW)) + b',"payload":' + head, tail + b"}"
+        envelope_head, envelope_tail = envelope_template(ROW)
+        return envelope_head + head, tail + envelope_tail
     return head, tail
 
 
 def key_template(key_converter: Converter) -> tuple[bytes, bytes]:
     """(head, tail) so that `head + id + tail` is the key of record `id`."""
-    if _envelope(key_converter):
-        return b'{"schema":' + dumps(to_json(ID)) + b',"payload":', b"}"
-    return b"", b""
+    return envelope_template(ID) if _envelope(key_converter) else (b"", b"")
 
 
 def _envelope(converter: Converter) -> bool:
@@ -121,9 +120,9 @@ def _envelope(converter: Converter) -> bool:
 
 def recoded(raw: list[bytes | None], string_converter: Converter) -> list[bytes | None]:
     """The plain (ASCII) bytes as a StringConverter of another charset writes the same text."""
-    if string_converter.kind != "string" or string_converter.encoding in _AS_IS_CODECS:
+    if string_converter.kind != "string":
         return raw
-    return [None if r is None else encode(string_converter, Schema("string"), r.decode()) for r in raw]
+    return text_values(string_converter, raw, as_is=_AS_IS_CODECS)
 
 
 class DatagenTask(SourceTask):

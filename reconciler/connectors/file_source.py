@@ -17,6 +17,10 @@ rows become JSON objects `{"<header column>": "<text>", …}` (all values string
 line is the header; quoted fields spanning lines are not supported). Blank lines are skipped.
 A bad line fails the task naming `file:line`, unless `errors.tolerance=all` skips it.
 Keys are `b"<filename>:<line>"` (`key=location`, the default) or none (`key=none`).
+With `value.converter` (`key.converter`) JsonConverter, each value (key) is written as Java's
+FileStreamSource's STRING record is: `{"schema":{"type":"string","optional":false},"payload":"<line>"}`
+with `schemas.enable` (the default), the JSON string `"<line>"` without; StringConverter writes
+the text in its charset (`converters.encode.text_encoder`, which datagen shares).
 
 Files and directories whose names start with `.` are ignored (editor and temp files).
 Tasks share files by a stable hash of the file name, so a file always belongs to one task.
@@ -34,7 +38,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import BinaryIO, TypeGuard
+from typing import BinaryIO, ClassVar, TypeGuard
 
 from reconciler.connectors.api import (
     ConfigProblem,
@@ -53,6 +57,8 @@ from reconciler.connectors.api import (
     task_share,
 )
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
+from reconciler.connectors.converters.encode import text_encoder
+from reconciler.connectors.converters.settings import converter
 from reconciler.connectors.settings import ConnectorSettings
 from reconciler.connectors.storage import Scheme, Store, location_problem, open_store, with_storage_keys
 
@@ -62,7 +68,7 @@ _CHUNK_BYTES = 1 << 20
 CONFIG_DEF = with_storage_keys(
     ConfigDef()
     .define("path", Type.STRING, "Directory the files are read from (recursively, as `glob` says): a path, "
-            "file:///…, s3://bucket/prefix, gs://…, abfs://… or hdfs://….", validator=location_problem)
+            "file:///…, s3://bucket/prefix, gs://… or abfs://….", validator=location_problem)
     .define("topic", Type.STRING, "Topic the lines are produced to.", validator=topic_names)
     .define("format", Type.STRING, "jsonl: each line as it is; csv: rows as JSON objects.", default="jsonl",
             choices=("jsonl", "csv"))
@@ -156,6 +162,7 @@ class FileSourceTask(SourceTask):
         self.settings = FileSourceSettings.parse(task_config)
         self.store = open_store(self.settings.path, task_config)
         self.index, self.count = task_share(task_config)
+        self.write_key, self.write_value = (text_encoder(converter(task_config, role)) for role in ("key", "value"))
 
     def poll_batch(
         self, committed: Mapping[PartitionKey, SourceOffset], max_records: int
@@ -210,7 +217,8 @@ class FileSourceTask(SourceTask):
             line += 1
             value = self._value(filename, line, raw.removesuffix(b"\r"), header)
             if value is not None:
-                keys.append(f"{filename}:{line}".encode() if self.settings.location_keys else None)
+                key = f"{filename}:{line}".encode() if self.settings.location_keys else None
+                keys.append(key if key is None or self.write_key is None else self.write_key(key))
                 values.append(value)
         return {"position": end, "line": line}, len(lines)
 
@@ -221,20 +229,22 @@ class FileSourceTask(SourceTask):
         try:
             if header is None:
                 json.loads(raw)
-                return raw
+                return raw if self.write_value is None else self.write_value(raw)
             row = self._csv_row(filename, line, raw)
             if len(row) != len(header):
                 raise BadRecord(
                     f"{filename}:{line}: {len(row)} CSV fields, but the header has {len(header)}"
                 )
             obj = dict(zip(header, row, strict=True))
-            return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+            value = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+            return value if self.write_value is None else self.write_value(value)
         except (ValueError, BadRecord) as exc:
             if self.settings.skip_errors:
                 return None
             if isinstance(exc, BadRecord):
                 raise
-            raise BadRecord(f"{filename}:{line}: invalid JSON: {exc}") from exc
+            what = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "invalid JSON"
+            raise BadRecord(f"{filename}:{line}: {what}: {exc}") from exc
 
     @staticmethod
     def _csv_row(filename: str, line: int, raw: bytes) -> list[str]:
@@ -257,6 +267,7 @@ def _is_int(value: object) -> TypeGuard[int]:
 class FileSourceConnector(SourceConnector):
     task_class = FileSourceTask
     config_def = CONFIG_DEF
+    converters: ClassVar[frozenset[str]] = frozenset({"key", "value"})
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return FileSourceSettings.read(config)[1]

@@ -1,5 +1,6 @@
 """Spark fixtures: ONE real local SparkSession for the whole test session; and the real stores
-(`postgres`, `s3_server`), each started once per session by the first test that asks.
+(`postgres`, `s3_server`, `gcs_server`, `azurite`), each started once per session by the first
+test that asks.
 
 Starting Spark costs seconds (6–10 s on a 2-core machine), so every test that runs tasks
 shares `spark_session`; `spark_executor` is a cheap per-test `SparkExecutor` bound to the
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from reconciler.devtools.azurite import RunningAzurite, start_azurite
+from reconciler.devtools.gcs import RunningGcs, start_gcs
 from reconciler.devtools.postgres import RunningPostgres, start_postgres
 from reconciler.devtools.s3 import RunningS3, start_s3
 from reconciler.kafka.settings import KafkaSettings
@@ -133,7 +136,7 @@ def spark_connect_server(executor_python: str) -> Iterator[RunningConnectServer]
         server.stop()
 
 
-# --- real stores, one each per test session: PostgreSQL and an S3-compatible server ----------
+# --- real stores, one each per test session: PostgreSQL, S3-, GCS- and Azure-compatible servers -
 
 
 @pytest.fixture(scope="session")
@@ -157,3 +160,25 @@ def s3_server() -> Iterator[RunningS3]:
         yield server
     finally:
         server.kill()  # its objects are dropped anyway: SIGTERM waits out werkzeug's 0.5 s poll
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[RunningGcs]:
+    """A Google Cloud Storage server (fake-gcs-server) on loopback with bucket `reconciler`;
+    `gcs_server.keys()` are the connector keys that reach it."""
+    server = start_gcs(TEST_LOGS)
+    try:
+        yield server
+    finally:
+        server.kill()  # objects in memory: nothing to flush
+
+
+@pytest.fixture(scope="session")
+def azurite() -> Iterator[RunningAzurite]:
+    """Azure Blob Storage (Azurite, installed by npm from the pinned lock file on first use) on
+    loopback with account and container `reconciler`; `azurite.keys()` reach it."""
+    server = start_azurite(TEST_LOGS)
+    try:
+        yield server
+    finally:
+        server.kill()  # objects in memory: nothing to flush

@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Final
 
@@ -33,6 +33,11 @@ _BITS: Final = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 
 _SIMPLE: Final[dict[str, type | tuple[type, ...]]] = {
     "boolean": bool, "string": str, "bytes": (bytes, bytearray, memoryview)}
+
+
+STRING: Final = Schema("string")
+# StringConverter charsets whose bytes of any text are its UTF-8 bytes.
+_UTF8_CODECS: Final = ("utf-8",)
 
 
 class Float32(float):
@@ -52,6 +57,33 @@ def encode(converter: Converter, schema: Schema | None, value: Any) -> bytes | N
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise DataError(f"ByteArrayConverter is not compatible with objects of type {type(value).__name__}")
     return bytes(value)
+
+
+def envelope_template(schema: Schema) -> tuple[bytes, bytes]:
+    """(head, tail) so that `head + payload + tail` is the envelope of a value of `schema` whose
+    payload JSON is `payload` (for sources that build their values' bytes themselves)."""
+    return b'{"schema":' + dumps(to_json(schema)) + b',"payload":', b"}"
+
+
+def text_encoder(converter: Converter, as_is: Sequence[str] = _UTF8_CODECS) -> Callable[[bytes], bytes] | None:
+    """How `converter` writes a STRING value (non-optional, as Java's FileStreamSource's records)
+    given as its UTF-8 bytes: JsonConverter's envelope `{"schema":{"type":"string",…},"payload":"…"}`
+    or, without schemas, the JSON string; StringConverter's charset. None: the bytes as they are
+    (ByteArrayConverter, and StringConverter of a charset in `as_is`). Raises UnicodeDecodeError."""
+    if converter.kind == "json":
+        head, tail = envelope_template(STRING) if converter.schemas_enable else (b"", b"")
+        return lambda raw: head + jackson_text(encode_string(raw.decode("utf-8"))) + tail
+    if converter.kind == "string" and converter.encoding not in as_is:
+        codec = converter.encoding
+        return lambda raw: _string_bytes(raw.decode("utf-8"), codec)
+    return None
+
+
+def text_values(converter: Converter, raw: list[bytes | None],
+                as_is: Sequence[str] = _UTF8_CODECS) -> list[bytes | None]:
+    """`text_encoder`'s bytes of each UTF-8 text (None stays None)."""
+    write = text_encoder(converter, as_is)
+    return raw if write is None else [None if r is None else write(r) for r in raw]
 
 
 def _string_bytes(text: str, codec: str) -> bytes:

@@ -1,18 +1,21 @@
 """One storage layer for the file connectors: list, read, write-once, copy and delete files under
-a `Location`, on a local disk, S3 (and S3-compatible stores), Google Cloud Storage, Azure
-(ABFS) or HDFS, through pyarrow's filesystems.
+a `Location`, on a local disk, S3 (and S3-compatible stores), Google Cloud Storage or Azure Blob
+Storage (ABFS), through pyarrow's filesystems.
 
 Writing a file is the one step that differs by store, because it is what exactly once rests on
-(docs/connectors.md#storage): a local disk or HDFS writes a temporary file and renames it (and
-a local disk fsyncs); an object store PUTs the final name directly — an object exists whole or
-not at all — and on S3 the PUT is conditional (`If-None-Match: *`, through botocore, since
-pyarrow cannot send that header), so a second writer of the same name is refused (412) rather
-than overwriting it. `write_new` returns False then. Every failure to reach the store or to be
-let in is a `StorageUnavailable` naming the endpoint and bucket, in one line, never a secret.
+(docs/connectors.md#storage): a local disk writes a temporary file, fsyncs and renames it; S3 and
+GCS PUT the final name directly — an object exists whole or not at all — and on S3 the PUT is
+conditional (`If-None-Match: *`, through botocore, since pyarrow cannot send that header), so a
+second writer of the same name is refused (412) rather than overwriting it (`write_new` returns
+False then). On Azure pyarrow creates the blob empty when it opens it, so a file is written under
+a hidden temporary name and copied (server-side, whole) to its final name, then the temporary
+one deleted. Every failure to reach the store or to be let in is a `StorageUnavailable` naming
+the endpoint and bucket (container), in one line, never a secret.
 """
 
 from __future__ import annotations
 
+import datetime
 import io
 import os
 from collections.abc import Callable, Iterator
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
 TEMP_SUFFIX = ".tmp"
 CONNECT_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0
+GCS_RETRY_LIMIT_S = 15  # Google's client retries transient errors (an unreachable endpoint) for 15 minutes
 
 Writer = Callable[[BinaryIO], object]
 
@@ -102,12 +106,14 @@ class Store:
         write(buffer)
         if self.location.scheme is Scheme.S3:
             return self._put_if_absent(rel, buffer.getvalue())
+        self._check_bucket()
         with self._reaching(rel):
-            if self.location.scheme is Scheme.HDFS:  # renames are atomic there, as on a disk
+            if self.location.scheme is Scheme.ABFS:  # the blob exists, empty, from the stream's opening
                 temp = self.location.join(_temp_name(rel))
                 with self.fs.open_output_stream(temp) as out:
                     out.write(buffer.getvalue())
-                self.fs.move(temp, self.location.join(rel))
+                self.fs.copy_file(temp, self.location.join(rel))
+                self.fs.delete_file(temp)
             else:
                 with self.fs.open_output_stream(self.location.join(rel)) as out:
                     out.write(buffer.getvalue())
@@ -142,8 +148,8 @@ class Store:
             self.fs.delete_file(self.location.join(rel))
 
     def remove_temp_files(self, rel_dir: str) -> None:
-        """Delete what a writer that crashed between writing and renaming left (disk and HDFS)."""
-        if self.location.object_store:
+        """Delete what a writer that crashed between writing and renaming (copying) left (disk, Azure)."""
+        if self.location.scheme in (Scheme.S3, Scheme.GS):
             return
         for name in self.names(rel_dir):
             if name.startswith(".") and name.endswith(TEMP_SUFFIX):
@@ -164,6 +170,13 @@ class Store:
             return f"S3 endpoint {self.options.shown_endpoint(os.environ)}, bucket {self.location.bucket}"
         if scheme is Scheme.FILE:
             return f"directory {self.location.root}"
+        if scheme is Scheme.GS:
+            endpoint = self.options.gcs_url(os.environ) or "Google Cloud Storage"
+            return f"GCS endpoint {endpoint}, bucket {self.location.bucket}"
+        if scheme is Scheme.ABFS:
+            account = self.location.authority.split("@", 1)[1].split(".", 1)[0]
+            endpoint = self.options.azure_endpoint or f"https://{account}.blob.core.windows.net"
+            return f"Azure endpoint {endpoint}, account {account}, container {self.location.bucket}"
         return f"{scheme.value}://{self.location.authority}"
 
     @contextmanager
@@ -248,9 +261,15 @@ def _filesystem(location: Location, options: StoreOptions) -> pafs.FileSystem:
             args["region"] = region
         return pafs.S3FileSystem(connect_timeout=CONNECT_TIMEOUT_S, request_timeout=REQUEST_TIMEOUT_S, **args)
     try:
+        if location.scheme is Scheme.GS:
+            return pafs.GcsFileSystem(retry_time_limit=datetime.timedelta(seconds=GCS_RETRY_LIMIT_S),
+                                      **options.pyarrow_gcs_args(os.environ))
+        if location.scheme is Scheme.ABFS:
+            account = location.authority.split("@", 1)[1].split(".", 1)[0]
+            return pafs.AzureFileSystem(**options.pyarrow_azure_args(account))
         filesystem, _ = pafs.FileSystem.from_uri(location.text)
     except (OSError, ValueError) as exc:
-        raise StorageUnavailable(f"cannot use {location.text}: {_reason(exc)}") from None
+        raise StorageUnavailable(f"cannot use {location.text}: {_reason(exc)}", hint=_hint(location)) from None
     return filesystem
 
 
@@ -264,6 +283,12 @@ def _hint(location: Location) -> str | None:
     if location.scheme is Scheme.S3:
         return ("check s3.endpoint / AWS_ENDPOINT_URL, that the bucket exists, and the credentials "
                 "(s3.access.key.id and s3.secret.access.key, or the AWS chain)")
+    if location.scheme is Scheme.GS:
+        return ("check gcs.endpoint / STORAGE_EMULATOR_HOST, that the bucket exists, and the credentials "
+                "(GOOGLE_APPLICATION_CREDENTIALS, or gcs.anonymous=true for an emulator)")
+    if location.scheme is Scheme.ABFS:
+        return ("check azblob.endpoint, the account in the URI, that the container exists, and the credentials "
+                "(azblob.account.key or azblob.sas.token, or DefaultAzureCredential)")
     return None
 
 

@@ -3,7 +3,9 @@ delta-rs): JsonConverter records with schemas land as typed columns, one Delta c
 with each partition's next offset as a `txn` action; SIGKILLed mid-write, with the files written
 and no commit, and after the table commit before the group commit, the next run leaves the table
 exactly the topic (0 lost, 0 duplicated); schema evolution and an incompatible change; two
-writers fenced; and the table on an S3 server (moto) with the s3.* keys."""
+writers fenced; the table on an S3 server (moto) with the s3.* keys; and a record that does not
+decode or fit the batch's schema sent to the dead letter queue (`errors.tolerance=all`) or failing
+the task naming its offset and column (`none`)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from java_read_support import produce_raw
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct
 from reconciler.devtools.s3 import RunningS3
+from reconciler.kafka.io.consume import raw_to_end
 from reconciler.kafka.settings import KafkaSettings
 from run_support import Pipeline, committed_everything, topic_keys
 
@@ -152,3 +155,39 @@ def test_a_table_on_an_s3_server_with_the_s3_keys(pipeline: Pipeline, s3_server:
     found = table_keys(uri, options)
     assert found == topic_keys(pipeline.settings, topic) and set(found.values()) == {1}
     assert committed_everything(pipeline.settings, "connect-s3lake", topic)
+
+
+@pytest.mark.timeout(600)
+def test_a_record_that_does_not_fit_goes_to_the_dead_letter_queue_or_fails_the_task(
+    pipeline: Pipeline, tmp_path: Path
+) -> None:
+    """One run, two sinks on one topic: `errors.tolerance=all` leaves the two bad records out of
+    the table and sends them to the DLQ with Connect's error headers; `none` fails its task on
+    the first, naming the record's offset and the column."""
+    topic, dlq = pipeline.topic("misfits", 1), pipeline.topic("misfits-dlq")
+    clash = envelope(struct(("id", Schema("string")), name="order"), {"id": "twenty"})  # `id` is int64 before it
+    records = [(b"%d" % i, clash if i == 20 else b"not json" if i == 30 else order(i)) for i in range(50)]
+    produce_raw(pipeline.settings, topic, records)
+    lenient, strict = str(tmp_path / "lenient"), str(tmp_path / "strict")
+    pipeline.connector("lenient", DELTA_SINK, delta_config(
+        lenient, topic, **{"errors.tolerance": "all", "errors.deadletterqueue.topic.name": dlq,
+                           "errors.deadletterqueue.topic.replication.factor": "1",
+                           "errors.deadletterqueue.context.headers.enable": "true"}))
+    pipeline.connector("strict", DELTA_SINK, delta_config(strict, topic))
+    run_once(pipeline, None, expected=1)
+
+    assert table_keys(lenient) == Counter(b"%d" % i for i in range(50) if i not in (20, 30))
+    letters = {int(m.key()): m for m in raw_to_end(pipeline.settings, [dlq])}
+    assert sorted(letters) == [20, 30] and letters[30].value() == b"not json"
+    headers = dict(letters[20].headers())
+    assert headers["__connect.errors.topic"] == topic.encode() and headers["__connect.errors.offset"] == b"20"
+    assert headers["__connect.errors.connector.name"] == b"lenient"
+    assert headers["__connect.errors.stage"] == b"VALUE_CONVERTER" and headers["__connect.errors.class.name"] == JSON.encode()
+    assert b"field 'id' the type string" in headers["__connect.errors.exception.message"]
+    assert committed_everything(pipeline.settings, "connect-lenient", topic)
+
+    task = pipeline.state("strict").task_statuses[0]
+    assert task.state.value == "FAILED" and task.trace is not None
+    last = task.trace.strip().splitlines()[-1]
+    assert f"the value of record {topic}-0@20 cannot be read by {JSON}" in last and "field 'id'" in last, task.trace
+    assert not committed_everything(pipeline.settings, "connect-strict", topic)

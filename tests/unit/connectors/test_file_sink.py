@@ -16,6 +16,9 @@ from reconciler.connectors.checks import check_config
 from reconciler.connectors.file_sink import FileSinkConnector, FileSinkTask, UnwritableRecord
 
 S3_KEYS = ["s3.endpoint", "s3.region", "s3.path.style.access", "s3.access.key.id", "s3.secret.access.key"]
+STORE_KEYS = [*S3_KEYS, "gcs.endpoint", "gcs.anonymous", "azblob.endpoint", "azblob.account.key", "azblob.sas.token"]
+STORE_DEFAULTS = [*((key, None) for key in S3_KEYS), ("gcs.endpoint", None), ("gcs.anonymous", False),
+                  *((key, None) for key in ("azblob.endpoint", "azblob.account.key", "azblob.sas.token"))]
 config, started, write_range = TEXT.config, TEXT.started, TEXT.write_range
 
 
@@ -43,9 +46,9 @@ def test_validate_names_every_bad_key(tmp_path: Path, overrides: dict[str, str],
 
 def test_its_keys_are_declared_so_a_typo_is_reported(tmp_path: Path) -> None:
     cls = FileSinkConnector
-    assert cls.config_def is not None and list(cls.config_def.keys) == ["topics", "path", "format", "flush.records", *S3_KEYS]
+    assert cls.config_def is not None and list(cls.config_def.keys) == ["topics", "path", "format", "flush.records", *STORE_KEYS]
     assert [(k.name, k.default) for k in cls.config_def.keys.values() if not k.required] == [
-        ("format", "text"), ("flush.records", 500_000), *((key, None) for key in S3_KEYS)]
+        ("format", "text"), ("flush.records", 500_000), *STORE_DEFAULTS]
     typos = config(tmp_path, fromat="json", **{"flush.record": "10"})
     got = [(p.key, p.hint) for p in check_config("file-sink", cls, typos)]
     assert got == [("fromat", "did you mean `format`?"), ("flush.record", "did you mean `flush.records`?")]

