@@ -24,7 +24,8 @@ fi
 # The whole suite. The unit tests (which need neither Kafka nor Spark) take one core; beside
 # them run the checks, then what the integration tests' fixtures would otherwise build in their
 # own time: Spark's class-data-sharing archive (~30 s, once per virtualenv) and the executors'
-# packed environment (~20 s, once per machine). Both are cached and written atomically; should
+# packed environment (~20 s, once per machine), and Azurite's npm install (~1 min, once per lock
+# file). All are cached and written atomically; should
 # one fail here, its fixture builds it again and reports why. The unit tests' timing checks
 # have room for this (measured: they pass beside two processes spinning on the two cores).
 mkdir -p .test-logs
@@ -34,6 +35,7 @@ CHECKS=$!
 (
   python -m reconciler.runtime.spark.cds_build
   python -m reconciler.devtools.pack_env
+  python -c 'from reconciler.devtools.azurite import installed; installed()'
 ) >.test-logs/prepare.log 2>&1 &
 PREPARE=$!
 echo "==> pytest tests/unit (mypy, ruff and import-linter beside it)" >&2
