@@ -13,7 +13,7 @@ after `run` and `watch` it ends the process with `os._exit` once stdout, stderr 
 are flushed. Everything they write is durable before they return (Kafka transactions committed,
 sink offsets committed, the tasks' files closed by the tasks), so the interpreter's
 finalization only tore down Kafka clients and Spark's gateway: measured 0.8–5 s
-(docs/performance.md#fixed-cost-of-run---once). Their Spark session is not stopped either: its
+(docs/performance.md#the-fixed-cost-of-run---once-phase-by-phase). Their Spark session is not stopped either: its
 JVM stops itself when the pipe PySpark holds to it closes, after the process (`SparkExecutor`).
 `main` stays an ordinary function returning the exit code (tests call it in-process).
 """
