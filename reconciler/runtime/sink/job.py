@@ -130,8 +130,6 @@ def run_sink(
     kafka_source: bool = False,
 ) -> list[TaskOutcome]:
     """One batch of every task in `works` (all of one sink connector); one outcome per work.
-    `session` is called only when a range has records to read: a sink whose committed offsets
-    are its end offsets runs no job, and needs no Spark (issue 30).
     `kafka_source`: read through Spark's Kafka data source (`spark_reader`), else confluent-kafka."""
     name, config = works[0].connector, works[0].connector_config
     started = time.monotonic()
@@ -249,7 +247,8 @@ def _run_ranges(
     description: str,
     kafka_source: bool,
 ) -> list[SinkPartitionResult]:
-    """The Spark job over the ranges: one result per range, a failed partition's too."""
+    """The Spark job over the ranges: one result per range, a failed partition's too. No range,
+    no job: `session` is called only when there is one (no Spark for a caught-up sink)."""
     results: Sequence[SinkPartitionResult | PartitionFailed]
     if not items:
         return []
