@@ -18,4 +18,4 @@ from reconciler.cli.main import main
 if __name__ == "__main__":
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger("reconciler.runtime").setLevel(logging.DEBUG)
-    sys.exit(main())
+    sys.exit(main(exiting=True))  # as the `reconciler` script ends (`main.entry`)

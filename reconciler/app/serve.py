@@ -63,6 +63,8 @@ class SparkOptions:
     conf: Mapping[str, str] = field(default_factory=dict)
     timeout_s: float = DEFAULT_TIMEOUT_S
     sink_reader: SinkReader = SinkReader.CONFLUENT_KAFKA
+    # False: the process exits right after (the CLI's `entry`), and Spark's JVM stops itself then.
+    stop_on_close: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,7 +156,7 @@ def open_runner(
     spark = options.spark
     executor = SparkExecutor(
         settings, master=spark.master, remote=spark.remote, spark_conf=dict(spark.conf), timeout_s=spark.timeout_s,
-        sink_reader=spark.sink_reader,
+        sink_reader=spark.sink_reader, stop_on_close=spark.stop_on_close,
     )
     return TickRunner(
         settings, wrap(executor), worker_id=options.worker_id, plan_options=options.plan,

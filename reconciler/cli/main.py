@@ -7,6 +7,15 @@ Options may come before or after the command (`reconciler -v --group-id g status
 `reconciler status -v --group-id g`), and each has a `RECONCILER_*` variable (`cli.env`).
 Log lines carry a UTC timestamp; stdout is line-buffered, so a redirected log keeps the
 order in which lines were written.
+
+`entry` is the process's own entry (the `reconciler` script, `python -m reconciler.cli.main`):
+after `run` and `watch` it ends the process with `os._exit` once stdout, stderr and the logs
+are flushed. Everything they write is durable before they return (Kafka transactions committed,
+sink offsets committed, the tasks' files closed by the tasks), so the interpreter's
+finalization only tore down Kafka clients and Spark's gateway: measured 0.8–5 s
+(docs/performance.md#the-fixed-cost-of-run---once-phase-by-phase). Their Spark session is not stopped either: its
+JVM stops itself when the pipe PySpark holds to it closes, after the process (`SparkExecutor`).
+`main` stays an ordinary function returning the exit code (tests call it in-process).
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import io
+import logging
 import os
 import sys
 import traceback
@@ -45,6 +55,8 @@ COMMANDS: dict[str, str] = {
 }
 # Commands that keep running; the others exit when done (reconciler.heap: what they build is frozen).
 LONG_RUNNING = {"run", "watch"}
+# Commands after which `entry` ends the process at once (see the module's docstring).
+EXIT_AT_ONCE = LONG_RUNNING
 _TOP_LEVEL = frozenset({"-h", "--help", "--version"})
 
 
@@ -119,14 +131,36 @@ def hoist_options(argv: Sequence[str]) -> list[str]:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
+    """Run one command; its exit code. `exiting`: the process ends right after (`entry`), so
+    `run`/`watch` leave their Spark session to the process's exit."""
     args_list = hoist_options(sys.argv[1:] if argv is None else argv)
     parser = build_parser(args_list)
     args = parse(parser, args_list)
+    args.exiting = exiting and args.command in EXIT_AT_ONCE
     _set_up_output(args.verbose, getattr(args, "log_format", "text"))
     masking.mask_log_handlers()
     with masking.masked_output():  # no secret value in anything a command prints (docs/secrets.md)
-        return _run(args)
+        code = _run(args)
+    if args.exiting:
+        _exit_at_once(code)
+    return code
+
+
+def entry() -> NoReturn:
+    """The process's entry: the command, then its exit (at once after `run` and `watch`)."""
+    sys.exit(main(exiting=True))
+
+
+def _exit_at_once(code: int) -> NoReturn:
+    """End the process without the interpreter's finalization, what is buffered flushed first."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader gone, a stream closed: nothing more to say there
+            pass
+    os._exit(code)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -155,4 +189,4 @@ def _set_up_output(verbose: int, log_format: str = "text") -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    entry()

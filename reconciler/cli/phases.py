@@ -5,6 +5,9 @@ stderr (issue 30, item 1).
 started (`prepare`), when the batch's jobs run (`run_batch`) and when Spark stops (`close`); the
 command notes when its handler began and when the tick's report came. The process's own start
 is the kernel's (`/proc/self/stat`), so the first phase is the interpreter and the imports.
+A local master's session starts at the batch's first job (`SparkExecutor.prepare` starts only a
+cluster's): the executor's `session_window` then says when, and that time is taken out of the
+batch's line and shown as the session start's.
 What comes after the last line (the JVM's exit, the interpreter's) only an outside clock sees:
 bench/connect_head_to_head.py times the whole process.
 """
@@ -84,15 +87,29 @@ class PhaseClock:
         self._inner.close()
         self.mark("closed")
 
+    def _session_in_batch(self) -> float:
+        """Seconds the Spark session took to start inside the batch (0: it started before, or never)."""
+        inner: object = self.inner
+        while inner is not None and getattr(inner, "session_window", None) is None:
+            inner = getattr(inner, "inner", None)  # through wrappers (the progress line's)
+        window = getattr(inner, "session_window", None) if inner is not None else None
+        batch, batched = self.marks.get("batch"), self.marks.get("batched")
+        if window is None or batch is None or batched is None or not batch <= window[0] <= batched:
+            return 0.0
+        return float(min(window[1], batched) - window[0])
+
     def lines(self) -> list[str]:
         """One line per phase whose marks were both taken, then the sum."""
         order = ["start"] + [end for _, end in PHASES]
+        lazy = self._session_in_batch()
+        shift = {"prepared": lazy, "batched": -lazy}  # the session's start, moved to its own line
         lines, total = [], 0.0
         for (name, end), begin in zip(PHASES, order, strict=False):
             if begin in self.marks and end in self.marks:
-                seconds = self.marks[end] - self.marks[begin]
+                seconds = self.marks[end] - self.marks[begin] + shift.get(end, 0.0)
                 total += seconds
-                lines.append(f"profile: {name:<62} {seconds:7.3f} s")
+                label = f"{name} (at the first job)" if end == "prepared" and lazy else name
+                lines.append(f"profile: {label:<62} {seconds:7.3f} s")
         lines.append(f"profile: {'sum, to the end of the command (the JVM exit follows)':<62} {total:7.3f} s")
         return lines
 

@@ -155,7 +155,8 @@ def serve_options(args: argparse.Namespace, *, resync_s: float | None = None) ->
     conf = parse_spark_conf(args.spark_conf)
     master, remote = spark_target(args.spark_master, args.spark_remote)
     spark = SparkOptions(
-        master=master, remote=remote, conf=conf, timeout_s=args.spark_timeout, sink_reader=SinkReader(args.sink_reader)
+        master=master, remote=remote, conf=conf, timeout_s=args.spark_timeout, sink_reader=SinkReader(args.sink_reader),
+        stop_on_close=not getattr(args, "exiting", False),  # the process ends at once after (`main.entry`)
     )
     return ServeOptions(
         interval_s=args.interval, grace_s=args.grace_period, http_bind=None if args.no_http else args.http_bind,

@@ -14,6 +14,7 @@ import dataclasses
 import enum
 import logging
 import threading
+import time
 import traceback
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -72,7 +73,11 @@ class SparkExecutor:
     `close()` stops Spark only when this executor started it. `remote` (sc://…) runs the jobs
     through a Spark Connect server instead of a master. `sink_reader`: how sinks read Kafka:
     confluent-kafka in the Python workers, Spark's Kafka data source (`spark-kafka`), or the
-    data source when the session has it (`auto`).
+    data source when the session has it (`auto`). `stop_on_close=False`: the process exits
+    right after `close()` (the CLI's `run`/`watch`), so a session it started is left to the
+    exit: PySpark's JVM stops itself, Spark's shutdown hook included, when the pipe to it
+    closes; nothing of a batch is left in Spark once its outcomes are back (measured: the stop
+    took 0.6–2.3 s).
     """
 
     def __init__(
@@ -85,11 +90,13 @@ class SparkExecutor:
         remote: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         sink_reader: SinkReader = DEFAULT_SINK_READER,
+        stop_on_close: bool = True,
     ) -> None:
         self.settings = settings
         self.target = SparkTarget(master=master, remote=remote, conf=dict(spark_conf or {}), timeout_s=timeout_s)
         self.source_batch_records = source_batch_records
         self.sink_reader = SinkReader(sink_reader)
+        self.stop_on_close = stop_on_close
         self._session: SparkSession | None = None
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
@@ -99,6 +106,9 @@ class SparkExecutor:
         # transaction of theirs can be open, so the next batch need not fence them again.
         self._held: set[str] = set()
         self._offsets_readers = KeptOffsetsReaders()  # sources' offsets: each batch reads what is new
+        # Why Spark did not start in this batch: the tick fails with it (no connector's own failure).
+        self._start_failed: Exception | None = None
+        self.session_window: tuple[float, float] | None = None  # when (time.time()) Spark started here
 
     @property
     def master(self) -> str:
@@ -114,31 +124,47 @@ class SparkExecutor:
         return bool(self.target.remote) or not is_local(self.target.master)
 
     def prepare(self) -> None:
-        """Start Spark now (the worker calls this before it writes anything for a batch): a
-        cluster that cannot be reached fails the tick before any status is written."""
-        self.session()
+        """Called by the worker before it writes anything for a batch with tasks: a cluster or
+        a Spark Connect server is reached now (one that cannot be fails the tick before any
+        status is written, its code shipped and checked). A local master starts at the first
+        job instead (`session`, handed to the jobs uncalled): its JVM is this machine's, and a
+        batch with nothing to move never needs it."""
+        if self.ships_code:
+            self.session()
 
     def session(self) -> SparkSession:
-        """The SparkSession, started on first use: code shipped, executors checked."""
+        """The SparkSession, started on first use: code shipped, executors checked. A start that
+        failed fails every later call of the same batch at once (`run_batch` resets it)."""
         with self._lock:
             if self._session is None:
-                existing = None if self.target.remote else active_session()
-                target = self.target
-                if existing is None and not target.remote and self.sink_reader != SinkReader.CONFLUENT_KAFKA:
-                    target = dataclasses.replace(target, conf=with_kafka_jars(target.conf))
-                session = existing or start(target)
-                self._owns_session = existing is None
+                if self._start_failed is not None:
+                    raise self._start_failed
+                began = time.time()
                 try:
-                    if self._owns_session and self.ships_code:
-                        ship(session, [project_zip()])
-                    if self._owns_session:
-                        warm_up(session)  # the preflight: raises if executors lack modules
-                except BaseException:
-                    if self._owns_session:
-                        session.stop()
+                    self._session = self._start()
+                    self.session_window = (began, time.time())
+                except Exception as exc:
+                    self._start_failed = exc
                     raise
-                self._session = session
             return self._session
+
+    def _start(self) -> SparkSession:
+        existing = None if self.target.remote else active_session()
+        target = self.target
+        if existing is None and not target.remote and self.sink_reader != SinkReader.CONFLUENT_KAFKA:
+            target = dataclasses.replace(target, conf=with_kafka_jars(target.conf))
+        session = existing or start(target)
+        self._owns_session = existing is None
+        try:
+            if self._owns_session and self.ships_code:
+                ship(session, [project_zip()])
+            if self._owns_session:
+                warm_up(session)  # the preflight: raises if executors lack modules
+        except BaseException:
+            if self._owns_session:
+                session.stop()
+            raise
+        return session
 
     def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
         """One batch of every task in `works`. `closing`: the worker shuts down after this
@@ -146,12 +172,12 @@ class SparkExecutor:
         and closes its tasks, so nothing stays buffered between batches."""
         if not works:
             return []
+        self._start_failed = None
         by_connector: dict[str, list[TaskWork]] = {}
         for work in works:
             by_connector.setdefault(work.connector, []).append(work)
-        session = self.session()
         LOG.info("batch of %d task(s) of %d connector(s) begins", len(works), len(by_connector))
-        refused = self._unloadable(session, works)
+        refused = self._unloadable(works)
         by_connector = {name: group for name, group in by_connector.items() if group[0].connector_class not in refused}
         works_left = [w for w in works if w.connector_class not in refused]
         if self._threads is None:
@@ -159,7 +185,7 @@ class SparkExecutor:
         threads = self._threads
         # Sinks start at once; sources first need their offsets stores read (once for them all).
         futures = [
-            threads.submit(self._run_connector, session, group, None)
+            threads.submit(self._run_connector, group, None)
             for group in by_connector.values()
             if group[0].kind == Kind.SINK
         ]
@@ -167,7 +193,7 @@ class SparkExecutor:
         if sources:
             offsets = self._source_offsets(sources)
             futures += [
-                threads.submit(self._run_connector, session, group, offsets)
+                threads.submit(self._run_connector, group, offsets)
                 for group in by_connector.values()
                 if group[0].kind == Kind.SOURCE
             ]
@@ -192,11 +218,12 @@ class SparkExecutor:
             else:
                 self._held.discard(key)
 
-    def _unloadable(self, session: SparkSession, works: Sequence[TaskWork]) -> dict[str, str]:
+    def _unloadable(self, works: Sequence[TaskWork]) -> dict[str, str]:
         """Connector classes the executors cannot load (checked once each), with the trace to
-        report; their `module:Class` modules are shipped first."""
+        report; their `module:Class` modules are shipped first (a cluster's session is up)."""
         if not self.ships_code:
             return {}
+        session = self.session()
         new = sorted({w.connector_class for w in works} - set(self._checked))
         if new:
             ship(session, [path for name in new for path in plugin_files(name)])
@@ -214,7 +241,6 @@ class SparkExecutor:
 
     def _run_connector(
         self,
-        session: SparkSession,
         works: list[TaskWork],
         offsets: BatchOffsets | None,
     ) -> list[TaskOutcome]:
@@ -228,8 +254,8 @@ class SparkExecutor:
         try:
             if kind == Kind.SINK:
                 return sink_job.run_sink(
-                    session, self.settings, works, connector_task_count(works), pool=pool,
-                    kafka_source=self._kafka_source(session),
+                    self.session, self.settings, works, connector_task_count(works), pool=pool,
+                    kafka_source=self._kafka_source(),
                 )
             assert offsets is not None, "a source's batch is given the offsets read for the sources"
             if (not_run := offsets.not_run.get(name)) is not None:
@@ -240,20 +266,22 @@ class SparkExecutor:
             committed = source_driver.committed_offsets(offsets.replays, name, stores)
             limit = self.source_batch_records or source_task.DEFAULT_BATCH_RECORDS
             return source_job.run_source(
-                session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit
+                self.session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit
             )
         except BrokerUnreachable as exc:
             LOG.warning("connector %s: its tasks wait for the next batch: %s", name, exc.message)
             return NotRun(waited=exc.message).outcomes(works)
-        except Exception:
+        except Exception as exc:
+            if exc is self._start_failed:  # Spark itself did not start: the tick's error, not this connector's
+                raise
             LOG.debug("batch of connector %s failed", name, exc_info=True)
             return NotRun(trace=traceback.format_exc()).outcomes(works)
 
-    def _kafka_source(self, session: SparkSession) -> bool:
+    def _kafka_source(self) -> bool:
         """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""
         if self.sink_reader == SinkReader.CONFLUENT_KAFKA:
             return False
-        if available(session):
+        if available(self.session()):
             return True
         if self.sink_reader == SinkReader.SPARK_KAFKA:
             raise ReconcilerError(
@@ -270,6 +298,6 @@ class SparkExecutor:
             self._threads = None
         self._offsets_readers.close()
         with self._lock:
-            if self._session is not None and self._owns_session:
+            if self._session is not None and self._owns_session and self.stop_on_close:
                 self._session.stop()
             self._session = None

@@ -192,8 +192,8 @@ class BatchWorker:
         started = [own.runtime_started_record(view.config_end)] if view.first_tick else []
         restarting = started + _restarting_records(book, restarts) + automatic.records
         tick = self._decide(view, restarts, book)
-        if tick.works:  # Spark up before anything is written: an unreachable cluster writes nothing
-            self.executor.prepare()
+        if tick.works:  # a cluster reached before anything is written: an unreachable one writes nothing
+            self.executor.prepare()  # (a local master starts at the first job: an idle tick, never)
         report.records_written += writer.write(restarting)
         if restarting:
             failpoints.hit(Failpoint.WORKER_AFTER_RESTARTING)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import ConnectorError, SinkConnector, TableSinkConnector, TopicPartition
@@ -121,7 +121,7 @@ def sink_ranges(
 
 
 def run_sink(
-    session: SparkSession,
+    session: Callable[[], SparkSession],
     settings: KafkaSettings,
     works: Sequence[TaskWork],
     task_count: int,
@@ -240,19 +240,22 @@ def _untouched_commits(
 
 
 def _run_ranges(
-    session: SparkSession,
+    session: Callable[[], SparkSession],
     settings: KafkaSettings,
     items: Sequence[SinkPartitionWork],
     pool: str,
     description: str,
     kafka_source: bool,
 ) -> list[SinkPartitionResult]:
-    """The Spark job over the ranges: one result per range, a failed partition's too."""
+    """The Spark job over the ranges: one result per range, a failed partition's too. No range,
+    no job: `session` is called only when there is one (no Spark for a caught-up sink)."""
     results: Sequence[SinkPartitionResult | PartitionFailed]
+    if not items:
+        return []
     if kafka_source:
-        results = run_ranges(session, settings, items, pool=pool, description=description)
+        results = run_ranges(session(), settings, items, pool=pool, description=description)
     else:
-        results = run_partitions(session, items, sink_partition, pool=pool, description=description)
+        results = run_partitions(session(), items, sink_partition, pool=pool, description=description)
     return [_summary(item, result) for item, result in zip(items, results, strict=True)]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import ConnectorError, SourceConnector, SourceTask
@@ -41,7 +41,7 @@ LOG = logging.getLogger(__name__)
 
 
 def run_source(
-    session: SparkSession,
+    session: Callable[[], SparkSession],
     settings: KafkaSettings,
     works: Sequence[TaskWork],
     committed: CommittedOffsets,
@@ -52,6 +52,7 @@ def run_source(
 ) -> list[TaskOutcome]:
     """One batch of every task in `works` (all of one source connector); one outcome per work.
 
+    `session` is called only when a task has something to poll (no Spark for an idle source).
     `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
     tasks produce on the primary store's cluster."""
     name = works[0].connector
@@ -82,7 +83,7 @@ def run_source(
         if w.task_id not in idle
     ]
     started = time.monotonic()
-    ran = iter(run_partitions(session, items, source_partition, pool=pool, description=f"source {name}"))
+    ran = iter(run_partitions(session(), items, source_partition, pool=pool, description=f"source {name}"))
     results = [None if w.task_id in idle else next(ran) for w in works]
     seconds = ", ".join(f"{r.seconds:.2f}" for r in results if isinstance(r, SourceTaskResult))
     LOG.debug("source %s: job %.3fs (tasks %s s)", name, time.monotonic() - started, seconds)

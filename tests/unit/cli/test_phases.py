@@ -52,3 +52,31 @@ def test_a_phase_never_reached_is_not_printed() -> None:
     clock.wrapping(Recorder(clock))
     clock.mark("reported")  # the tick failed before Spark started
     assert [line for line in clock.lines() if "Spark" in line or "batch" in line] == []
+
+
+class LazyRecorder(Recorder):
+    """An executor whose session starts inside the batch (a local master's, at the first job)."""
+
+    session_window: tuple[float, float] | None = None
+
+    def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
+        began = time.time()
+        time.sleep(0.05)
+        self.session_window = (began, time.time())
+        return []
+
+
+def test_a_session_started_at_the_first_job_is_its_own_line_not_the_batch() -> None:
+    clock = PhaseClock()
+    clock.mark("handler")
+    clock.wrapping(LazyRecorder(clock))
+    clock.prepare()
+    clock.run_batch([])
+    clock.mark("reported")
+    clock.close()
+    by_name = {line.removeprefix("profile: ").rsplit(" ", 2)[0].strip(): float(line.rsplit(" ", 2)[1])
+               for line in clock.lines()}
+    assert by_name["Spark session start (at the first job)"] >= 0.05
+    assert 0 <= by_name["batch (Spark jobs)"] < 0.05
+    total = sum(v for k, v in by_name.items() if not k.startswith("sum"))
+    assert abs(total - next(v for k, v in by_name.items() if k.startswith("sum"))) < 0.01
