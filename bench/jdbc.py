@@ -93,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         command.add_argument("--postgres", metavar="URL", help="a running server, a superuser's postgresql:// URL")
     sink.add_argument("--kill-batch-size", type=int, default=3000, help="batch.size of the run SIGKILLed mid-batch")
     sink.add_argument("--no-java", dest="java", action="store_false", help="skip Debezium's JDBC sink")
+    sink.add_argument("--no-upsert", dest="upsert", action="store_false", help="insert mode only (the tests)")
     sink.add_argument("--connect-url", help="a running Java worker with Debezium's JDBC sink (default: one started)")
     args = parser.parse_args(argv)
     return sink_main(args) if args.side == "sink" else source_main(args)
@@ -132,6 +133,8 @@ def sink_main(args: argparse.Namespace) -> int:
                 worker, plugin_note = sink_worker(args, bootstrap, workdir, java)
                 if worker is not None:
                     sides += sink_java_sides(worker, target, args)
+            if not args.upsert:
+                sides = [side for side in sides if not side[0].endswith(", upsert")]
             results, killed = sink_rounds(sides, args.rounds), sink_kill(ours, args)
         sink_print(args, rows, records_file, results, killed, plugin_note, started_load)
         return 0
