@@ -275,7 +275,7 @@ def source_print(args: argparse.Namespace, runs: dict[str, list[Usage]], table_b
         print(f"{label:<44} {spread.show()} {args.records / spread.median:>12,.0f} rows/s  CPU {cpu.median:.2f} s")
     session, jobs = Spread.of([p[0] for p in parts]), Spread.of([p[1] for p in parts])
     print(f"  within ours: Spark session start {session.show()}, the batches' Spark jobs {jobs.show()} "
-          f"({args.records / jobs.median:,.0f} rows/s)")
+          f"({args.records / jobs.median if jobs.median else 0:,.0f} rows/s)")
     print(f"ours: {ours_bytes / args.records:.0f} B a record (JsonConverter with schemas) against the limit's "
           f"~{args.row_bytes} B lines; table {TABLE}")
     print(f"ours at {share.median:.2f}× the limit's rate ({share.low:.2f}–{share.high:.2f}; goal ≥ 0.50×: "

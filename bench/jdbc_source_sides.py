@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from h2h_sides import _JOB, _SESSION, MAX_RUNS, TIMED  # bench/h2h_sides.py
+from h2h_sides import _SESSION, MAX_RUNS, TIMED  # bench/h2h_sides.py
 from jdbc_sink_sides import JSON, MANIFEST, Rows, Target  # bench/jdbc_sink_sides.py
 from kcat import producer_flags  # bench/kcat.py
 from measure import RunFailed, Usage, require, run_measured  # bench/measure.py
@@ -28,6 +28,7 @@ from reconciler.kafka.settings import KafkaSettings
 
 TABLE = "bench_source_rows"
 _MOVED = re.compile(rb"(\d+) record\(s\) moved")
+_JOB = re.compile(r"^DEBUG reconciler\.runtime\.source\.job: source \S+: job ([\d.]+)s", re.MULTILINE)
 _PAYLOAD_ID = re.compile(rb'"payload":\{"id":(\d+),')
 # Confluent's default is 100 rows per poll; a user moving a big table raises it (each poll is a
 # few round trips to the server).

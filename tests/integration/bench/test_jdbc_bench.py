@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def bench(*args: str) -> str:
     done = subprocess.run([sys.executable, "jdbc.py", *args], cwd=ROOT / "bench", capture_output=True, text=True,
-                          timeout=500, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          timeout=1400, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stdout + done.stderr[-4000:]
     return done.stdout
 
@@ -33,7 +33,7 @@ def servers(kafka: Any, postgres: RunningPostgres) -> list[str]:
     return ["--rounds", "1", "--bootstrap-servers", kafka.bootstrap, "--postgres", postgres.dsn]
 
 
-@pytest.mark.timeout(600)  # `reconciler run` in insert mode, then SIGKILLed and again; Debezium's sink in insert mode
+@pytest.mark.timeout(1500)  # `reconciler run` in insert mode, then SIGKILLed and again; Debezium's sink in insert mode
 def test_the_sink_bench_checks_every_side_and_prints_their_figures(kafka: Any, postgres: RunningPostgres,
                                                                    connect_worker: RunningConnect) -> None:
     out = bench("sink", *servers(kafka, postgres), "--records", "3000", "--no-upsert", "--kill-batch-size", "50", "--connect-url", connect_worker.url)
@@ -44,7 +44,7 @@ def test_the_sink_bench_checks_every_side_and_prints_their_figures(kafka: Any, p
     assert "3,000 rows, 0 duplicated, 0 missing" in out, out
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_the_source_bench_checks_each_topic_and_prints_the_figures(kafka: Any, postgres: RunningPostgres) -> None:
     out = bench("source", *servers(kafka, postgres), "--records", "1500")
     assert "every run's topic checked: 1,500 records, every id once" in out, out
