@@ -1,13 +1,18 @@
-"""Head-to-head for PostgreSQL (issue 29): topic → table, our jdbc-sink against its limits.
+"""Head-to-head for PostgreSQL (issue 29): topic → table and table → topic, ours against the limits.
 
     .venv/bin/python bench/jdbc.py sink [--records 1000000] [--row-bytes 100] [--partitions 2] [--rounds 3]
+    .venv/bin/python bench/jdbc.py source [--records 1000000] [--row-bytes 100] [--partitions 2] [--rounds 3]
 
-The sink side (`sink_*` functions; the source side has functions of its own): N rows of about
-`--row-bytes` bytes (id, customer, quantity, pad), as JsonConverter records with schemas (the
-schema rides in every record, as Connect writes them) produced by `kcat -P` into a topic of
-`--partitions` on Apache Kafka (`reconciler.devtools.broker`), and as a CSV file; PostgreSQL
-from `reconciler.devtools.postgres` (the tests' server: fsync off, on loopback). Each side
-writes into a fresh table of the same shape (no key for insert, `PRIMARY KEY (id)` for upsert):
+Both start their own Apache Kafka (`reconciler.devtools.broker`) and PostgreSQL
+(`reconciler.devtools.postgres`, the tests' server: fsync off, on loopback), or use running ones
+(`--bootstrap-servers`, `--postgres postgresql://superuser:password@host:port/db`; the sink's Java
+side also `--connect-url` of a worker whose plugin path has Debezium's JDBC sink): the tests
+pass their session's. N rows of about `--row-bytes` bytes (id, customer, quantity, pad).
+
+The sink side (`sink_*`): the rows as JsonConverter records with schemas (the schema rides in
+every record, as Connect writes them) produced by `kcat -P` into a topic of `--partitions`, and
+as a CSV file. Each side writes into a fresh table of the same shape (no key for insert,
+`PRIMARY KEY (id)` for upsert):
 
 - `psql \\copy` of the CSV file: the limit, one COPY from a client;
 - `kcat -C -e` of the topic: the reference, the least work a Kafka client does to read it;
@@ -19,9 +24,19 @@ writes into a fresh table of the same shape (no key for insert, `PRIMARY KEY (id
 - once, ours in insert mode SIGKILLed mid-batch (the table holding a third of the rows), then
   run again: the table must hold every row once.
 
+The source side (`source_*`, bench/jdbc_source_sides.py): the rows in one table (`id` its
+primary key), moved into a fresh topic of `--partitions` per run by
+- `psql -c "COPY (SELECT …) TO STDOUT" | kcat -P`: the limit, the server's text rows (a
+  record a line, ~100 B) straight into a producer;
+- ours, `reconciler run --once` with jdbc-source (`mode=incrementing` on `id`,
+  `batch.max.rows=10000`, JsonConverter with schemas: ~4× the bytes per record), exactly once:
+  the whole command, Spark's start included.
+Each run's topic is read back (read_committed) before its figure counts: as many records as
+rows, every id once.
+
 Median of `--rounds` runs, the sides' order rotating each round; the spread (fastest–slowest)
-and the median CPU seconds (the Java worker's JVM over its phase) are printed. Every run's table
-is checked (rows, distinct ids) before any figure is printed; a wrong count exits non-zero.
+and the median CPU seconds (the Java worker's JVM over its phase) are printed. Every run is
+checked before any figure is printed; a wrong count exits non-zero.
 """
 
 from __future__ import annotations
@@ -32,36 +47,72 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from jdbc_sink_sides import Debezium, Ours, Result, Rows, Target, kcat_read, psql_copy, summary  # bench/
+from jdbc_sink_sides import (  # bench/
+    RUN,
+    Debezium,
+    ExternalConnect,
+    ExternalPostgres,
+    Ours,
+    Result,
+    Rows,
+    Target,
+    kcat_read,
+    psql_copy,
+    summary,
+)
+from jdbc_source_sides import BATCH_MAX_ROWS, TABLE, OursSource, Topics, copy_to_kcat, fill_table  # bench/
 from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
-from measure import Usage, become_subreaper, load_average  # bench/measure.py
+from measure import Spread, Usage, alternating, become_subreaper, load_average, ratios  # bench/measure.py
 
 from reconciler.devtools.broker import start_broker
 from reconciler.devtools.connect import RunningConnect, start_connect
 from reconciler.devtools.connect_plugins import JDBC_SINK, JDBC_SINK_VERSIONS, debezium_plugin
-from reconciler.devtools.postgres import start_postgres
+from reconciler.devtools.postgres import RunningPostgres, start_postgres
 from reconciler.kafka.io.admin import create_topic
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.toolchain.maven import JvmError
 
-TOPIC = "bench-jdbc-rows"
+TOPIC = f"bench-jdbc-rows-{RUN}"  # a broker the tests share: names of this run only
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="side", required=True)
     sink = commands.add_parser("sink", help="topic → table: jdbc-sink vs psql \\copy, kcat -C, Debezium's JDBC sink")
-    sink.add_argument("--records", type=int, default=1_000_000)
-    sink.add_argument("--row-bytes", type=int, default=100)
-    sink.add_argument("--partitions", type=int, default=2)
-    sink.add_argument("--rounds", type=int, default=3)
+    source = commands.add_parser("source", help="table → topic: jdbc-source vs psql COPY TO STDOUT | kcat -P")
+    for command in (sink, source):
+        command.add_argument("--records", type=int, default=1_000_000)
+        command.add_argument("--row-bytes", type=int, default=100)
+        command.add_argument("--partitions", type=int, default=2)
+        command.add_argument("--rounds", type=int, default=3)
+        command.add_argument("--bootstrap-servers", help="a running broker (default: one started for the run)")
+        command.add_argument("--postgres", metavar="URL", help="a running server, a superuser's postgresql:// URL")
     sink.add_argument("--kill-batch-size", type=int, default=3000, help="batch.size of the run SIGKILLed mid-batch")
     sink.add_argument("--no-java", dest="java", action="store_false", help="skip Debezium's JDBC sink")
+    sink.add_argument("--no-upsert", dest="upsert", action="store_false", help="insert mode only (the tests)")
+    sink.add_argument("--connect-url", help="a running Java worker with Debezium's JDBC sink (default: one started)")
     args = parser.parse_args(argv)
-    return sink_main(args)
+    return sink_main(args) if args.side == "sink" else source_main(args)
+
+
+@contextmanager
+def servers(args: argparse.Namespace, workdir: Path) -> Iterator[tuple[str, RunningPostgres | ExternalPostgres]]:
+    """(bootstrap, PostgreSQL): the ones given, else started for the run and stopped after it."""
+    with ExitStack() as stack:
+        bootstrap = args.bootstrap_servers or stack.enter_context(start_broker(workdir / "broker-log")).bootstrap
+        postgres = (ExternalPostgres.of(args.postgres) if args.postgres
+                    else stack.enter_context(start_postgres(workdir / "postgres-log")))
+        yield bootstrap, postgres
+
+
+def new_target(postgres: RunningPostgres | ExternalPostgres) -> Target:
+    database = f"bench_{uuid.uuid4().hex[:8]}"
+    postgres.create_database(database)
+    return Target(postgres, database)
 
 
 def sink_main(args: argparse.Namespace) -> int:
@@ -72,25 +123,37 @@ def sink_main(args: argparse.Namespace) -> int:
     try:
         records_file, csv = workdir / "records.jsonl", workdir / "rows.csv"
         rows.write(records_file, csv)
-        plugin, plugin_note = sink_debezium_plugin() if args.java else (None, "skipped (--no-java)")
-        with start_broker(workdir / "broker-log") as broker, start_postgres(workdir / "postgres-log") as postgres:
-            sink_produce(kcat, broker.bootstrap, records_file, args.partitions)
-            database = f"bench_{uuid.uuid4().hex[:8]}"
-            postgres.create_database(database)
-            target = Target(postgres, database)
-            ours = Ours(broker.bootstrap, target, workdir / "ours", args.partitions)
-            sides = sink_sides(kcat, broker.bootstrap, target, ours, csv, workdir, args.records)
-            if plugin is None:
-                results, killed = sink_rounds(sides, args.rounds), sink_kill(ours, args)
-            else:
-                with start_connect(broker.bootstrap, "bench-jdbc-java", workdir / "connect-log",
-                                   plugin_path=[plugin]) as worker:
+        with servers(args, workdir) as (bootstrap, postgres), ExitStack() as java:
+            sink_produce(kcat, bootstrap, records_file, args.partitions)
+            target = new_target(postgres)
+            ours = Ours(bootstrap, target, workdir / "ours", args.partitions)
+            sides = sink_sides(kcat, bootstrap, target, ours, csv, workdir, args.records)
+            plugin_note = "skipped (--no-java)"
+            if args.java:
+                worker, plugin_note = sink_worker(args, bootstrap, workdir, java)
+                if worker is not None:
                     sides += sink_java_sides(worker, target, args)
-                    results, killed = sink_rounds(sides, args.rounds), sink_kill(ours, args)
+            if not args.upsert:
+                sides = [side for side in sides if not side[0].endswith(", upsert")]
+            results, killed = sink_rounds(sides, args.rounds), sink_kill(ours, args)
         sink_print(args, rows, records_file, results, killed, plugin_note, started_load)
         return 0
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def sink_worker(args: argparse.Namespace, bootstrap: str, workdir: Path,
+                stack: ExitStack) -> tuple[RunningConnect | ExternalConnect | None, str]:
+    """The Java worker running Debezium's JDBC sink (the one given, or one started with the
+    plugin), and which plugin it is; no worker when no version of the plugin resolves."""
+    if args.connect_url:
+        worker = ExternalConnect(args.connect_url)
+        return worker, worker.plugin_note()
+    plugin, note = sink_debezium_plugin()
+    if plugin is None:
+        return None, note
+    return stack.enter_context(start_connect(bootstrap, "bench-jdbc-java", workdir / "connect-log",
+                                             plugin_path=[plugin])), note
 
 
 def sink_debezium_plugin() -> tuple[Path | None, str]:
@@ -123,7 +186,7 @@ def sink_sides(kcat: str, bootstrap: str, target: Target, ours: Ours, csv: Path,
     ]
 
 
-def sink_java_sides(worker: RunningConnect, target: Target, args: argparse.Namespace) -> list[Side]:
+def sink_java_sides(worker: RunningConnect | ExternalConnect, target: Target, args: argparse.Namespace) -> list[Side]:
     java = Debezium(worker, target, args.partitions)
     count = args.records
     return [
@@ -165,6 +228,58 @@ def sink_print(args: argparse.Namespace, rows: Rows, records: Path, results: lis
     print(f"ours (insert) at {ratio:.2f}× the \\copy rate (goal ≥ 0.50×: {'met' if ratio >= 0.5 else 'not met'})")
     print(f"SIGKILL mid-batch (insert, batch.size={args.kill_batch_size}): killed with {killed[0]:,} rows in the "
           f"table; the next run left {killed[1]:,} rows, 0 duplicated, 0 missing")
+
+
+def source_main(args: argparse.Namespace) -> int:
+    kcat = kcat_binary()
+    become_subreaper()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-jdbc-source-"))
+    rows, started_load = Rows(args.records, args.row_bytes), load_average()
+    try:
+        with servers(args, workdir) as (bootstrap, postgres):
+            target = new_target(postgres)
+            table_bytes = fill_table(target, rows)
+            topics = Topics(kcat, bootstrap, args.partitions, workdir)
+            ours = OursSource(target, topics, workdir / "ours")
+            sizes: dict[str, int] = {}
+            parts: list[tuple[float, float]] = []  # ours: (Spark session start, batch jobs) per run
+
+            def limit() -> Usage:
+                return copy_to_kcat(target, topics, f"bench-copy-{RUN}-{uuid.uuid4().hex[:6]}", args.records)
+
+            def ours_run() -> Usage:
+                usage, sizes["ours"], session_s, job_s = ours.run(f"source-{RUN}-{uuid.uuid4().hex[:6]}", args.records)
+                parts.append((session_s, job_s))
+                return usage
+
+            runs = alternating(args.rounds, {"limit": limit, "ours": ours_run})
+        source_print(args, runs, table_bytes, (sizes["ours"], parts), started_load)
+        return 0
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def source_print(args: argparse.Namespace, runs: dict[str, list[Usage]], table_bytes: int,
+                 ours: tuple[int, list[tuple[float, float]]], started_load: str) -> None:
+    """Printed only once every run was checked (as many records as rows, every id once)."""
+    ours_bytes, parts = ours
+    share = ratios(*([u.seconds for u in runs[side]] for side in ("limit", "ours")))
+    print(f"\nSource: {args.records:,} rows of ~{args.row_bytes} B (table {table_bytes / 2**20:,.0f} MB) into a "
+          f"topic of {args.partitions} partitions; median of {args.rounds}, sides alternating; every run's topic "
+          f"checked: {args.records:,} records, every id once; load average at start {started_load}, "
+          f"at end {load_average()}")
+    for label, side in (("psql COPY TO STDOUT | kcat -P (the limit)", "limit"),
+                        (f"ours: jdbc-source, batch.max.rows={BATCH_MAX_ROWS}", "ours")):
+        spread = Spread.of([u.seconds for u in runs[side]])
+        cpu = Spread.of([u.cpu_s for u in runs[side]])
+        print(f"{label:<44} {spread.show()} {args.records / spread.median:>12,.0f} rows/s  CPU {cpu.median:.2f} s")
+    session, jobs = Spread.of([p[0] for p in parts]), Spread.of([p[1] for p in parts])
+    print(f"  within ours: Spark session start {session.show()}, the batches' Spark jobs {jobs.show()} "
+          f"({args.records / jobs.median if jobs.median else 0:,.0f} rows/s)")
+    print(f"ours: {ours_bytes / args.records:.0f} B a record (JsonConverter with schemas) against the limit's "
+          f"~{args.row_bytes} B lines; table {TABLE}")
+    print(f"ours at {share.median:.2f}× the limit's rate ({share.low:.2f}–{share.high:.2f}; goal ≥ 0.50×: "
+          f"{'met' if share.median >= 0.5 else 'not met'})")
 
 
 if __name__ == "__main__":

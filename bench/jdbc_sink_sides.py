@@ -12,19 +12,27 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import psutil
 import psycopg
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from h2h_sides import MAX_RUNS, TIMED, wait_for  # bench/h2h_sides.py
 from measure import JvmMeter, Usage, run_measured  # bench/measure.py
 
 from reconciler.devtools.connect import RunningConnect
-from reconciler.devtools.postgres import RunningPostgres
+from reconciler.devtools.postgres import RunningPostgres, bin_dir
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
+RUN = uuid.uuid4().hex[:8]  # in every topic, group and connector name: a shared broker or worker is reused
 DEBEZIUM_SINK = "io.debezium.connector.jdbc.JdbcSinkConnector"
 SCHEMA = {"type": "struct", "name": "bench.row", "optional": False, "fields": [
     {"field": "id", "type": "int64", "optional": False}, {"field": "customer", "type": "string", "optional": True},
@@ -63,11 +71,40 @@ class Result:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ExternalPostgres:
+    """A server already running, given as a superuser's `postgresql://` URL (the tests' session
+    server): what the sides use of a `RunningPostgres`; psql from the same binaries."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+    bindir: Path
+
+    @classmethod
+    def of(cls, url: str) -> ExternalPostgres:
+        parts = conninfo_to_dict(url)
+        return cls(str(parts.get("host", "127.0.0.1")), int(str(parts.get("port", 5432))), str(parts.get("user", "")),
+                   str(parts.get("password", "")), bin_dir())
+
+    def dsn_for(self, database: str) -> str:
+        return f"postgresql://{self.user}:{self.password}@{self.host}:{self.port}/{database}"
+
+    def jdbc_url(self, database: str) -> str:
+        return f"jdbc:postgresql://{self.host}:{self.port}/{database}"
+
+    def create_database(self, name: str) -> str:
+        with psycopg.connect(self.dsn_for("postgres"), autocommit=True) as connection:
+            connection.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return self.dsn_for(name)
+
+
 @dataclass
 class Target:
     """The benchmark's database: a fresh table per run, its rows checked."""
 
-    postgres: RunningPostgres
+    postgres: RunningPostgres | ExternalPostgres
     database: str
 
     @property
@@ -153,7 +190,7 @@ class Ours:
 
     def command(self, path: Path, name: str) -> list[str]:
         return [sys.executable, str(TIMED), "run", str(path), "--once", "--bootstrap-servers", self.bootstrap,
-                "--group-id", f"bench-jdbc-{name}"]
+                "--group-id", f"bench-jdbc-{RUN}-{name}"]
 
     def run(self, name: str, topic: str, table: str, mode: str, count: int) -> Usage:
         self.target.create(table, keyed=mode == "upsert")
@@ -203,17 +240,57 @@ def _exists(target: Target, table: str) -> bool:
         return connection.execute("SELECT to_regclass(%s) IS NOT NULL", [f'"{table}"']).fetchone() == (True,)
 
 
+@dataclass(frozen=True)
+class ExternalConnect:
+    """A Java worker already running, by its REST URL (the tests' session worker)."""
+
+    url: str
+
+    def rest(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """One REST call: (status code, parsed JSON body or None), as `RunningConnect.rest`."""
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=30.0) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            return exc.code, json.loads(raw) if raw else None
+
+    @property
+    def pid(self) -> int:
+        """The worker's process (its CPU is measured): the one listening on the URL's port."""
+        port = urllib.parse.urlsplit(self.url).port
+        found = [c.pid for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port
+                 and c.status == psutil.CONN_LISTEN and c.pid]
+        if not found:
+            raise SystemExit(f"no process listens on {self.url} (--connect-url)")
+        return int(found[0])
+
+    def plugin_note(self) -> str:
+        """Which Debezium JDBC sink the worker has; SystemExit when it has none."""
+        status, plugins = self.rest("GET", "/connector-plugins")
+        found = [p for p in plugins or [] if isinstance(p, dict) and p.get("class") == DEBEZIUM_SINK] \
+            if status == 200 and isinstance(plugins, list) else []
+        if not found:
+            raise SystemExit(f"the worker at {self.url} has no {DEBEZIUM_SINK} plugin (--connect-url)")
+        return f"io.debezium:debezium-connector-jdbc:{found[0].get('version')}"
+
+
 @dataclass
 class Debezium:
     """Debezium's JDBC sink (`io.debezium:debezium-connector-jdbc`) in the Java worker, created
     through its REST API; timed from the request to the last row in the table."""
 
-    worker: RunningConnect
+    worker: RunningConnect | ExternalConnect
     target: Target
     partitions: int
 
     def run(self, name: str, topic: str, table: str, mode: str, count: int) -> Usage:
         self.target.create(table, keyed=mode == "upsert")
+        name = f"{name}-{RUN}"  # a shared worker keeps the consumer groups of earlier runs
         config = {"connector.class": DEBEZIUM_SINK, "tasks.max": str(self.partitions), "topics": topic,
                   "connection.url": self.target.postgres.jdbc_url(self.target.database),
                   "connection.username": self.target.postgres.user,

@@ -24,6 +24,7 @@ import pytest
 
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.devtools.connect import RunningConnect, start_connect
+from reconciler.devtools.connect_plugins import JDBC_SINK, JDBC_SINK_RESOLVES, debezium_plugin
 from reconciler.kafka.settings import KafkaSettings, Topics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,7 +104,8 @@ def connect_worker(kafka: KafkaUnderTest) -> Iterator[RunningConnect]:
     """One Java Kafka Connect worker for the session, on its own group's internal topics.
     Tests use it through `java_connect`, and give their connectors unique names."""
     group = f"java-connect-{uuid.uuid4().hex[:8]}"
-    worker = start_connect(kafka.bootstrap, group, TEST_LOGS)
+    # Debezium's JDBC sink on its plugin path: bench/jdbc.py's test runs it here, not in a worker of its own.
+    worker = start_connect(kafka.bootstrap, group, TEST_LOGS, plugin_path=[debezium_plugin(JDBC_SINK, JDBC_SINK_RESOLVES)])
     try:
         yield worker
     finally:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import zoneinfo
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -26,7 +26,8 @@ from reconciler.connectors.jdbc.connection import Failing, connect
 from reconciler.connectors.jdbc.source_config import BULK, INCREMENTING, TIMESTAMP, JdbcSourceSettings
 from reconciler.connectors.jdbc.source_offsets import QUERY_PARTITION, Position, lookup_keys, table_partition
 from reconciler.connectors.jdbc.source_tables import TableRef, parse_tables
-from reconciler.connectors.jdbc.source_types import TEXT_OIDS, ColumnInfo, RowShape, row_shape, value_encoder
+from reconciler.connectors.jdbc.source_records import encode_rows
+from reconciler.connectors.jdbc.source_types import TEXT_OIDS, ColumnInfo, RowShape, row_shape
 
 LOG = logging.getLogger(__name__)
 JSON_WITH_SCHEMAS = Converter("json", schemas_enable=True)
@@ -95,8 +96,7 @@ class JdbcSourceTask(SourceTask):
             raise ConnectorError(f"{place} in {self.settings.target.describe()} has more rows than a batch "
                                  f"takes ({limit}): mode=bulk reads a whole table per batch; raise the batch's "
                                  "record budget or use an incremental mode")
-        write = value_encoder(self.converter, shape.schema)
-        values = [self._encode(write, shape, table, row) for row in rows]
+        values = self._encode(shape, table, rows)
         if self.settings.mode == BULK or not rows:
             return values, None
         return values, self._position(shape, criteria, rows[-1])
@@ -118,10 +118,9 @@ class JdbcSourceTask(SourceTask):
         last = -1 if position.incrementing is None else position.incrementing
         return q.timestamp_incrementing(base, criteria, suffix), [end, begin, last, begin, limit]
 
-    def _encode(self, write: Callable[[dict[str, Any]], bytes | None], shape: RowShape, table: TableRef | None,
-                row: tuple[Any, ...]) -> bytes | None:
+    def _encode(self, shape: RowShape, table: TableRef | None, rows: list[tuple[Any, ...]]) -> list[bytes | None]:
         try:
-            return write(shape.value(row))
+            return encode_rows(self.converter, shape, rows)
         except (DataError, ValueError) as exc:
             where = f"table {table}" if table is not None else "the query"
             raise ConnectorError(f"cannot convert a row of {where} in {self.settings.target.describe()}: {exc}") from None

@@ -15,10 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from reconciler.connectors.converters.encode import Float32, dumps, encode, to_node
+from reconciler.connectors.converters.encode import Float32
 from reconciler.connectors.converters.schema import DATE, TIME, TIMESTAMP, Schema, decimal as decimal_schema, struct
-from reconciler.connectors.converters.schema import to_json
-from reconciler.connectors.converters.settings import Converter
 
 # pg_type OIDs by the Connect type Confluent's source gives the JDBC type pgjdbc reports.
 _PLAIN: Final = {
@@ -130,15 +128,3 @@ def row_shape(columns: Sequence[ColumnInfo], name: str | None, mapping: str, zon
         converters.append(mapped[1])
     return RowShape(struct(*fields, name=name), tuple(indexes), tuple(converters), tuple(skipped))
 
-
-def value_encoder(converter: Converter, schema: Schema) -> Callable[[dict[str, Any]], bytes | None]:
-    """The converter's bytes for records of one schema: `encode`'s, with JsonConverter's schema
-    written once rather than per row (it was most of the time, profiled: the envelope is the
-    schema's bytes and the payload's, which Jackson's escapes leave apart)."""
-    if converter.kind != "json":
-        return lambda value: encode(converter, schema, value)
-    fmt = converter.decimal_format
-    if not converter.schemas_enable:
-        return lambda value: dumps(to_node(schema, value, fmt))
-    prefix = b'{"schema":' + dumps(to_json(schema, lambda s, v: to_node(s, v, fmt))) + b',"payload":'
-    return lambda value: prefix + dumps(to_node(schema, value, fmt)) + b"}"

@@ -21,7 +21,8 @@ from reconciler.connectors.jdbc.source import JdbcSourceConnector
 from reconciler.connectors.jdbc.source_config import JdbcSourceSettings
 from reconciler.connectors.jdbc.source_offsets import Position, lookup_keys, table_partition
 from reconciler.connectors.jdbc.source_tables import TableRef, group_tables, parse_tables, render_tables, select_tables
-from reconciler.connectors.jdbc.source_types import ColumnInfo, row_shape, value_encoder
+from reconciler.connectors.jdbc.source_records import encode_rows
+from reconciler.connectors.jdbc.source_types import ColumnInfo, row_shape
 from reconciler.kafka.formats.records import encode_offset_key, encode_offset_value
 
 BASE = {"name": "src", "connection.url": "jdbc:postgresql://db.example:5433/shop", "connection.user": "app",
@@ -224,8 +225,7 @@ def test_columns_become_connect_fields_as_confluents_dialect_maps_them() -> None
     value = encode(Converter("json", schemas_enable=True), shape.schema, shape.value(row))
     for converter in (Converter("json", schemas_enable=True), Converter("json", schemas_enable=False),
                       Converter("json", decimal_format="NUMERIC")):
-        assert value_encoder(converter, shape.schema)(shape.value(row)) == encode(converter, shape.schema,
-                                                                                  shape.value(row))
+        assert encode_rows(converter, shape, [row]) == [encode(converter, shape.schema, shape.value(row))]
     assert value == (
         b'{"schema":{"type":"struct","fields":[{"type":"int64","optional":false,"field":"id"},'
         b'{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,'
