@@ -18,8 +18,8 @@ as a CSV file. Each side writes into a fresh table of the same shape (no key for
 - `kcat -C -e` of the topic: the reference, the least work a Kafka client does to read it;
 - ours, `reconciler run --once` with jdbc-sink (one task per partition) in insert and upsert
   (`pk.mode=record_value`) modes: the whole command, Spark's start included, exactly once;
-- Debezium's JDBC sink (`io.debezium:debezium-connector-jdbc`, the first of
-  `connect_plugins.JDBC_SINK_VERSIONS` Maven Central resolves) in a running Java Connect worker,
+- Debezium's JDBC sink (`io.debezium:debezium-connector-jdbc`, at
+  `connect_plugins.JDBC_SINK_RESOLVES`, the newest Maven Central resolves) in a running Java Connect worker,
   same records, same tables, timed from its REST creation to the last row in the table;
 - once, ours in insert mode SIGKILLed mid-batch (the table holding a third of the rows), then
   run again: the table must hold every row once.
@@ -70,7 +70,7 @@ from measure import Spread, Usage, alternating, become_subreaper, load_average, 
 
 from reconciler.devtools.broker import start_broker
 from reconciler.devtools.connect import RunningConnect, start_connect
-from reconciler.devtools.connect_plugins import JDBC_SINK, JDBC_SINK_VERSIONS, debezium_plugin
+from reconciler.devtools.connect_plugins import JDBC_SINK, JDBC_SINK_RESOLVES, debezium_plugin
 from reconciler.devtools.postgres import RunningPostgres, start_postgres
 from reconciler.kafka.io.admin import create_topic
 from reconciler.kafka.settings import KafkaSettings
@@ -157,14 +157,11 @@ def sink_worker(args: argparse.Namespace, bootstrap: str, workdir: Path,
 
 
 def sink_debezium_plugin() -> tuple[Path | None, str]:
-    """The first of Debezium's JDBC sink versions Maven Central resolves, tried once each."""
-    failed = []
-    for version in JDBC_SINK_VERSIONS:
-        try:
-            return debezium_plugin(JDBC_SINK, version), f"io.debezium:{JDBC_SINK}:{version}"
-        except JvmError:
-            failed.append(version)
-    return None, f"no version resolved from Maven Central (tried {', '.join(failed)})"
+    """Debezium's JDBC sink at the newest version Maven Central resolved (newer ones did not)."""
+    try:
+        return debezium_plugin(JDBC_SINK, JDBC_SINK_RESOLVES), f"io.debezium:{JDBC_SINK}:{JDBC_SINK_RESOLVES}"
+    except JvmError as exc:
+        return None, f"{JDBC_SINK} {JDBC_SINK_RESOLVES} did not resolve from Maven Central: {exc}"
 
 
 def sink_produce(kcat: str, bootstrap: str, records: Path, partitions: int) -> None:

@@ -27,9 +27,9 @@ DEBEZIUM_VERSION: Final = "3.6.1.Final"
 POSTGRES_SOURCE: Final = "debezium-connector-postgres"
 JDBC_SINK: Final = "debezium-connector-jdbc"
 # Debezium's JDBC sink: 3.6.1.Final's jar is not on Maven Central (nor 3.7.1.Final's, the newest
-# served, tried 2026-11-28); tried in this order, once each.
-JDBC_SINK_VERSIONS: Final = ("3.6.1.Final", "3.5.0.Final")
-JDBC_SINK_RESOLVES: Final = "3.5.0.Final"  # the newest that resolved: the tests' worker loads it
+# served; both tried 2026-11-28, failing after two Maven runs each): 3.5.0.Final is the newest that
+# resolved, and the one the tests' worker and bench/jdbc.py load.
+JDBC_SINK_RESOLVES: Final = "3.5.0.Final"
 
 
 def debezium_plugin(artifact: str, version: str = DEBEZIUM_VERSION) -> Path:
