@@ -4,9 +4,10 @@ and the shared piece that keeps them honest (bench/measure.py).
 
 Each run is checked for its exit code 0 and the figure lines it prints; the benches check their
 own results (counts read back, exit codes, no duplicates) and exit 1 with no figure otherwise,
-which a broken bench of plan_scale shows here. Not run here: the benches whose reference is
-Debian's `kcat` (throughput, state_read, connect_head_to_head: `apt-get install -y kcat`) or that
-time Java Connect against us for minutes (watch_latency).
+which a broken bench of plan_scale shows here. throughput runs in this process on the session's
+broker and Spark session (`in_session`): a Spark start of its own would cost more than the run.
+Not run here: the benches that time Java Connect against us for minutes (connect_head_to_head,
+watch_latency).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -24,7 +26,13 @@ BENCH = ROOT / "bench"
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
+import throughput  # noqa: E402  (bench/throughput.py)
 from measure import RunFailed, Spread, alternating, ratios  # noqa: E402  (bench/measure.py, by plain name)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from tests.conftest import KafkaUnderTest
 
 
 def run_bench(script: str | Path, *args: str, timeout_s: float = 900) -> str:
@@ -71,6 +79,19 @@ def test_watch_idle_at_a_tiny_size() -> None:
 def test_spark_backends_at_a_tiny_size() -> None:
     out = run_bench(BENCH / "spark_backends.py", "--records", "2000", "--rounds", "1")
     assert out.count("2000 records in") == 2, out
+
+
+@pytest.mark.timeout(600)
+def test_throughput_at_a_tiny_size(
+    spark_session: SparkSession, kafka: KafkaUnderTest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pid = kafka.broker.pid if kafka.broker is not None else None
+    throughput.in_session(["--records", "2000", "--runs", "1", "--spark-master", "local[2]"], spark_session,
+                          kafka.bootstrap, pid)
+    out = capsys.readouterr().out
+    for path in (r"\(b\) datagen → topic, Spark", r"\(a\) topic → parquet-sink, Spark", "    confluent-kafka produce\\(\\)"):
+        assert re.search(rf"^{path} +[\d.]+ s \(.*[\d.]+ x \(", out, re.MULTILINE), out
+    assert re.search(r"^    kcat -P from a file +[\d.]+ s", out, re.MULTILINE), out
 
 
 def test_medians_alternate_and_a_failed_run_has_no_figure() -> None:
