@@ -21,13 +21,22 @@ script starts (`reconciler.devtools.broker`). Then, in the same run, times:
   decoded by msgspec (our decoder), with no state kept. A reader that looks at every record in
   Python pays at least this; what ours costs above it is its state machines and the model.
 
-Each is the best of N runs (`--repeat`). Beside the time: the CPU seconds of that run (for the
-in-process readers, measured inside a fresh process that runs only them), the peak memory of
-the process (the in-process readers' process includes the interpreter and imports), and the
-broker's CPU seconds (the Kafka JVM's) per run. The machine's other load shows up as noise in
+The readers take turns for `--runs` rounds (bench/measure.py `alternating`: the order reversed
+every round), each run in a fresh process (the in-process readers: a process of this script
+that runs only that reader once; the kept store's first read is not timed). Each figure is the
+median of the runs with their spread (min–max) beside it, and each ratio to kcat the median of
+the rounds' own ratios. Beside the time: CPU seconds (for the in-process readers, measured inside
+their process), the peak memory of the process (the in-process readers' includes the interpreter
+and imports), and the broker's CPU seconds (the Kafka JVM's), medians. Every run is checked
+before any figure is printed (exit 1, no figure, otherwise): exit code 0; the live state and
+the kept store hold every connector; the floors read every record; kcat printed one line per
+record; the snapshot names the last connector. The machine's other load shows up as noise in
 the times, far less in the CPU seconds; the load average is printed.
 
-    .venv/bin/python bench/state_read.py [--connectors 10000] [--repeat 3]
+    .venv/bin/python bench/state_read.py [--connectors 10000] [--runs 3] [--bootstrap HOST:PORT]
+
+`--bootstrap`: a running broker instead of one of its own (the tests' tiny run); the topics are
+then a group of their own, and the broker's CPU is not counted.
 
 Goals (issues 3 and 11): ours within 1.5x of kcat, the snapshot process within 2.5x. The reference client is Debian's `kcat`, as Debian
 ships it (`apt-get install -y kcat`; bench/kcat.py), with our readers' fetch setting.
@@ -38,15 +47,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kcat import consumer_flags, kcat_binary  # bench/kcat.py
-from measure import cpu_of, file_lines, load_average, run_measured  # bench/measure.py
+from measure import Spread, alternating, cpu_of, file_lines, load_average, ratios, require, run_measured  # bench/measure.py
 
 from reconciler.core.live import ConnectTargetState, InstanceState, InstanceStatus
 from reconciler.devtools.broker import start_broker
@@ -110,31 +122,26 @@ class Reading:
     seconds: float = float("inf")
     cpu_s: float = float("nan")
     peak_rss: int = 0
-    broker_cpu_s: float = float("nan")  # per run
-    records: int = 0
+    broker_cpu_s: float = float("nan")
+    count: int = 0  # connectors or records, as the reader counts them
 
 
-def best_in_process(what: str, settings: KafkaSettings, repeat: int) -> dict[str, float]:
-    """Runs in the child process: the best of `repeat` runs of `what`, and its CPU seconds."""
-    best: dict[str, float] = {"seconds": float("inf")}
+def one_in_process(what: str, settings: KafkaSettings) -> dict[str, float]:
+    """Runs in the child process: one timed run of `what`, its CPU seconds and what it counted."""
     store = LiveStore(settings)
     if what == "kept":
         store.read()  # the first read, not timed: what follows is a tick's read with nothing new
-    for _ in range(repeat):
-        cpu, started = time.process_time(), time.perf_counter()
-        if what == "ours":
-            connectors = len(read_live_state(settings).connectors)
-        elif what == "kept":
-            connectors = len(store.read().live.connectors)
-        elif what == "decoded":
-            connectors = decode_all(settings)
-        else:
-            topics = [settings.topics.configs, settings.topics.status, settings.topics.reconciler]
-            connectors = sum(map(len, batches_to_end(settings, topics)))
-        seconds = time.perf_counter() - started
-        if seconds < best["seconds"]:
-            best = {"seconds": seconds, "cpu": time.process_time() - cpu, "count": connectors}
-    return best
+    cpu, started = time.process_time(), time.perf_counter()
+    if what == "ours":
+        count = len(read_live_state(settings).connectors)
+    elif what == "kept":
+        count = len(store.read().live.connectors)
+    elif what == "decoded":
+        count = decode_all(settings)
+    else:
+        topics = [settings.topics.configs, settings.topics.status, settings.topics.reconciler]
+        count = sum(map(len, batches_to_end(settings, topics)))
+    return {"seconds": time.perf_counter() - started, "cpu": time.process_time() - cpu, "count": count}
 
 
 def decode_all(settings: KafkaSettings) -> int:
@@ -153,35 +160,66 @@ def decode_all(settings: KafkaSettings) -> int:
     return count
 
 
-def time_in_process(label: str, what: str, settings: KafkaSettings, repeat: int, broker_pid: int) -> Reading:
-    """`best_in_process` in a fresh process of this script: its CPU and memory are its own."""
+@dataclass(frozen=True)
+class Target:
+    """The broker the readers read, and what they must find there."""
+
+    settings: KafkaSettings
+    broker_pid: int | None
+    connectors: int
+    records: int
+
+    def broker_cpu(self) -> float:
+        return float("nan") if self.broker_pid is None else cpu_of(self.broker_pid)
+
+
+def in_process(label: str, what: str, target: Target) -> Reading:
+    """`one_in_process` in a fresh process of this script: its CPU and memory are its own."""
     out = Path(tempfile.mkdtemp(prefix="bench-state-read-")) / "result.json"
-    command = [sys.executable, __file__, "--child", what, "--bootstrap", settings.bootstrap_servers,
-               "--repeat", str(repeat), "--child-out", str(out)]
-    broker = cpu_of(broker_pid)
+    command = [sys.executable, __file__, "--child", what, "--bootstrap", target.settings.bootstrap_servers,
+               "--group", target.settings.group_id, "--child-out", str(out)]
+    broker = target.broker_cpu()
     code, usage = run_measured(command)
-    if code != 0:
-        raise SystemExit(f"{label} failed (exit {code})")
+    require(code == 0, f"{label} failed (exit {code})")
     result = json.loads(out.read_text())
-    return Reading(label, result["seconds"], result["cpu"], usage.peak_rss, (cpu_of(broker_pid) - broker) / repeat,
+    shutil.rmtree(out.parent, ignore_errors=True)
+    expected = target.connectors if what in ("ours", "kept") else target.records
+    require(result["count"] == expected, f"{label} counted {result['count']:,}, not {expected:,}")
+    return Reading(label, result["seconds"], result["cpu"], usage.peak_rss, target.broker_cpu() - broker,
                    int(result["count"]))
 
 
-def time_process(label: str, command: list[str], repeat: int, broker_pid: int, stdout: Path | None = None) -> Reading:
-    """The best of `repeat` runs of a command, with that run's CPU seconds and peak memory."""
-    best = Reading(label)
-    broker = cpu_of(broker_pid)
-    for _ in range(repeat):
-        with open(stdout or os.devnull, "wb") as sink:
-            code, usage = run_measured(command, stdout=sink)
-        if code != 0:
-            raise SystemExit(f"{label} failed (exit {code}): {' '.join(command)}")
-        if usage.seconds < best.seconds:
-            best = Reading(label, usage.seconds, usage.cpu_s, usage.peak_rss)
-            if stdout is not None:
-                best.records = file_lines(stdout)
-    best.broker_cpu_s = (cpu_of(broker_pid) - broker) / repeat
-    return best
+def one_process(label: str, command: list[str], target: Target, check: Callable[[Path], int]) -> Reading:
+    """One run of a command, its stdout to a file `check` reads (what it counts; it refuses a
+    wrong output), with its CPU seconds and peak memory."""
+    out = Path(tempfile.mkdtemp(prefix="bench-state-read-")) / "stdout"
+    broker = target.broker_cpu()
+    with open(out, "wb") as sink:
+        code, usage = run_measured(command, stdout=sink)
+    broker_cpu = target.broker_cpu() - broker
+    require(code == 0, f"{label} failed (exit {code}): {' '.join(command)}")
+    count = check(out)
+    shutil.rmtree(out.parent, ignore_errors=True)
+    return Reading(label, usage.seconds, usage.cpu_s, usage.peak_rss, broker_cpu, count)
+
+
+def kcat_lines(target: Target, label: str) -> Callable[[Path], int]:
+    def check(out: Path) -> int:
+        lines = file_lines(out)
+        require(lines == target.records, f"{label} printed {lines:,} records, not {target.records:,}")
+        return lines
+
+    return check
+
+
+def snapshot_names_every_connector(target: Target) -> Callable[[Path], int]:
+    def check(out: Path) -> int:
+        text = out.read_bytes()
+        last = b'"conn-%05d"' % (target.connectors - 1)
+        require(last in text, f"reconciler snapshot does not name {last.decode()}")
+        return target.connectors
+
+    return check
 
 
 def kcat_command(kcat: str, settings: KafkaSettings, flags: list[str]) -> list[str]:
@@ -197,60 +235,76 @@ def kcat_command(kcat: str, settings: KafkaSettings, flags: list[str]) -> list[s
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--connectors", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--runs", "--repeat", type=int, default=3, help="rounds of every reader, alternating")
+    parser.add_argument("--bootstrap", help="a running broker's address (default: start one)")
     parser.add_argument("--child", choices=("ours", "floor", "decoded", "kept"), help=argparse.SUPPRESS)
-    parser.add_argument("--bootstrap", help=argparse.SUPPRESS)
+    parser.add_argument("--group", default="bench", help=argparse.SUPPRESS)
     parser.add_argument("--child-out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        args.child_out.write_text(json.dumps(best_in_process(args.child, settings_for(args.bootstrap), args.repeat)))
+        args.child_out.write_text(json.dumps(one_in_process(args.child, settings_for(args.bootstrap, args.group))))
         return 0
+    require(args.connectors >= 1 and args.runs >= 1, "sizes must be at least 1")
     kcat = kcat_binary()
     print(f"load average at the start: {load_average()}", file=sys.stderr)
+    if args.bootstrap:
+        return measure(args, kcat, settings_for(args.bootstrap, f"bench-{uuid.uuid4().hex[:8]}"), None)
     with start_broker() as broker:
-        settings = settings_for(broker.bootstrap)
-        ensure_topics(settings)
-        configs, statuses = config_records(args.connectors), status_records(args.connectors)
-        produce(settings, settings.topics.configs, configs)
-        produce(settings, settings.topics.status, statuses)
-        total = len(configs) + len(statuses)
-        del configs, statuses
-        ours = time_in_process("ours: read_live_state (in process)", "ours", settings, args.repeat, broker.pid)
-        floor = time_in_process("floor: confluent-kafka consume only", "floor", settings, args.repeat, broker.pid)
-        decoded = time_in_process("floor, each record decoded", "decoded", settings, args.repeat, broker.pid)
-        kept = time_in_process("ours, kept store: read, nothing new", "kept", settings, args.repeat, broker.pid)
-        cli_command = [sys.executable, "-m", "reconciler.cli.main", "snapshot",
-                       "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
-        cli = time_process("ours: reconciler snapshot (process)", cli_command, args.repeat, broker.pid)
-        lines = Path(tempfile.mkdtemp(prefix="bench-state-read-")) / "kcat.out"
-        reference = time_process("kcat -C -e (both topics)", kcat_command(kcat, settings, consumer_flags()),
-                                 args.repeat, broker.pid, lines)
-        defaults = time_process("kcat -C -e, librdkafka's defaults", kcat_command(kcat, settings, []),
-                                args.repeat, broker.pid, lines)
-    if reference.records != total or defaults.records != total:
-        raise SystemExit(f"kcat read {reference.records:,} and {defaults.records:,} records, not {total:,}")
-    report(args, total, ours.records, reference, [ours, cli, floor, decoded, kept, defaults])
+        return measure(args, kcat, settings_for(broker.bootstrap, "bench"), broker.pid)
+
+
+def measure(args: argparse.Namespace, kcat: str, settings: KafkaSettings, broker_pid: int | None) -> int:
+    ensure_topics(settings)
+    configs, statuses = config_records(args.connectors), status_records(args.connectors)
+    produce(settings, settings.topics.configs, configs)
+    produce(settings, settings.topics.status, statuses)
+    target = Target(settings, broker_pid, args.connectors, len(configs) + len(statuses))
+    del configs, statuses
+    snapshot = [sys.executable, "-m", "reconciler.cli.main", "snapshot",
+                "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id]
+    kcat_label, defaults_label = "kcat -C -e (both topics)", "kcat -C -e, librdkafka's defaults"
+    sides: dict[str, Callable[[], Reading]] = {
+        "kcat": lambda: one_process(kcat_label, kcat_command(kcat, settings, consumer_flags()), target,
+                                    kcat_lines(target, kcat_label)),
+        "ours": lambda: in_process("ours: read_live_state (in process)", "ours", target),
+        "cli": lambda: one_process("ours: reconciler snapshot (process)", snapshot, target,
+                                   snapshot_names_every_connector(target)),
+        "floor": lambda: in_process("floor: confluent-kafka consume only", "floor", target),
+        "decoded": lambda: in_process("floor, each record decoded", "decoded", target),
+        "kept": lambda: in_process("ours, kept store: read, nothing new", "kept", target),
+        "defaults": lambda: one_process(defaults_label, kcat_command(kcat, settings, []), target,
+                                        kcat_lines(target, defaults_label)),
+    }
+    report(args, target, alternating(args.runs, sides))
     return 0
 
 
-def settings_for(bootstrap: str) -> KafkaSettings:
-    return KafkaSettings(bootstrap_servers=bootstrap, group_id="bench", topics=Topics.for_group("bench"), timeout_s=60)
+def settings_for(bootstrap: str, group: str) -> KafkaSettings:
+    return KafkaSettings(bootstrap_servers=bootstrap, group_id=group, topics=Topics.for_group(group), timeout_s=60)
 
 
-def report(args: argparse.Namespace, total: int, connectors: int, reference: Reading, readings: list[Reading]) -> None:
-    print(f"state_read: {total:,} config + status records, {connectors:,} connectors (best of {args.repeat}), "
-          f"Apache Kafka (one KRaft node) on loopback, {os.cpu_count()} cores")
+def report(args: argparse.Namespace, target: Target, runs: dict[str, list[Reading]]) -> None:
+    print(f"state_read: {target.records:,} config + status records, {target.connectors:,} connectors; "
+          f"{args.runs} rounds, the readers alternating, median (min–max); Apache Kafka (one KRaft node) on loopback, "
+          f"{os.cpu_count()} cores")
     print(f"load average at the end: {load_average()} (other work on the machine slows every reader)")
-    print(f"{'reader':<37} {'seconds':>8} {'records/s':>11} {'vs kcat':>8} {'CPU s':>6} {'peak MB':>8} {'broker CPU s':>13}")
-    for reading in [reference, *readings]:
+    print(f"{'reader':<37} {'seconds':>24} {'records/s':>10} {'vs kcat':>24} {'CPU s':>6} {'peak MB':>8} "
+          f"{'broker CPU s':>13}")
+    reference = [r.seconds for r in runs["kcat"]]
+    for readings in runs.values():
+        seconds = Spread.of([r.seconds for r in readings])
+        ratio = ratios([r.seconds for r in readings], reference)
         print(
-            f"{reading.label:<37} {reading.seconds:>8.2f} {total / reading.seconds:>11,.0f} "
-            f"{reading.seconds / reference.seconds:>7.2f}x {reading.cpu_s:>6.2f} {reading.peak_rss / 2**20:>8,.0f} "
-            f"{reading.broker_cpu_s:>13.2f}"
+            f"{readings[0].label:<37} {seconds.show():>24} {target.records / seconds.median:>10,.0f} "
+            f"{ratio.show('x'):>24} {Spread.of([r.cpu_s for r in readings]).median:>6.2f} "
+            f"{max(r.peak_rss for r in readings) / 2**20:>8,.0f} "
+            f"{Spread.of([r.broker_cpu_s for r in readings]).median:>13.2f}"
         )
-    ratio, process = readings[0].seconds / reference.seconds, readings[1].seconds / reference.seconds
-    print(f"goal: in-process reader within 1.5x of kcat: {'met' if ratio <= 1.5 else 'NOT MET'} ({ratio:.2f}x)")
-    print(f"goal: snapshot process within 2.5x of kcat: {'met' if process <= 2.5 else 'NOT MET'} ({process:.2f}x)")
+    ours, process = ratios([r.seconds for r in runs["ours"]], reference), ratios([r.seconds for r in runs["cli"]], reference)
+    print(f"goal: in-process reader within 1.5x of kcat: {'met' if ours.median <= 1.5 else 'NOT MET'} "
+          f"({ours.show('x')})")
+    print(f"goal: snapshot process within 2.5x of kcat: {'met' if process.median <= 2.5 else 'NOT MET'} "
+          f"({process.show('x')})")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ and the shared piece that keeps them honest (bench/measure.py).
 Each run is checked for its exit code 0 and the figure lines it prints; the benches check their
 own results (counts read back, exit codes, no duplicates) and exit 1 with no figure otherwise,
 which a broken bench of plan_scale shows here. throughput runs in this process on the session's
-broker and Spark session (`in_session`): a Spark start of its own would cost more than the run.
+broker and Spark session (`in_session`): a Spark start of its own would cost more than the run;
+state_read reads topics of its own on the session's broker (`--bootstrap`).
 Not run here: the benches that time Java Connect against us for minutes (connect_head_to_head,
 watch_latency).
 """
@@ -92,6 +93,13 @@ def test_throughput_at_a_tiny_size(
     for path in (r"\(b\) datagen → topic, Spark", r"\(a\) topic → parquet-sink, Spark", "    confluent-kafka produce\\(\\)"):
         assert re.search(rf"^{path} +[\d.]+ s \(.*[\d.]+ x \(", out, re.MULTILINE), out
     assert re.search(r"^    kcat -P from a file +[\d.]+ s", out, re.MULTILINE), out
+
+
+@pytest.mark.timeout(600)
+def test_state_read_at_a_tiny_size(kafka: KafkaUnderTest) -> None:
+    out = run_bench(BENCH / "state_read.py", "--connectors", "50", "--runs", "1", "--bootstrap", kafka.bootstrap)
+    assert re.search(r"^ours: read_live_state \(in process\) +[\d.]+ s \(.*[\d.]+ x \(", out, re.MULTILINE), out
+    assert re.search(r"^goal: snapshot process within 2.5x of kcat: (met|NOT MET) \([\d.]+ x", out, re.MULTILINE), out
 
 
 def test_medians_alternate_and_a_failed_run_has_no_figure() -> None:
