@@ -123,15 +123,15 @@ def to_arrow(topic: str, partition: int, messages: Sequence[Any]) -> pa.RecordBa
         offsets = pa.array(numpy.arange(first, last + 1, dtype=numpy.int64))
     else:
         offsets = pa.array(list(map(Message.offset, messages)), pa.int64())
-    timestamps = list(map(itemgetter(1), map(Message.timestamp, messages)))
-    if min(timestamps) < 0:  # TIMESTAMP_NOT_AVAILABLE is -1
-        timestamps = [t if t >= 0 else None for t in timestamps]
+    # Straight into an int64 buffer (no list of ints to convert): a third less than a list.
+    timestamps = numpy.fromiter(map(itemgetter(1), map(Message.timestamp, messages)), numpy.int64, n)
+    missing = timestamps < 0  # TIMESTAMP_NOT_AVAILABLE is -1: null
     return pa.RecordBatch.from_arrays(
         [
             pa.repeat(topic, n),
             pa.repeat(pa.scalar(partition, pa.int32()), n),
             offsets,
-            pa.array(timestamps, pa.int64()),
+            pa.array(timestamps, pa.int64(), mask=missing if missing.any() else None),
             pa.array(list(map(Message.key, messages)), pa.binary()),
             pa.array(list(map(Message.value, messages)), pa.binary()),
             _headers(messages),
