@@ -9,9 +9,12 @@ import json
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -24,7 +27,6 @@ from measure import JvmMeter, Usage, require, run_measured  # bench/measure.py
 from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
 from reconciler.connectors.iceberg.catalog import close_catalog, open_catalog
 from reconciler.connectors.storage import open_store
-from reconciler.devtools.connect import RunningConnect
 from reconciler.devtools.connect_plugins import ICEBERG_SINK_CLASS
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -164,12 +166,51 @@ class Ours:
         return Result(label, total, rows, distinct, notes)
 
 
+class Worker(Protocol):
+    """A Java Connect worker with Apache Iceberg's sink on its plugin.path (`RunningConnect`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def rest(self, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]: ...
+
+    def log_errors(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class ExistingWorker:
+    """A worker the bench did not start (`--connect-url`, `--connect-pid`, `--connect-log`)."""
+
+    url: str
+    pid: int
+    log_path: Path | None
+
+    def rest(self, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url.rstrip("/") + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            return exc.code, json.loads(raw) if raw else None
+
+    def log_errors(self) -> list[str]:
+        try:
+            text = self.log_path.read_text(errors="replace") if self.log_path else ""
+        except OSError:
+            return []
+        return [line for line in text.splitlines() if "] ERROR " in line]
+
+
 @dataclass
 class JavaIceberg:
     """Apache Iceberg's sink in the Java worker, created through its REST API; timed from the
     request to the commit that makes every row visible in the table (read back by pyiceberg)."""
 
-    worker: RunningConnect
+    worker: Worker
     partitions: int
     control_topic: str
     commit_interval_ms: int
@@ -182,7 +223,7 @@ class JavaIceberg:
                   "iceberg.control.topic": self.control_topic,
                   "iceberg.control.commit.interval-ms": str(self.commit_interval_ms),
                   "key.converter": STRING, "value.converter": JSON, "value.converter.schemas.enable": "true"}
-        usage = Usage()
+        usage, errors_before = Usage(), len(self.worker.log_errors())
         with JvmMeter(self.worker.pid).phase(usage):
             started = time.perf_counter()
             status, body = self.worker.rest("POST", "/connectors", {"name": name, "config": config})
@@ -191,7 +232,10 @@ class JavaIceberg:
             usage.seconds = time.perf_counter() - started
         self.worker.rest("DELETE", f"/connectors/{name}")
         rows, distinct = id_counts(target.ids())
-        return Result(label, usage, rows, distinct, [f"commit interval {self.commit_interval_ms} ms"])
+        notes = [f"commit interval {self.commit_interval_ms} ms"]
+        if errors := self.worker.log_errors()[errors_before:]:
+            notes.append(f"the worker logged {len(errors)} ERROR line(s), the first: {errors[0][:300]}")
+        return Result(label, usage, rows, distinct, notes)
 
 
 def poll(progress: Callable[[], int], target: int, side: str, diagnose: Callable[[], str]) -> None:

@@ -36,6 +36,7 @@ import shutil
 import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -46,12 +47,13 @@ from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
 from lake_sides import (  # bench/lake_sides.py
     NAMESPACE,
     DeltaTarget,
+    ExistingWorker,
     IcebergTarget,
     JavaIceberg,
     Ours,
     ParquetTarget,
     Result,
-    id_counts,
+    Worker,
     write_records,
 )
 from measure import Usage, become_subreaper, load_average, megabytes, require, run_measured  # bench/measure.py
@@ -65,6 +67,7 @@ from reconciler.kafka.settings import KafkaSettings
 
 JAVA_LABEL = "Apache Iceberg's sink (Java worker)"
 OURS_ICEBERG = "ours: iceberg-sink"
+SIDES = ("kcat", "java-iceberg", "iceberg", "delta-local", "delta-s3", "parquet-local", "parquet-s3")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +81,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--s3-endpoint", help="an S3-compatible server to use, its credentials from AWS_* "
                         "(default: moto started for the bench)")
     parser.add_argument("--s3-bucket", default=BUCKET)
+    parser.add_argument("--connect-url", help="a running Java Connect worker with Apache Iceberg's sink on its "
+                        "plugin.path (default: one started for the bench); with --connect-pid, --connect-log")
+    parser.add_argument("--connect-pid", type=int, help="that worker's PID (its CPU and memory are measured)")
+    parser.add_argument("--connect-log", type=Path, help="that worker's log (its ERROR lines are reported)")
+    parser.add_argument("--sides", default=",".join(SIDES), help=f"the sides to run, of {','.join(SIDES)} (default: all)")
     args = parser.parse_args(argv)
+    args.sides = [side.strip() for side in args.sides.split(",") if side.strip()]
+    unknown = sorted(set(args.sides) - set(SIDES))
+    if unknown or (args.connect_url is None) != (args.connect_pid is None):
+        parser.error(f"unknown sides {unknown}" if unknown else "--connect-url and --connect-pid go together")
     kcat = kcat_binary()
     become_subreaper()  # orphans of `reconciler run` come to us: their CPU is counted
     workdir = Path(tempfile.mkdtemp(prefix="bench-lake-"))
@@ -96,22 +108,24 @@ def run_all(args: argparse.Namespace, kcat: str, workdir: Path) -> list[Result]:
     records = workdir / "records.jsonl"
     write_records(records, rows)
     args.record_bytes = records.stat().st_size / args.records - 1
-    plugin = iceberg_plugin()
     with ExitStack() as stack:
         bootstrap = args.bootstrap or stack.enter_context(start_broker(workdir / "broker-log")).bootstrap
-        s3 = s3_keys(args, stack, workdir)
-        worker = stack.enter_context(start_connect(bootstrap, f"bench-lake-java-{run_id}", workdir / "connect-log",
-                                                   plugin_path=[plugin]))
+        s3 = s3_keys(args, stack, workdir) if {"delta-s3", "parquet-s3"} & set(args.sides) else {}
+        worker = java_worker(args, stack, bootstrap, workdir, run_id) if "java-iceberg" in args.sides else None
         topic = f"bench-lake-{run_id}"
         settings = KafkaSettings(bootstrap_servers=bootstrap)
         create_topic(settings, topic, args.partitions)
         create_topic(settings, f"{topic}-control", 1)
         produce(kcat, bootstrap, topic, records)
-        results = run_sides(args, kcat, bootstrap, topic, s3, workdir, worker)
-        errors = worker.log_errors()
-    if errors:
-        results[1].notes.append(f"the worker logged {len(errors)} ERROR line(s), the first: {errors[0][:300]}")
-    return results
+        return run_sides(args, kcat, bootstrap, topic, s3, workdir, worker)
+
+
+def java_worker(args: argparse.Namespace, stack: ExitStack, bootstrap: str, workdir: Path, run_id: str) -> Worker:
+    """The worker of `--connect-url`, else one started with Apache Iceberg's sink as its plugin."""
+    if args.connect_url:
+        return ExistingWorker(args.connect_url, args.connect_pid, args.connect_log)
+    return stack.enter_context(start_connect(bootstrap, f"bench-lake-java-{run_id}", workdir / "connect-log",
+                                             plugin_path=[iceberg_plugin()]))
 
 
 def s3_keys(args: argparse.Namespace, stack: ExitStack, workdir: Path) -> dict[str, str]:
@@ -134,7 +148,7 @@ def produce(kcat: str, bootstrap: str, topic: str, records: Path) -> None:
 
 
 def run_sides(args: argparse.Namespace, kcat: str, bootstrap: str, topic: str, s3: dict[str, str], workdir: Path,
-              worker: object) -> list[Result]:
+              worker: Worker | None) -> list[Result]:
     n, tag = args.records, topic.removeprefix("bench-lake-")
     catalog = {"type": "jdbc", "uri": f"jdbc:sqlite:{workdir / 'catalog.db'}", "warehouse": str(workdir / "warehouse"),
                "jdbc.schema-version": "V1"}
@@ -149,26 +163,30 @@ def run_sides(args: argparse.Namespace, kcat: str, bootstrap: str, topic: str, s
     delta_s3 = {**converters, "delta.table.uri": f"{s3_root}/delta", **s3}
     parquet_local = {**converters, "path": str(workdir / "parquet")}
     parquet_s3 = {**converters, "path": f"{s3_root}/parquet", **s3}
-    java = JavaIceberg(worker, args.partitions, f"{topic}-control", args.commit_interval_ms)  # type: ignore[arg-type]
     ours = Ours(bootstrap, workdir / "ours", args.partitions)
-    sides = [
-        ("kcat -C (the reference)", lambda: reference(kcat, bootstrap, topic, n, workdir)),
-        (JAVA_LABEL, lambda: java.run(JAVA_LABEL, f"java-iceberg-{tag}", topic, catalog, java_table, n)),
-        (OURS_ICEBERG, lambda: ours.run(OURS_ICEBERG, f"iceberg-{tag}", "iceberg-sink", iceberg, ours_table, n)),
-        ("ours: delta-sink, local disk", lambda: ours.run("ours: delta-sink, local disk", f"delta-local-{tag}",
-                                                           "delta-sink", delta_local, DeltaTarget(delta_local), n)),
-        ("ours: delta-sink, S3", lambda: ours.run("ours: delta-sink, S3", f"delta-s3-{tag}", "delta-sink", delta_s3,
-                                                   DeltaTarget(delta_s3), n)),
-        ("ours: parquet-sink, local disk", lambda: ours.run("ours: parquet-sink, local disk", f"parquet-local-{tag}",
-                                                             "parquet-sink", parquet_local,
-                                                             ParquetTarget(parquet_local), n)),
-        ("ours: parquet-sink, S3", lambda: ours.run("ours: parquet-sink, S3", f"parquet-s3-{tag}", "parquet-sink",
-                                                     parquet_s3, ParquetTarget(parquet_s3), n)),
-    ]
+
+    def java() -> Result:
+        assert worker is not None
+        side = JavaIceberg(worker, args.partitions, f"{topic}-control", args.commit_interval_ms)
+        return side.run(JAVA_LABEL, f"java-iceberg-{tag}", topic, catalog, java_table, n)
+
+    sides: dict[str, Callable[[], Result]] = {
+        "kcat": lambda: reference(kcat, bootstrap, topic, n, workdir),
+        "java-iceberg": java,
+        "iceberg": lambda: ours.run(OURS_ICEBERG, f"iceberg-{tag}", "iceberg-sink", iceberg, ours_table, n),
+        "delta-local": lambda: ours.run("ours: delta-sink, local disk", f"delta-local-{tag}", "delta-sink",
+                                        delta_local, DeltaTarget(delta_local), n),
+        "delta-s3": lambda: ours.run("ours: delta-sink, S3", f"delta-s3-{tag}", "delta-sink", delta_s3,
+                                     DeltaTarget(delta_s3), n),
+        "parquet-local": lambda: ours.run("ours: parquet-sink, local disk", f"parquet-local-{tag}", "parquet-sink",
+                                          parquet_local, ParquetTarget(parquet_local), n),
+        "parquet-s3": lambda: ours.run("ours: parquet-sink, S3", f"parquet-s3-{tag}", "parquet-sink", parquet_s3,
+                                       ParquetTarget(parquet_s3), n),
+    }
     results = []
-    for label, run in sides:
-        print(f"  {label}… (load average {load_average()})", file=sys.stderr, flush=True)
-        results.append(run())
+    for name in (side for side in SIDES if side in args.sides):
+        print(f"  {name}… (load average {load_average()})", file=sys.stderr, flush=True)
+        results.append(sides[name]())
     check(results, n, java_table, ours_table)
     return results
 
@@ -184,9 +202,10 @@ def check(results: list[Result], count: int, java: IcebergTarget, ours: IcebergT
         require(result.rows == count and result.distinct == count,
                 f"{result.label}: {result.rows:,} rows, {result.distinct:,} distinct ids, expected {count:,} "
                 f"({result.rows - result.distinct:,} duplicated, {count - result.distinct:,} missing)")
-    java_ids, ours_ids = np.sort(java.ids().to_numpy()), np.sort(ours.ids().to_numpy())
-    require(id_counts(java.ids()) == (count, count) and np.array_equal(java_ids, ours_ids),
-            f"the Iceberg tables {java.table} and {ours.table} do not hold the same ids")
+    if {JAVA_LABEL, OURS_ICEBERG} <= {result.label for result in results}:
+        java_ids, ours_ids = np.sort(java.ids().to_numpy()), np.sort(ours.ids().to_numpy())
+        require(len(java_ids) == count and np.array_equal(java_ids, ours_ids),
+                f"the Iceberg tables {java.table} and {ours.table} do not hold the same ids")
 
 
 def report(args: argparse.Namespace, started_load: str, results: list[Result]) -> None:
@@ -202,7 +221,10 @@ def report(args: argparse.Namespace, started_load: str, results: list[Result]) -
         print(f"{result.label:<36} {usage.seconds:9.2f} {n / usage.seconds:11,.0f} {usage.cpu_s:8.2f} "
               f"{megabytes(usage.peak_rss):>12} {result.rows:11,} {result.rows - result.distinct:10,}"
               + (f"  ({'; '.join(result.notes)})" if result.notes else ""))
-    java, ours = (next(r for r in results if r.label == label) for label in (JAVA_LABEL, OURS_ICEBERG))
+    found = {result.label: result for result in results}
+    if JAVA_LABEL not in found or OURS_ICEBERG not in found:
+        return
+    java, ours = found[JAVA_LABEL], found[OURS_ICEBERG]
     ratio = java.usage.seconds / ours.usage.seconds
     print(f"Both Iceberg tables hold the same {n:,} ids. ours (iceberg-sink) at {ratio:.2f}× the rate of Apache "
           f"Iceberg's sink (goal > 1×: {'met' if ratio > 1 else 'not met'}), 0 duplicates")
