@@ -230,11 +230,17 @@ class JavaIceberg:
             require(status == 201, f"{label}: creating {name} failed: {status} {body}")
             poll(target.total, count, label, lambda: str(self.worker.rest("GET", f"/connectors/{name}/status")))
             usage.seconds = time.perf_counter() - started
+        running = len(self.worker.log_errors())
         self.worker.rest("DELETE", f"/connectors/{name}")
+        poll(lambda: int(self.worker.rest("GET", f"/connectors/{name}")[0] == 404), 1, f"deleting {name}", str)
         rows, distinct = id_counts(target.ids())
         notes = [f"commit interval {self.commit_interval_ms} ms"]
-        if errors := self.worker.log_errors()[errors_before:]:
-            notes.append(f"the worker logged {len(errors)} ERROR line(s), the first: {errors[0][:300]}")
+        errors = self.worker.log_errors()
+        if errors[errors_before:running]:  # its coordinator interrupted at its deletion is not the run's
+            notes.append(f"the worker logged {running - errors_before} ERROR line(s) while it ran, the first: "
+                         f"{errors[errors_before][:300]}")
+        if errors[running:]:
+            notes.append(f"{len(errors) - running} ERROR line(s) as it was deleted: {errors[running][:200]}")
         return Result(label, usage, rows, distinct, notes)
 
 
