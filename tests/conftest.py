@@ -6,7 +6,8 @@
   log is kept under .test-logs/ and named in the report of every failed test that used it.
 - `other_kafka`: a second cluster, for connectors pointed elsewhere by client overrides.
 - `connect_worker`: one Java Kafka Connect worker (distributed mode) for the session, on its own
-  group; compatibility tests give their connectors unique names on it.
+  group; compatibility tests give their connectors unique names on it. Apache Iceberg's own sink
+  is on its plugin.path (in its own class loader), for bench/lakehouse.py's tiny run.
 - `group_id` / `kafka_settings`: a fresh group (hence fresh internal topics) per test, so
   tests share one broker without seeing each other's records.
 """
@@ -24,7 +25,7 @@ import pytest
 
 from reconciler.devtools.broker import RunningBroker, start_broker
 from reconciler.devtools.connect import RunningConnect, start_connect
-from reconciler.devtools.connect_plugins import JDBC_SINK, JDBC_SINK_RESOLVES, debezium_plugin
+from reconciler.devtools.connect_plugins import JDBC_SINK, JDBC_SINK_RESOLVES, debezium_plugin, iceberg_plugin
 from reconciler.kafka.settings import KafkaSettings, Topics
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,8 +105,10 @@ def connect_worker(kafka: KafkaUnderTest) -> Iterator[RunningConnect]:
     """One Java Kafka Connect worker for the session, on its own group's internal topics.
     Tests use it through `java_connect`, and give their connectors unique names."""
     group = f"java-connect-{uuid.uuid4().hex[:8]}"
-    # Debezium's JDBC sink on its plugin path: bench/jdbc.py's test runs it here, not in a worker of its own.
-    worker = start_connect(kafka.bootstrap, group, TEST_LOGS, plugin_path=[debezium_plugin(JDBC_SINK, JDBC_SINK_RESOLVES)])
+    # Debezium's JDBC sink and Apache Iceberg's sink on its plugin path: bench/jdbc.py's and
+    # bench/lakehouse.py's tests run them here, not in a worker of their own.
+    worker = start_connect(kafka.bootstrap, group, TEST_LOGS,
+                           plugin_path=[debezium_plugin(JDBC_SINK, JDBC_SINK_RESOLVES), iceberg_plugin()])
     try:
         yield worker
     finally:

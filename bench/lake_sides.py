@@ -1,0 +1,256 @@
+"""The sides of bench/lakehouse.py, each checked before it counts: the records (JsonConverter with
+schemas), the tables read back by their own readers (pyiceberg, delta-rs, pyarrow), Apache
+Iceberg's sink in the Java Connect worker, and our sinks through `reconciler run --once`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from h2h_sides import MAX_RUNS, STALL_S, TIMED  # bench/h2h_sides.py
+from jdbc_sink_sides import SCHEMA, Rows  # bench/jdbc_sink_sides.py
+from measure import JvmMeter, Usage, require, run_measured  # bench/measure.py
+
+from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
+from reconciler.connectors.iceberg.catalog import close_catalog, open_catalog
+from reconciler.connectors.storage import open_store
+from reconciler.devtools.connect_plugins import ICEBERG_SINK_CLASS
+
+JSON = "org.apache.kafka.connect.json.JsonConverter"
+STRING = "org.apache.kafka.connect.storage.StringConverter"
+NAMESPACE = "bench"
+POLL_S = 0.25  # a table read back this often while Java's sink runs (each read loads the table)
+
+
+def write_records(path: Path, rows: Rows) -> None:
+    """N JsonConverter records with their schema (as Connect writes them), one a line for kcat -P."""
+    schema = json.dumps(SCHEMA, separators=(",", ":"))
+    with path.open("w") as out:
+        for i in range(rows.count):
+            id_, customer, quantity, pad = rows.row(i)
+            payload = json.dumps({"id": id_, "customer": customer, "quantity": quantity, "pad": pad},
+                                 separators=(",", ":"))
+            out.write(f'{{"schema":{schema},"payload":{payload}}}\n')
+
+
+@dataclass
+class Result:
+    """One side's run: what it used, and what its table holds (checked before any figure)."""
+
+    label: str
+    usage: Usage
+    rows: int
+    distinct: int
+    notes: list[str] = field(default_factory=list)
+
+
+def id_counts(ids: pa.ChunkedArray | pa.Array) -> tuple[int, int]:
+    """(rows, distinct ids)."""
+    return len(ids), len(pc.unique(ids))
+
+
+# --- the tables, read back by their own readers ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class IcebergTarget:
+    """A table of the bench's SQL catalog, read back by pyiceberg."""
+
+    catalog: dict[str, str]  # Java's iceberg.catalog.* keys, prefix removed
+    table: str
+
+    def total(self) -> int:
+        """The current snapshot's `total-records` (0 while there is none): cheap, for polling."""
+        catalog = open_catalog("iceberg", self.catalog)
+        try:
+            if not catalog.table_exists(self.table):
+                return 0
+            snapshot = catalog.load_table(self.table).current_snapshot()
+            return int(snapshot.summary.get("total-records", "0")) if snapshot and snapshot.summary else 0
+        finally:
+            close_catalog(catalog)
+
+    def ids(self) -> pa.ChunkedArray:
+        catalog = open_catalog("iceberg", self.catalog)
+        try:
+            if not catalog.table_exists(self.table):
+                return pa.chunked_array([], pa.int64())
+            return catalog.load_table(self.table).scan(selected_fields=("id",)).to_arrow().column("id")
+        finally:
+            close_catalog(catalog)
+
+
+@dataclass(frozen=True)
+class DeltaTarget:
+    """A Delta table (local or S3), read back by delta-rs."""
+
+    config: dict[str, str]  # delta-sink's keys: delta.table.uri, s3.*
+
+    def ids(self) -> pa.ChunkedArray:
+        from deltalake import DeltaTable
+        from deltalake.exceptions import TableNotFoundError
+
+        settings = DeltaSinkSettings.parse(self.config)
+        try:
+            table = DeltaTable(settings.uri, storage_options=storage_options(settings))
+        except TableNotFoundError:
+            return pa.chunked_array([], pa.int64())
+        return table.to_pyarrow_table(columns=["id"]).column("id")
+
+
+@dataclass(frozen=True)
+class ParquetTarget:
+    """A parquet-sink dataset (local or S3), its files read by pyarrow (hidden and `_superseded/`
+    files are not part of it, as for every reader)."""
+
+    config: dict[str, str]  # parquet-sink's keys: path, s3.*
+
+    def ids(self) -> pa.ChunkedArray:
+        store = open_store(self.config["path"], self.config)
+        chunks = []
+        for rel in sorted(store.walk()):
+            if rel.endswith(".parquet") and not any(part[0] in "._" for part in rel.split("/")):
+                with store.open_input(rel) as handle:
+                    chunks.append(pq.read_table(handle, columns=["id"]).column("id").combine_chunks())
+        return pa.chunked_array(chunks, pa.int64())
+
+
+Target = IcebergTarget | DeltaTarget | ParquetTarget
+
+
+# --- the sides ------------------------------------------------------------------------------
+
+
+@dataclass
+class Ours:
+    """One of our sinks through `reconciler run --once` (bench/reconciler_timed.py), a Connect
+    group of its own per run; run again (at most MAX_RUNS) while the table lacks rows."""
+
+    bootstrap: str
+    workdir: Path
+    partitions: int
+
+    def run(self, label: str, name: str, connector: str, config: dict[str, str], target: Target,
+            count: int) -> Result:
+        path = self.workdir / f"{name}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"apiVersion": "reconciler.io/v1", "kind": "Connector", "metadata": {"name": name},
+                                    "spec": {"class": connector, "tasksMax": self.partitions, "config": config}}))
+        command = [sys.executable, str(TIMED), "run", str(path), "--once", "--bootstrap-servers", self.bootstrap,
+                   "--group-id", f"bench-lake-{name}"]
+        total, runs = Usage(), 0
+        for runs in range(1, MAX_RUNS + 1):
+            log = self.workdir / f"{name}-{runs}.out"
+            with log.open("wb") as out:
+                code, usage = run_measured(command, stdout=out, stderr=subprocess.STDOUT)
+            total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))
+            require(code == 0 and b"FAILED" not in log.read_bytes(),
+                    f"{label}: `reconciler run --once` exited {code}:\n{log.read_text()[-3000:]}")
+            rows, distinct = id_counts(target.ids())
+            if rows >= count:
+                break
+        notes = [f"{runs} runs of `reconciler run --once`"] if runs > 1 else []
+        return Result(label, total, rows, distinct, notes)
+
+
+class Worker(Protocol):
+    """A Java Connect worker with Apache Iceberg's sink on its plugin.path (`RunningConnect`)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def rest(self, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]: ...
+
+    def log_errors(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class ExistingWorker:
+    """A worker the bench did not start (`--connect-url`, `--connect-pid`, `--connect-log`)."""
+
+    url: str
+    pid: int
+    log_path: Path | None
+
+    def rest(self, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url.rstrip("/") + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout_s) as response:
+                raw = response.read()
+                return response.status, json.loads(raw) if raw else None
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            return exc.code, json.loads(raw) if raw else None
+
+    def log_errors(self) -> list[str]:
+        try:
+            text = self.log_path.read_text(errors="replace") if self.log_path else ""
+        except OSError:
+            return []
+        return [line for line in text.splitlines() if "] ERROR " in line]
+
+
+@dataclass
+class JavaIceberg:
+    """Apache Iceberg's sink in the Java worker, created through its REST API; timed from the
+    request to the commit that makes every row visible in the table (read back by pyiceberg)."""
+
+    worker: Worker
+    partitions: int
+    control_topic: str
+    commit_interval_ms: int
+
+    def run(self, label: str, name: str, topic: str, catalog: dict[str, str], target: IcebergTarget,
+            count: int) -> Result:
+        config = {"connector.class": ICEBERG_SINK_CLASS, "tasks.max": str(self.partitions), "topics": topic,
+                  "iceberg.tables": target.table, "iceberg.tables.auto-create-enabled": "true",
+                  **{f"iceberg.catalog.{key}": value for key, value in catalog.items()},
+                  "iceberg.control.topic": self.control_topic,
+                  "iceberg.control.commit.interval-ms": str(self.commit_interval_ms),
+                  "key.converter": STRING, "value.converter": JSON, "value.converter.schemas.enable": "true"}
+        usage, errors_before = Usage(), len(self.worker.log_errors())
+        with JvmMeter(self.worker.pid).phase(usage):
+            started = time.perf_counter()
+            status, body = self.worker.rest("POST", "/connectors", {"name": name, "config": config})
+            require(status == 201, f"{label}: creating {name} failed: {status} {body}")
+            poll(target.total, count, label, lambda: str(self.worker.rest("GET", f"/connectors/{name}/status")))
+            usage.seconds = time.perf_counter() - started
+        running = len(self.worker.log_errors())
+        self.worker.rest("DELETE", f"/connectors/{name}")
+        poll(lambda: int(self.worker.rest("GET", f"/connectors/{name}")[0] == 404), 1, f"deleting {name}", str)
+        rows, distinct = id_counts(target.ids())
+        notes = [f"commit interval {self.commit_interval_ms} ms"]
+        errors = self.worker.log_errors()
+        if errors[errors_before:running]:  # its coordinator interrupted at its deletion is not the run's
+            notes.append(f"the worker logged {running - errors_before} ERROR line(s) while it ran, the first: "
+                         f"{errors[errors_before][:300]}")
+        if errors[running:]:
+            notes.append(f"{len(errors) - running} ERROR line(s) as it was deleted: {errors[running][:200]}")
+        return Result(label, usage, rows, distinct, notes)
+
+
+def poll(progress: Callable[[], int], target: int, side: str, diagnose: Callable[[], str]) -> None:
+    """Until `progress()` reaches `target`; RunFailed with `diagnose()` when it stalls STALL_S."""
+    last, last_change = -1, time.perf_counter()
+    while (value := progress()) < target:
+        now = time.perf_counter()
+        if value != last:
+            last, last_change = value, now
+        require(now - last_change <= STALL_S, f"{side}: stuck at {value:,} of {target:,} rows for "
+                f"{STALL_S:g}s; {diagnose()}")
+        time.sleep(POLL_S)
