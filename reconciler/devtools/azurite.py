@@ -23,13 +23,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from reconciler.devtools.process import (
-    ManagedProcess,
+    RunningServer,
     free_port,
     launch,
     port_open,
@@ -55,25 +54,12 @@ class AzuriteStartError(ReconcilerError):
 
 
 @dataclass(kw_only=True)
-class RunningAzurite:
-    """A started server; stop it with `stop()` or by leaving the `with` block."""
+class RunningAzurite(RunningServer):
+    """A started server (see RunningServer)."""
 
-    port: int
     account_key: str
-    log_path: Path
-    process: ManagedProcess = field(repr=False)
     account: str = ACCOUNT
     container: str = CONTAINER
-    host: str = HOST
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def endpoint(self) -> str:
-        """The blob service's URL, without the account (`azblob.endpoint`)."""
-        return f"http://{self.host}:{self.port}"
 
     def uri(self, key: str = "") -> str:
         """`abfs://container@account.dfs.core.windows.net/key` in the default container."""
@@ -90,23 +76,6 @@ class RunningAzurite:
         return pafs.AzureFileSystem(account_name=self.account, account_key=self.account_key,
                                     blob_storage_authority=f"{self.host}:{self.port}", blob_storage_scheme="http",
                                     dfs_storage_authority=f"{self.host}:{self.port}", dfs_storage_scheme="http")
-
-    def alive(self) -> bool:
-        return self.process.alive()
-
-    def stop(self) -> None:
-        self.process.stop()
-
-    def kill(self) -> None:
-        self.process.kill()
-
-    def __enter__(self) -> RunningAzurite:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
 
 def installed() -> Path:

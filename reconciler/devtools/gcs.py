@@ -19,11 +19,10 @@ import json
 import platform
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
-from reconciler.devtools.process import ManagedProcess, free_port, launch, serve_in_foreground, wait_ready
+from reconciler.devtools.process import RunningServer, free_port, launch, serve_in_foreground, wait_ready
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
@@ -38,22 +37,10 @@ class GcsStartError(ReconcilerError):
 
 
 @dataclass(kw_only=True)
-class RunningGcs:
-    """A started server; stop it with `stop()` or by leaving the `with` block."""
+class RunningGcs(RunningServer):
+    """A started server (see RunningServer)."""
 
-    port: int
-    log_path: Path
-    process: ManagedProcess = field(repr=False)
     bucket: str = BUCKET
-    host: str = HOST
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://{self.host}:{self.port}"
 
     def uri(self, key: str = "") -> str:
         """`gs://bucket/key` in the default bucket."""
@@ -62,23 +49,6 @@ class RunningGcs:
     def keys(self) -> dict[str, str]:
         """The connector keys that reach this server."""
         return {"gcs.endpoint": self.endpoint, "gcs.anonymous": "true"}
-
-    def alive(self) -> bool:
-        return self.process.alive()
-
-    def stop(self) -> None:
-        self.process.stop()
-
-    def kill(self) -> None:
-        self.process.kill()
-
-    def __enter__(self) -> RunningGcs:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
 
 def server_binary() -> Path:

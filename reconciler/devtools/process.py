@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar
+from types import TracebackType
+from typing import Protocol, Self, TypeVar
 
 from reconciler.errors import ReconcilerError
 
@@ -124,6 +125,43 @@ class ManagedProcess:
         if self.process.poll() is None:
             os.kill(self.pid, signal.SIGKILL)
             self.process.wait()
+
+
+@dataclass(kw_only=True)
+class RunningServer:
+    """A started HTTP server on loopback (the object-store servers: S3, GCS, Azure); stop it with
+    `stop()` or by leaving the `with` block. Each server adds its credentials and URIs."""
+
+    port: int
+    log_path: Path
+    process: ManagedProcess = field(repr=False)
+    host: str = "127.0.0.1"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """SIGTERM, then SIGKILL after `timeout_s`; what it stored in memory goes with it. Idempotent."""
+        self.process.stop(timeout_s)
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
 
 
 def launch(name: str, command: Sequence[str], log_path: Path, *, env: Mapping[str, str] | None = None,

@@ -19,12 +19,11 @@ import os
 import secrets
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 
 from reconciler.devtools.process import (
-    ManagedProcess,
+    RunningServer,
     free_port,
     launch,
     port_is_free,
@@ -45,25 +44,13 @@ class S3StartError(ReconcilerError):
 
 
 @dataclass(kw_only=True)
-class RunningS3:
-    """A started server; stop it with `stop()` or by leaving the `with` block."""
+class RunningS3(RunningServer):
+    """A started server (see RunningServer)."""
 
-    port: int
     access_key_id: str
     secret_access_key: str
-    log_path: Path
-    process: ManagedProcess = field(repr=False)
     bucket: str = BUCKET
     region: str = REGION
-    host: str = HOST
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    @property
-    def endpoint(self) -> str:
-        return f"http://{self.host}:{self.port}"
 
     def uri(self, key: str = "") -> str:
         """`s3://bucket/key` in the default bucket."""
@@ -84,24 +71,6 @@ class RunningS3:
         status = _put_bucket(self.host, self.port, name)
         if status != 200:
             raise S3StartError(f"creating bucket {name!r} on {self.endpoint} answered HTTP {status}")
-
-    def alive(self) -> bool:
-        return self.process.alive()
-
-    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
-        """SIGTERM, then SIGKILL after `timeout_s`; the objects go with it. Idempotent."""
-        self.process.stop(timeout_s)
-
-    def kill(self) -> None:
-        self.process.kill()
-
-    def __enter__(self) -> RunningS3:
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.stop()
 
 
 def start_s3(
