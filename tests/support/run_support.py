@@ -227,3 +227,13 @@ def pipeline(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: Spark
         yield made
     finally:
         made.worker.close()
+
+
+@pytest.fixture
+def big_batches(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: SparkSession) -> Iterator[Pipeline]:
+    """A pipeline whose in-process ticks move as much as the CLI's do (the default budget)."""
+    made = Pipeline(kafka_settings, tmp_path, source_batch=1_000_000)
+    try:
+        yield made
+    finally:
+        made.worker.close()

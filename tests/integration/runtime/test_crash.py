@@ -11,28 +11,13 @@ one pipeline before it recovers.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-import pytest
 
-from reconciler.kafka.settings import KafkaSettings
 from crash_support import run_once
-from run_support import FAULTY_SOURCE, Pipeline, committed_everything, ids, parquet_keys, topic_keys
+from run_support import FAULTY_SOURCE, Pipeline, big_batches, committed_everything, ids, parquet_keys, topic_keys
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-@pytest.fixture
-def big_batches(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: SparkSession) -> Iterator[Pipeline]:
-    """A pipeline whose in-process ticks move as much as the CLI's do (the default budget)."""
-    made = Pipeline(kafka_settings, tmp_path, source_batch=1_000_000)
-    try:
-        yield made
-    finally:
-        made.worker.close()
-
+__all__ = ["big_batches"]  # the fixture
 
 def test_sink_killed_mid_write_and_after_files_loses_and_duplicates_nothing(
     big_batches: Pipeline, tmp_path: Path

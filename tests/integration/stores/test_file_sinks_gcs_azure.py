@@ -10,9 +10,6 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -22,24 +19,13 @@ from crash_support import run_once
 from reconciler.devtools.azurite import RunningAzurite
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.gcs import RunningGcs
-from reconciler.kafka.settings import KafkaSettings
-from run_support import Pipeline, committed_everything, ids, produce_ids
+from run_support import Pipeline, big_batches, committed_everything, ids, produce_ids
 from s3_support import in_dataset
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+__all__ = ["big_batches"]  # the fixture
 
 pytestmark = pytest.mark.integration
 COUNT = 3000
-
-
-@pytest.fixture
-def ticking(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: SparkSession) -> Iterator[Pipeline]:
-    made = Pipeline(kafka_settings, tmp_path, source_batch=1_000_000)
-    try:
-        yield made
-    finally:
-        made.worker.close()
 
 
 def files(fs: pafs.FileSystem, root: str) -> dict[str, bytes]:
@@ -75,9 +61,9 @@ def azure_keys(server: RunningAzurite, prefix: str) -> tuple[Counter[bytes], lis
 
 @pytest.mark.timeout(900)  # the killed run starts a Spark of its own
 def test_sinks_on_gcs_and_azure_killed_mid_write_converge(
-    ticking: Pipeline, gcs_server: RunningGcs, azurite: RunningAzurite
+    big_batches: Pipeline, gcs_server: RunningGcs, azurite: RunningAzurite
 ) -> None:
-    pipeline, base = ticking, f"t-{uuid.uuid4().hex[:10]}"
+    pipeline, base = big_batches, f"t-{uuid.uuid4().hex[:10]}"
     topic = pipeline.topic("orders", 2)
     produce_ids(pipeline.settings, topic, range(COUNT))
     pipeline.connector("gcs-lines", "file-sink", {"topics": topic, "path": gcs_server.uri(base),
@@ -99,9 +85,9 @@ def test_sinks_on_gcs_and_azure_killed_mid_write_converge(
 
 
 def test_an_unreachable_gcs_or_azure_endpoint_fails_the_task_in_one_line(
-    ticking: Pipeline, gcs_server: RunningGcs, azurite: RunningAzurite
+    big_batches: Pipeline, gcs_server: RunningGcs, azurite: RunningAzurite
 ) -> None:
-    pipeline = ticking
+    pipeline = big_batches
     topic = pipeline.topic("orders", 1)
     produce_ids(pipeline.settings, topic, range(20))
     gcs_nowhere, azure_nowhere = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"

@@ -18,9 +18,7 @@ import sys
 import textwrap
 import uuid
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -32,11 +30,10 @@ from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSink
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.s3 import RunningS3, start_s3
 from reconciler.kafka.settings import KafkaSettings
-from run_support import Pipeline, child_env, committed_everything, ids, produce_ids, topic_keys
+from run_support import Pipeline, big_batches, child_env, committed_everything, ids, produce_ids, topic_keys
 from s3_support import client, objects, s3_keys, s3_parquet_keys, s3_text_lines
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+__all__ = ["big_batches"]  # the fixture
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -51,19 +48,9 @@ def prefix() -> str:
     return f"t-{uuid.uuid4().hex[:10]}"
 
 
-@pytest.fixture
-def ticking(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: SparkSession) -> Iterator[Pipeline]:
-    """A pipeline whose in-process ticks move as much as the CLI's do (the default budget)."""
-    made = Pipeline(kafka_settings, tmp_path, source_batch=1_000_000)
-    try:
-        yield made
-    finally:
-        made.worker.close()
-
-
 @pytest.mark.timeout(900)  # two runs start a Spark of their own each
-def test_sinks_on_s3_killed_mid_write_and_after_files_converge(ticking: Pipeline, s3_server: RunningS3) -> None:
-    pipeline, count, base = ticking, 40_000, prefix()
+def test_sinks_on_s3_killed_mid_write_and_after_files_converge(big_batches: Pipeline, s3_server: RunningS3) -> None:
+    pipeline, count, base = big_batches, 40_000, prefix()
     topic = pipeline.topic("orders", 2)
     pipeline.connector("src", "datagen", {"topic": topic, "count": count, "shards": 4, "record.bytes": 40},
                        tasks_max=2)
