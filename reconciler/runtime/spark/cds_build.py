@@ -11,6 +11,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from reconciler.runtime.spark.cds import SWITCH, archive_path
@@ -46,12 +47,22 @@ def build(cache: Path | None = None) -> Path | None:
 
 
 KEPT = 2  # archives kept: this one and the one before (another virtualenv on the machine, say)
+# A partial archive older than this is no build's any more: a build whose child timed out or was
+# killed leaves its JVM to finish the dump after the builder gave up on it (~140 MB each).
+STALE_PARTIAL_S = 2 * BUILD_TIMEOUT_S
 
 
-def _prune(directory: Path) -> None:
+def _prune(directory: Path, *, now: float | None = None) -> None:
     """Drop all but the KEPT newest archives: each is ~140 MB, and one whose class path is gone
-    (an old virtualenv, an upgraded PySpark) is never mapped again."""
+    (an old virtualenv, an upgraded PySpark) is never mapped again; and abandoned partial ones."""
     keep_newest(directory, "spark-*.jsa", KEPT)
+    cutoff = (time.time() if now is None else now) - STALE_PARTIAL_S
+    for partial in directory.glob("spark-*.partial"):
+        try:
+            if partial.stat().st_mtime < cutoff:
+                partial.unlink()
+        except OSError:  # another build renamed or removed it meanwhile
+            pass
 
 
 def _dump(target: Path) -> None:

@@ -54,7 +54,9 @@ def test_a_build_keeps_the_two_newest_archives(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(b"")
         os.utime(tmp_path / name, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))
     (tmp_path / "spark-x.1.partial").write_bytes(b"")  # another build's, still being written
-    _prune(tmp_path)
+    (tmp_path / "spark-y.2.partial").write_bytes(b"")  # a dump its builder gave up on long ago
+    os.utime(tmp_path / "spark-y.2.partial", ns=(10**18 - 3600 * 10**9, 10**18 - 3600 * 10**9))
+    _prune(tmp_path, now=10**9)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spark-new.jsa", "spark-older.jsa", "spark-x.1.partial"]
 
 
