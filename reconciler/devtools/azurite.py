@@ -55,7 +55,7 @@ class AzuriteStartError(ReconcilerError):
 
 @dataclass(kw_only=True)
 class RunningAzurite(RunningServer):
-    """A started server (see RunningServer)."""
+    """A started Azurite blob service, as RunningServer, with its account, key and container."""
 
     account_key: str
     account: str = ACCOUNT

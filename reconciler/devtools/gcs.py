@@ -38,7 +38,7 @@ class GcsStartError(ReconcilerError):
 
 @dataclass(kw_only=True)
 class RunningGcs(RunningServer):
-    """A started server (see RunningServer)."""
+    """A started fake-gcs-server, as RunningServer, with its bucket."""
 
     bucket: str = BUCKET
 

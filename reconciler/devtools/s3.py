@@ -36,7 +36,6 @@ HOST = "127.0.0.1"
 BUCKET = "reconciler"
 REGION = "us-east-1"
 READY_TIMEOUT_S = 30.0
-STOP_TIMEOUT_S = 10.0
 
 
 class S3StartError(ReconcilerError):
@@ -45,7 +44,7 @@ class S3StartError(ReconcilerError):
 
 @dataclass(kw_only=True)
 class RunningS3(RunningServer):
-    """A started server (see RunningServer)."""
+    """A started server, as RunningServer, with its credentials, bucket and region."""
 
     access_key_id: str
     secret_access_key: str
