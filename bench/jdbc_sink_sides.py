@@ -28,7 +28,7 @@ from psycopg.conninfo import conninfo_to_dict
 from h2h_sides import MAX_RUNS, TIMED, wait_for  # bench/h2h_sides.py
 from measure import JvmMeter, Usage, run_measured  # bench/measure.py
 
-from reconciler.devtools.connect import RunningConnect
+from reconciler.devtools.connect import RunningConnect, rest_call
 from reconciler.devtools.postgres import RunningPostgres, bin_dir
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -248,16 +248,7 @@ class ExternalConnect:
 
     def rest(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """One REST call: (status code, parsed JSON body or None), as `RunningConnect.rest`."""
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=30.0) as response:
-                raw = response.read()
-                return response.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
-            return exc.code, json.loads(raw) if raw else None
+        return rest_call(self.url, method, path, body)
 
     @property
     def pid(self) -> int:

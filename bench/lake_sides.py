@@ -9,8 +9,6 @@ import json
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +25,7 @@ from measure import JvmMeter, Usage, require, run_measured  # bench/measure.py
 from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
 from reconciler.connectors.iceberg.catalog import close_catalog, open_catalog
 from reconciler.connectors.storage import open_store
+from reconciler.devtools.connect import rest_call
 from reconciler.devtools.connect_plugins import ICEBERG_SINK_CLASS
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
@@ -186,16 +185,7 @@ class ExistingWorker:
     log_path: Path | None
 
     def rest(self, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url.rstrip("/") + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                raw = response.read()
-                return response.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
-            return exc.code, json.loads(raw) if raw else None
+        return rest_call(self.url, method, path, body, timeout_s)
 
     def log_errors(self) -> list[str]:
         try:

@@ -97,16 +97,7 @@ class RunningConnect:
 
     def rest(self, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
         """One REST call: (status code, parsed JSON body or None)."""
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json", "Accept": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout_s) as response:
-                raw = response.read()
-                return response.status, json.loads(raw) if raw else None
-        except urllib.error.HTTPError as exc:
-            raw = exc.read()
-            return exc.code, json.loads(raw) if raw else None
+        return rest_call(self.url, method, path, body, timeout_s)
 
     def answers(self) -> bool:
         """Whether it has joined: GET /connectors answers 200 only once the herder has joined
@@ -135,6 +126,21 @@ class RunningConnect:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.stop()
+
+
+def rest_call(url: str, method: str, path: str, body: Any = None, timeout_s: float = 30.0) -> tuple[int, Any]:
+    """One call to a Connect worker's REST API at `url`: (status code, parsed JSON body or None);
+    an error status is returned, not raised."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url.rstrip("/") + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as exc:
+        raw = exc.read()
+        return exc.code, json.loads(raw) if raw else None
 
 
 def start_connect(
