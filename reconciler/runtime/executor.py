@@ -39,6 +39,7 @@ from reconciler.runtime.spark.session import (
     is_local,
     start,
     warm_up,
+    workers_run_this_python,
 )
 from reconciler.runtime.spark.ship import check_connectors, plugin_files, project_zip, ship
 
@@ -158,7 +159,7 @@ class SparkExecutor:
         try:
             if self._owns_session and self.ships_code:
                 ship(session, [project_zip()])
-            if self._owns_session:
+            if self._owns_session and not workers_run_this_python(self.target):
                 warm_up(session)  # the preflight: raises if executors lack modules
         except BaseException:
             if self._owns_session:

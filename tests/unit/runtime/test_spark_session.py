@@ -12,7 +12,15 @@ import pytest
 
 from reconciler.cli.run_cmd import spark_target
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.spark.session import SparkUnavailable, connect_address, is_local, master_addresses, session_conf
+from reconciler.runtime.spark.session import (
+    SparkTarget,
+    SparkUnavailable,
+    connect_address,
+    is_local,
+    master_addresses,
+    session_conf,
+    workers_run_this_python,
+)
 
 
 def test_local_sessions_bind_loopback_and_run_this_interpreters_path() -> None:
@@ -76,3 +84,15 @@ def test_a_spark_connect_url_that_cannot_work_fails_before_anything_is_written(
     with pytest.raises(SparkUnavailable, match=re.escape(message)):
         spark_target(None, None)
     assert connect_address("sc://h") == ("h", 15002) and connect_address("sc://h:1/;token=x") == ("h", 1)
+
+
+def test_the_preflight_is_skipped_only_where_workers_run_this_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    assert workers_run_this_python(SparkTarget(master="local[2]"))
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    assert workers_run_this_python(SparkTarget(master="local[*]"))
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/other/bin/python3")  # the user's choice: check it
+    assert not workers_run_this_python(SparkTarget(master="local[2]"))
+    monkeypatch.delenv("PYSPARK_PYTHON")
+    assert not workers_run_this_python(SparkTarget(master="spark://10.0.0.5:7077"))
+    assert not workers_run_this_python(SparkTarget(remote="sc://10.0.0.5:15002"))
