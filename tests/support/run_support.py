@@ -173,6 +173,22 @@ class Pipeline:
     def ticks(self, count: int) -> list[TickReport]:
         return [self.tick() for _ in range(count)]
 
+    def converge(self) -> TickReport:
+        """A tick in which no connector or task ends FAILED: the run after a crash test's kills,
+        or a run whose command output is not what is under test. In this process, on the
+        session's SparkSession: what it checks is in the stores, and `reconciler run --once` in
+        a subprocess would add a Spark start (6–10 s) to each of the suite's ~25 such runs."""
+        report = self.tick()
+        failed = failures(report)
+        assert not failed, "\n".join(failed)
+        return report
+
+    def tick_failing(self) -> TickReport:
+        """A tick in which some instance ends FAILED (what a `run --once` exiting 1 reports)."""
+        report = self.tick()
+        assert failures(report), f"nothing FAILED: {report.connectors}"
+        return report
+
     # --- reading back ---
 
     def live(self) -> LiveState:
@@ -218,6 +234,17 @@ class Pipeline:
             if key.startswith(prefix):
                 found.append((key, None if message.value is None else json.loads(message.value)))
         return found
+
+
+def failures(report: TickReport) -> list[str]:
+    """Every connector and task the tick left FAILED, with its trace."""
+    found = []
+    for connector in report.connectors:
+        if connector.state is InstanceState.FAILED:
+            found.append(f"{connector.name}: FAILED\n{connector.trace}")
+        found += [f"{connector.name}/{task.task}: FAILED\n{task.trace}"
+                  for task in connector.tasks if task.state is InstanceState.FAILED]
+    return found
 
 
 @pytest.fixture

@@ -57,7 +57,7 @@ def table_keys(uri: str, options: dict[str, str] | None = None) -> Counter[bytes
     return Counter(k.encode() for k in rows.column("key").to_pylist())
 
 
-@pytest.mark.timeout(900)  # five `run --once` processes, each starting Spark
+@pytest.mark.timeout(900)  # three `run --once` processes, each starting Spark
 def test_killed_at_each_step_the_table_converges_to_the_topic(pipeline: Pipeline, tmp_path: Path) -> None:
     topic = pipeline.topic("orders", 2)
     produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(COUNT)])
@@ -71,10 +71,10 @@ def test_killed_at_each_step_the_table_converges_to_the_topic(pipeline: Pipeline
     assert table_keys(uri) == topic_keys(pipeline.settings, topic)
     assert not committed_everything(pipeline.settings, "connect-lake", topic)
 
-    assert "FAILED" not in run_once(pipeline, None)
+    pipeline.converge()
     assert committed_everything(pipeline.settings, "connect-lake", topic)
     produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(COUNT, COUNT + 500)])
-    assert "FAILED" not in run_once(pipeline, None)
+    pipeline.converge()
     keys = table_keys(uri)
     assert keys == topic_keys(pipeline.settings, topic) and len(keys) == COUNT + 500 and set(keys.values()) == {1}
     table = DeltaTable(uri)
@@ -94,16 +94,16 @@ def test_new_columns_are_added_and_an_incompatible_change_fails_the_task_naming_
     produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(100)])
     uri = str(tmp_path / "evolving")
     pipeline.connector("evolving", DELTA_SINK, delta_config(uri, topic))
-    assert "FAILED" not in run_once(pipeline, None)
+    pipeline.converge()
     produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i, colour="red")) for i in range(100, 150)])
-    assert "FAILED" not in run_once(pipeline, None)
+    pipeline.converge()
     rows = DeltaTable(uri).to_pyarrow_table(columns=["id", "colour"]).sort_by("id")
     assert rows.column("colour").to_pylist() == [None] * 100 + ["red"] * 50
 
     changed = envelope(struct(("id", Schema("string")), name="order"), {"id": "not a number"})
     assert changed is not None
     produce_raw(pipeline.settings, topic, [(b"x", changed)])
-    run_once(pipeline, None, expected=1)
+    pipeline.tick_failing()
     task = pipeline.state("evolving").task_statuses[0]
     assert task.state.value == "FAILED" and task.trace is not None
     last = task.trace.strip().splitlines()[-1]
@@ -149,7 +149,7 @@ def test_a_table_on_an_s3_server_with_the_s3_keys(pipeline: Pipeline, s3_server:
             "s3.access.key.id": s3_server.access_key_id, "s3.secret.access.key": s3_server.secret_access_key}
     pipeline.connector("s3lake", DELTA_SINK, delta_config(uri, topic, **keys), tasks_max=2)
     run_once(pipeline, "sink.after_table_commit")
-    assert "FAILED" not in run_once(pipeline, None)
+    pipeline.converge()
     options = {"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_REGION": s3_server.region, "AWS_ALLOW_HTTP": "true",
                "AWS_ACCESS_KEY_ID": s3_server.access_key_id, "AWS_SECRET_ACCESS_KEY": s3_server.secret_access_key}
     found = table_keys(uri, options)
@@ -174,7 +174,7 @@ def test_a_record_that_does_not_fit_goes_to_the_dead_letter_queue_or_fails_the_t
                            "errors.deadletterqueue.topic.replication.factor": "1",
                            "errors.deadletterqueue.context.headers.enable": "true"}))
     pipeline.connector("strict", DELTA_SINK, delta_config(strict, topic))
-    run_once(pipeline, None, expected=1)
+    pipeline.tick_failing()
 
     assert table_keys(lenient) == Counter(b"%d" % i for i in range(50) if i not in (20, 30))
     letters = {int(m.key()): m for m in raw_to_end(pipeline.settings, [dlq])}
