@@ -6,6 +6,7 @@ Iceberg's sink in the Java Connect worker, and our sinks through `reconciler run
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 import time
@@ -221,6 +222,7 @@ class JavaIceberg:
 
     def run(self, label: str, name: str, topic: str, catalog: dict[str, str], target: IcebergTarget,
             count: int) -> Result:
+        prepare_java_catalog(catalog)
         stalls: list[str] = []
         for attempt in range(1, JAVA_ATTEMPTS + 1):
             suffix = "" if attempt == 1 else f"_{attempt}"
@@ -267,6 +269,21 @@ class JavaIceberg:
     def delete(self, name: str) -> None:
         self.worker.rest("DELETE", f"/connectors/{name}")
         poll(lambda: int(self.worker.rest("GET", f"/connectors/{name}")[0] == 404), 1, f"deleting {name}", str)
+
+
+def prepare_java_catalog(catalog: dict[str, str]) -> None:
+    """The SQLite catalog with its tables and Java's V1 column before Java's tasks open it. Each
+    task's `JdbcCatalog.initialize` adds `iceberg_type` (`jdbc.schema-version=V1`) when it finds
+    the column missing, and two tasks doing so at once on a fresh file fail one of them for good
+    ("duplicate column name: iceberg_type", seen here: the task killed, its partition never
+    committed). pyiceberg makes the tables; the ALTER is Java's own `V1_UPDATE_CATALOG_SQL`."""
+    uri = catalog.get("uri", "")
+    if not uri.startswith("jdbc:sqlite:"):
+        return
+    close_catalog(open_catalog("iceberg", catalog))
+    with sqlite3.connect(uri.removeprefix("jdbc:sqlite:")) as db:
+        if "iceberg_type" not in {row[1] for row in db.execute("PRAGMA table_info(iceberg_tables)")}:
+            db.execute("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)")
 
 
 def poll(progress: Callable[[], int], target: int, side: str, diagnose: Callable[[], str]) -> None:
