@@ -45,9 +45,10 @@ def setting(key: str | None = None, *, convert: Callable[[Any], Any] | None = No
     return dataclasses.field(metadata=metadata)
 
 
-def derived(derive: Derive) -> Any:
-    """A field `derive(parsed, config)` computes; a problem it finds goes to `parsed.problems`."""
-    return dataclasses.field(metadata={_DERIVE: derive})
+def derived(derive: Derive, *, secret: bool = False) -> Any:
+    """A field `derive(parsed, config)` computes; a problem it finds goes to `parsed.problems`.
+    A `secret` one (it may hold credentials) is left out of the settings' repr."""
+    return dataclasses.field(metadata={_DERIVE: derive}, repr=not secret)
 
 
 def connector_name(parsed: ParsedConfig, config: ConnectorConfig) -> str:

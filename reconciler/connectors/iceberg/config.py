@@ -12,11 +12,11 @@ unchanged, and change nothing here: the batch driver is the one committer, once 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
-from reconciler.connectors.api import valid_or_raise
-from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type
+from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, ParsedConfig, Type
+from reconciler.connectors.settings import ConnectorSettings, Derive, connector_name, derived, setting
 
 CATALOG_PREFIX: Final = "iceberg.catalog."
 TABLE_PREFIX: Final = "iceberg.table."
@@ -76,6 +76,18 @@ CONFIG_DEF: Final = (
 )
 
 
+def _or_none(value: str) -> str | None:
+    return value or None
+
+
+def _with_prefix(prefix: str) -> Derive:
+    """The keys under `prefix`, without it (a `derived` field's reader)."""
+    def derive(parsed: ParsedConfig, config: ConnectorConfig) -> dict[str, str]:
+        return {key[len(prefix):]: value for key, value in config.items()
+                if key.startswith(prefix) and value is not None}
+    return derive
+
+
 @dataclass(frozen=True, kw_only=True)
 class TableConfig:
     """Java's `TableSinkConfig`: one table's settings (its own keys, else the defaults)."""
@@ -87,60 +99,34 @@ class TableConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class IcebergSinkSettings:
-    name: str
-    tables: tuple[str, ...]
-    dynamic: bool
-    route_field: str | None
-    auto_create: bool
-    evolve_schema: bool
-    force_optional: bool
-    upsert: bool
-    cdc_field: str | None
-    catalog_name: str
-    catalog: dict[str, str] = field(repr=False)  # may hold secrets
-    group_id: str | None
-    default_branch: str | None
-    default_id_columns: str | None
-    default_partition_by: str | None
-    auto_create_props: dict[str, str]
-    write_props: dict[str, str]
-    table_keys: dict[str, str]
+class IcebergSinkSettings(ConnectorSettings):
+    config_def = CONFIG_DEF
 
-    @classmethod
-    def read(cls, config: ConnectorConfig) -> tuple[IcebergSinkSettings, list[ConfigProblem]]:
-        parsed = CONFIG_DEF.parse(config)
-        settings = cls(
-            name=config.get("name") or "",
-            tables=tuple(parsed.strings("iceberg.tables")),
-            dynamic=parsed.boolean("iceberg.tables.dynamic-enabled"),
-            route_field=parsed.optional_string("iceberg.tables.route-field") or None,
-            auto_create=parsed.boolean("iceberg.tables.auto-create-enabled"),
-            evolve_schema=parsed.boolean("iceberg.tables.evolve-schema-enabled"),
-            force_optional=parsed.boolean("iceberg.tables.schema-force-optional"),
-            upsert=parsed.boolean("iceberg.tables.upsert-mode-enabled"),
-            cdc_field=parsed.optional_string("iceberg.tables.cdc-field") or None,
-            catalog_name=parsed.string("iceberg.catalog") or DEFAULT_CATALOG,
-            catalog=_with_prefix(config, CATALOG_PREFIX),
-            group_id=parsed.optional_string("iceberg.connect.group-id") or None,
-            default_branch=parsed.optional_string("iceberg.tables.default-commit-branch") or None,
-            default_id_columns=parsed.optional_string("iceberg.tables.default-id-columns"),
-            default_partition_by=parsed.optional_string("iceberg.tables.default-partition-by"),
-            auto_create_props=_with_prefix(config, AUTO_CREATE_PROPS),
-            write_props=_with_prefix(config, WRITE_PROPS),
-            table_keys=_with_prefix(config, TABLE_PREFIX),
-        )
-        problems = list(parsed.problems)
-        if not problems:
-            problems += settings._problems(parsed.boolean("iceberg.tables.schema-case-insensitive"))
-        return settings, problems
+    name: str = derived(connector_name)
+    tables: tuple[str, ...] = setting("iceberg.tables")
+    dynamic: bool = setting("iceberg.tables.dynamic-enabled")
+    route_field: str | None = setting("iceberg.tables.route-field", convert=_or_none)
+    auto_create: bool = setting("iceberg.tables.auto-create-enabled")
+    evolve_schema: bool = setting("iceberg.tables.evolve-schema-enabled")
+    force_optional: bool = setting("iceberg.tables.schema-force-optional")
+    case_insensitive: bool = setting("iceberg.tables.schema-case-insensitive")
+    upsert: bool = setting("iceberg.tables.upsert-mode-enabled")
+    cdc_field: str | None = setting("iceberg.tables.cdc-field", convert=_or_none)
+    catalog_name: str = setting("iceberg.catalog", convert=lambda name: name or DEFAULT_CATALOG)
+    catalog: dict[str, str] = derived(_with_prefix(CATALOG_PREFIX), secret=True)
+    group_id: str | None = setting("iceberg.connect.group-id", convert=_or_none)
+    default_branch: str | None = setting("iceberg.tables.default-commit-branch", convert=_or_none)
+    default_id_columns: str | None = setting("iceberg.tables.default-id-columns", convert=_or_none)
+    default_partition_by: str | None = setting("iceberg.tables.default-partition-by", convert=_or_none)
+    auto_create_props: dict[str, str] = derived(_with_prefix(AUTO_CREATE_PROPS))
+    write_props: dict[str, str] = derived(_with_prefix(WRITE_PROPS))
+    table_keys: dict[str, str] = derived(_with_prefix(TABLE_PREFIX))
 
-    @classmethod
-    def parse(cls, config: ConnectorConfig) -> IcebergSinkSettings:
-        return valid_or_raise(cls.read(config))
-
-    def _problems(self, case_insensitive: bool) -> list[ConfigProblem]:
-        """Java's `IcebergSinkConfig.validate`, and what this runtime cannot do."""
+    def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
+        """Java's `IcebergSinkConfig.validate`, and what this runtime cannot do: once every value
+        parsed."""
+        if found:
+            return []
         problems = []
         if not self.catalog:
             problems.append(ConfigProblem("iceberg.catalog.*", "must be set: the catalog's properties "
@@ -151,7 +137,7 @@ class IcebergSinkSettings:
             problems.append(ConfigProblem("iceberg.tables.route-field", "is required with dynamic tables"))
         elif not self.tables and not self.dynamic:
             problems.append(ConfigProblem("iceberg.tables", "must name the destination table(s)"))
-        if case_insensitive:
+        if self.case_insensitive:
             problems.append(ConfigProblem("iceberg.tables.schema-case-insensitive",
                                           "true is not supported: columns are matched by their exact names"))
         for table in self.tables:
@@ -214,7 +200,3 @@ def split_list(value: str | None, separator: re.Pattern[str]) -> tuple[str, ...]
     if not value:
         return ()
     return tuple(part.strip() for part in separator.split(value) if part.strip())
-
-
-def _with_prefix(config: ConnectorConfig, prefix: str) -> dict[str, str]:
-    return {key[len(prefix):]: value for key, value in config.items() if key.startswith(prefix) and value is not None}
