@@ -17,25 +17,25 @@ from typing import TYPE_CHECKING, BinaryIO
 from reconciler.connectors import range_files
 from reconciler.connectors.api import (
     ConfigDef,
-    ConfigProblem,
-    ConnectorConfig,
     ConnectorError,
     OffsetsRefused,
-    SinkConnector,
-    TaskConfig,
     TopicPartition,
     Type,
-    plain_task_config,
     topic_names,
 )
-from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
-from reconciler.connectors.settings import ConnectorSettings, no_topic
-from reconciler.connectors.storage import Store, location_problem, open_store, with_storage_keys
+from reconciler.connectors.range_files import (
+    DEFAULT_FLUSH_RECORDS,
+    Cut,
+    OffsetRange,
+    RangeFileSinkConnector,
+    RangeFileSinkSettings,
+    RangeFileSinkTask,
+)
+from reconciler.connectors.storage import Store, location_problem, with_storage_keys
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-DEFAULT_FLUSH_RECORDS = 500_000
 FORMATS = ("text", "json")
 SUFFIXES = {"text": ".txt", "json": ".jsonl"}
 
@@ -53,16 +53,10 @@ CONFIG_DEF = with_storage_keys(
 
 
 @dataclass(frozen=True, kw_only=True)
-class FileSinkSettings(ConnectorSettings):
+class FileSinkSettings(RangeFileSinkSettings):
     config_def = CONFIG_DEF
 
-    topics: tuple[str, ...]
-    path: str
     format: str
-    flush_records: int
-
-    def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
-        return no_topic(self.topics, found)
 
 
 class UnwritableRecord(ConnectorError):
@@ -153,9 +147,7 @@ class FileSinkTask(RangeFileSinkTask[bytes]):
     def start(self, task_config: Mapping[str, str]) -> None:
         super().start(task_config)
         self.settings = FileSinkSettings.parse(task_config)
-        suffix = SUFFIXES[self.settings.format]
-        store = open_store(self.settings.path, task_config)
-        self.configure(store, self.settings.flush_records, suffix, tuple(SUFFIXES.values()))
+        self.configure(self.settings, task_config, SUFFIXES[self.settings.format], tuple(SUFFIXES.values()))
         self.lines = text_lines if self.settings.format == "text" else json_lines
 
     def chunk(self, rows: pa.RecordBatch) -> bytes:
@@ -193,49 +185,23 @@ def head_lines(store: Store, rel: str, offsets: OffsetRange, at: int) -> tuple[l
     return lines[: at - start], at - 1
 
 
-def _check_rewind(store: Store, tp: TopicPartition, offset: int | None) -> None:
-    """Refuse a rewind that cannot be done, before any file moves."""
-    if offset is None:
-        return
-    if offset < 0:
-        raise OffsetsRefused(f"offset {offset} for {tp[0]}-{tp[1]} is negative")
-    directory = range_files.partition_dir(*tp)
-    for (start, end), name in range_files.held_files(store, directory, *tp, tuple(SUFFIXES.values())).items():
-        if start < offset <= end:
-            head_lines(store, f"{directory}/{name}", (start, end), offset)
-
-
-def _rewind(store: Store, tp: TopicPartition, offset: int | None) -> None:
-    def cut(store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
-        lines, last = head_lines(store, f"{directory}/{name}", offsets, at)
-        head = range_files.file_name(*tp, (offsets[0], last), PurePosixPath(name).suffix)
-        content = b"".join(line + b"\n" for line in lines)
-        store.write_new(f"{directory}/{head}", lambda out: out.write(content))
-
-    range_files.rewind_partition(store, *tp, offset, tuple(SUFFIXES.values()), cut)
-
-
 # --- the connector --------------------------------------------------------------------------
 
 
-class FileSinkConnector(SinkConnector):
+class FileSinkConnector(RangeFileSinkConnector[FileSinkSettings]):
     task_class = FileSinkTask
     config_def = CONFIG_DEF
+    settings_class = FileSinkSettings
+    suffixes = tuple(SUFFIXES.values())
 
-    def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
-        return FileSinkSettings.read(config)[1]
+    def check_cut(self, store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
+        head_lines(store, f"{directory}/{name}", offsets, at)
 
-    def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
-        """Identical configs: the runtime assigns Kafka partitions to tasks, as Connect does."""
-        FileSinkSettings.parse(config)
-        return [plain_task_config(config) for _ in range(max(1, max_tasks))]
+    def cutter(self, settings: FileSinkSettings, tp: TopicPartition) -> Cut:
+        def cut(store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
+            lines, last = head_lines(store, f"{directory}/{name}", offsets, at)
+            head = range_files.file_name(*tp, (offsets[0], last), PurePosixPath(name).suffix)
+            content = b"".join(line + b"\n" for line in lines)
+            store.write_new(f"{directory}/{head}", lambda out: out.write(content))
 
-    def alter_offsets(self, config: ConnectorConfig, offsets: Mapping[TopicPartition, int | None]) -> bool:
-        """Move files at or after each new offset aside, so that range is written again; every
-        partition is checked first, so a refused request moves no file."""
-        store = open_store(FileSinkSettings.parse(config).path, config)
-        for tp, offset in offsets.items():
-            _check_rewind(store, tp, offset)
-        for tp, offset in offsets.items():
-            _rewind(store, tp, offset)
-        return True
+        return cut

@@ -15,26 +15,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, ClassVar
 
 from reconciler.connectors import range_files
-from reconciler.connectors.api import (
-    ConfigProblem,
-    ConnectorConfig,
-    ConnectorError,
-    OffsetsRefused,
-    SinkConnector,
-    TaskConfig,
-    TopicPartition,
-    plain_task_config,
-)
+from reconciler.connectors.api import ConnectorError, OffsetsRefused, TopicPartition
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 from reconciler.connectors.errant import reporter_for
-from reconciler.connectors.range_files import OffsetRange, RangeFileSinkTask
-from reconciler.connectors.settings import ConnectorSettings, no_topic
-from reconciler.connectors.storage import Store, location_problem, open_store, with_storage_keys
+from reconciler.connectors.range_files import (
+    DEFAULT_FLUSH_RECORDS,
+    Cut,
+    OffsetRange,
+    RangeFileSinkConnector,
+    RangeFileSinkSettings,
+    RangeFileSinkTask,
+)
+from reconciler.connectors.storage import Store, location_problem, with_storage_keys
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-DEFAULT_FLUSH_RECORDS = 500_000
 COMPRESSIONS = ("snappy", "zstd", "gzip", "lz4", "brotli", "none")
 SUFFIX = ".parquet"
 
@@ -51,16 +47,10 @@ CONFIG_DEF = with_storage_keys(
 
 
 @dataclass(frozen=True, kw_only=True)
-class ParquetSinkSettings(ConnectorSettings):
+class ParquetSinkSettings(RangeFileSinkSettings):
     config_def = CONFIG_DEF
 
-    topics: tuple[str, ...]
-    path: str
-    flush_records: int
     compression: str
-
-    def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
-        return no_topic(self.topics, found)
 
 
 # --- files ---------------------------------------------------------------------------------
@@ -96,7 +86,7 @@ class ParquetSinkTask(RangeFileSinkTask["pa.RecordBatch"]):
     def start(self, task_config: Mapping[str, str]) -> None:
         super().start(task_config)
         self.settings = ParquetSinkSettings.parse(task_config)
-        self.configure(open_store(self.settings.path, task_config), self.settings.flush_records, SUFFIX)
+        self.configure(self.settings, task_config, SUFFIX)
         from reconciler.connectors import parquet_typed
 
         self.typed = parquet_typed.converting(task_config)
@@ -126,53 +116,23 @@ class ParquetSinkTask(RangeFileSinkTask["pa.RecordBatch"]):
 # --- the connector --------------------------------------------------------------------------
 
 
-class ParquetSinkConnector(SinkConnector):
+class ParquetSinkConnector(RangeFileSinkConnector[ParquetSinkSettings]):
     config_def = CONFIG_DEF
     task_class = ParquetSinkTask
     converters: ClassVar[frozenset[str]] = frozenset({"key", "value"})
+    settings_class = ParquetSinkSettings
+    suffixes = (SUFFIX,)
 
-    def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
-        return ParquetSinkSettings.read(config)[1]
+    def check_cut(self, store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
+        """A file to cut must read as Parquet."""
+        try:
+            _read(store, f"{directory}/{name}", metadata_only=True)
+        except (OSError, ValueError) as exc:
+            raise OffsetsRefused(f"cannot read {store.location.uri(directory, name)} to cut it at {at}: "
+                                 f"{exc}") from exc
 
-    def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
-        """Identical configs: the runtime assigns Kafka partitions to tasks, as Connect does."""
-        ParquetSinkSettings.parse(config)
-        return [plain_task_config(config) for _ in range(max(1, max_tasks))]
-
-    def alter_offsets(
-        self, config: ConnectorConfig, offsets: Mapping[TopicPartition, int | None]
-    ) -> bool:
-        """Move files at or after each new offset aside, so that range is written again.
-
-        Every partition is checked first, so a refused request moves no file: a file moved aside
-        while the group's offsets stay where they were would leave its records out of the
-        dataset for good. Safe to repeat after a crash: a cut file is written (atomically)
-        before the original is moved, and a second run finds the same files to cut and move.
-        """
-        settings = ParquetSinkSettings.parse(config)
-        store = open_store(settings.path, config)
-        for (topic, partition), offset in offsets.items():
-            _check_rewind(store, topic, partition, offset)
-        for (topic, partition), offset in offsets.items():
-            rewind_partition(store, topic, partition, offset, settings.compression)
-        return True
-
-
-def _check_rewind(store: Store, topic: str, partition: int, offset: int | None) -> None:
-    """Refuse a rewind that cannot be done, before any file moves: a negative offset, or a file
-    to cut that cannot be read as Parquet."""
-    if offset is None:
-        return
-    if offset < 0:
-        raise OffsetsRefused(f"offset {offset} for {topic}-{partition} is negative")
-    directory = range_files.partition_dir(topic, partition)
-    for (start, end), name in range_files.held_files(store, directory, topic, partition, (SUFFIX,)).items():
-        if start < offset <= end:
-            try:
-                _read(store, f"{directory}/{name}", metadata_only=True)
-            except (OSError, ValueError) as exc:
-                raise OffsetsRefused(f"cannot read {store.location.uri(directory, name)} to cut it at {offset}: "
-                                     f"{exc}") from exc
+    def cutter(self, settings: ParquetSinkSettings, tp: TopicPartition) -> Cut:
+        return _cutter(*tp, settings.compression)
 
 
 def _read(store: Store, rel: str, *, metadata_only: bool = False) -> pa.Table:
@@ -185,11 +145,14 @@ def _read(store: Store, rel: str, *, metadata_only: bool = False) -> pa.Table:
 
 def rewind_partition(store: Store, topic: str, partition: int, offset: int | None, compression: str) -> None:
     """Make the files of one partition hold only offsets below `offset` (None: nothing)."""
+    range_files.rewind_partition(store, topic, partition, offset, (SUFFIX,), _cutter(topic, partition, compression))
 
+
+def _cutter(topic: str, partition: int, compression: str) -> Cut:
     def cut(store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
         _write_head(store, directory, name, topic, partition, at, compression)
 
-    range_files.rewind_partition(store, topic, partition, offset, (SUFFIX,), cut)
+    return cut
 
 
 def _write_head(

@@ -2,8 +2,10 @@
 
 Files `<root>/topic=<t>/partition=<p>/<t>+<p>+<first>-<last><suffix>` in a `storage.Store`
 (a disk or an object store), each written whole, once; the files are the truth (`open` resumes after the highest, `write` drops what they hold), and a
-rewind moves files aside into `<root>/_superseded/`. `RangeFileSinkTask` is the task both
-`parquet-sink` and `file-sink` are built on. The rules: docs/connectors.md#offset-range-files.
+rewind moves files aside into `<root>/_superseded/`. `parquet-sink` and `file-sink` are built on
+`RangeFileSinkSettings` (topics, path, flush.records), `RangeFileSinkTask` and
+`RangeFileSinkConnector` (validate, task configs, rewinds). The rules:
+docs/connectors.md#offset-range-files.
 """
 
 from __future__ import annotations
@@ -14,13 +16,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, BinaryIO, Generic, TypeVar
 
-from reconciler.connectors.api import SinkTask, TopicPartition
-from reconciler.connectors.storage import Store
+from reconciler.connectors.api import (
+    ConfigProblem,
+    ConnectorConfig,
+    OffsetsRefused,
+    SinkConnector,
+    SinkTask,
+    TaskConfig,
+    TopicPartition,
+    plain_task_config,
+)
+from reconciler.connectors.settings import ConnectorSettings
+from reconciler.connectors.storage import Store, open_store
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 SUPERSEDED_DIR = "_superseded"
+DEFAULT_FLUSH_RECORDS = 500_000
 _FILE_NAME = re.compile(
     r"^(?P<topic>.+)\+(?P<partition>\d+)\+(?P<start>\d{20})-(?P<end>\d{20})(?P<suffix>\.[A-Za-z0-9]+)$"
 )
@@ -30,6 +43,24 @@ OffsetRange = tuple[int, int]  # first and last offset held by one file, inclusi
 Cut = Callable[[Store, str, str, OffsetRange, int], None]
 
 Chunk = TypeVar("Chunk")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RangeFileSinkSettings(ConnectorSettings):
+    """The keys every offset-range file sink reads (its subclass names the `config_def`)."""
+
+    topics: tuple[str, ...]
+    path: str
+    flush_records: int
+
+    def more_problems(self, found: list[ConfigProblem]) -> list[ConfigProblem]:
+        """`topics` that names none (unless its value was reported already)."""
+        if not self.topics and not any(p.key == "topics" for p in found):
+            return [ConfigProblem("topics", "names no topic")]
+        return []
+
+
+Settings = TypeVar("Settings", bound=RangeFileSinkSettings)
 
 
 # --- layout ---------------------------------------------------------------------------------
@@ -85,6 +116,19 @@ def rewind_partition(
         supersede(store, directory, name)
 
 
+def check_rewind(store: Store, tp: TopicPartition, offset: int | None, suffixes: Sequence[str], check: Cut) -> None:
+    """Refuse a rewind that cannot be done, before any file moves: a negative offset, or a file
+    to cut that `check` cannot read (it raises)."""
+    if offset is None:
+        return
+    if offset < 0:
+        raise OffsetsRefused(f"offset {offset} for {tp[0]}-{tp[1]} is negative")
+    directory = partition_dir(*tp)
+    for (start, end), name in held_files(store, directory, *tp, suffixes).items():
+        if start < offset <= end:
+            check(store, directory, name, (start, end), offset)
+
+
 def supersede(store: Store, directory: str, name: str) -> None:
     """Move a file out of the dataset, keeping it (and every earlier version) for inspection.
 
@@ -124,7 +168,7 @@ class PartitionFiles(Generic[Chunk]):
 
 
 class RangeFileSinkTask(SinkTask, Generic[Chunk]):
-    """A sink task writing offset-range files into `store` (call `configure` in `start`).
+    """A sink task writing offset-range files into its store (call `configure` in `start`).
 
     A subclass turns new rows into a chunk of file content (`chunk`) and writes a file from
     the chunks buffered for one partition (`write_file`); everything that makes it exactly
@@ -136,8 +180,11 @@ class RangeFileSinkTask(SinkTask, Generic[Chunk]):
     suffix: str  # of the files this task writes
     suffixes: tuple[str, ...]  # of the files it counts as held (a format change keeps old ones)
 
-    def configure(self, store: Store, flush_records: int, suffix: str, suffixes: Sequence[str] = ()) -> None:
-        self.store, self.flush_records, self.suffix = store, flush_records, suffix
+    def configure(
+        self, settings: RangeFileSinkSettings, task_config: Mapping[str, str], suffix: str, suffixes: Sequence[str] = ()
+    ) -> None:
+        """Write into the store at `settings.path` (its keys in `task_config`) files ending in `suffix`."""
+        self.store, self.flush_records, self.suffix = open_store(settings.path, task_config), settings.flush_records, suffix
         self.suffixes = tuple(dict.fromkeys((suffix, *suffixes)))
         self.partitions: dict[TopicPartition, PartitionFiles[Chunk]] = {}
 
@@ -253,3 +300,45 @@ def unheld_rows(
                 outside = pc.or_(pc.less(offsets, start), pc.greater(offsets, end))
                 keep = outside if keep is None else pc.and_(keep, outside)
     return part if keep is None else part.filter(keep)
+
+
+# --- the connector --------------------------------------------------------------------------
+
+
+class RangeFileSinkConnector(SinkConnector, Generic[Settings]):
+    """A sink connector whose task writes offset-range files: its settings (`settings_class`)
+    are all it checks, its tasks' configs are its own, and a rewind cuts and moves files."""
+
+    settings_class: type[Settings]
+    suffixes: tuple[str, ...]  # of the files a rewind cuts and moves
+
+    def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
+        return self.settings_class.read(config)[1]
+
+    def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
+        """Identical configs: the runtime assigns Kafka partitions to tasks, as Connect does."""
+        self.settings_class.parse(config)
+        return [plain_task_config(config) for _ in range(max(1, max_tasks))]
+
+    def alter_offsets(self, config: ConnectorConfig, offsets: Mapping[TopicPartition, int | None]) -> bool:
+        """Move files at or after each new offset aside, so that range is written again.
+
+        Every partition is checked first, so a refused request moves no file: a file moved aside
+        while the group's offsets stay where they were would leave its records out of the
+        dataset for good. Safe to repeat after a crash (`rewind_partition`).
+        """
+        settings = self.settings_class.parse(config)
+        store = open_store(settings.path, config)
+        for tp, offset in offsets.items():
+            check_rewind(store, tp, offset, self.suffixes, self.check_cut)
+        for tp, offset in offsets.items():
+            rewind_partition(store, *tp, offset, self.suffixes, self.cutter(settings, tp))
+        return True
+
+    @abstractmethod
+    def check_cut(self, store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
+        """Raise (OffsetsRefused, ConnectorError) when file `name` cannot be cut at offset `at`."""
+
+    @abstractmethod
+    def cutter(self, settings: Settings, tp: TopicPartition) -> Cut:
+        """How a file of partition `tp` is cut (see `Cut`)."""

@@ -92,9 +92,3 @@ def _value(config_def: ConfigDef, each: dataclasses.Field[Any], parsed: ParsedCo
     convert = each.metadata.get(_CONVERT)
     return value if convert is None else convert(value)
 
-
-def no_topic(topics: tuple[str, ...], found: list[ConfigProblem]) -> list[ConfigProblem]:
-    """A sink's `topics` that names none (unless its value was reported already)."""
-    if not topics and not any(p.key == "topics" for p in found):
-        return [ConfigProblem("topics", "names no topic")]
-    return []
