@@ -2,8 +2,8 @@
 definitions (`configdef`) and the settings read from them (`settings`), the keys Connect defines for every connector (`framework`), checks
 before deploy (`checks`), lookup by name (`registry`), Connect's error handling for sink records
 (`errant`: `errors.tolerance`, the dead letter queue) and the built-ins `datagen`,
-`file-source`, `file-sink`, `parquet-sink` (typed files: `parquet_typed`) and `jdbc-sink` (its
-own package, `jdbc`).
+`file-source` (their offsets are positions: `positions`), `file-sink`, `parquet-sink` (both on
+`range_files`; typed files: `parquet_typed`) and `jdbc-sink` (its own package, `jdbc`).
 
 May import `core`, the leaves, `kafka`'s pure client-property names (`kafka.io.client_names`,
 for the checks of `producer.override.*` keys) and formats (`kafka.formats.dead_letter`); no

@@ -25,7 +25,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import cycle, islice
-from typing import ClassVar, TypeGuard
+from typing import ClassVar
 
 from reconciler.connectors.api import (
     ConfigProblem,
@@ -46,6 +46,7 @@ from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 from reconciler.connectors.converters.encode import envelope_template, text_values
 from reconciler.connectors.converters.schema import Schema, struct
 from reconciler.connectors.converters.settings import Converter, converter
+from reconciler.connectors.positions import check_position, is_long, position_of
 from reconciler.connectors.settings import ConnectorSettings
 
 DEFAULT_RECORD_BYTES = 100
@@ -144,7 +145,7 @@ class DatagenTask(SourceTask):
         except Exception:  # a config the task itself will report when polled
             return False
         return all(
-            _position(committed.get(partition_key(shard_partition(shard)))) >= settings.shard_size(shard)
+            position_of(committed.get(partition_key(shard_partition(shard)))) >= settings.shard_size(shard)
             for shard in range(index, settings.shards, count)
         )
 
@@ -158,7 +159,7 @@ class DatagenTask(SourceTask):
             if budget <= 0:
                 break
             key = partition_key(shard_partition(shard))
-            start = _position(committed.get(key))
+            start = position_of(committed.get(key))
             end = min(self.settings.shard_size(shard), start + budget)
             if end <= start:
                 continue
@@ -172,13 +173,6 @@ class DatagenTask(SourceTask):
             keys = [self._key_head + k + self._key_tail for k in keys]  # type: ignore[operator]
         keys, values = recoded(keys, self.converters[0]), recoded(values, self.converters[1])
         return SourceBatch([self.settings.topic] * len(keys), keys, values, offsets)
-
-
-def _position(offset: SourceOffset | None) -> int:
-    if offset is None:
-        return 0
-    position = offset.get("position", 0)
-    return position if _is_int(position) else 0
 
 
 class DatagenConnector(SourceConnector):
@@ -211,7 +205,7 @@ class DatagenConnector(SourceConnector):
         for key, offset in offsets.items():
             if offset is not None:
                 _check_partition(shards, partition_from_key(key))
-                _check_offset(offset)
+                check_position(offset)
 
     def alter_offsets(
         self, config: ConnectorConfig, offsets: Mapping[PartitionKey, SourceOffset | None]
@@ -222,21 +216,11 @@ class DatagenConnector(SourceConnector):
 
 
 # Connect's words where it has them (FileStreamSourceConnector.alterOffsets), with datagen's keys.
-def _check_offset(offset: SourceOffset) -> None:
-    if "position" not in offset:
-        raise OffsetsRefused("Offset objects should either be null or contain the key 'position'")
-    position = offset["position"]
-    if not _is_int(position):
-        raise OffsetsRefused("The value for the 'position' key in the offset is expected to be a Long value")
-    if position < 0:
-        raise OffsetsRefused("The value for the 'position' key in the offset should be a non-negative value")
-
-
 def _check_partition(shards: int, partition: Mapping[str, object]) -> None:
     if set(partition) != {"shard"}:
         raise OffsetsRefused(f"Partition objects should contain the key 'shard' and no other; got {_json(partition)}")
     shard = partition["shard"]
-    if not _is_int(shard):
+    if not is_long(shard):
         raise OffsetsRefused("The value for the 'shard' key in the partition is expected to be an Integer value")
     if not 0 <= shard < shards:
         raise OffsetsRefused(
@@ -247,7 +231,3 @@ def _check_partition(shards: int, partition: Mapping[str, object]) -> None:
 
 def _json(value: Mapping[str, object]) -> str:
     return json.dumps(dict(value), ensure_ascii=False)
-
-
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)

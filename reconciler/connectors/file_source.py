@@ -38,7 +38,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import BinaryIO, ClassVar, TypeGuard
+from typing import BinaryIO, ClassVar
 
 from reconciler.connectors.api import (
     ConfigProblem,
@@ -59,6 +59,7 @@ from reconciler.connectors.api import (
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 from reconciler.connectors.converters.encode import text_encoder
 from reconciler.connectors.converters.settings import converter
+from reconciler.connectors.positions import check_position, is_long, position_of
 from reconciler.connectors.settings import ConnectorSettings
 from reconciler.connectors.storage import Scheme, Store, location_problem, open_store, with_storage_keys
 
@@ -194,7 +195,7 @@ class FileSourceTask(SourceTask):
         """Append the file's next records; return its new offset and how many lines were read,
         or None when it has no new complete line.
         """
-        position, line = _position(offset, "position"), _position(offset, "line")
+        position, line = position_of(offset), position_of(offset, "line")
         size = self.store.size(filename) or 0
         if size < position:
             raise ConnectorError(
@@ -255,15 +256,6 @@ class FileSourceTask(SourceTask):
         return next(csv.reader([text]), [])
 
 
-def _position(offset: SourceOffset | None, field: str) -> int:
-    value = None if offset is None else offset.get(field)
-    return value if _is_int(value) else 0
-
-
-def _is_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 class FileSourceConnector(SourceConnector):
     task_class = FileSourceTask
     config_def = CONFIG_DEF
@@ -304,7 +296,7 @@ class FileSourceConnector(SourceConnector):
         for key, offset in offsets.items():
             position = None if offset is None else offset.get("position")
             filename = partition_from_key(key).get("filename")
-            if _is_int(position) and position > 0 and isinstance(filename, str):
+            if is_long(position) and position > 0 and isinstance(filename, str):
                 if not _at_line_start(store, filename, position):
                     raise OffsetsRefused(
                         f"position {position} in {filename} is not the start of a line (or is past its end)"
@@ -360,14 +352,9 @@ def _listed_name(filename: str) -> bool:
 
 
 def _check_offset(offset: SourceOffset) -> None:
-    if "position" not in offset:
-        raise OffsetsRefused("Offset objects should either be null or contain the key 'position'")
-    position, line = offset["position"], offset.get("line", 0)
-    if not _is_int(position):
-        raise OffsetsRefused("The value for the 'position' key in the offset is expected to be a Long value")
-    if position < 0:
-        raise OffsetsRefused("The value for the 'position' key in the offset should be a non-negative value")
-    if not _is_int(line) or line < 0:
+    check_position(offset)
+    line = offset.get("line", 0)
+    if not is_long(line) or line < 0:
         raise OffsetsRefused("The value for the 'line' key in the offset should be a non-negative Long value")
 
 
