@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 
 from reconciler.devtools.process import (
     RunningServer,
-    free_port,
     launch,
+    on_a_free_port,
     port_open,
     serve_in_foreground,
     wait_ready,
@@ -111,28 +111,23 @@ def start_azurite(log_dir: Path | None = None, *, port: int = 0, container: str 
     log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-azurite-"))
     key = base64.b64encode(secrets.token_bytes(64)).decode()
     env = {**os.environ, "AZURITE_ACCOUNTS": f"{ACCOUNT}:{key}"}
-    last: AzuriteStartError | None = None
-    for _ in range(1 if port else 3):  # a free port can be taken between probing and binding
-        chosen = port or free_port()
+
+    def start(chosen: int) -> RunningAzurite:
         log_path = log_dir / f"azurite-{chosen}.log"
         command = [str(script), "--blobHost", HOST, "--blobPort", str(chosen), "--inMemoryPersistence",
                    "--skipApiVersionCheck", "--disableTelemetry", "--loose"]
         process = launch("Azurite", command, log_path, env=env)
-        try:
-            wait_ready(process, functools.partial(port_open, HOST, chosen), timeout_s=ready_timeout_s, error=AzuriteStartError,
-                       what=f"did not answer on http://{HOST}:{chosen}", poll_s=0.1)
-        except AzuriteStartError as exc:
-            last = exc
-            continue
-        server = RunningAzurite(port=chosen, account_key=key, log_path=log_path, process=process, container=container)
-        try:
-            server.filesystem().create_dir(container)
-        except OSError as exc:
-            server.stop()
-            raise AzuriteStartError(f"creating container {container!r} on {server.endpoint} failed: {exc}") from None
-        return server
-    assert last is not None
-    raise last
+        wait_ready(process, functools.partial(port_open, HOST, chosen), timeout_s=ready_timeout_s, error=AzuriteStartError,
+                   what=f"did not answer on http://{HOST}:{chosen}", poll_s=0.1)
+        return RunningAzurite(port=chosen, account_key=key, log_path=log_path, process=process, container=container)
+
+    server = on_a_free_port(port, start, AzuriteStartError)
+    try:
+        server.filesystem().create_dir(container)
+    except OSError as exc:
+        server.stop()
+        raise AzuriteStartError(f"creating container {container!r} on {server.endpoint} failed: {exc}") from None
+    return server
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,7 +27,14 @@ from types import TracebackType
 
 from reconciler.devtools.jvm import Classpath, JvmError, java_command, kafka_classpath
 from reconciler.devtools.process import HOST as HOST
-from reconciler.devtools.process import ManagedProcess, launch, port_is_free, serve_in_foreground, wait_ready
+from reconciler.devtools.process import (
+    ManagedProcess,
+    launch,
+    on_a_free_port,
+    port_is_free,
+    serve_in_foreground,
+    wait_ready,
+)
 from reconciler.devtools.process import free_port as free_port
 from reconciler.errors import ReconcilerError
 
@@ -169,21 +176,16 @@ def start_broker(
     data.mkdir(parents=True, exist_ok=True)
     earlier = stored_ports(data)
     port = port or (earlier[0] if earlier else 0)
-    # A free port can be taken between probing and binding: retry with another one.
-    attempts = 1 if port else 3
-    last: BrokerStartError | None = None
-    for _ in range(attempts):
-        try:
-            broker = _start_once(classpath, log_dir, data, port or free_port(), ready_timeout_s)
-        except BrokerStartError as exc:
-            last = exc
-            continue
-        broker.owns_data = owned
-        return broker
-    if owned:
-        shutil.rmtree(data, ignore_errors=True)
-    assert last is not None
-    raise last
+    try:
+        broker = on_a_free_port(
+            port, lambda chosen: _start_once(classpath, log_dir, data, chosen, ready_timeout_s), BrokerStartError
+        )
+    except BrokerStartError:
+        if owned:
+            shutil.rmtree(data, ignore_errors=True)
+        raise
+    broker.owns_data = owned
+    return broker
 
 
 def new_cluster_id() -> str:

@@ -22,7 +22,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.devtools.process import RunningServer, free_port, launch, serve_in_foreground, wait_ready
+from reconciler.devtools.process import RunningServer, launch, on_a_free_port, serve_in_foreground, wait_ready
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
@@ -71,23 +71,20 @@ def start_gcs(log_dir: Path | None = None, *, port: int = 0, bucket: str = BUCKE
     """Start the server on `127.0.0.1:port` (0 = a free port); ready once `bucket` is created."""
     binary = server_binary()
     log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-gcs-"))
-    last: GcsStartError | None = None
-    for _ in range(1 if port else 3):  # a free port can be taken between probing and binding
-        chosen = port or free_port()
-        log_path = log_dir / f"gcs-{chosen}.log"
-        endpoint = f"http://{HOST}:{chosen}"
-        process = launch("the GCS server", [str(binary), "-scheme", "http", "-backend", "memory", "-host", HOST,
-                                            "-port", str(chosen), "-external-url", endpoint, "-log-level", "warn"],
-                         log_path)
-        try:
-            wait_ready(process, functools.partial(_bucket_made, chosen, bucket), timeout_s=ready_timeout_s,
-                       error=GcsStartError, what=f"did not answer on {endpoint}", poll_s=0.05)
-        except GcsStartError as exc:
-            last = exc
-            continue
-        return RunningGcs(port=chosen, log_path=log_path, process=process, bucket=bucket)
-    assert last is not None
-    raise last
+    return on_a_free_port(
+        port, lambda chosen: _start_once(binary, log_dir, chosen, bucket, ready_timeout_s), GcsStartError
+    )
+
+
+def _start_once(binary: Path, log_dir: Path, port: int, bucket: str, ready_timeout_s: float) -> RunningGcs:
+    log_path = log_dir / f"gcs-{port}.log"
+    endpoint = f"http://{HOST}:{port}"
+    process = launch("the GCS server", [str(binary), "-scheme", "http", "-backend", "memory", "-host", HOST,
+                                        "-port", str(port), "-external-url", endpoint, "-log-level", "warn"],
+                     log_path)
+    wait_ready(process, functools.partial(_bucket_made, port, bucket), timeout_s=ready_timeout_s,
+               error=GcsStartError, what=f"did not answer on {endpoint}", poll_s=0.05)
+    return RunningGcs(port=port, log_path=log_path, process=process, bucket=bucket)
 
 
 def _bucket_made(port: int, name: str) -> bool:

@@ -28,6 +28,7 @@ from reconciler.errors import ReconcilerError
 HOST = "127.0.0.1"
 STOP_TIMEOUT_S = 15.0
 POLL_S = 0.1
+_T = TypeVar("_T")
 
 
 def free_port() -> int:
@@ -203,6 +204,20 @@ def wait_ready(
             raise error(f"{process.name} {what} within {timeout_s:g}s:\n{tail(log)}", hint=f"log: {log}")
         time.sleep(poll_s)
 
+
+
+def on_a_free_port(port: int, start: Callable[[int], _T], refused: type[ReconcilerError]) -> _T:
+    """`start(port)`; with `port` 0, `start` on a free port, trying up to three: a free port can
+    be taken between probing and binding. The last try's `refused` (the start error) when none
+    starts."""
+    last: ReconcilerError | None = None
+    for _ in range(1 if port else 3):
+        try:
+            return start(port or free_port())
+        except refused as exc:
+            last = exc
+    assert last is not None
+    raise last
 
 
 def stop_on_signals() -> Callable[[], bool]:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 from reconciler.devtools.process import (
     RunningServer,
-    free_port,
     launch,
+    on_a_free_port,
     port_is_free,
     serve_in_foreground,
     wait_ready,
@@ -86,14 +86,9 @@ def start_s3(
         raise S3StartError(f"port {port} on {HOST} is already in use", hint="choose another --port")
     log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-s3-"))
     log_dir.mkdir(parents=True, exist_ok=True)
-    last: S3StartError | None = None
-    for _ in range(1 if port else 3):  # a free port can be taken between probing and binding
-        try:
-            return _start_once(log_dir, port or free_port(), bucket, ready_timeout_s, check_credentials)
-        except S3StartError as exc:
-            last = exc
-    assert last is not None
-    raise last
+    return on_a_free_port(
+        port, lambda chosen: _start_once(log_dir, chosen, bucket, ready_timeout_s, check_credentials), S3StartError
+    )
 
 
 def _start_once(log_dir: Path, port: int, bucket: str, ready_timeout_s: float, check_credentials: bool) -> RunningS3:
