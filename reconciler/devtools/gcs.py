@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import http.client
 import importlib.util
 import json
 import platform
@@ -22,7 +21,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from reconciler.devtools.process import RunningServer, launch, on_a_free_port, serve_in_foreground, wait_ready
+from reconciler.devtools.process import (
+    RunningServer,
+    http_status,
+    launch,
+    on_a_free_port,
+    serve_in_foreground,
+    wait_ready,
+)
 from reconciler.errors import ReconcilerError
 
 HOST = "127.0.0.1"
@@ -93,15 +99,8 @@ def _bucket_made(port: int, name: str) -> bool:
 
 def _create_bucket(port: int, name: str) -> int | None:
     """POST /storage/v1/b (buckets.insert): its HTTP status, None when nothing answers."""
-    connection = http.client.HTTPConnection(HOST, port, timeout=5)
-    try:
-        connection.request("POST", "/storage/v1/b", body=json.dumps({"name": name}),
-                           headers={"Content-Type": "application/json"})
-        return connection.getresponse().status
-    except OSError:
-        return None
-    finally:
-        connection.close()
+    return http_status(HOST, port, "POST", "/storage/v1/b", body=json.dumps({"name": name}),
+                       headers={"Content-Type": "application/json"})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ name, and dies with the process that started it (Linux's PR_SET_PDEATHSIG).
 from __future__ import annotations
 
 import ctypes
+import http.client
 import os
 import signal
 import socket
@@ -204,6 +205,20 @@ def wait_ready(
             raise error(f"{process.name} {what} within {timeout_s:g}s:\n{tail(log)}", hint=f"log: {log}")
         time.sleep(poll_s)
 
+
+
+def http_status(host: str, port: int, method: str, path: str, *, body: str | None = None,
+                headers: Mapping[str, str] | None = None) -> int | None:
+    """One plain HTTP request (a readiness probe, a bucket to create): the answer's status, None
+    when nothing answers."""
+    connection = http.client.HTTPConnection(host, port, timeout=5)
+    try:
+        connection.request(method, path, body=body, headers=dict(headers or {}))
+        return connection.getresponse().status
+    except OSError:
+        return None
+    finally:
+        connection.close()
 
 
 def on_a_free_port(port: int, start: Callable[[int], _T], refused: type[ReconcilerError]) -> _T:

@@ -13,7 +13,6 @@ they are masked. A bucket is created at start. Stopped by its PID, never by name
 from __future__ import annotations
 
 import argparse
-import http.client
 import importlib.util
 import os
 import secrets
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from reconciler.devtools.process import (
     RunningServer,
+    http_status,
     launch,
     on_a_free_port,
     port_is_free,
@@ -108,14 +108,7 @@ def _start_once(log_dir: Path, port: int, bucket: str, ready_timeout_s: float, c
 def _put_bucket(host: str, port: int, name: str) -> int | None:
     """PUT /<name> (CreateBucket, path-style): its HTTP status, None when nothing answers.
     Unsigned: moto's server does not check signatures, and the stdlib keeps this module free of SDKs."""
-    connection = http.client.HTTPConnection(host, port, timeout=5)
-    try:
-        connection.request("PUT", f"/{name}", headers={"Content-Length": "0"})
-        return connection.getresponse().status
-    except OSError:
-        return None
-    finally:
-        connection.close()
+    return http_status(host, port, "PUT", f"/{name}", headers={"Content-Length": "0"})
 
 
 def main(argv: list[str] | None = None) -> int:
