@@ -25,7 +25,6 @@ from reconciler.devtools.postgres import RunningPostgres
 from reconciler.kafka.io import admin
 from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.settings import KafkaSettings
-from crash_support import run_once
 from run_support import Pipeline, committed_everything
 
 DEBEZIUM = "io.debezium.connector.postgresql.PostgresConnector"
