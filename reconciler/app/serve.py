@@ -65,6 +65,9 @@ class SparkOptions:
     sink_reader: SinkReader = SinkReader.CONFLUENT_KAFKA
     # False: the process exits right after (the CLI's `entry`), and Spark's JVM stops itself then.
     stop_on_close: bool = True
+    # True: Spark starts in the background as the runner is built (`SparkExecutor.start_early`),
+    # for a process that runs one tick and exits (`run --once`), its start overlapping the apply.
+    start_early: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,6 +161,8 @@ def open_runner(
         settings, master=spark.master, remote=spark.remote, spark_conf=dict(spark.conf), timeout_s=spark.timeout_s,
         sink_reader=spark.sink_reader, stop_on_close=spark.stop_on_close,
     )
+    if spark.start_early:
+        executor.start_early()
     return TickRunner(
         settings, wrap(executor), worker_id=options.worker_id, plan_options=options.plan,
         stopping=stopping, auto_restart_unit_s=options.auto_restart_unit_s,

@@ -7,7 +7,9 @@ command notes when its handler began and when the tick's report came. The proces
 is the kernel's (`/proc/self/stat`), so the first phase is the interpreter and the imports.
 A local master's session starts at the batch's first job (`SparkExecutor.prepare` starts only a
 cluster's): the executor's `session_window` then says when, and that time is taken out of the
-batch's line and shown as the session start's.
+batch's line and shown as the session start's. `run --once` starts it in the background before
+the apply (`SparkExecutor.start_early`): then only the batch's wait for it is that line, and a
+last line, not summed, says how long the whole start took.
 What comes after the last line (the JVM's exit, the interpreter's) only an outside clock sees:
 bench/connect_head_to_head.py times the whole process.
 """
@@ -87,30 +89,42 @@ class PhaseClock:
         self._inner.close()
         self.mark("closed")
 
-    def _session_in_batch(self) -> float:
-        """Seconds the Spark session took to start inside the batch (0: it started before, or never)."""
+    def _session_window(self) -> tuple[float, float] | None:
+        """When the executor (through wrappers: the progress line's) started Spark, if it did."""
         inner: object = self.inner
         while inner is not None and getattr(inner, "session_window", None) is None:
-            inner = getattr(inner, "inner", None)  # through wrappers (the progress line's)
+            inner = getattr(inner, "inner", None)
         window = getattr(inner, "session_window", None) if inner is not None else None
+        return None if window is None else (float(window[0]), float(window[1]))
+
+    def _session_in_batch(self) -> tuple[float, bool]:
+        """Seconds of the batch spent waiting for Spark's start (0: it was up before, or never
+        started), and whether that start began before the batch (in the background)."""
+        window = self._session_window()
         batch, batched = self.marks.get("batch"), self.marks.get("batched")
-        if window is None or batch is None or batched is None or not batch <= window[0] <= batched:
-            return 0.0
-        return float(min(window[1], batched) - window[0])
+        if window is None or batch is None or batched is None or window[0] > batched:
+            return 0.0, False
+        return max(0.0, min(window[1], batched) - max(window[0], batch)), window[0] < batch
 
     def lines(self) -> list[str]:
         """One line per phase whose marks were both taken, then the sum."""
         order = ["start"] + [end for _, end in PHASES]
-        lazy = self._session_in_batch()
+        lazy, early = self._session_in_batch()
         shift = {"prepared": lazy, "batched": -lazy}  # the session's start, moved to its own line
+        label_at = "(at the first job)" if not early else "(the batch's wait for it)"
         lines, total = [], 0.0
         for (name, end), begin in zip(PHASES, order, strict=False):
             if begin in self.marks and end in self.marks:
                 seconds = self.marks[end] - self.marks[begin] + shift.get(end, 0.0)
                 total += seconds
-                label = f"{name} (at the first job)" if end == "prepared" and lazy else name
+                label = f"{name} {label_at}" if end == "prepared" and (lazy or early) else name
                 lines.append(f"profile: {label:<62} {seconds:7.3f} s")
         lines.append(f"profile: {'sum, to the end of the command (the JVM exit follows)':<62} {total:7.3f} s")
+        window = self._session_window()
+        if early and window is not None:  # what it overlapped is in the lines above; not summed again
+            begun = window[0] - self.marks.get("start", window[0])
+            whole = f"(Spark session start, all of it, begun in the background {begun:.2f} s in)"
+            lines.append(f"profile: {whole:<62} {window[1] - window[0]:7.3f} s")
         return lines
 
     def print(self) -> None:

@@ -153,10 +153,14 @@ def _profiled_once(
 def serve_options(args: argparse.Namespace, *, resync_s: float | None = None) -> ServeOptions:
     """The options of `run`/`watch` as one value (`--no-http`: no REST API)."""
     conf = parse_spark_conf(args.spark_conf)
+    exiting = bool(getattr(args, "exiting", False))
     master, remote = spark_target(args.spark_master, args.spark_remote)
     spark = SparkOptions(
         master=master, remote=remote, conf=conf, timeout_s=args.spark_timeout, sink_reader=SinkReader(args.sink_reader),
-        stop_on_close=not getattr(args, "exiting", False),  # the process ends at once after (`main.entry`)
+        stop_on_close=not exiting,  # the process ends at once after (`main.entry`)
+        # One tick, then the process ends: Spark starts in the background while the apply runs
+        # (an idle tick leaves it unused; the exit ends its JVM).
+        start_early=exiting and bool(getattr(args, "once", False)),
     )
     return ServeOptions(
         interval_s=args.interval, grace_s=args.grace_period, http_bind=None if args.no_http else args.http_bind,

@@ -110,6 +110,8 @@ class SparkExecutor:
         # Why Spark did not start in this batch: the tick fails with it (no connector's own failure).
         self._start_failed: Exception | None = None
         self.session_window: tuple[float, float] | None = None  # when (time.time()) Spark started here
+        self._early: threading.Thread | None = None  # `start_early`'s thread
+        self._early_failed: Exception | None = None  # why it failed: the first batch's error
 
     @property
     def master(self) -> str:
@@ -133,9 +135,32 @@ class SparkExecutor:
         if self.ships_code:
             self.session()
 
+    def start_early(self) -> None:
+        """Start Spark now, in a thread, while the caller goes on (reading the topics, the apply):
+        for a process that will run a batch and then exit (`run --once`), Spark's start then
+        overlaps everything before the first job instead of following it. A start that fails
+        is the first batch's error, as if it had started there; a batch with nothing to run
+        leaves the session unused (the process's exit ends the JVM)."""
+        if self._early is None:
+            self._early = threading.Thread(target=self._start_in_background, name="spark-start", daemon=True)
+            self._early.start()
+
+    def _start_in_background(self) -> None:
+        try:
+            self.session()
+        except Exception as exc:
+            LOG.debug("Spark did not start in the background", exc_info=True)
+            self._early_failed = exc
+
     def session(self) -> SparkSession:
         """The SparkSession, started on first use: code shipped, executors checked. A start that
         failed fails every later call of the same batch at once (`run_batch` resets it)."""
+        if self._early is not None and self._early is not threading.current_thread():
+            self._early.join()  # the lock below would wait as long; this also sees a failed start
+            self._early = None
+            if self._early_failed is not None:
+                self._start_failed, self._early_failed = self._early_failed, None
+                raise self._start_failed
         with self._lock:
             if self._session is None:
                 if self._start_failed is not None:
@@ -298,6 +323,8 @@ class SparkExecutor:
             self._threads.shutdown(wait=True)
             self._threads = None
         self._offsets_readers.close()
+        if self._early is not None and self._early.is_alive() and not self.stop_on_close:
+            return  # a start nothing needed, still under way: the process's exit ends its JVM
         with self._lock:
             if self._session is not None and self._owns_session and self.stop_on_close:
                 self._session.stop()

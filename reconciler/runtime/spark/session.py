@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 
 from reconciler import failpoints
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.spark import jvm_output
+from reconciler.runtime.spark import context
 from reconciler.runtime.spark.cds import driver_options
 from reconciler.runtime.spark.ship import preflight
 
@@ -253,9 +253,7 @@ def start_session(
         builder = builder.config(key, value)
     started = time.monotonic()
     try:
-        if _json_logs():
-            _start_context_relaying_stderr(options)
-        session = builder.getOrCreate()
+        session = _build(builder, options, warm=is_local(master) and workers_run_this_python(SparkTarget(master=master)))
     except Exception as exc:  # Py4J / JVM start-up errors come in many types
         raise ReconcilerError(
             f"cannot start Spark (master {master}): {exc}",
@@ -268,26 +266,14 @@ def start_session(
     return session
 
 
-def _start_context_relaying_stderr(options: Mapping[str, str]) -> None:
-    """Start the JVM as `getOrCreate` would, with its stderr piped through `jvm_output.relay`
-    (every line JSON); the builder then joins that context. Nothing to do when this process's
-    JVM runs already (a session stopped and started again keeps it, and its relay)."""
-    from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
-
-    if getattr(SparkContext, "_gateway", None) is not None:
-        return
-    spark_conf = SparkConf()
-    for key, value in options.items():
-        spark_conf.set(key, value)
-    # Our own pipe, read from before the JVM starts: a JVM that fails to start says why there.
-    read_end, write_end = os.pipe()
-    jvm_output.relay(os.fdopen(read_end, "rb"))
-    try:
-        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": write_end})  # type: ignore[no-untyped-call]
-    finally:
-        os.close(write_end)  # the JVM has its copy: the relay ends when the JVM exits
-    SparkContext(conf=spark_conf, gateway=gateway)
+def _build(builder: SparkSession.Builder, options: Mapping[str, str], *, warm: bool) -> SparkSession:
+    """The session; its context first when its JVM's stderr is relayed or its Python workers are
+    to start while the session is built (`context`)."""
+    if _json_logs() or warm:
+        started = context.start_context(options, relay_stderr=_json_logs())
+        if warm:
+            context.start_workers(started)
+    return builder.getOrCreate()
 
 
 def _python_for_workers(master: str, conf: Mapping[str, str]) -> None:

@@ -80,3 +80,37 @@ def test_a_session_started_at_the_first_job_is_its_own_line_not_the_batch() -> N
     assert 0 <= by_name["batch (Spark jobs)"] < 0.05
     total = sum(v for k, v in by_name.items() if not k.startswith("sum"))
     assert abs(total - next(v for k, v in by_name.items() if k.startswith("sum"))) < 0.01
+
+
+class EarlyRecorder(Recorder):
+    """An executor whose session started in the background before the batch and was still
+    starting when the batch began (`SparkExecutor.start_early`)."""
+
+    session_window: tuple[float, float] | None = None
+
+    def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
+        time.sleep(0.05)  # the batch waits for the rest of the start
+        assert self.session_window is not None
+        self.session_window = (self.session_window[0], time.time())
+        return []
+
+
+def test_a_session_started_in_the_background_counts_only_the_batchs_wait() -> None:
+    clock = PhaseClock()
+    clock.mark("handler")
+    inner = EarlyRecorder(clock)
+    clock.wrapping(inner)
+    inner.session_window = (time.time(), time.time())
+    time.sleep(0.05)  # the apply, while Spark starts
+    clock.prepare()
+    clock.run_batch([])
+    clock.mark("reported")
+    clock.close()
+    lines = clock.lines()
+    by_name = {line.removeprefix("profile: ").rsplit(" ", 2)[0].strip(): float(line.rsplit(" ", 2)[1])
+               for line in lines}
+    waited = next(v for k, v in by_name.items() if k.startswith("Spark session start (the batch's wait"))
+    assert 0.05 <= waited < 0.1 and by_name["batch (Spark jobs)"] < 0.05
+    assert lines[-1].startswith("profile: (Spark session start, all of it, begun") and float(lines[-1].rsplit(" ", 2)[1]) >= 0.1
+    summed = [float(line.rsplit(" ", 2)[1]) for line in lines[:-2]]
+    assert abs(sum(summed) - float(lines[-2].rsplit(" ", 2)[1])) < 0.01  # the whole start is not summed again
