@@ -84,8 +84,10 @@ from h2h_sides import (  # bench/h2h_sides.py
     OursSide,
     Result,
     Topics,
-    count_topic_lines,
-    verify_lines,
+    check_topic,
+    one_file,
+    txt_files,
+    verify_parquet,
 )
 from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
 from measure import (  # bench/measure.py
@@ -284,32 +286,6 @@ def ours_sinks(bench: Bench, ours: OursSide, where: str) -> dict[str, Side]:
     }
 
 
-def check_topic(kcat: str, bootstrap: str, topic: str, workdir: Path, n: int) -> None:
-    dump = workdir / f"{topic}.lines"
-    count_topic_lines(kcat, bootstrap, topic, dump)
-    verify_lines([dump], n, f"topic {topic}")
-    dump.unlink()
-
-
-def one_file(path: Path, records: int, what: str) -> None:
-    verify_lines([path], records, what)
-
-
-def txt_files(path: Path, records: int, what: str) -> None:
-    verify_lines(sorted(p for p in path.rglob("*.txt") if not p.name.startswith(".")), records, what)
-
-
-def verify_parquet(path: Path, records: int, what: str) -> None:
-    """Every id exactly once in the Parquet files' values (the same check as `verify_lines`)."""
-    import pyarrow.parquet as pq
-
-    lines = path / "lines.txt"
-    with lines.open("wb") as out:
-        for file in sorted(p for p in path.rglob("*.parquet") if not p.name.startswith(".")):
-            out.writelines(v + b"\n" for v in pq.read_table(file, columns=["value"]).column("value").to_pylist())
-    verify_lines([lines], records, what)
-
-
 @contextmanager
 def on_cluster(bench: Bench) -> Iterator[OursSide]:
     """Our side on a standalone cluster (a master and two 1-core workers on this machine,
@@ -359,11 +335,11 @@ def side_lines(runs: list[Result], kcat: list[float]) -> list[str]:
              f"{max(r.usage.peak_rss for r in runs) / 2**20:>8,.0f} {Spread.of([r.broker_cpu_s for r in runs]).median:>12.2f}")
     lines = [line(first.label, seconds, first.records, kcat, fixed, usage)]
     jobs = [r.job_s or 0.0 for r in runs]
-    if first.job_s is not None and all(jobs):
+    if first.job_s is not None and all(jobs):  # ours: every run's job time (h2h_sides requires one)
         fixed_jobs = [r.fixed_job_s for r in runs if r.fixed_job_s is not None]
         lines.append(line("    its batch's Spark job", jobs, first.records, kcat, fixed_jobs, ""))
         lines.append(f"    Spark session start: {Spread.of([r.session_s or 0.0 for r in runs]).show()}")
-    elif len(fixed) == len(runs):
+    elif len(fixed) == len(runs) and all(s > f for s, f in zip(seconds, fixed, strict=True)):
         lines.append(line("    from its first record", [s - f for s, f in zip(seconds, fixed, strict=True)],
                           first.records, kcat, [], ""))
     ones = [r.fixed_run for r in runs if r.fixed_run is not None]

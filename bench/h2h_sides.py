@@ -26,7 +26,8 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 _MOVED = re.compile(r"(\d+) record\(s\) moved")
 _SESSION = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s")
-_JOB = re.compile(r"^DEBUG reconciler\.runtime\.\w+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s", re.MULTILINE)
+# The runtime's debug line of each batch's Spark job (reconciler.runtime.sink.job, .source.job).
+_JOB = re.compile(r"^DEBUG reconciler\.runtime\.[\w.]+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s", re.MULTILINE)
 TIMED = Path(__file__).resolve().parent / "reconciler_timed.py"
 
 
@@ -111,6 +112,35 @@ def verify_lines(paths: list[Path], records: int, what: str) -> None:
     missing = records - sum(seen)
     require(not missing and not duplicates and lines == records,
             f"{what}: {lines:,} lines, {missing:,} records missing, {duplicates:,} duplicated")
+
+
+def check_topic(kcat: str, bootstrap: str, topic: str, workdir: Path, n: int) -> None:
+    """Every id 0…n-1 exactly once in the topic's committed records."""
+    dump = workdir / f"{topic}.lines"
+    count_topic_lines(kcat, bootstrap, topic, dump)
+    verify_lines([dump], n, f"topic {topic}")
+    dump.unlink()
+
+
+def one_file(path: Path, records: int, what: str) -> None:
+    """kcat's or Java's sink output: one file."""
+    verify_lines([path], records, what)
+
+
+def txt_files(path: Path, records: int, what: str) -> None:
+    """our file-sink's output: a directory of files (a file per partition), hidden ones not counted."""
+    verify_lines(sorted(p for p in path.rglob("*.txt") if not p.name.startswith(".")), records, what)
+
+
+def verify_parquet(path: Path, records: int, what: str) -> None:
+    """Every id exactly once in the Parquet files' values (the same check as `verify_lines`)."""
+    import pyarrow.parquet as pq  # only for this check: the bench's other sides do not need pyarrow
+
+    lines = path / "lines.txt"
+    with lines.open("wb") as out:
+        for file in sorted(p for p in path.rglob("*.parquet") if not p.name.startswith(".")):
+            out.writelines(v + b"\n" for v in pq.read_table(file, columns=["value"]).column("value").to_pylist())
+    verify_lines([lines], records, what)
 
 
 # --- Java -----------------------------------------------------------------------------------
@@ -240,6 +270,8 @@ class OursSide:
             assert match is not None  # for mypy: required just above
             moved += int(match.group(1))
             session, jobs = _SESSION.search(log.read_text()), _JOB.findall(log.read_text())
+            require(bool(jobs), f"{label}: run {runs}: no batch job time in its debug log (h2h_sides._JOB no longer "
+                    "matches the runtime's line?): no figure for its job")
             session_s += float(session.group(1)) if session else 0.0
             job_s += sum(map(float, jobs))
             total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))

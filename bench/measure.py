@@ -393,7 +393,8 @@ class Spread:
 
 def ratios(ours: list[float], reference: list[float]) -> Spread:
     """Run i's ratio ours[i] / reference[i], over runs whose sides alternated."""
-    require(len(ours) == len(reference) and all(r > 0 for r in reference), "sides ran a different number of times")
+    require(len(ours) == len(reference), "sides ran a different number of times")
+    require(all(r > 0 for r in reference), f"a reference time of 0 s in {reference}: no ratio to it")
     return Spread.of([a / b for a, b in zip(ours, reference, strict=True)])
 
 
