@@ -26,8 +26,11 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 _MOVED = re.compile(r"(\d+) record\(s\) moved")
 _SESSION = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s")
-# The runtime's debug line of each batch's Spark job (reconciler.runtime.sink.job, .source.job).
-_JOB = re.compile(r"^DEBUG reconciler\.runtime\.[\w.]+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s", re.MULTILINE)
+# The runtime's debug line of each batch's Spark job (reconciler.runtime.sink.job, .source.job), and
+# the session's, each stamped by bench/reconciler_timed.py with its time since start (` @1234ms`).
+_JOB = re.compile(r"^DEBUG reconciler\.runtime\.[\w.]+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s.* @(\d+)ms$",
+                  re.MULTILINE)
+_SESSION_AT = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s @(\d+)ms$", re.MULTILINE)
 TIMED = Path(__file__).resolve().parent / "reconciler_timed.py"
 
 
@@ -141,6 +144,21 @@ def verify_parquet(path: Path, records: int, what: str) -> None:
         for file in sorted(p for p in path.rglob("*.parquet") if not p.name.startswith(".")):
             out.writelines(v + b"\n" for v in pq.read_table(file, columns=["value"]).column("value").to_pylist())
     verify_lines([lines], records, what)
+
+
+def job_times(log: str) -> tuple[float, float | None]:
+    """From `reconciler_timed`'s log: (the Spark session's start, the batch jobs' time without
+    it; None when the log has no job line). The runtime starts its session at its first job
+    (`session()` is called inside the timed part), so a job's time can hold the session's start:
+    the part of each job that overlaps the session's start is taken off."""
+    session = _SESSION_AT.search(log)
+    ready = int(session.group(2)) / 1000 if session else 0.0
+    session_s = float(session.group(1)) if session else 0.0
+    jobs = [(float(seconds), int(at) / 1000) for seconds, at in _JOB.findall(log)]
+    if not jobs:
+        return session_s, None
+    overlaps = [max(0.0, min(end, ready) - max(end - seconds, ready - session_s)) for seconds, end in jobs]
+    return session_s, sum(seconds for seconds, _ in jobs) - sum(overlaps)
 
 
 # --- Java -----------------------------------------------------------------------------------
@@ -269,11 +287,10 @@ class OursSide:
                     f"{label}: run {runs} failed (exit {code}):\n{text[-3000:]}\n{log.read_text()[-3000:]}")
             assert match is not None  # for mypy: required just above
             moved += int(match.group(1))
-            session, jobs = _SESSION.search(log.read_text()), _JOB.findall(log.read_text())
-            require(bool(jobs), f"{label}: run {runs}: no batch job time in its debug log (h2h_sides._JOB no longer "
-                    "matches the runtime's line?): no figure for its job")
-            session_s += float(session.group(1)) if session else 0.0
-            job_s += sum(map(float, jobs))
+            session, jobs = job_times(log.read_text())
+            require(jobs is not None, f"{label}: run {runs}: no batch job time in its debug log (h2h_sides._JOB no "
+                    "longer matches the runtime's line?): no figure for its job")
+            session_s, job_s = session_s + session, job_s + (jobs or 0.0)
             total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))
         require(moved == records, f"{label}: moved {moved:,} records in {runs} runs, not {records:,}")
         notes = [f"{runs} runs of `reconciler run --once` (each batch's limits)"] if runs > 1 else []

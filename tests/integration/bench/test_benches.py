@@ -32,7 +32,7 @@ if str(BENCH) not in sys.path:
 
 import connect_head_to_head as h2h  # noqa: E402  (bench/connect_head_to_head.py)
 import throughput  # noqa: E402  (bench/throughput.py)
-from h2h_sides import ID_BASE, Result  # noqa: E402  (bench/h2h_sides.py)
+from h2h_sides import ID_BASE, Result, job_times, one_file  # noqa: E402  (bench/h2h_sides.py)
 from measure import RunFailed, Spread, Usage, alternating, ratios, run_notes  # noqa: E402  (bench/measure.py, by plain name)
 
 if TYPE_CHECKING:
@@ -130,10 +130,10 @@ def test_head_to_head_checks_each_run_and_pairs_each_round_with_its_fixed_cost(t
             return Result("side", Usage(1.0), len(ids), 0.0)
         return run
 
-    assert bench.checked_output("good", 3, writes([0, 1, 2]), h2h.one_file)(1).records == 3
+    assert bench.checked_output("good", 3, writes([0, 1, 2]), one_file)(1).records == 3
     assert not (tmp_path / "out" / "good-1").exists()  # checked, then removed
     with pytest.raises(RunFailed, match="no figure printed: side, run 2: 3 lines, 1 records missing, 1 duplicated"):
-        bench.checked_output("bad", 3, writes([0, 1, 1]), h2h.one_file)(2)
+        bench.checked_output("bad", 3, writes([0, 1, 1]), one_file)(2)
 
     def result(seconds: float, job_s: float | None = None) -> Result:
         return Result("ours", Usage(seconds, 1.0, 2**20), 3, 0.5, session_s=1.0, job_s=job_s)
@@ -145,3 +145,13 @@ def test_head_to_head_checks_each_run_and_pairs_each_round_with_its_fixed_cost(t
     assert "6.00 s (4.00–8.00, 2 runs)" in lines[0] and "0.38 x (0.25–0.50, 2 runs)" in lines[0], lines
     assert "4.00 s (3.00–5.00, 2 runs)" in lines[3], lines  # one record, the fixed cost
     assert run_notes([["a", "b"], ["a"]]) == ["a", "run 1: b"]
+
+
+def test_a_jobs_time_leaves_out_the_session_start_it_waited_for() -> None:
+    """The runtime starts its Spark session inside its first job's timing: 3 s of that job's 4 s."""
+    log = ("INFO reconciler.runtime.spark.session: Spark session (local[*]) ready in 3.0s @5000ms\n"
+           "DEBUG reconciler.runtime.source.job: source s: job 4.000s (tasks 0.50 s) @6000ms\n"
+           "DEBUG reconciler.runtime.sink.job: sink k: 1 range(s) planned in 0.010s, job 0.500s (partitions 0.40 s), "
+           "1 offset(s) committed in 0.010s @7000ms\n")
+    assert job_times(log) == (3.0, 1.5)
+    assert job_times(log.splitlines()[0]) == (3.0, None)  # no job line: no figure (the bench refuses it)
