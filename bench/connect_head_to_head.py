@@ -45,7 +45,8 @@ How each side is timed, so that each pays for everything it needs to move the re
   (interpreter, imports, apply, Spark session start, the batch, commits, Spark stop), exactly
   once (the source writes records and offsets in Kafka transactions), each connector on a Connect
   group of its own. It runs through bench/reconciler_timed.py, the same command with the
-  runtime's debug log, which gives the batch's Spark job time: the data's part of a batch, which
+  runtime's debug log, which gives the batch's Spark job time (less the Spark session's start,
+  which the runtime does inside its first job: h2h_sides.job_times): the data's part of a batch, which
   a `reconciler run` loop (its Spark session kept) pays per batch besides the tick's control
   plane work. "Fixed cost" is the same
   command moving one record (with its own connector, group and topic, a side of its own in each
