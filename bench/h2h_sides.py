@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from measure import ClusterMeter, JvmMeter, Usage, cpu_of, run_measured  # bench/measure.py
+from measure import ClusterMeter, JvmMeter, RunFailed, Usage, cpu_of, require, run_measured  # bench/measure.py
 
 if TYPE_CHECKING:
     from reconciler.devtools.connect import RunningConnect
@@ -26,7 +26,11 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 FILE_SINK = "org.apache.kafka.connect.file.FileStreamSinkConnector"
 _MOVED = re.compile(r"(\d+) record\(s\) moved")
 _SESSION = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s")
-_JOB = re.compile(r"^DEBUG reconciler\.runtime\.\w+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s", re.MULTILINE)
+# The runtime's debug line of each batch's Spark job (reconciler.runtime.sink.job, .source.job), and
+# the session's, each stamped by bench/reconciler_timed.py with its time since start (` @1234ms`).
+_JOB = re.compile(r"^DEBUG reconciler\.runtime\.[\w.]+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s.* @(\d+)ms$",
+                  re.MULTILINE)
+_SESSION_AT = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s @(\d+)ms$", re.MULTILINE)
 TIMED = Path(__file__).resolve().parent / "reconciler_timed.py"
 
 
@@ -40,6 +44,7 @@ class Result:
     session_s: float | None = None  # ours: Spark session start, within `usage.seconds`
     job_s: float | None = None  # ours: the batch's Spark job (from the runtime's log), within it too
     fixed_job_s: float | None = None  # ours: the Spark job of a batch of one record
+    fixed_run: Result | None = None  # ours: the run that moved one record, in the same round
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -87,8 +92,7 @@ class Topics:
 
         producer = Producer({"bootstrap.servers": self.bootstrap})
         producer.produce(topic, b'{"id":%d,"pad":""}' % ID_BASE)
-        if producer.flush(30):
-            raise SystemExit(f"could not produce to {topic}")
+        require(producer.flush(30) == 0, f"could not produce to {topic}")
 
 
 def count_topic_lines(kcat: str, bootstrap: str, topic: str, dump: Path) -> None:
@@ -99,7 +103,7 @@ def count_topic_lines(kcat: str, bootstrap: str, topic: str, dump: Path) -> None
 
 
 def verify_lines(paths: list[Path], records: int, what: str) -> None:
-    """Every id 0…records-1 exactly once across the files' lines, or SystemExit saying what is off."""
+    """Every id 0…records-1 exactly once across the files' lines, or `RunFailed` saying what is off."""
     seen, lines, duplicates = bytearray(records), 0, 0
     for path in paths:
         with path.open("rb") as handle:
@@ -109,8 +113,52 @@ def verify_lines(paths: list[Path], records: int, what: str) -> None:
                 duplicates += seen[number]
                 seen[number] = 1
     missing = records - sum(seen)
-    if missing or duplicates or lines != records:
-        raise SystemExit(f"{what}: {lines:,} lines, {missing:,} records missing, {duplicates:,} duplicated")
+    require(not missing and not duplicates and lines == records,
+            f"{what}: {lines:,} lines, {missing:,} records missing, {duplicates:,} duplicated")
+
+
+def check_topic(kcat: str, bootstrap: str, topic: str, workdir: Path, n: int) -> None:
+    """Every id 0…n-1 exactly once in the topic's committed records."""
+    dump = workdir / f"{topic}.lines"
+    count_topic_lines(kcat, bootstrap, topic, dump)
+    verify_lines([dump], n, f"topic {topic}")
+    dump.unlink()
+
+
+def one_file(path: Path, records: int, what: str) -> None:
+    """kcat's or Java's sink output: one file."""
+    verify_lines([path], records, what)
+
+
+def txt_files(path: Path, records: int, what: str) -> None:
+    """our file-sink's output: a directory of files (a file per partition), hidden ones not counted."""
+    verify_lines(sorted(p for p in path.rglob("*.txt") if not p.name.startswith(".")), records, what)
+
+
+def verify_parquet(path: Path, records: int, what: str) -> None:
+    """Every id exactly once in the Parquet files' values (the same check as `verify_lines`)."""
+    import pyarrow.parquet as pq  # only for this check: the bench's other sides do not need pyarrow
+
+    lines = path / "lines.txt"
+    with lines.open("wb") as out:
+        for file in sorted(p for p in path.rglob("*.parquet") if not p.name.startswith(".")):
+            out.writelines(v + b"\n" for v in pq.read_table(file, columns=["value"]).column("value").to_pylist())
+    verify_lines([lines], records, what)
+
+
+def job_times(log: str) -> tuple[float, float | None]:
+    """From `reconciler_timed`'s log: (the Spark session's start, the batch jobs' time without
+    it; None when the log has no job line). The runtime starts its session at its first job
+    (`session()` is called inside the timed part), so a job's time can hold the session's start:
+    the part of each job that overlaps the session's start is taken off."""
+    session = _SESSION_AT.search(log)
+    ready = int(session.group(2)) / 1000 if session else 0.0
+    session_s = float(session.group(1)) if session else 0.0
+    jobs = [(float(seconds), int(at) / 1000) for seconds, at in _JOB.findall(log)]
+    if not jobs:
+        return session_s, None
+    overlaps = [max(0.0, min(end, ready) - max(end - seconds, ready - session_s)) for seconds, end in jobs]
+    return session_s, sum(seconds for seconds, _ in jobs) - sum(overlaps)
 
 
 # --- Java -----------------------------------------------------------------------------------
@@ -130,7 +178,7 @@ def wait_for(progress: Callable[[], int], target: int, side: str, diagnose: Call
         if value != last:
             last, last_change = value, now
         elif now - last_change > STALL_S:
-            raise SystemExit(f"{side}: stuck at {value:,} of {target:,} for {STALL_S:g}s; {diagnose()}")
+            raise RunFailed(f"{side}: stuck at {value:,} of {target:,} for {STALL_S:g}s; {diagnose()}")
         time.sleep(POLL_S)
 
 
@@ -140,14 +188,16 @@ class JavaSide:
     bootstrap: str
     broker_pid: int
 
-    def source(self, file: Path, topic: str, records: int, topics: Topics) -> Result:
+    def source(self, file: Path, topic: str, records: int, topics: Topics, name: str = "java-file-source") -> Result:
+        """Into `topic`, as connector `name` (a new name per run: Connect keeps a source's offsets by it)."""
         config = {"connector.class": FILE_SOURCE, "tasks.max": "1", "file": str(file), "topic": topic}
-        return self._run("java-file-source", config, lambda: topics.count(topic), records, records,
-                         "Java FileStreamSource")
+        return self._run(name, config, lambda: topics.count(topic), records, records, "Java FileStreamSource")
 
-    def sink(self, topic: str, file: Path, records: int, expected_bytes: int, partitions: int) -> Result:
+    def sink(self, topic: str, file: Path, records: int, expected_bytes: int, partitions: int,
+             name: str = "java-file-sink") -> Result:
+        """Into `file`, as connector `name` (a new name per run: its consumer group is named after it)."""
         config = {"connector.class": FILE_SINK, "tasks.max": str(partitions), "file": str(file), "topics": topic}
-        return self._run("java-file-sink", config, lambda: _size(file), expected_bytes, records, "Java FileStreamSink")
+        return self._run(name, config, lambda: _size(file), expected_bytes, records, "Java FileStreamSink")
 
     def _run(self, name: str, config: dict[str, str], progress: Callable[[], int], target: int, records: int,
              label: str) -> Result:
@@ -155,8 +205,7 @@ class JavaSide:
         with JvmMeter(self.worker.pid).phase(usage):
             started = time.perf_counter()
             status, body = self.worker.rest("POST", "/connectors", {"name": name, "config": config})
-            if status != 201:
-                raise SystemExit(f"creating {name} failed: {status} {body}")
+            require(status == 201, f"creating {name} failed: {status} {body}")
             first, done = wait_for(progress, target, label, lambda: str(self.worker.rest("GET", f"/connectors/{name}/status")))
             usage.seconds = done - started
         broker_cpu = cpu_of(self.broker_pid) - broker
@@ -234,15 +283,16 @@ class OursSide:
                 code, usage = self._measured(command, out, err)
             text = output.read_text()
             match = _MOVED.search(text)
-            if code != 0 or match is None or "FAILED" in text:
-                raise SystemExit(f"{label}: run {runs} failed (exit {code}):\n{text[-3000:]}\n{log.read_text()[-3000:]}")
+            require(code == 0 and match is not None and "FAILED" not in text,
+                    f"{label}: run {runs} failed (exit {code}):\n{text[-3000:]}\n{log.read_text()[-3000:]}")
+            assert match is not None  # for mypy: required just above
             moved += int(match.group(1))
-            session, jobs = _SESSION.search(log.read_text()), _JOB.findall(log.read_text())
-            session_s += float(session.group(1)) if session else 0.0
-            job_s += sum(map(float, jobs))
+            session, jobs = job_times(log.read_text())
+            require(jobs is not None, f"{label}: run {runs}: no batch job time in its debug log (h2h_sides._JOB no "
+                    "longer matches the runtime's line?): no figure for its job")
+            session_s, job_s = session_s + session, job_s + (jobs or 0.0)
             total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))
-        if moved != records:
-            raise SystemExit(f"{label}: moved {moved:,} records in {runs} runs, not {records:,}")
+        require(moved == records, f"{label}: moved {moved:,} records in {runs} runs, not {records:,}")
         notes = [f"{runs} runs of `reconciler run --once` (each batch's limits)"] if runs > 1 else []
         return Result(label, total, records, cpu_of(self.broker_pid) - broker, notes=notes, session_s=session_s,
                       job_s=job_s)

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from h2h_sides import MAX_RUNS, STALL_S, TIMED  # bench/h2h_sides.py
 from jdbc_sink_sides import SCHEMA, Rows  # bench/jdbc_sink_sides.py
-from measure import JvmMeter, RunFailed, Usage, require, run_measured  # bench/measure.py
+from measure import FAILED, JvmMeter, RunFailed, Usage, require, run_measured  # bench/measure.py
 
 from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
 from reconciler.connectors.iceberg.catalog import close_catalog, open_catalog
@@ -233,7 +233,7 @@ class JavaIceberg:
                 self.delete(f"{name}{suffix}")
                 if attempt == JAVA_ATTEMPTS:
                     raise
-                stalls.append(str(stall.code).removeprefix("FAILED, no figure printed: "))
+                stalls.append(str(stall.code).removeprefix(FAILED))
                 continue
             result.notes[:0] = [f"attempt {attempt}; attempt {n} stalled: {why}" for n, why in enumerate(stalls, 1)]
             return result

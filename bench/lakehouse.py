@@ -1,19 +1,24 @@
 """Head-to-head for the lakehouse sinks (issue 28): Apache Iceberg's own Kafka Connect sink
 against our `iceberg-sink`, plus our `delta-sink` and `parquet-sink` on disk and on S3.
 
-    .venv/bin/python bench/lakehouse.py [--records 1000000] [--row-bytes 100] [--partitions 2]
+    .venv/bin/python bench/lakehouse.py [--records 1000000] [--row-bytes 100] [--partitions 2] [--rounds 3]
 
 N rows of about `--row-bytes` bytes (id, customer, quantity, pad), as JsonConverter records with
 their schema (so every sink types the columns; the schema rides in each record as Connect writes
 it), produced once by `kcat -P` into a topic of `--partitions` on Apache Kafka
-(`reconciler.devtools.broker`, or `--bootstrap`). Then, each side once, in this order:
+(`reconciler.devtools.broker`, or `--bootstrap`). Then `--rounds` rounds (3 by default): each
+side once a round, the sides alternating (this order, then the reverse, …: `measure.alternating`,
+so a machine getting busier or quieter weighs on all alike), each run into a table, files, a
+connector and a Connect group of its own:
 
 - `kcat -C -e` of the topic: the reference, the least work a Kafka client does to read it;
 - Apache Iceberg's sink (`org.apache.iceberg:iceberg-kafka-connect`, pinned by
   reconciler/devtools/jvm/iceberg-connect/pom.xml) in a Java Connect worker started for the
-  bench, one task per partition, its control topic and a commit every `--commit-interval-ms`
-  (the sink's default is 5 minutes), timed from its REST creation to the commit that makes the
-  last row visible (the table's snapshot read back by pyiceberg every 0.25 s);
+  bench, one task per partition, a control topic of its own per run and a commit every
+  `--commit-interval-ms` (the sink's default is 5 minutes), timed from its REST creation to the
+  commit that makes the last row visible (the table's snapshot read back by pyiceberg every
+  0.25 s); an attempt that stalls is deleted and run once more into a table of its own, the
+  report saying so (lake_sides.JavaIceberg);
 - ours, `reconciler run --once` with `iceberg-sink`: the same keys, the same SQL catalog
   (SQLite, read by Java's JdbcCatalog and by pyiceberg), its own table; the whole command,
   Spark's start included, exactly once;
@@ -21,11 +26,15 @@ it), produced once by `kcat -P` into a topic of `--partitions` on Apache Kafka
   S3-compatible server (moto, `reconciler.devtools.s3`, or `--s3-endpoint` with the AWS_*
   variables' credentials).
 
-CPU seconds: kcat's and ours by `wait4` with every descendant (bench/measure.py); the Java
-worker's JVM over its phase. Peak memory: kcat's own, ours summed over the process tree, the
-Java worker's whole RSS in its phase. Every table is read back by its own reader (pyiceberg,
-delta-rs, pyarrow): a side whose table does not hold every id exactly once, or two Iceberg
-tables whose ids differ, print no figure and the bench exits non-zero (`measure.RunFailed`).
+Each figure is the median of the side's runs, the fastest and slowest beside it (`Spread`);
+ours against Java's Iceberg sink is the median of the rounds' own ratios (`measure.ratios`).
+CPU seconds (the median): kcat's and ours by `wait4` with every descendant (bench/measure.py);
+the Java worker's JVM over its phase. Peak memory (the largest of the runs): kcat's own, ours
+summed over the process tree, the Java worker's whole RSS in its phase. Every run's table is
+read back by its own reader (pyiceberg, delta-rs, pyarrow) as the run ends, and each round's two
+Iceberg tables compared: one run whose table does not hold every id exactly once, or a round
+whose Iceberg tables' ids differ, and the bench prints no figure and exits non-zero
+(`measure.RunFailed`).
 """
 
 from __future__ import annotations
@@ -56,7 +65,20 @@ from lake_sides import (  # bench/lake_sides.py
     Worker,
     write_records,
 )
-from measure import Usage, become_subreaper, load_average, megabytes, require, run_measured  # bench/measure.py
+from measure import (  # bench/measure.py
+    FAILED,
+    RunFailed,
+    Spread,
+    Usage,
+    alternating,
+    become_subreaper,
+    load_average,
+    megabytes,
+    ratios,
+    require,
+    run_measured,
+    run_notes,
+)
 
 from reconciler.devtools.broker import start_broker
 from reconciler.devtools.connect import start_connect
@@ -86,11 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connect-pid", type=int, help="that worker's PID (its CPU and memory are measured)")
     parser.add_argument("--connect-log", type=Path, help="that worker's log (its ERROR lines are reported)")
     parser.add_argument("--sides", default=",".join(SIDES), help=f"the sides to run, of {','.join(SIDES)} (default: all)")
+    parser.add_argument("--rounds", type=int, default=3, help="runs of each side, alternating; figures are their "
+                        "medians (default 3)")
     args = parser.parse_args(argv)
     args.sides = [side.strip() for side in args.sides.split(",") if side.strip()]
     unknown = sorted(set(args.sides) - set(SIDES))
-    if unknown or (args.connect_url is None) != (args.connect_pid is None):
-        parser.error(f"unknown sides {unknown}" if unknown else "--connect-url and --connect-pid go together")
+    if unknown or (args.connect_url is None) != (args.connect_pid is None) or args.rounds < 1:
+        parser.error(f"unknown sides {unknown}" if unknown else "--rounds is at least 1" if args.rounds < 1
+                     else "--connect-url and --connect-pid go together")
     kcat = kcat_binary()
     become_subreaper()  # orphans of `reconciler run` come to us: their CPU is counted
     workdir = Path(tempfile.mkdtemp(prefix="bench-lake-"))
@@ -103,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_all(args: argparse.Namespace, kcat: str, workdir: Path) -> list[Result]:
+def run_all(args: argparse.Namespace, kcat: str, workdir: Path) -> dict[str, list[Result]]:
     rows, run_id = Rows(args.records, args.row_bytes), uuid.uuid4().hex[:8]
     records = workdir / "records.jsonl"
     write_records(records, rows)
@@ -115,7 +140,6 @@ def run_all(args: argparse.Namespace, kcat: str, workdir: Path) -> list[Result]:
         topic = f"bench-lake-{run_id}"
         settings = KafkaSettings(bootstrap_servers=bootstrap)
         create_topic(settings, topic, args.partitions)
-        create_topic(settings, f"{topic}-control", 1)
         produce(kcat, bootstrap, topic, records)
         return run_sides(args, kcat, bootstrap, topic, s3, workdir, worker)
 
@@ -147,48 +171,80 @@ def produce(kcat: str, bootstrap: str, topic: str, records: Path) -> None:
     require(code == 0, f"kcat -P exited {code}")
 
 
+Sides = dict[str, Callable[[int], Result]]  # a side's run number (1, 2…) names its fresh table
+
+
 def run_sides(args: argparse.Namespace, kcat: str, bootstrap: str, topic: str, s3: dict[str, str], workdir: Path,
-              worker: Worker | None) -> list[Result]:
+              worker: Worker | None) -> dict[str, list[Result]]:
+    """Every chosen side `--rounds` times, alternating (`measure.alternating`), each run into
+    tables, files and a connector of its own and checked as it ends; then every round's
+    Iceberg tables compared, while they are still there."""
+    sides = all_sides(args, kcat, bootstrap, topic, s3, workdir, worker)
+    chosen = [side for side in SIDES if side in args.sides]
+    runs = alternating(args.rounds, {side: numbered(side, sides[side], args.records) for side in chosen})
+    check_rounds([runs[side] for side in chosen], args.records)
+    return {side: runs[side] for side in chosen}
+
+
+def numbered(side: str, run: Callable[[int], Result], count: int) -> Callable[[], Result]:
+    """`run` with its run number, announced, and its table checked before it counts."""
+    number = 0
+
+    def once() -> Result:
+        nonlocal number
+        number += 1
+        print(f"  {side}, run {number}… (load average {load_average()})", file=sys.stderr, flush=True)
+        result = run(number)
+        check([result], count)
+        return result
+
+    return once
+
+
+def all_sides(args: argparse.Namespace, kcat: str, bootstrap: str, topic: str, s3: dict[str, str], workdir: Path,
+              worker: Worker | None) -> Sides:
     n, tag = args.records, topic.removeprefix("bench-lake-")
     catalog = {"type": "jdbc", "uri": f"jdbc:sqlite:{workdir / 'catalog.db'}", "warehouse": str(workdir / "warehouse"),
                "jdbc.schema-version": "V1"}
-    java_table, ours_table = IcebergTarget(catalog, f"{NAMESPACE}.java_{tag}"), IcebergTarget(catalog, f"{NAMESPACE}.ours_{tag}")
     converters = {"topics": topic, "key.converter": "org.apache.kafka.connect.storage.StringConverter",
                   "value.converter": "org.apache.kafka.connect.json.JsonConverter",
                   "value.converter.schemas.enable": "true"}
-    iceberg = {**converters, "iceberg.tables": ours_table.table, "iceberg.tables.auto-create-enabled": "true",
-               **{f"iceberg.catalog.{key}": value for key, value in catalog.items()}}
     s3_root = f"s3://{args.s3_bucket}/bench-lake-{tag}"
-    delta_local = {**converters, "delta.table.uri": str(workdir / "delta")}
-    delta_s3 = {**converters, "delta.table.uri": f"{s3_root}/delta", **s3}
-    parquet_local = {**converters, "path": str(workdir / "parquet")}
-    parquet_s3 = {**converters, "path": f"{s3_root}/parquet", **s3}
     ours = Ours(bootstrap, workdir / "ours", args.partitions)
 
-    def java() -> Result:
+    def java(r: int) -> Result:
         assert worker is not None
-        side = JavaIceberg(worker, args.partitions, f"{topic}-control", args.commit_interval_ms)
-        return side.run(JAVA_LABEL, f"java-iceberg-{tag}", topic, catalog, java_table, n)
+        control = f"{topic}-control-{r}"  # a control topic per run: no coordinator reads another run's events
+        create_topic(KafkaSettings(bootstrap_servers=bootstrap), control, 1)
+        side = JavaIceberg(worker, args.partitions, control, args.commit_interval_ms)
+        return side.run(JAVA_LABEL, f"java-iceberg-{tag}-{r}", topic, catalog,
+                        IcebergTarget(catalog, f"{NAMESPACE}.java_{tag}_{r}"), n)
 
-    sides: dict[str, Callable[[], Result]] = {
-        "kcat": lambda: reference(kcat, bootstrap, topic, n, workdir),
-        "java-iceberg": java,
-        "iceberg": lambda: ours.run(OURS_ICEBERG, f"iceberg-{tag}", "iceberg-sink", iceberg, ours_table, n),
-        "delta-local": lambda: ours.run("ours: delta-sink, local disk", f"delta-local-{tag}", "delta-sink",
-                                        delta_local, DeltaTarget(delta_local), n),
-        "delta-s3": lambda: ours.run("ours: delta-sink, S3", f"delta-s3-{tag}", "delta-sink", delta_s3,
-                                     DeltaTarget(delta_s3), n),
-        "parquet-local": lambda: ours.run("ours: parquet-sink, local disk", f"parquet-local-{tag}", "parquet-sink",
-                                          parquet_local, ParquetTarget(parquet_local), n),
-        "parquet-s3": lambda: ours.run("ours: parquet-sink, S3", f"parquet-s3-{tag}", "parquet-sink", parquet_s3,
-                                       ParquetTarget(parquet_s3), n),
-    }
-    results = []
-    for name in (side for side in SIDES if side in args.sides):
-        print(f"  {name}… (load average {load_average()})", file=sys.stderr, flush=True)
-        results.append(sides[name]())
-    check(results, n)
-    return results
+    def iceberg(r: int) -> Result:
+        target = IcebergTarget(catalog, f"{NAMESPACE}.ours_{tag}_{r}")
+        config = {**converters, "iceberg.tables": target.table, "iceberg.tables.auto-create-enabled": "true",
+                  **{f"iceberg.catalog.{key}": value for key, value in catalog.items()}}
+        return ours.run(OURS_ICEBERG, f"iceberg-{tag}-{r}", "iceberg-sink", config, target, n)
+
+    def delta(side: str, where: str, root: str, keys: dict[str, str]) -> Callable[[int], Result]:
+        def run(r: int) -> Result:
+            config = {**converters, "delta.table.uri": f"{root}/delta-{r}", **keys}
+            return ours.run(f"ours: delta-sink, {where}", f"{side}-{tag}-{r}", "delta-sink", config,
+                            DeltaTarget(config), n)
+        return run
+
+    def parquet(side: str, where: str, root: str, keys: dict[str, str]) -> Callable[[int], Result]:
+        def run(r: int) -> Result:
+            config = {**converters, "path": f"{root}/parquet-{r}", **keys}
+            return ours.run(f"ours: parquet-sink, {where}", f"{side}-{tag}-{r}", "parquet-sink", config,
+                            ParquetTarget(config), n)
+        return run
+
+    return {"kcat": lambda r: reference(kcat, bootstrap, topic, n, workdir), "java-iceberg": java, "iceberg": iceberg,
+            "delta-local": delta("delta-local", "local disk", str(workdir), {}),
+            "delta-s3": delta("delta-s3", "S3", s3_root, s3),
+            "parquet-local": parquet("parquet-local", "local disk", str(workdir), {}),
+            "parquet-s3": parquet("parquet-s3", "S3", s3_root, s3)}
 
 
 def reference(kcat: str, bootstrap: str, topic: str, count: int, workdir: Path) -> Result:
@@ -212,26 +268,40 @@ def check(results: list[Result], count: int) -> None:
                 f"the Iceberg tables {java.table} and {ours.table} do not hold the same ids")
 
 
-def report(args: argparse.Namespace, started_load: str, results: list[Result]) -> None:
+def check_rounds(sides: list[list[Result]], count: int) -> None:
+    """`check` of every round (the sides' i-th runs together): one wrong run, no figure at all."""
+    require(len({len(runs) for runs in sides}) <= 1, "the sides ran a different number of times")
+    for number, round_ in enumerate(zip(*sides, strict=True), 1):
+        try:
+            check(list(round_), count)
+        except RunFailed as failed:
+            raise RunFailed(f"round {number}: {str(failed.code).removeprefix(FAILED)}") from failed
+
+
+def report(args: argparse.Namespace, started_load: str, runs: dict[str, list[Result]]) -> None:
     n = args.records
     print(f"\nLakehouse sinks: {n:,} rows of ~{args.row_bytes} B ({args.record_bytes:.0f} B as JsonConverter "
-          f"records with schemas) in {args.partitions} partitions, each side once; Apache Iceberg's sink "
+          f"records with schemas) in {args.partitions} partitions; median of {args.rounds} runs a side, the sides "
+          f"alternating, every run's table checked (min–max beside it); Apache Iceberg's sink "
           f"org.apache.iceberg:{ICEBERG_SINK}:{iceberg_version()}; load average at start {started_load}, "
           f"at end {load_average()}")
-    print(f"{'side':<36} {'seconds':>9} {'records/s':>11} {'CPU s':>8} {'peak memory':>12} {'rows':>11} "
+    print(f"{'side':<36} {'seconds (min–max)':>28} {'records/s':>11} {'CPU s':>8} {'peak memory':>12} {'rows':>11} "
           f"{'duplicates':>10}")
-    for result in results:
-        usage = result.usage
-        print(f"{result.label:<36} {usage.seconds:9.2f} {n / usage.seconds:11,.0f} {usage.cpu_s:8.2f} "
-              f"{megabytes(usage.peak_rss):>12} {result.rows:11,} {result.rows - result.distinct:10,}"
-              + (f"  ({'; '.join(result.notes)})" if result.notes else ""))
-    found = {result.label: result for result in results}
+    found: dict[str, list[Result]] = {}
+    for results in runs.values():
+        first, seconds = results[0], Spread.of([r.usage.seconds for r in results])
+        found[first.label] = results
+        cpu, peak = Spread.of([r.usage.cpu_s for r in results]), max(r.usage.peak_rss for r in results)
+        duplicates = max(r.rows - r.distinct for r in results)
+        notes = run_notes([r.notes for r in results])
+        print(f"{first.label:<36} {seconds.show():>28} {n / seconds.median:11,.0f} {cpu.median:8.2f} "
+              f"{megabytes(peak):>12} {first.rows:11,} {duplicates:10,}" + (f"  ({'; '.join(notes)})" if notes else ""))
     if JAVA_LABEL not in found or OURS_ICEBERG not in found:
         return
-    java, ours = found[JAVA_LABEL], found[OURS_ICEBERG]
-    ratio = java.usage.seconds / ours.usage.seconds
-    print(f"Both Iceberg tables hold the same {n:,} ids. ours (iceberg-sink) at {ratio:.2f}× the rate of Apache "
-          f"Iceberg's sink (goal > 1×: {'met' if ratio > 1 else 'not met'}), 0 duplicates")
+    # Rates: Java's time over ours, run by run (the same round's runs).
+    ratio = ratios([r.usage.seconds for r in found[JAVA_LABEL]], [r.usage.seconds for r in found[OURS_ICEBERG]])
+    print(f"Both Iceberg tables hold the same {n:,} ids in every round. ours (iceberg-sink) at {ratio.show('×')} "
+          f"the rate of Apache Iceberg's sink (goal > 1×: {'met' if ratio.median > 1 else 'not met'}), 0 duplicates")
 
 
 if __name__ == "__main__":

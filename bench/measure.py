@@ -350,6 +350,7 @@ def megabytes(size: int) -> str:
 # --- figures that cannot lie: checked results, medians of alternating runs ------------------
 
 T = TypeVar("T")
+FAILED = "FAILED, no figure printed: "
 
 
 class RunFailed(SystemExit):
@@ -357,7 +358,7 @@ class RunFailed(SystemExit):
     bench exits non-zero with this message."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(f"FAILED, no figure printed: {message}")
+        super().__init__(f"{FAILED}{message}")
 
 
 def require(ok: bool, message: str) -> None:
@@ -392,7 +393,8 @@ class Spread:
 
 def ratios(ours: list[float], reference: list[float]) -> Spread:
     """Run i's ratio ours[i] / reference[i], over runs whose sides alternated."""
-    require(len(ours) == len(reference) and all(r > 0 for r in reference), "sides ran a different number of times")
+    require(len(ours) == len(reference), "sides ran a different number of times")
+    require(all(r > 0 for r in reference), f"a reference time of 0 s in {reference}: no ratio to it")
     return Spread.of([a / b for a, b in zip(ours, reference, strict=True)])
 
 
@@ -406,6 +408,17 @@ def alternating(runs: int, sides: dict[str, Callable[[], T]]) -> dict[str, list[
         for name in order if round_ % 2 == 0 else reversed(order):
             results[name].append(sides[name]())
     return results
+
+
+def run_notes(notes: list[list[str]]) -> list[str]:
+    """The runs' notes, each once: as it is when every run made it, else after the runs that
+    did (`run 2: …`)."""
+    runs: dict[str, list[int]] = {}
+    for number, made in enumerate(notes, 1):
+        for note in made:
+            runs.setdefault(note, []).append(number)
+    return [note if len(made) == len(notes) else f"run {', '.join(map(str, made))}: {note}"
+            for note, made in runs.items()]
 
 
 # One small `datagen` connector: the idle-tick benchmarks (many_connectors, watch_idle) write N.

@@ -8,17 +8,20 @@ which a broken bench of plan_scale shows here. throughput runs in this process o
 broker and Spark session (`in_session`): a Spark start of its own would cost more than the run;
 state_read reads topics of its own on the session's broker (`--bootstrap`).
 Not run here: the benches that time Java Connect against us for minutes (connect_head_to_head,
-watch_latency).
+watch_latency); connect_head_to_head's per-run check and its rounds' pairing are tested here
+without a broker.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -27,8 +30,10 @@ BENCH = ROOT / "bench"
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
 
+import connect_head_to_head as h2h  # noqa: E402  (bench/connect_head_to_head.py)
 import throughput  # noqa: E402  (bench/throughput.py)
-from measure import RunFailed, Spread, alternating, ratios  # noqa: E402  (bench/measure.py, by plain name)
+from h2h_sides import ID_BASE, Result, job_times, one_file  # noqa: E402  (bench/h2h_sides.py)
+from measure import RunFailed, Spread, Usage, alternating, ratios, run_notes  # noqa: E402  (bench/measure.py, by plain name)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -112,3 +117,41 @@ def test_medians_alternate_and_a_failed_run_has_no_figure() -> None:
     assert ratios([2.0, 4.0, 9.0], [1.0, 2.0, 3.0]).median == 2.0
     with pytest.raises(RunFailed, match="no figure printed: sides ran a different number of times"):
         ratios([1.0], [1.0, 2.0])
+
+
+def test_head_to_head_checks_each_run_and_pairs_each_round_with_its_fixed_cost(tmp_path: Path) -> None:
+    """connect_head_to_head's rounds (the bench itself takes minutes of Java Connect: not run here)."""
+    nothing = cast(Any, None)
+    bench = h2h.Bench(argparse.Namespace(records=3), "kcat", tmp_path, nothing, nothing, nothing)
+
+    def writes(ids: list[int]) -> Callable[[Path, str], Result]:
+        def run(path: Path, name: str) -> Result:
+            path.write_bytes(b"".join(b'{"id":%d,"pad":""}\n' % (ID_BASE + i) for i in ids))
+            return Result("side", Usage(1.0), len(ids), 0.0)
+        return run
+
+    assert bench.checked_output("good", 3, writes([0, 1, 2]), one_file)(1).records == 3
+    assert not (tmp_path / "out" / "good-1").exists()  # checked, then removed
+    with pytest.raises(RunFailed, match="no figure printed: side, run 2: 3 lines, 1 records missing, 1 duplicated"):
+        bench.checked_output("bad", 3, writes([0, 1, 1]), one_file)(2)
+
+    def result(seconds: float, job_s: float | None = None) -> Result:
+        return Result("ours", Usage(seconds, 1.0, 2**20), 3, 0.5, session_s=1.0, job_s=job_s)
+
+    ours, fixed, kcat = [result(4.0, 1.0), result(8.0, 2.0)], [result(3.0, 0.1), result(5.0, 0.2)], [result(1.0), result(4.0)]
+    rows = h2h.with_fixed_runs({"kcat": kcat, "ours": ours, "ours" + h2h.FIXED: fixed})
+    assert rows == [kcat, ours] and [r.fixed_s for r in ours] == [3.0, 5.0]
+    lines = h2h.side_lines(ours, [r.usage.seconds for r in kcat])
+    assert "6.00 s (4.00–8.00, 2 runs)" in lines[0] and "0.38 x (0.25–0.50, 2 runs)" in lines[0], lines
+    assert "4.00 s (3.00–5.00, 2 runs)" in lines[3], lines  # one record, the fixed cost
+    assert run_notes([["a", "b"], ["a"]]) == ["a", "run 1: b"]
+
+
+def test_a_jobs_time_leaves_out_the_session_start_it_waited_for() -> None:
+    """The runtime starts its Spark session inside its first job's timing: 3 s of that job's 4 s."""
+    log = ("INFO reconciler.runtime.spark.session: Spark session (local[*]) ready in 3.0s @5000ms\n"
+           "DEBUG reconciler.runtime.source.job: source s: job 4.000s (tasks 0.50 s) @6000ms\n"
+           "DEBUG reconciler.runtime.sink.job: sink k: 1 range(s) planned in 0.010s, job 0.500s (partitions 0.40 s), "
+           "1 offset(s) committed in 0.010s @7000ms\n")
+    assert job_times(log) == (3.0, 1.5)
+    assert job_times(log.splitlines()[0]) == (3.0, None)  # no job line: no figure (the bench refuses it)
