@@ -43,6 +43,15 @@ def decode_records(rows: pa.Table, key_converter: Converter, value_converter: Co
     return Decoded(records, key_schema, value_schema, value_converter.kind == "json" and not value_converter.schemas_enable)
 
 
+def read_part(raw: Sequence[bytes | None], converter: Converter, part: str, rows: pa.Table) -> tuple[Schema | None, list[Any]]:
+    """One part (`key`, `value`) of the batch `rows` read, as `decode_records` reads it."""
+
+    def where(index: int) -> str:
+        return f"{rows.column('topic')[index]}-{rows.column('partition')[index]}@{rows.column('offset')[index]}"
+
+    return _read(raw, converter, part, where)
+
+
 def _read(raw: Sequence[bytes | None], converter: Converter, part: str, where: Any) -> tuple[Schema | None, list[Any]]:
     if converter.kind == "bytes":
         return Schema("bytes", True), list(raw)

@@ -100,15 +100,21 @@ class JdbcSinkTask(SinkTask):
             self._write_transaction(tp, rows.slice(start, size))
 
     def _write_transaction(self, tp: TopicPartition, rows: pa.Table) -> None:
+        from reconciler.connectors.jdbc import bulk
+
         topic, partition = tp
         table = q.TableName.parse(self.settings.table_for(topic), self.settings.quote)
-        decoded = unwrap(decode_records(rows, *self.converters), self.settings.delete_enabled)
-        lay = layout(self.settings, str(table), decoded.key_schema, decoded.value_schema, decoded.schemaless)
-        planned = plan(decoded.records, lay, self.settings, self.zone)
-        next_offset = decoded.records[-1].offset + 1
+        next_offset = rows.column("offset")[-1].as_py() + 1
+        fast = bulk.columnar(rows, *self.converters, self.settings, str(table))  # the common batch, no row in Python
+        if fast is None:
+            decoded = unwrap(decode_records(rows, *self.converters), self.settings.delete_enabled)
+            lay = layout(self.settings, str(table), decoded.key_schema, decoded.value_schema, decoded.schemaless)
+            planned = plan(decoded.records, lay, self.settings, self.zone)
         connection = self._connect()
         with self._failing(f"table {table}"), connection.transaction():
-            if planned.puts or planned.deletes:
+            if fast is not None:
+                self._write_columns(connection, table, *fast)
+            elif planned.puts or planned.deletes:
                 self._write_rows(connection, table, lay, planned, decoded.schemaless)
             failpoints.hit(failpoints.JDBC_AFTER_ROWS)
             connection.execute(q.write_offset(self.settings.offsets_table),
@@ -132,6 +138,22 @@ class JdbcSinkTask(SinkTask):
             return
         connection.execute(q.create_temp(q.BATCH, table, lay.names))
         _copy(connection, q.copy_into(psycopg.sql.Identifier(q.BATCH), lay.names), planned.puts)
+        if self.settings.insert_mode == "upsert":
+            connection.execute(q.upsert_from(table, lay.keys, lay.others))
+        elif lay.others:
+            connection.execute(q.update_from(table, lay.keys, lay.others))
+
+    def _write_columns(self, connection: psycopg.Connection[Any], table: q.TableName, lay: Layout,
+                       columns: pa.Table) -> None:
+        """`bulk.columnar`'s rows: COPYed into the table (insert), or through the batch table."""
+        from reconciler.connectors.jdbc.bulk import copy_csv
+
+        self._prepare(connection, table, lay, False, needed=True)
+        if self.settings.insert_mode == "insert":
+            copy_csv(connection, q.copy_into(table.ident(), lay.names), columns)
+            return
+        connection.execute(q.create_temp(q.BATCH, table, lay.names))
+        copy_csv(connection, q.copy_into(psycopg.sql.Identifier(q.BATCH), lay.names), columns)
         if self.settings.insert_mode == "upsert":
             connection.execute(q.upsert_from(table, lay.keys, lay.others))
         elif lay.others:

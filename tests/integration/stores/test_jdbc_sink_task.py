@@ -11,12 +11,16 @@ from decimal import Decimal
 from typing import Any
 
 import psycopg
+import pyarrow as pa
 import pytest
 
 from jdbc_support import order, sink_config, table_rows
 from reconciler.connectors.api import ConnectorError, SinkRecord, records_to_batch
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct
+from reconciler.connectors.converters.settings import converter
+from reconciler.connectors.jdbc.bulk import columnar
+from reconciler.connectors.jdbc.config import JdbcSinkSettings
 from reconciler.connectors.jdbc.connector import JdbcSinkConnector
 from reconciler.connectors.jdbc.task import JdbcSinkTask
 from reconciler.devtools.postgres import RunningPostgres
@@ -117,6 +121,44 @@ def test_kafka_coordinates_as_the_key_and_logical_types(postgres: RunningPostgre
     assert types == {"__connect_topic": "text", "__connect_partition": "integer", "__connect_offset": "bigint",
                      "at": "timestamp without time zone", "day": "date", "tags": "ARRAY", "raw": "bytea",
                      "ratio": "real"}
+
+
+PRIMITIVES = struct(("id", Schema("int64")), ("s", Schema("string", optional=True)), ("small", Schema("int8")),
+                    ("f", Schema("float", optional=True)), ("d", Schema("double", optional=True)),
+                    ("b", Schema("boolean", optional=True)))
+TEXTS = ["", None, 'a"b,c', "x\ny\r\n", "\\.", "nul\x00here", "\u00e9\U0001f600", " lead ", "\\N", "NULL"]
+FLOATS = [0.1, 3.4028234663852886e38, 1e-45, None, 1.5, -2.0]
+DOUBLES = [0.1, 5e-324, 1e300, -2.5, None, 1.7976931348623157e308, 123456789.123]
+
+
+def primitive_values(count: int, ids: int) -> list[bytes | None]:
+    return [envelope(PRIMITIVES, {"id": (i % ids) * 1_000_003 - 9_223_372_036_854_775_807 // 2, "s": TEXTS[i % 10],
+                                  "small": i % 256 - 128, "f": FLOATS[i % 6], "d": DOUBLES[i % 7], "b": [True, False, None][i % 3]})
+            for i in range(count)]
+
+
+@pytest.mark.parametrize("mode", ["insert", "upsert"])
+def test_the_columnar_batch_writes_what_the_per_record_path_writes(postgres: RunningPostgres,
+                                                                  database: tuple[str, str], mode: str) -> None:
+    """A batch with one schema of primitives goes the columnar way (bulk.columnar: C++ read, CSV
+    COPY); the same batch, its first envelope spaced so the fast read leaves it, the per-record way."""
+    name, dsn = database
+    values = primitive_values(70, 70 if mode == "insert" else 23)
+    spaced = [values[0].replace(b'{"schema":', b'{ "schema":', 1), *values[1:]]  # type: ignore[union-attr]
+    tables = {}
+    for label, batch in (("fast", values), ("slow", spaced)):
+        config = sink_config(postgres, name, **{"auto.create": True, "insert.mode": mode, "name": f"jdbc_{label}",
+                                                "table.name.format": f"{label}_${{topic}}", "batch.size": 40,
+                                                **({"pk.mode": "record_value", "pk.fields": "id"} if mode == "upsert" else {})})
+        rows = pa.Table.from_batches([records_to_batch(records([(None, v) for v in batch]))])
+        taken = columnar(rows, *(converter(config, part) for part in ("key", "value")), JdbcSinkSettings.parse(config),
+                         f"{label}_orders")
+        assert (taken is not None) == (label == "fast")
+        assert run_task(config, [records([(None, v) for v in batch])]) == {("orders", 0): 70}
+        tables[label] = table_rows(dsn, f"{label}_orders", ["id", "s", "small", "f", "d", "b"])
+    assert tables["fast"] == tables["slow"]
+    assert len(tables["fast"]) == (70 if mode == "insert" else 23)
+    assert {r[1] for r in tables["fast"]} == {None if t is None else t.replace("\x00", "") for t in TEXTS}
 
 
 HOSTILE = 'x"; DROP TABLE victim; --'
