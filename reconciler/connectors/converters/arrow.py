@@ -66,17 +66,21 @@ def arrow_field(name: str, schema: Schema, nullable: bool | None = None) -> pa.F
     return pa.field(name, arrow_type(schema), nullable=schema.optional if nullable is None else nullable)
 
 
-def decode(values: Sequence[bytes | None], converter: Converter, name: str = "value", *, fast: bool = True) -> Decoded:
-    """The batch's keys or values (`name` names the column of a non-struct value); `fast`: try
-    `uniform.read_uniform` first (False: every record read in Python, the reference)."""
+def decode(values: Sequence[bytes | None] | pa.Array | pa.ChunkedArray, converter: Converter, name: str = "value", *,
+           fast: bool = True) -> Decoded:
+    """The batch's keys or values, a list or a binary Arrow column (`name` names the column of
+    a non-struct value); `fast`: try `uniform.read_uniform` first (False: every record read in
+    Python, the reference)."""
+    uniform = read_uniform(values, converter) if fast else None  # the common batch, read in C++
+    if uniform is not None:
+        return Decoded(uniform.table, list(range(len(values))), struct=True)
+    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = values.to_pylist()
     if converter.kind == "bytes":
         return Decoded(pa.table({name: pa.array(values, pa.binary())}), list(range(len(values))))
     if converter.kind == "string":
         texts = [None if v is None else _text(v, converter.encoding) for v in values]
         return Decoded(pa.table({name: pa.array(texts, pa.string())}), list(range(len(values))))
-    uniform = read_uniform(values, converter) if fast else None  # the common batch, read in C++
-    if uniform is not None:
-        return Decoded(uniform.table, list(range(len(values))), struct=True)
     read = read_json(values, converter)
     return _table(read, name)
 

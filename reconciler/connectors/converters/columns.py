@@ -90,7 +90,7 @@ def _record(row: dict[str, object]) -> SinkRecord:
 def _decoded(rows: pa.Table, converter: Converter, name: str) -> Decoded:
     if converter.kind == "bytes":  # nothing to read: the column as it is
         return Decoded(pa.table({name: rows.column(name)}), list(range(rows.num_rows)))
-    return decode(rows.column(name).to_pylist(), converter, name)
+    return decode(rows.column(name), converter, name)
 
 
 def _taken(decoded: Decoded, kept: list[int]) -> pa.Table:

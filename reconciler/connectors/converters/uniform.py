@@ -54,18 +54,27 @@ class Uniform:
     table: pa.Table
 
 
-def read_uniform(values: Sequence[bytes | None], converter: Converter) -> Uniform | None:
-    """The batch read in C++, or None: the per-record reader must read it."""
-    if converter.kind != "json" or not converter.schemas_enable or not values or values[0] is None:
+def read_uniform(values: Sequence[bytes | None] | pa.Array | pa.ChunkedArray, converter: Converter) -> Uniform | None:
+    """The batch (raw values, a binary Arrow column or a list) read in C++, or None: the
+    per-record reader must read it."""
+    if converter.kind != "json" or not converter.schemas_enable or not len(values):
         return None
-    found = _prefix(values[0])
+    column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.binary())
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if column.null_count or not pa.types.is_binary(column.type):
+        return None
+    found = _prefix(column[0].as_py())
     if found is None:
         return None
     prefix, schema = found
-    payloads = _payloads(values, prefix)
+    try:
+        payloads = _payloads(column, prefix)
+    except pa.ArrowException:  # more than 2 GiB of payloads: Arrow's binary offsets are 32-bit
+        return None
     if payloads is None:
         return None
-    table = _parsed(payloads, schema, len(values))
+    table = _parsed(payloads, schema, len(column))
     return None if table is None else Uniform(schema=schema, table=table)
 
 
@@ -104,14 +113,17 @@ def _takes(schema: Schema) -> bool:
     return all(f.schema.type in _PARSED and f.schema.name is None and f.schema.default is None for f in schema.fields)
 
 
-def _payloads(values: Sequence[bytes | None], prefix: bytes) -> bytes | None:
+def _payloads(column: pa.Array, prefix: bytes) -> bytes | None:
     """The payloads, one a line, when every record has the prefix and an object payload."""
-    start = len(prefix)
-    for raw in values:
-        if raw is None or not raw.startswith(prefix) or raw[start] != 0x7B or not raw.endswith(b"}}"):
-            return None
-    joined = b"\n".join([raw[start:-1] for raw in values])  # type: ignore[index]
-    if b"\r" in joined or joined.count(b"\n") != len(values) - 1:
+    if not (pc.all(pc.starts_with(column, prefix + b"{")).as_py() and pc.all(pc.ends_with(column, b"}}")).as_py()):
+        return None
+    sliced = pc.binary_slice(column, len(prefix), -1)
+    lines = pc.binary_join_element_wise(sliced, pa.scalar(b"", pa.binary()), b"\n")  # each payload and "\n"
+    _, offsets, data = lines.buffers()
+    bounds = pa.Array.from_buffers(pa.int32(), len(lines) + 1, [None, offsets], offset=lines.offset)
+    begin, end = bounds[0].as_py(), bounds[-1].as_py()
+    joined: bytes = data.slice(begin, end - begin).to_pybytes()
+    if b"\r" in joined or joined.count(b"\n") != len(column):
         return None  # a line break inside a payload (whitespace between tokens)
     return joined
 

@@ -51,8 +51,8 @@ def to_rows(batch: pa.Table, key: Converter, value: Converter, reporter: ErrantR
     record reporter: with `errors.tolerance=none` it fails the task naming its topic, partition
     and offset; with `all` it is left out, logged and sent to the dead letter queue, whose
     letters are committed before the data files exist (`connectors.errant`)."""
-    keys = decode(batch.column("key").to_pylist(), key, "key")
-    values = decode(batch.column("value").to_pylist(), value, "value")
+    keys = decode(batch.column("key"), key, "key")
+    values = decode(batch.column("value"), value, "value")
     failures = {f.index: RowFailure(index=f.index, stage=Stage.KEY_CONVERTER, converter=key.class_name, reason=f.reason)
                 for f in keys.failures}
     for f in values.failures:

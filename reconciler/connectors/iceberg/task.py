@@ -119,7 +119,7 @@ class IcebergSinkTask(SinkTask):
 
         from reconciler.connectors.converters.arrow import decode
 
-        decoded = decode(batch.column("value").to_pylist(), self.value_converter)
+        decoded = decode(batch.column("value"), self.value_converter)
         failures = [RowFailure(index=f.index, stage=Stage.VALUE_CONVERTER, converter=self.value_converter.class_name,
                                reason=f.reason) for f in decoded.failures]
         for failure in record_failures(batch, failures):

@@ -35,7 +35,7 @@ def columnar(rows: pa.Table, key: Converter, value: Converter, settings: JdbcSin
     """(the layout, its rows in `Layout.names` order) for the batch, or None (see the module doc)."""
     if settings.pk_mode not in ("none", "kafka", "record_value"):
         return None
-    uniform = read_uniform(rows.column("value").to_pylist(), value)
+    uniform = read_uniform(rows.column("value"), value)
     if uniform is None or is_envelope(uniform.schema, False):
         return None
     key_schema = read_part(rows.column("key").to_pylist(), key, "key", rows)[0]  # a key Java refuses fails as ever
