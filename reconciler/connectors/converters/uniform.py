@@ -62,8 +62,13 @@ def read_uniform(values: Sequence[bytes | None] | pa.Array | pa.ChunkedArray, co
     column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.binary())
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
-    if column.null_count or not pa.types.is_binary(column.type):
+    if column.null_count or not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
         return None
+    if pa.types.is_large_binary(column.type):  # Spark 4's Arrow batches (useLargeVarTypes)
+        try:
+            column = column.cast(pa.binary())
+        except pa.ArrowException:  # more than 2 GiB
+            return None
     found = _prefix(column[0].as_py())
     if found is None:
         return None

@@ -132,7 +132,8 @@ def test_batches_the_fast_read_leaves_to_the_per_record_reader(values: list[byte
 def test_the_fast_read_types() -> None:
     values = envelopes(ROW, ['{"id":9223372036854775807,"name":null,"f":3.4028235677973366E38}', '{"id":-1,"f":0.1}'])
     uniform = read_uniform(values, JSON)
-    assert uniform is not None
+    large = read_uniform(pa.chunked_array([pa.array(values[:1], pa.large_binary()), pa.array(values[1:], pa.large_binary())]), JSON)
+    assert uniform is not None and large is not None and large.table.equals(uniform.table)
     assert uniform.table.schema == pa.schema([("id", pa.int64()), ("name", pa.string()), ("f", pa.float32())])
     assert uniform.table.column("f").to_pylist() == [math.inf, pytest.approx(0.1)]
     same(values)
