@@ -33,6 +33,9 @@ JSON = "org.apache.kafka.connect.json.JsonConverter"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
 NAMESPACE = "bench"
 POLL_S = 0.25  # a table read back this often while Java's sink runs (each read loads the table)
+# Apache Iceberg's CoordinatorThread logs this when its commit was interrupted (seen in each stall).
+COORDINATOR_DIED = "Coordinator error during process, exiting thread"
+LOST_STALL_S = 45.0  # no progress this long after that: the attempt is lost (commit timeout 30 s)
 JAVA_ATTEMPTS = 2  # Java's sink can lose a partition's commit in its tasks' first rebalance; see JavaIceberg
 
 
@@ -213,7 +216,11 @@ class JavaIceberg:
     end, past the worker's DataWritten whose offsets the worker has already committed (seen in
     CI: stuck at 1,000 of 2,000 rows, both tasks RUNNING; apache/iceberg#17637, #17925). A
     restart cannot bring them back, so a stalled attempt is deleted and the side runs once more
-    into a table of its own, and the report says so. Its figure is the attempt that finished."""
+    into a table of its own, and the report says so. Its figure is the attempt that finished.
+    Seen again in a fresh-clone CI run (03:39): task 1 took both partitions and led, task 0 joined
+    4 s later, the rebalance stopped the coordinator inside `commitToTable` ("Coordinator error
+    during process, exiting thread"), and the table never grew past that. After that line a
+    stall is declared at LOST_STALL_S rather than STALL_S."""
 
     worker: Worker
     partitions: int
@@ -252,7 +259,8 @@ class JavaIceberg:
             started = time.perf_counter()
             status, body = self.worker.rest("POST", "/connectors", {"name": name, "config": config})
             require(status == 201, f"{label}: creating {name} failed: {status} {body}")
-            poll(target.total, count, label, lambda: str(self.worker.rest("GET", f"/connectors/{name}/status")))
+            poll(target.total, count, label, lambda: str(self.worker.rest("GET", f"/connectors/{name}/status")),
+                 stall_s=lambda: LOST_STALL_S if self.coordinator_died(errors_before) else STALL_S)
             usage.seconds = time.perf_counter() - started
         running = len(self.worker.log_errors())
         self.delete(name)
@@ -265,6 +273,12 @@ class JavaIceberg:
         if errors[running:]:
             notes.append(f"{len(errors) - running} ERROR line(s) as it was deleted: {errors[running][:200]}")
         return Result(label, usage, rows, distinct, notes, iceberg=target)
+
+    def coordinator_died(self, errors_before: int) -> bool:
+        """Whether a coordinator of this attempt exited on an error (stopped mid-commit by the
+        rebalance): the DataWritten it was gathering are then lost unless a later commit shows
+        otherwise, which LOST_STALL_S (past the 30 s commit timeout) leaves time for."""
+        return any(COORDINATOR_DIED in line for line in self.worker.log_errors()[errors_before:])
 
     def delete(self, name: str) -> None:
         self.worker.rest("DELETE", f"/connectors/{name}")
@@ -286,13 +300,15 @@ def prepare_java_catalog(catalog: dict[str, str]) -> None:
             db.execute("ALTER TABLE iceberg_tables ADD COLUMN iceberg_type VARCHAR(5)")
 
 
-def poll(progress: Callable[[], int], target: int, side: str, diagnose: Callable[[], str]) -> None:
-    """Until `progress()` reaches `target`; Stalled with `diagnose()` when it stalls STALL_S."""
+def poll(progress: Callable[[], int], target: int, side: str, diagnose: Callable[[], str],
+         stall_s: Callable[[], float] = lambda: STALL_S) -> None:
+    """Until `progress()` reaches `target`; Stalled with `diagnose()` when nothing moves for
+    `stall_s()` (asked only once nothing has moved for LOST_STALL_S: it may read a log)."""
     last, last_change = -1, time.perf_counter()
     while (value := progress()) < target:
         now = time.perf_counter()
         if value != last:
             last, last_change = value, now
-        if now - last_change > STALL_S:
-            raise Stalled(f"{side}: stuck at {value:,} of {target:,} rows for {STALL_S:g}s; {diagnose()}")
+        if now - last_change > LOST_STALL_S and now - last_change > (limit := stall_s()):
+            raise Stalled(f"{side}: stuck at {value:,} of {target:,} rows for {limit:g}s; {diagnose()}")
         time.sleep(POLL_S)
