@@ -62,6 +62,7 @@ from lake_sides import (  # bench/lake_sides.py
     Ours,
     ParquetTarget,
     Result,
+    Target,
     Worker,
     write_records,
 )
@@ -226,19 +227,19 @@ def all_sides(args: argparse.Namespace, kcat: str, bootstrap: str, topic: str, s
                   **{f"iceberg.catalog.{key}": value for key, value in catalog.items()}}
         return ours.run(OURS_ICEBERG, f"iceberg-{tag}-{r}", "iceberg-sink", config, target, n)
 
-    def delta(side: str, where: str, root: str, keys: dict[str, str]) -> Callable[[int], Result]:
+    def files(sink: str, key: str, target: Callable[[dict[str, str]], Target], side: str, where: str, root: str,
+              keys: dict[str, str]) -> Callable[[int], Result]:
+        """delta-sink or parquet-sink, each run into `root`/<delta|parquet>-<round>."""
         def run(r: int) -> Result:
-            config = {**converters, "delta.table.uri": f"{root}/delta-{r}", **keys}
-            return ours.run(f"ours: delta-sink, {where}", f"{side}-{tag}-{r}", "delta-sink", config,
-                            DeltaTarget(config), n)
+            config = {**converters, key: f"{root}/{sink.removesuffix('-sink')}-{r}", **keys}
+            return ours.run(f"ours: {sink}, {where}", f"{side}-{tag}-{r}", sink, config, target(config), n)
         return run
 
+    def delta(side: str, where: str, root: str, keys: dict[str, str]) -> Callable[[int], Result]:
+        return files("delta-sink", "delta.table.uri", DeltaTarget, side, where, root, keys)
+
     def parquet(side: str, where: str, root: str, keys: dict[str, str]) -> Callable[[int], Result]:
-        def run(r: int) -> Result:
-            config = {**converters, "path": f"{root}/parquet-{r}", **keys}
-            return ours.run(f"ours: parquet-sink, {where}", f"{side}-{tag}-{r}", "parquet-sink", config,
-                            ParquetTarget(config), n)
-        return run
+        return files("parquet-sink", "path", ParquetTarget, side, where, root, keys)
 
     return {"kcat": lambda r: reference(kcat, bootstrap, topic, n, workdir), "java-iceberg": java, "iceberg": iceberg,
             "delta-local": delta("delta-local", "local disk", str(workdir), {}),
