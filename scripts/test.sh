@@ -51,7 +51,7 @@ fi
 wait "$PREPARE" || echo "(preparing for the integration tests failed, see .test-logs/prepare.log; the fixtures try again)" >&2
 echo "==> pytest tests/integration" >&2
 integration=0
-pytest tests/integration || integration=$?
+pytest tests/integration --junitxml=.test-logs/integration.xml || integration=$?
 if [ "$unit" -ne 0 ] || [ "$integration" -ne 0 ]; then
   echo "FAILED: unit tests exit $unit, integration tests exit $integration" >&2
   exit 1
