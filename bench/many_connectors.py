@@ -1,8 +1,9 @@
 """Benchmark: one `run`/`watch` tick over many connectors (issue 30, item 5).
 
-    .venv/bin/python bench/many_connectors.py [--connectors 1000] [--records 1000] [--runs 3] [--idle-ticks 3]
+    .venv/bin/python bench/many_connectors.py [--connectors 1000] [--records 1000] [--runs 3] [--idle-ticks 3] [--bootstrap HOST:PORT]
 
-Starts its own Apache Kafka (one KRaft node, `reconciler.devtools.broker`) and one Spark session
+Starts its own Apache Kafka (one KRaft node, `reconciler.devtools.broker`; or uses `--bootstrap`'s,
+in groups and topics of a name of its own) and one Spark session
 (`local[*]`), then, in process, exactly what `reconciler run`'s ticks do (`app.tick.TickRunner`:
 the apply, then the batch with its statuses), each run in a group and on a topic of its own:
 
@@ -36,15 +37,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from measure import DATAGEN_MANIFEST, Spread, TreeMeter, alternating, load_average, require  # bench/measure.py
+from measure import DATAGEN_MANIFEST, Spread, TreeMeter, alternating, bench_kafka, load_average, require  # bench/measure.py
 
 from reconciler.app.tick import TickReport, TickRunner
-from reconciler.devtools.broker import start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.io.consume import batches_to_end
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
+from reconciler.runtime.spark.session import start_session, warm_up
 
 PARTITIONS = 2
 
@@ -144,37 +145,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-ticks", type=int, default=3, help="idle ticks per run of the many side")
     parser.add_argument("--spark-master", default="local[*]")
     parser.add_argument("--profile", type=Path, help="write the idle ticks' cProfile statistics to this file")
+    parser.add_argument("--bootstrap", help="a running Apache Kafka to use (default: one started for the bench)")
     args = parser.parse_args(argv)
     global PROFILE_TO  # noqa: PLW0603 (a bench's switch, read by group_run)
     PROFILE_TO = args.profile
     require(args.idle_ticks >= 1 and args.connectors >= 1 and args.records >= 1, "sizes must be at least 1")
     workdir = Path(tempfile.mkdtemp(prefix="bench-many-"))
-    broker = start_broker(workdir / "broker")
     print(f"load average at the start: {load_average()}", file=sys.stderr)
     try:
-        from reconciler.runtime.spark.session import start_session, warm_up
-
-        session = start_session(args.spark_master)
-        try:
-            warm_up(session)
-            meter = TreeMeter({broker.pid}, broker.pid)
-            counter = iter(range(10**6))
-
-            def side(connectors: int, records: int, idle: int) -> Callable[[], ManyRun]:
-                return lambda: group_run(broker.bootstrap, workdir, meter, f"m{next(counter)}-{connectors}", connectors,
-                                         records, idle)
-
-            runs = alternating(args.runs, {
-                "many": side(args.connectors, args.records, args.idle_ticks),
-                "one": side(1, args.connectors * args.records, 0),
-            })
-        finally:
-            session.stop()
+        with bench_kafka(args.bootstrap, workdir / "broker") as kafka:
+            runs = measure(args, kafka.bootstrap, kafka.pid, kafka.run_id, workdir)
     finally:
-        broker.stop(timeout_s=5.0)
         shutil.rmtree(workdir, ignore_errors=True)
     report(args, runs)
     return 0
+
+
+def measure(args: argparse.Namespace, bootstrap: str, broker_pid: int | None, run_id: str,
+            workdir: Path) -> dict[str, list[ManyRun]]:
+    """Both sides, alternating, on one Spark session."""
+    session = start_session(args.spark_master)
+    try:
+        warm_up(session)
+        meter = TreeMeter(set() if broker_pid is None else {broker_pid}, broker_pid)
+        counter = iter(range(10**6))
+
+        def side(connectors: int, records: int, idle: int) -> Callable[[], ManyRun]:
+            return lambda: group_run(bootstrap, workdir, meter, f"m{next(counter)}-{connectors}-{run_id}", connectors,
+                                     records, idle)
+
+        return alternating(args.runs, {
+            "many": side(args.connectors, args.records, args.idle_ticks),
+            "one": side(1, args.connectors * args.records, 0),
+        })
+    finally:
+        session.stop()
 
 
 def report(args: argparse.Namespace, runs: dict[str, list[ManyRun]]) -> None:
@@ -185,8 +190,8 @@ def report(args: argparse.Namespace, runs: dict[str, list[ManyRun]]) -> None:
     many = Spread.of([r.first.seconds for r in runs["many"]])
     one = Spread.of([r.first.seconds for r in runs["one"]])
     ratio = Spread.of([m.first.seconds / o.first.seconds for m, o in zip(runs["many"], runs["one"], strict=True)])
-    print(f"\nmany_connectors: {n:,} datagen connectors, Spark {args.spark_master}, Apache Kafka (one KRaft node) on "
-          f"loopback; {args.runs} runs alternating, median (min–max); load average at the end {load_average()}")
+    print(f"\nmany_connectors: {n:,} datagen connectors, Spark {args.spark_master}, Apache Kafka "
+          f"{f'at {args.bootstrap}' if args.bootstrap else '(one KRaft node) on loopback'}; {args.runs} runs alternating, median (min–max); load average at the end {load_average()}")
     print(f"idle tick over {n:,} connectors (nothing to move), {len(idle)} ticks: {idle_s.show()} = "
           f"{idle_s.median / n * 1000:.1f} ms per connector; CPU {idle_cpu.show('CPU s')}   (goal <= 5 s at 1,000)")
     print(f"first tick, {n:,} connectors x {args.records:,} records (apply + start + move): {many.show()}, CPU "

@@ -11,6 +11,7 @@
   if that is larger (kcat is one process: its figure is its exact peak).
 - A process that keeps running (the broker, the Java Connect worker): `JvmMeter` takes the
   difference of its CPU times over the phase and samples its RSS.
+- The Kafka a bench runs on: `bench_kafka`, `--bootstrap`'s or one it starts.
 - This process and its children (throughput.py runs Spark in process): `TreeMeter` and
   `MemorySampler`, the difference of the tree's CPU times and its sampled RSS.
 - A standalone Spark cluster's workers (their executors and Python workers come and go with
@@ -27,6 +28,7 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,6 +36,8 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 import psutil
+
+from reconciler.devtools.broker import start_broker
 
 # One sample costs a few ms of CPU in this process: often enough for a peak, rarely enough
 # not to slow what it measures.
@@ -46,8 +50,35 @@ def load_average() -> str:
     return ", ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def cpu_of(pid: int) -> float:
-    """CPU seconds (user + system) a live process has used, 0.0 when it is gone."""
+@dataclass(frozen=True)
+class BenchKafka:
+    """The Kafka a bench runs on, and a suffix that keeps its groups and topics apart from
+    another run's on the same cluster."""
+
+    bootstrap: str
+    pid: int | None  # the broker this bench started (its CPU is measured); None for `--bootstrap`'s
+    run_id: str
+
+
+@contextmanager
+def bench_kafka(bootstrap: str | None, log_dir: Path) -> Iterator[BenchKafka]:
+    """`--bootstrap`'s Kafka, else one KRaft node started for the bench and stopped after it (the
+    tests run the benches on their session's broker: a broker's start is seconds of CI)."""
+    run_id = uuid.uuid4().hex[:6]
+    if bootstrap:
+        yield BenchKafka(bootstrap, None, run_id)
+        return
+    broker = start_broker(log_dir)
+    try:
+        yield BenchKafka(broker.bootstrap, broker.pid, run_id)
+    finally:
+        broker.stop(timeout_s=5.0)
+
+
+def cpu_of(pid: int | None) -> float:
+    """CPU seconds (user + system) a live process has used, 0.0 when it is gone (or not ours: None)."""
+    if pid is None:
+        return 0.0
     try:
         times = psutil.Process(pid).cpu_times()
     except psutil.Error:
@@ -315,7 +346,7 @@ class TreeMeter:
     these hardly change with other work on the machine, so they say what each path costs."""
 
     excluded_pids: set[int]
-    broker_pid: int
+    broker_pid: int | None
 
     def _tree(self) -> dict[int, float]:
         me = psutil.Process()

@@ -1,6 +1,6 @@
 """The Spark runtime's two choices, measured in one run on `local[*]` (issue 13):
 
-    .venv/bin/python bench/spark_backends.py [--records 1000000] [--rounds 2]
+    .venv/bin/python bench/spark_backends.py [--records 1000000] [--rounds 2] [--bootstrap HOST:PORT]
 
 1. Job back ends: a job of 2 partitions that does nothing, as an RDD `mapPartitions` and as a
    DataFrame `mapInArrow` (Spark Connect's only choice): the first job of each and the median
@@ -10,7 +10,8 @@
    through Spark's Kafka data source and with confluent-kafka in the Python workers, each in
    its own group and directory, alternating, `--rounds` times. Prints wall time, records/s and
    the CPU seconds of this process and its children (the JVM, the Python workers).
-Starts its own Apache Kafka on loopback (its CPU is not counted).
+Starts its own Apache Kafka on loopback (its CPU is not counted), or uses `--bootstrap`'s, in a
+group and topic of a name of its own.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import psutil
 
 from reconciler.connectors.datagen import DatagenConnector
 from reconciler.core.kinds import Kind
-from reconciler.devtools.broker import start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.runtime.batch.tasks import TaskWork
@@ -35,7 +35,9 @@ from reconciler.runtime.spark.data_source import with_kafka_jars
 from reconciler.runtime.spark.jobs import run_partitions
 from reconciler.runtime.spark.session import start_session, warm_up
 
-TOPIC = "bench-readers"
+from measure import bench_kafka  # bench/measure.py
+
+NAME = "bench-readers"  # of the group and the topic, with the run's id after it
 
 
 def cpu_parts() -> dict[str, float]:
@@ -69,9 +71,9 @@ def job_costs(session: object, dataframe: bool) -> tuple[float, float]:
     return times[0], statistics.median(times[1:])
 
 
-def fill_topic(settings: KafkaSettings, executor: SparkExecutor, records: int) -> None:
+def fill_topic(settings: KafkaSettings, executor: SparkExecutor, records: int, topic: str) -> None:
     config: dict[str, str | None] = {"name": "bench-gen", "connector.class": "datagen", "tasks.max": "2",
-                                     "topic": TOPIC, "count": str(records), "record.bytes": "100"}
+                                     "topic": topic, "count": str(records), "record.bytes": "100"}
     task_configs = DatagenConnector().task_configs(config, 2)
     works = [TaskWork(connector="bench-gen", task_id=i, connector_class="datagen", kind=Kind.SOURCE,
                       connector_config=config, task_config=tc, task_count=2) for i, tc in enumerate(task_configs)]
@@ -83,10 +85,10 @@ def fill_topic(settings: KafkaSettings, executor: SparkExecutor, records: int) -
         moved += sum(o.records for o in outcomes)
 
 
-def sink_once(settings: KafkaSettings, reader: SinkReader, name: str, path: Path) -> tuple[float, float, int]:
+def sink_once(settings: KafkaSettings, reader: SinkReader, name: str, path: Path, topic: str) -> tuple[float, float, int]:
     executor = SparkExecutor(settings, sink_reader=reader)
     config: dict[str, str | None] = {"name": name, "connector.class": "parquet-sink", "tasks.max": "2",
-                                     "topics": TOPIC, "path": str(path)}
+                                     "topics": topic, "path": str(path)}
     plain = {k: v for k, v in config.items() if v is not None}
     works = [TaskWork(connector=name, task_id=i, connector_class="parquet-sink", kind=Kind.SINK,
                       connector_config=config, task_config=plain, task_count=2) for i in range(2)]
@@ -109,14 +111,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark-conf", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--readers", default="spark-kafka,confluent-kafka", help="which sink readers to run")
     parser.add_argument("--no-jobs", action="store_true", help="skip the job back ends")
+    parser.add_argument("--bootstrap", help="a running Apache Kafka to use (default: one started for the bench)")
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="bench-backends-"))
-    broker = start_broker(workdir / "broker")
-    try:
-        settings = KafkaSettings(bootstrap_servers=broker.bootstrap, group_id="bench", topics=Topics.for_group("bench"),
+    with bench_kafka(args.bootstrap, workdir / "broker") as kafka:
+        name = f"{NAME}-{kafka.run_id}"
+        settings = KafkaSettings(bootstrap_servers=kafka.bootstrap, group_id=name, topics=Topics.for_group(name),
                                  timeout_s=60)
         ensure_topics(settings)
-        create_topic(settings, TOPIC, 2)
+        create_topic(settings, name, 2)
         conf = with_kafka_jars(dict(item.split("=", 1) for item in args.spark_conf))
         session = start_session(args.spark_master, conf)
         warm_up(session)
@@ -126,19 +129,17 @@ def main(argv: list[str] | None = None) -> int:
             kind = "DataFrame mapInArrow" if dataframe else "RDD mapPartitions"
             print(f"job back end {kind:>22}: first job {first:.2f} s, later jobs (median of 10) {later:.3f} s",
                   flush=True)
-        fill_topic(settings, SparkExecutor(settings, source_batch_records=args.records), args.records)
+        fill_topic(settings, SparkExecutor(settings, source_batch_records=args.records), args.records, name)
         for round_ in range(args.rounds):
             for reader in args.readers.split(","):
-                name = f"bench-{reader}-{round_}"
-                seconds, cpu, records = sink_once(settings, reader, name, workdir / name)
+                connector = f"bench-{reader}-{round_}"
+                seconds, cpu, records = sink_once(settings, reader, connector, workdir / connector, name)
                 if records != args.records:  # no figure for a run that did not move every record
                     raise SystemExit(f"FAILED, no figure printed: sink via {reader} moved {records:,} of {args.records:,}")
                 print(f"sink via {reader:>15}: {records} records in {seconds:.2f} s = "
                       f"{records / seconds:,.0f} rec/s, {cpu:.2f} CPU-s (load {psutil.getloadavg()[0]:.1f})",
                       flush=True)
         session.stop()
-    finally:
-        broker.stop(timeout_s=5)
     return 0
 
 

@@ -1,8 +1,9 @@
 """Benchmark: what `reconciler watch` costs while it has nothing to do (issue 30, item 6).
 
-    .venv/bin/python bench/watch_idle.py [--connectors 10] [--ticks 1000] [--interval 0.05]
+    .venv/bin/python bench/watch_idle.py [--connectors 10] [--ticks 1000] [--interval 0.05] [--bootstrap HOST:PORT]
 
-Starts its own Apache Kafka (one KRaft node, `reconciler.devtools.broker`), writes `--connectors`
+Starts its own Apache Kafka (one KRaft node, `reconciler.devtools.broker`; or uses `--bootstrap`'s,
+in a group and topic of a name of its own), writes `--connectors`
 `datagen` manifests of `--records` records each, and runs the real container entrypoint,
 `reconciler watch DIR --interval S --log-format json --no-http`, as a process. Once its ticks
 have moved every record and `--warmup-ticks` more have run, it measures `--ticks` idle ticks
@@ -37,15 +38,13 @@ from pathlib import Path
 from typing import IO
 
 import psutil
-from measure import DATAGEN_MANIFEST, load_average, megabytes, require  # bench/measure.py
+from measure import DATAGEN_MANIFEST, bench_kafka, load_average, megabytes, require  # bench/measure.py
 
-from reconciler.devtools.broker import start_broker
 from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.io.consume import batches_to_end
 from reconciler.kafka.settings import KafkaSettings, Topics
 
-GROUP = "watch-idle"
-TOPIC = "watch-idle"
+NAME = "watch-idle"  # of the group and the topic, with the run's id after it
 STALL_S = 300.0  # no tick for this long: the process is stuck; say so and stop
 
 
@@ -105,11 +104,11 @@ def tree(pid: int) -> tuple[float, int, int]:
     return cpu, rss, root.memory_info().rss
 
 
-def check_topic(settings: KafkaSettings, connectors: int, records: int) -> None:
-    seen: Counter[bytes] = Counter(m.key() for batch in batches_to_end(settings, [TOPIC]) for m in batch)
+def check_topic(settings: KafkaSettings, topic: str, connectors: int, records: int) -> None:
+    seen: Counter[bytes] = Counter(m.key() for batch in batches_to_end(settings, [topic]) for m in batch)
     wrong = [k for k, n in seen.items() if n != connectors]
     require(sum(seen.values()) == connectors * records and len(seen) == records and not wrong,
-            f"{TOPIC}: {sum(seen.values()):,} records, {len(seen):,} ids, {len(wrong):,} lost or duplicated")
+            f"{topic}: {sum(seen.values()):,} records, {len(seen):,} ids, {len(wrong):,} lost or duplicated")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,34 +118,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ticks", type=int, default=1000, help="idle ticks measured")
     parser.add_argument("--warmup-ticks", type=int, default=20)
     parser.add_argument("--interval", type=float, default=0.05, help="watch --interval, seconds")
+    parser.add_argument("--bootstrap", help="a running Apache Kafka to use (default: one started for the bench)")
     args = parser.parse_args(argv)
     require(args.ticks >= 10, "--ticks: at least 10")
     workdir = Path(tempfile.mkdtemp(prefix="bench-watch-idle-"))
-    broker = start_broker(workdir / "broker")
     print(f"load average at the start: {load_average()}", file=sys.stderr)
     try:
-        settings = KafkaSettings(bootstrap_servers=broker.bootstrap, group_id=GROUP, topics=Topics.for_group(GROUP),
-                                 timeout_s=60)
-        ensure_topics(settings)
-        create_topic(settings, TOPIC, 2)
-        manifests = workdir / "manifests"
-        manifests.mkdir()
-        for index in range(args.connectors):
-            name = f"idle-{index:03d}"
-            (manifests / f"{name}.yaml").write_text(DATAGEN_MANIFEST.format(name=name, topic=TOPIC, count=args.records))
-        figures = measure(args, broker.bootstrap, manifests)
-        check_topic(settings, args.connectors, args.records)
+        with bench_kafka(args.bootstrap, workdir / "broker") as kafka:
+            name = f"{NAME}-{kafka.run_id}"
+            settings = KafkaSettings(bootstrap_servers=kafka.bootstrap, group_id=name, topics=Topics.for_group(name),
+                                     timeout_s=60)
+            ensure_topics(settings)
+            create_topic(settings, name, 2)
+            manifests = workdir / "manifests"
+            manifests.mkdir()
+            for index in range(args.connectors):
+                connector = f"idle-{index:03d}"
+                (manifests / f"{connector}.yaml").write_text(
+                    DATAGEN_MANIFEST.format(name=connector, topic=name, count=args.records))
+            figures = measure(args, settings, manifests)
+            check_topic(settings, name, args.connectors, args.records)
     finally:
-        broker.stop(timeout_s=5.0)
         shutil.rmtree(workdir, ignore_errors=True)
     report(args, *figures)
     return 0
 
 
-def measure(args: argparse.Namespace, bootstrap: str, manifests: Path) -> tuple[float, list[int], list[int]]:
+def measure(args: argparse.Namespace, settings: KafkaSettings, manifests: Path) -> tuple[float, list[int], list[int]]:
     """(CPU s per idle tick, the tree's RSS samples, the driver's RSS samples)."""
     command = [sys.executable, "-m", "reconciler.cli.main", "watch", str(manifests), "--interval", str(args.interval),
-               "--bootstrap-servers", bootstrap, "--group-id", GROUP, "--no-http", "--log-format", "json"]
+               "--bootstrap-servers", settings.bootstrap_servers, "--group-id", settings.group_id, "--no-http",
+               "--log-format", "json"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     ticks = Ticks()

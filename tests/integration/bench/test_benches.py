@@ -6,7 +6,8 @@ Each run is checked for its exit code 0 and the figure lines it prints; the benc
 own results (counts read back, exit codes, no duplicates) and exit 1 with no figure otherwise,
 which a broken bench of plan_scale shows here. throughput runs in this process on the session's
 broker and Spark session (`in_session`): a Spark start of its own would cost more than the run;
-state_read reads topics of its own on the session's broker (`--bootstrap`).
+state_read, many_connectors, watch_idle and spark_backends run on the session's broker
+(`--bootstrap`, in groups and topics of their own): a broker's start each was seconds of CI.
 Not run here: the benches that time Java Connect against us for minutes (connect_head_to_head,
 watch_latency); connect_head_to_head's per-run check and its rounds' pairing are tested here
 without a broker.
@@ -66,24 +67,24 @@ def test_plan_scale_times_commands_that_succeed_and_refuses_a_figure_when_they_f
     assert "validate + plan" not in done.stdout
 
 
-@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
-def test_many_connectors_at_a_tiny_size() -> None:
+@pytest.mark.timeout(900)  # its own Spark session: 1-2 min on a quiet machine, 5 when loaded
+def test_many_connectors_at_a_tiny_size(kafka: KafkaUnderTest) -> None:
     out = run_bench(BENCH / "many_connectors.py", "--connectors", "3", "--records", "20", "--runs", "1",
-                    "--idle-ticks", "1")
+                    "--idle-ticks", "1", "--bootstrap", kafka.bootstrap)
     assert re.search(r"^idle tick over 3 connectors .* ms per connector", out, re.MULTILINE), out
     assert re.search(r"^many / one: [\d.]+ x", out, re.MULTILINE), out
 
 
-@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
-def test_watch_idle_at_a_tiny_size() -> None:
+@pytest.mark.timeout(900)  # its own `watch` and Spark session: 1-2 min on a quiet machine, 5 when loaded
+def test_watch_idle_at_a_tiny_size(kafka: KafkaUnderTest) -> None:
     out = run_bench(BENCH / "watch_idle.py", "--connectors", "2", "--records", "10", "--ticks", "10",
-                    "--warmup-ticks", "1", "--interval", "0.05")
+                    "--warmup-ticks", "1", "--interval", "0.05", "--bootstrap", kafka.bootstrap)
     assert re.search(r"^CPU per idle tick .*: [\d.]+ ms", out, re.MULTILINE), out
 
 
-@pytest.mark.timeout(900)  # its own broker and Spark session: 1-2 min on a quiet machine, 5 when loaded
-def test_spark_backends_at_a_tiny_size() -> None:
-    out = run_bench(BENCH / "spark_backends.py", "--records", "2000", "--rounds", "1")
+@pytest.mark.timeout(900)  # its own Spark session: 1-2 min on a quiet machine, 5 when loaded
+def test_spark_backends_at_a_tiny_size(kafka: KafkaUnderTest) -> None:
+    out = run_bench(BENCH / "spark_backends.py", "--records", "2000", "--rounds", "1", "--bootstrap", kafka.bootstrap)
     assert out.count("2000 records in") == 2, out
 
 
