@@ -12,7 +12,9 @@ import os
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pytest
@@ -22,14 +24,23 @@ from java_read_support import produce_raw
 from reconciler.kafka.settings import KafkaSettings
 from run_support import Pipeline, committed_everything, topic_keys
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 PLUGINS = Path(__file__).resolve().parents[1] / "plugins"
 LEDGER = "ledger:LedgerSink"
 
 
 @pytest.fixture
-def pipeline(kafka_settings: KafkaSettings, tmp_path: Path) -> Pipeline:
-    """Manifests only: every run here is a `reconciler run --once` subprocess."""
-    return Pipeline(kafka_settings, tmp_path)
+def pipeline(kafka_settings: KafkaSettings, tmp_path: Path, spark_session: SparkSession) -> Iterator[Pipeline]:
+    """Each run that is killed, or whose output is under test, is a `reconciler run --once`
+    subprocess; the runs after the kills are ticks in this process (`Pipeline.converge`), on the
+    session's SparkSession, whose workers find the ledger plugin on the path conftest gave them."""
+    made = Pipeline(kafka_settings, tmp_path)
+    try:
+        yield made
+    finally:
+        made.worker.close()
 
 
 def table_keys(path: Path) -> Counter[bytes]:
@@ -60,13 +71,13 @@ def test_killed_before_and_after_the_table_commit_the_table_converges_to_the_top
     assert len(log_entries(table)) == 1 and table_keys(table) == topic_keys(pipeline.settings, topic)
     assert not committed_everything(pipeline.settings, group, topic)
 
-    assert "FAILED" not in run_once(pipeline, None, path=str(PLUGINS))
+    pipeline.converge()
     assert len(log_entries(table)) == 1  # nothing new to write: the group followed the table
     assert committed_everything(pipeline.settings, group, topic)
     assert not set(orphans) & set(referenced_files(table))  # the killed batch's files stay orphans
 
     produce_raw(pipeline.settings, topic, [(b"%d" % i, b"v") for i in range(2000, 2500)])
-    assert "FAILED" not in run_once(pipeline, None, path=str(PLUGINS))
+    pipeline.converge()
     keys = table_keys(table)
     assert keys == topic_keys(pipeline.settings, topic) and len(keys) == 2500 and set(keys.values()) == {1}
     assert sum(held_offsets(table).values()) == 2500 and committed_everything(pipeline.settings, group, topic)
