@@ -64,7 +64,15 @@ from jdbc_sink_sides import (  # bench/
     psql_copy,
     summary,
 )
-from jdbc_source_sides import BATCH_MAX_ROWS, TABLE, OursSource, Topics, copy_to_kcat, fill_table  # bench/
+from jdbc_source_sides import (  # bench/
+    BATCH_MAX_ROWS,
+    TABLE,
+    OursRun,
+    OursSource,
+    Topics,
+    copy_to_kcat,
+    fill_table,
+)
 from kcat import consumer_flags, kcat_binary, producer_flags  # bench/kcat.py
 from measure import Spread, Usage, alternating, become_subreaper, load_average, ratios  # bench/measure.py
 
@@ -239,15 +247,16 @@ def source_main(args: argparse.Namespace) -> int:
             topics = Topics(kcat, bootstrap, args.partitions, workdir)
             ours = OursSource(target, topics, workdir / "ours")
             sizes: dict[str, int] = {}
-            parts: list[tuple[float, float]] = []  # ours: (Spark session start, batch jobs) per run
+            parts: list[OursRun] = []
 
             def limit() -> Usage:
                 return copy_to_kcat(target, topics, f"bench-copy-{RUN}-{uuid.uuid4().hex[:6]}", args.records)
 
             def ours_run() -> Usage:
-                usage, sizes["ours"], session_s, job_s = ours.run(f"source-{RUN}-{uuid.uuid4().hex[:6]}", args.records)
-                parts.append((session_s, job_s))
-                return usage
+                run = ours.run(f"source-{RUN}-{uuid.uuid4().hex[:6]}", args.records)
+                sizes["ours"] = run.size
+                parts.append(run)
+                return run.usage
 
             runs = alternating(args.rounds, {"limit": limit, "ours": ours_run})
         source_print(args, runs, table_bytes, (sizes["ours"], parts), started_load)
@@ -257,7 +266,7 @@ def source_main(args: argparse.Namespace) -> int:
 
 
 def source_print(args: argparse.Namespace, runs: dict[str, list[Usage]], table_bytes: int,
-                 ours: tuple[int, list[tuple[float, float]]], started_load: str) -> None:
+                 ours: tuple[int, list[OursRun]], started_load: str) -> None:
     """Printed only once every run was checked (as many records as rows, every id once)."""
     ours_bytes, parts = ours
     share = ratios(*([u.seconds for u in runs[side]] for side in ("limit", "ours")))
@@ -270,9 +279,11 @@ def source_print(args: argparse.Namespace, runs: dict[str, list[Usage]], table_b
         spread = Spread.of([u.seconds for u in runs[side]])
         cpu = Spread.of([u.cpu_s for u in runs[side]])
         print(f"{label:<44} {spread.show()} {args.records / spread.median:>12,.0f} rows/s  CPU {cpu.median:.2f} s")
-    session, jobs = Spread.of([p[0] for p in parts]), Spread.of([p[1] for p in parts])
-    print(f"  within ours: Spark session start {session.show()}, the batches' Spark jobs {jobs.show()} "
-          f"({args.records / jobs.median if jobs.median else 0:,.0f} rows/s)")
+    session, jobs, tasks = (Spread.of([getattr(p, f) for p in parts]) for f in ("session_s", "job_s", "task_s"))
+    limit = Spread.of([u.seconds for u in runs["limit"]]).median
+    print(f"  within ours: Spark session start {session.show()}; the batches' Spark jobs without it {jobs.show()} "
+          f"({args.records / jobs.median if jobs.median else 0:,.0f} rows/s, {limit / jobs.median if jobs.median else 0:.2f}× "
+          f"the limit's rate), of which the tasks themselves {tasks.show()}")
     print(f"ours: {ours_bytes / args.records:.0f} B a record (JsonConverter with schemas) against the limit's "
           f"~{args.row_bytes} B lines; table {TABLE}")
     print(f"ours at {share.median:.2f}× the limit's rate ({share.low:.2f}–{share.high:.2f}; goal ≥ 0.50×: "

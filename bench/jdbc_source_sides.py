@@ -18,7 +18,7 @@ from pathlib import Path
 import psycopg
 from psycopg import sql
 
-from h2h_sides import _SESSION, MAX_RUNS, TIMED  # bench/h2h_sides.py
+from h2h_sides import MAX_RUNS, TIMED, job_times  # bench/h2h_sides.py
 from jdbc_sink_sides import JSON, MANIFEST, Rows, Target  # bench/jdbc_sink_sides.py
 from kcat import producer_flags  # bench/kcat.py
 from measure import RunFailed, Usage, require, run_measured  # bench/measure.py
@@ -27,8 +27,11 @@ from reconciler.kafka.io.admin import create_topic
 from reconciler.kafka.settings import KafkaSettings
 
 TABLE = "bench_source_rows"
-_MOVED = re.compile(rb"(\d+) record\(s\) moved")
-_JOB = re.compile(r"^DEBUG reconciler\.runtime\.source\.job: source \S+: job ([\d.]+)s", re.MULTILINE)
+_MOVED = re.compile(r"(\d+) record\(s\) moved")
+# The tasks' own seconds in the runtime's job line (`job 1.234s (tasks 0.987 s)`): their polls,
+# produce and commit, without Spark's job around them.
+_TASKS = re.compile(r"^DEBUG reconciler\.runtime\.source\.job: source \S+: job [\d.]+s \(tasks ([\d., ]*) s\)",
+                    re.MULTILINE)
 _PAYLOAD_ID = re.compile(rb'"payload":\{"id":(\d+),')
 # Confluent's default is 100 rows per poll; a user moving a big table raises it (each poll is a
 # few round trips to the server).
@@ -97,6 +100,15 @@ def copy_to_kcat(target: Target, topics: Topics, topic: str, count: int) -> Usag
     return usage
 
 
+@dataclass(frozen=True)
+class OursRun:
+    usage: Usage  # the whole commands
+    size: int  # the topic's bytes
+    session_s: float  # Spark session starts
+    job_s: float  # the batches' Spark jobs, less the session start they overlap (h2h_sides.job_times)
+    task_s: float  # the tasks' own time within the jobs (polls, produce, commit)
+
+
 @dataclass
 class OursSource:
     """jdbc-source through `reconciler run --once` (bench/reconciler_timed.py), a group per run:
@@ -119,30 +131,33 @@ class OursSource:
                                     "spec": {"class": "jdbc-source", "tasksMax": 1, "config": config}}))
         return path
 
-    def run(self, name: str, count: int) -> tuple[Usage, int, float, float]:
-        """(usage, the topic's bytes, Spark session start s, batch jobs s) of moving the table
-        into a fresh topic (the two times from the runtime's log, within the usage's)."""
+    def run(self, name: str, count: int) -> OursRun:
+        """Moving the table into a fresh topic; the times within the usage from the runtime's log."""
         prefix = f"bench-{name}-"
         self.topics.create(prefix + TABLE)
         command = [sys.executable, str(TIMED), "run", str(self.manifest(name, prefix)), "--once",
                    "--bootstrap-servers", self.topics.bootstrap, "--group-id", f"bench-jdbc-{name}"]
-        total, moved, session_s, job_s = Usage(), 0, 0.0, 0.0
+        total, moved, session_s, job_s, task_s = Usage(), 0, 0.0, 0.0, 0.0
         for attempt in range(1, MAX_RUNS + 1):
             log = self.workdir / f"{name}-{attempt}.out"
             with log.open("wb") as out:
                 code, usage = run_measured(command, stdout=out, stderr=subprocess.STDOUT)
             total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))
-            text = log.read_bytes()
-            if code != 0 or b"FAILED" in text:
-                raise RunFailed(f"ours (jdbc-source): exit {code}:\n{text[-3000:].decode(errors='replace')}")
+            text = log.read_bytes().decode(errors="replace")
+            if code != 0 or "FAILED" in text:
+                raise RunFailed(f"ours (jdbc-source): exit {code}:\n{text[-3000:]}")
             moved += sum(int(m) for m in _MOVED.findall(text))
-            session = _SESSION.search(text.decode(errors="replace"))
-            session_s += float(session.group(1)) if session else 0.0
-            job_s += sum(map(float, _JOB.findall(text.decode(errors="replace"))))
+            # The runtime starts its Spark session inside its first job: that part is the session's.
+            session, jobs = job_times(text)
+            require(jobs is not None, f"ours (jdbc-source): run {attempt}: no batch job time in its debug log "
+                    "(h2h_sides._JOB no longer matches the runtime's line?)")
+            session_s, job_s = session_s + session, job_s + (jobs or 0.0)
+            task_s += sum(float(t) for tasks in _TASKS.findall(text) for t in tasks.split(",") if t.strip())
             print(f"    run {attempt}: {moved:,} of {count:,} rows moved, {usage.seconds:.1f} s", file=sys.stderr,
                   flush=True)
             if "BENCH_JDBC_LOGS" in os.environ:
-                sys.stderr.write(text.decode(errors="replace"))
+                sys.stderr.write(text)
             if moved >= count:
                 break
-        return total, self.topics.check(prefix + TABLE, count, "ours (jdbc-source)", _PAYLOAD_ID), session_s, job_s
+        size = self.topics.check(prefix + TABLE, count, "ours (jdbc-source)", _PAYLOAD_ID)
+        return OursRun(total, size, session_s, job_s, task_s)
