@@ -1,5 +1,6 @@
 """The SELECTs `jdbc-source` runs, built with psycopg.sql (table and column names are always
-`sql.Identifier`s; offsets are parameters). Pure: the statements are built, not run.
+quoted as `sql.Identifier` quotes them, with any `%` doubled, as in the user's query; offsets
+are parameters). Pure: the statements are built, not run.
 
 The WHERE and ORDER BY are Confluent's `TimestampIncrementingCriteria` ones; the rows are read
 from the table (or the configured query) as a subquery, so a query's own columns are what the
@@ -19,6 +20,17 @@ from reconciler.connectors.jdbc.source_tables import TableRef
 ROWS = sql.Identifier("__connect_rows")
 
 
+def quoted(*parts: str) -> sql.Composable:
+    """A quoted identifier that may hold `%`: the statements carry parameters, so psycopg reads
+    every `%` in their text as a placeholder's, and `sql.Identifier` does not double it."""
+    return verbatim(sql.Identifier(*parts).as_string(None))
+
+
+def verbatim(text: str) -> sql.SQL:
+    """SQL text taken as written (the user's `query`, a quoted name), its `%` doubled."""
+    return sql.SQL(text.replace("%", "%%"))
+
+
 @dataclass(frozen=True)
 class Criteria:
     incrementing: str | None
@@ -26,12 +38,12 @@ class Criteria:
 
     def timestamp(self) -> sql.Composable:
         """The row's time: the column, or COALESCE of the columns (`coalesceTimestampColumns`)."""
-        names = [sql.Identifier(c) for c in self.timestamps]
+        names = [quoted(c) for c in self.timestamps]
         return names[0] if len(names) == 1 else sql.SQL("COALESCE({})").format(sql.SQL(",").join(names))
 
 
 def source(table: TableRef | None, query: str) -> sql.Composable:
-    return sql.SQL("SELECT * FROM {}").format(table.ident()) if table is not None else sql.SQL(query)
+    return sql.SQL("SELECT * FROM {}").format(quoted(table.schema, table.table)) if table is not None else verbatim(query)
 
 
 def _from(base: sql.Composable) -> sql.Composed:
@@ -40,13 +52,13 @@ def _from(base: sql.Composable) -> sql.Composed:
 
 def bulk(base: sql.Composable, suffix: str) -> sql.Composed:
     """Parameter: the row limit (one more than a batch takes, to tell a table too big for it)."""
-    return sql.SQL("{} LIMIT %s {}").format(_from(base), sql.SQL(suffix))
+    return sql.SQL("{} LIMIT %s {}").format(_from(base), verbatim(suffix))
 
 
 def incrementing(base: sql.Composable, criteria: Criteria, suffix: str) -> sql.Composed:
     """Parameters: the last incrementing value, the row limit."""
-    inc = sql.Identifier(criteria.incrementing or "")
-    return sql.SQL("{} WHERE {} > %s ORDER BY {} ASC LIMIT %s {}").format(_from(base), inc, inc, sql.SQL(suffix))
+    inc = quoted(criteria.incrementing or "")
+    return sql.SQL("{} WHERE {} > %s ORDER BY {} ASC LIMIT %s {}").format(_from(base), inc, inc, verbatim(suffix))
 
 
 def timestamp(base: sql.Composable, criteria: Criteria, suffix: str) -> sql.Composed:
@@ -57,15 +69,15 @@ def timestamp(base: sql.Composable, criteria: Criteria, suffix: str) -> sql.Comp
     bound = sql.SQL("(SELECT {ts} FROM ({base}) AS {rows} WHERE {window} ORDER BY {ts} ASC LIMIT 1 OFFSET %s)").format(
         ts=ts, base=base, rows=ROWS, window=window)
     return sql.SQL("{rows} WHERE {window} AND {ts} <= COALESCE({bound}, {ts}) ORDER BY {ts} ASC {suffix}").format(
-        rows=_from(base), window=window, ts=ts, bound=bound, suffix=sql.SQL(suffix))
+        rows=_from(base), window=window, ts=ts, bound=bound, suffix=verbatim(suffix))
 
 
 def timestamp_incrementing(base: sql.Composable, criteria: Criteria, suffix: str) -> sql.Composed:
     """Parameters: end, begin, last incrementing value, begin, the row limit."""
-    ts, inc = criteria.timestamp(), sql.Identifier(criteria.incrementing or "")
+    ts, inc = criteria.timestamp(), quoted(criteria.incrementing or "")
     return sql.SQL("{rows} WHERE {ts} < %s AND (({ts} = %s AND {inc} > %s) OR {ts} > %s) "
                    "ORDER BY {ts},{inc} ASC LIMIT %s {suffix}").format(
-        rows=_from(base), ts=ts, inc=inc, suffix=sql.SQL(suffix))
+        rows=_from(base), ts=ts, inc=inc, suffix=verbatim(suffix))
 
 
 def table_columns() -> sql.SQL:

@@ -23,6 +23,7 @@ from jdbc_source_support import (
     topic_payloads,
 )
 from reconciler.devtools.postgres import RunningPostgres
+from reconciler.kafka.io.consume import read_to_end
 from reconciler.kafka.io.store import read_view
 from run_support import Pipeline, pipeline
 
@@ -99,6 +100,27 @@ def test_an_alter_request_moves_the_offset(pipeline: Pipeline, postgres: Running
     assert ids == [*range(1, 101), *range(181, 201)]
     assert read_view(pipeline.settings).live.is_applied("pg", "offsets", "skip-1")
     assert offset_records(pipeline.settings, "pg")[-1][1] == b'{"incrementing":200}'
+
+
+def test_a_percent_sign_in_the_query_and_a_column_name_is_sql_not_a_placeholder(
+        pipeline: Pipeline, postgres: RunningPostgres) -> None:
+    """psycopg reads every `%` of a statement with parameters as a placeholder's: a LIKE in the
+    user's query, or a column named with one, once failed every batch ("only '%s', '%b', '%t'
+    are allowed")."""
+    database, dsn = new_database(postgres)
+    create_orders(dsn)
+    insert_orders(dsn, 1, 200)
+    topic = pipeline.topic("like", 1)
+    config = source_config(postgres, database, topic, mode="incrementing", **{
+        "query": """SELECT id AS "n%o", customer FROM orders WHERE customer LIKE 'customer 1%'""",
+        "incrementing.column.name": "n%o"})
+    del config["table.whitelist"]
+    pipeline.connector("pg", JDBC_SOURCE, config)
+    pipeline.converge()
+    pipeline.converge()  # nothing new: still each row once
+    ids = Counter(json.loads(m.value or b"null")["payload"]["n%o"] for m in read_to_end(pipeline.settings, topic))
+    assert ids == Counter([1, *range(10, 20), *range(100, 200)])
+    assert offset_records(pipeline.settings, "pg")[-1][1] == b'{"incrementing":199}'
 
 
 @pytest.mark.parametrize(("change", "words"), [
