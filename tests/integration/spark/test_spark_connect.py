@@ -9,6 +9,7 @@ and sinks must read through the data source (`--sink-reader spark-kafka` insists
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -54,6 +55,50 @@ def test_source_to_sink_exactly_once_over_two_ticks_through_spark_connect(
     for name in ("gen", "archive", "recorder"):
         assert pipeline.states(name) == ("UNASSIGNED", {task: "UNASSIGNED" for task in pipeline.states(name)[1]})
         assert live.last_batches[name].outcome == "succeeded"
+
+
+def test_run_once_keeps_its_spark_connect_session_and_starts_a_new_one_when_the_server_lost_it(
+    kafka: KafkaUnderTest, spark_connect_server: RunningConnectServer, tmp_path: Path
+) -> None:
+    """One chain: a new session (shipped, checked), the same session again (nothing shipped,
+    no check: its job imports the package uploaded by the run before), the session released
+    (SESSION_CLOSED: a new one), the server restarted (a new session under the kept id)."""
+    pipeline = Pipeline(kafka.settings(f"t-connect-{uuid.uuid4().hex[:8]}"), tmp_path)
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+
+    def run(step: int) -> str:  # a connector of its own each run, so each run's job moves records
+        topic = pipeline.topic(f"t{step}", partitions=1)
+        pipeline.connector(f"gen{step}", "datagen", {"topic": topic, "count": 3})
+        done = run_once(pipeline, "--spark-remote", spark_connect_server.url, "-vv", env=env)
+        assert done.code == 0 and "Traceback" not in done.output, done.output
+        assert topic_keys(pipeline.settings, topic) == ids(3)
+        return done.output
+
+    first = run(1)
+    assert "Spark Connect: shipping" in first and "reusing" not in first
+    second = run(2)
+    assert "Spark Connect: reusing the kept session" in second and "shipping" not in second
+    _release(spark_connect_server.url, _kept_session_id(tmp_path / "cache"))
+    third = run(3)
+    assert "is gone (" in third and "Spark Connect: shipping" in third
+    spark_connect_server.restart()
+    fourth = run(4)
+    assert "the server holds a new session under the kept id" in fourth and "Spark Connect: shipping" in fourth
+
+
+def _kept_session_id(cache: Path) -> str:
+    (kept,) = (cache / "connect-reconciler" / "spark-connect").glob("*.json")
+    session_id: str = json.loads(kept.read_text())["session_id"]
+    return session_id
+
+
+def _release(url: str, session_id: str) -> None:
+    """What a session's owner or the server's idle timeout does: the session closes for good."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.builder.remote(f"{url}/;session_id={session_id}").create()
+    session.client.release_session()
+    session.client.close()
 
 
 def test_a_spark_connect_server_that_is_down_fails_fast_naming_it_and_writes_nothing_for_tasks(
