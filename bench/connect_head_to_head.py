@@ -86,6 +86,7 @@ from h2h_sides import (  # bench/h2h_sides.py
     Result,
     Topics,
     check_topic,
+    on_spark_connect,
     one_file,
     txt_files,
     verify_parquet,
@@ -142,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="runs of each side, alternating; figures are their medians (default 3)")
     parser.add_argument("--no-cluster", dest="cluster", action="store_false",
                         help="skip our rows on a standalone cluster (local[*] only)")
+    parser.add_argument("--spark-connect", action="store_true",
+                        help="also our file-source on a Spark Connect server (its fixed cost: issue 30's figure)")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds is at least 1")
@@ -215,7 +218,8 @@ def run_all(args: argparse.Namespace, kcat: str, workdir: Path, bootstrap: str, 
                   OursSide(bootstrap, broker_pid, workdir / "ours"))
     with ExitStack() as stack:
         cluster = stack.enter_context(on_cluster(bench)) if args.cluster else None
-        sources = alternating(args.rounds, numbered("source", source_sides(bench, cluster)))
+        connect = stack.enter_context(on_spark_connect(bench.ours)) if args.spark_connect else None
+        sources = alternating(args.rounds, numbered("source", source_sides(bench, cluster, connect)))
         sinks = alternating(args.rounds, numbered("sink", sink_sides(bench, cluster)))
     return {"source": with_fixed_runs(sources), "sink": with_fixed_runs(sinks)}
 
@@ -233,7 +237,7 @@ def numbered(direction: str, sides: dict[str, Side]) -> dict[str, Callable[[], R
     return {name: counted(name, run) for name, run in sides.items()}
 
 
-def source_sides(bench: Bench, cluster: OursSide | None) -> dict[str, Side]:
+def source_sides(bench: Bench, cluster: OursSide | None, connect: OursSide | None) -> dict[str, Side]:
     n, source_file, one = bench.records, bench.workdir / "in" / "records.jsonl", bench.workdir / "in-one"
     kcat_p = [bench.kcat, "-P", "-b", bench.topics.bootstrap, "-l", str(source_file), *producer_flags()]
     sides = {
@@ -249,7 +253,23 @@ def source_sides(bench: Bench, cluster: OursSide | None) -> dict[str, Side]:
     if cluster is not None:
         sides["ours: file-source, cluster"] = bench.checked_topic("src-cluster", n, lambda topic: cluster.source(
             source_file.parent, topic, n, name=topic))
+    if connect is not None:
+        sides |= connect_sides(bench, connect, source_file.parent, one)
     return sides
+
+
+def connect_sides(bench: Bench, connect: OursSide, records: Path, one: Path) -> dict[str, Side]:
+    """Our file-source on Spark Connect and its fixed cost, after one untimed run that sets the
+    server session up (the one every later run attaches to, as on a server in use)."""
+    phase("source: ours on spark connect, setting its server session up (not timed)")
+    bench.checked_topic("src-connect-setup", 1, lambda topic: connect.source(one, topic, 1, name=topic))(0)
+    n = bench.records
+    return {
+        "ours: file-source, spark connect": bench.checked_topic("src-connect", n, lambda topic: connect.source(
+            records, topic, n, name=topic)),
+        "ours: file-source, spark connect" + FIXED: bench.checked_topic("src-connect-fixed", 1, lambda topic: (
+            connect.source(one, topic, 1, name=topic))),
+    }
 
 
 def sink_sides(bench: Bench, cluster: OursSide | None) -> dict[str, Side]:

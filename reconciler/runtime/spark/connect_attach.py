@@ -5,6 +5,7 @@ one with the package shipped and the executors checked (`connect_sessions` says 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from reconciler import masking
 from reconciler.runtime.spark import connect_sessions as kept_sessions
 from reconciler.runtime.spark.connect_sessions import KeptSession
-from reconciler.runtime.spark.session import SparkTarget, SparkUnavailable, start_remote
+from reconciler.runtime.spark.session import SparkTarget, SparkUnavailable, connect_address, start_remote
 from reconciler.runtime.spark.ship import check_connectors, plugin_files, preflight, ship
 
 if TYPE_CHECKING:
@@ -66,6 +67,15 @@ class RemoteSession:
 def open_remote(target: SparkTarget, code: Path) -> RemoteSession:
     """The session on `target.remote` with `code` (the package's zip) shipped and checked: the
     kept session when the server still has it as it was, else a new one."""
+    started = time.monotonic()
+    remote = _open(target, code)
+    host, port = connect_address(target.remote or "")
+    LOG.info("Spark session (sc://%s:%d, %s) ready in %.1fs", host, port,
+             "the kept session" if remote.reused else "a new session", time.monotonic() - started)
+    return remote
+
+
+def _open(target: SparkTarget, code: Path) -> RemoteSession:
     url = target.remote
     assert url is not None, "a Spark Connect target"
     token = kept_sessions.url_params(url).get("token")
