@@ -1,6 +1,6 @@
 """Head-to-head: Java Kafka Connect's FileStream connectors vs our file-source and file-sink.
 
-    .venv/bin/python bench/connect_head_to_head.py [--records 1000000] [--record-bytes 100] [--partitions 2] [--rounds 3]
+    .venv/bin/python bench/connect_head_to_head.py [--records 1000000] [--rounds 3] [--no-cluster] [--spark-connect]
 
 The same records, on the same machine, in the same run, on Apache Kafka (one KRaft node,
 `reconciler.devtools.broker`), with Debian's `kcat` as the reference client (`apt-get install
@@ -19,7 +19,8 @@ The same records, on the same machine, in the same run, on Apache Kafka (one KRa
   two 1-core workers on this machine, `reconciler.devtools.spark_cluster`), the executors on the
   packed environment through `spark.archives`, as docs/clusters.md's recipe (`--no-cluster` skips them).
   The cluster is started once, before the first round; its rows run in every round, alternating
-  with the others like any side.
+  with the others like any side. `--spark-connect`: our `file-source` and its fixed cost on a Spark
+  Connect server too, its server session set up by one untimed run first (kept, as on a server in use).
 
 `--rounds` rounds (3 by default): the sources' rounds, then the sinks'. In each, every side runs
 once, in turn (kcat, Java, ours…, the order reversed every other round: `measure.alternating`, so
@@ -259,8 +260,7 @@ def source_sides(bench: Bench, cluster: OursSide | None, connect: OursSide | Non
 
 
 def connect_sides(bench: Bench, connect: OursSide, records: Path, one: Path) -> dict[str, Side]:
-    """Our file-source on Spark Connect and its fixed cost, after one untimed run that sets the
-    server session up (the one every later run attaches to, as on a server in use)."""
+    """Our file-source on Spark Connect and its fixed cost, once an untimed run set the session up."""
     phase("source: ours on spark connect, setting its server session up (not timed)")
     bench.checked_topic("src-connect-setup", 1, lambda topic: connect.source(one, topic, 1, name=topic))(0)
     n = bench.records
