@@ -1,6 +1,6 @@
 """Head-to-head: Java Kafka Connect's FileStream connectors vs our file-source and file-sink.
 
-    .venv/bin/python bench/connect_head_to_head.py [--records 1000000] [--record-bytes 100] [--partitions 2] [--rounds 3]
+    .venv/bin/python bench/connect_head_to_head.py [--records 1000000] [--rounds 3] [--no-cluster] [--spark-connect]
 
 The same records, on the same machine, in the same run, on Apache Kafka (one KRaft node,
 `reconciler.devtools.broker`), with Debian's `kcat` as the reference client (`apt-get install
@@ -19,7 +19,8 @@ The same records, on the same machine, in the same run, on Apache Kafka (one KRa
   two 1-core workers on this machine, `reconciler.devtools.spark_cluster`), the executors on the
   packed environment through `spark.archives`, as docs/clusters.md's recipe (`--no-cluster` skips them).
   The cluster is started once, before the first round; its rows run in every round, alternating
-  with the others like any side.
+  with the others like any side. `--spark-connect`: our `file-source` and its fixed cost on a Spark
+  Connect server too, its server session set up by one untimed run first (kept, as on a server in use).
 
 `--rounds` rounds (3 by default): the sources' rounds, then the sinks'. In each, every side runs
 once, in turn (kcat, Java, ours…, the order reversed every other round: `measure.alternating`, so
@@ -86,6 +87,7 @@ from h2h_sides import (  # bench/h2h_sides.py
     Result,
     Topics,
     check_topic,
+    on_spark_connect,
     one_file,
     txt_files,
     verify_parquet,
@@ -142,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="runs of each side, alternating; figures are their medians (default 3)")
     parser.add_argument("--no-cluster", dest="cluster", action="store_false",
                         help="skip our rows on a standalone cluster (local[*] only)")
+    parser.add_argument("--spark-connect", action="store_true",
+                        help="also our file-source on a Spark Connect server (its fixed cost: issue 30's figure)")
     args = parser.parse_args(argv)
     if args.rounds < 1:
         parser.error("--rounds is at least 1")
@@ -215,7 +219,8 @@ def run_all(args: argparse.Namespace, kcat: str, workdir: Path, bootstrap: str, 
                   OursSide(bootstrap, broker_pid, workdir / "ours"))
     with ExitStack() as stack:
         cluster = stack.enter_context(on_cluster(bench)) if args.cluster else None
-        sources = alternating(args.rounds, numbered("source", source_sides(bench, cluster)))
+        connect = stack.enter_context(on_spark_connect(bench.ours)) if args.spark_connect else None
+        sources = alternating(args.rounds, numbered("source", source_sides(bench, cluster, connect)))
         sinks = alternating(args.rounds, numbered("sink", sink_sides(bench, cluster)))
     return {"source": with_fixed_runs(sources), "sink": with_fixed_runs(sinks)}
 
@@ -233,7 +238,7 @@ def numbered(direction: str, sides: dict[str, Side]) -> dict[str, Callable[[], R
     return {name: counted(name, run) for name, run in sides.items()}
 
 
-def source_sides(bench: Bench, cluster: OursSide | None) -> dict[str, Side]:
+def source_sides(bench: Bench, cluster: OursSide | None, connect: OursSide | None) -> dict[str, Side]:
     n, source_file, one = bench.records, bench.workdir / "in" / "records.jsonl", bench.workdir / "in-one"
     kcat_p = [bench.kcat, "-P", "-b", bench.topics.bootstrap, "-l", str(source_file), *producer_flags()]
     sides = {
@@ -249,7 +254,22 @@ def source_sides(bench: Bench, cluster: OursSide | None) -> dict[str, Side]:
     if cluster is not None:
         sides["ours: file-source, cluster"] = bench.checked_topic("src-cluster", n, lambda topic: cluster.source(
             source_file.parent, topic, n, name=topic))
+    if connect is not None:
+        sides |= connect_sides(bench, connect, source_file.parent, one)
     return sides
+
+
+def connect_sides(bench: Bench, connect: OursSide, records: Path, one: Path) -> dict[str, Side]:
+    """Our file-source on Spark Connect and its fixed cost, once an untimed run set the session up."""
+    phase("source: ours on spark connect, setting its server session up (not timed)")
+    bench.checked_topic("src-connect-setup", 1, lambda topic: connect.source(one, topic, 1, name=topic))(0)
+    n = bench.records
+    return {
+        "ours: file-source, spark connect": bench.checked_topic("src-connect", n, lambda topic: connect.source(
+            records, topic, n, name=topic)),
+        "ours: file-source, spark connect" + FIXED: bench.checked_topic("src-connect-fixed", 1, lambda topic: (
+            connect.source(one, topic, 1, name=topic))),
+    }
 
 
 def sink_sides(bench: Bench, cluster: OursSide | None) -> dict[str, Side]:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tarfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -305,3 +307,20 @@ class OursSide:
         with self.cluster.phase(executors):
             code, usage = run_measured(command, stdout=out, stderr=err)
         return code, Usage(usage.seconds, usage.cpu_s + executors.cpu_s, usage.peak_rss + executors.peak_rss)
+
+
+@contextmanager
+def on_spark_connect(ours: OursSide) -> Iterator[OursSide]:
+    """Our side on a Spark Connect server started once for every round (`local[2]` on this
+    machine, its Python workers on the packed environment, as the tests' server), as a server
+    already running is met: `reconciler run --spark-remote` keeps its server session across runs
+    (docs/runtime.md#spark-connect), and the bench's first run on it sets that session up."""
+    from reconciler.devtools.pack_env import cached_pack
+    from reconciler.devtools.spark_cluster import start_connect_server
+
+    target = ours.workdir.parent / "connect-env"
+    with tarfile.open(cached_pack()) as archive:
+        archive.extractall(target, filter="tar")
+    with start_connect_server(ours.workdir.parent / "spark-connect", python=str(target / "bin" / "python")) as server:
+        yield OursSide(ours.bootstrap, ours.broker_pid, ours.workdir.parent / "ours-connect",
+                       ("--spark-remote", server.url), None, "spark connect")

@@ -28,7 +28,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
@@ -214,9 +214,21 @@ class RunningConnectServer:
 
     url: str
     server: SparkProcess
+    command: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    log_dir: Path | None = None
 
     def stop(self) -> None:
         self.server.stop()
+
+    def restart(self, ready_timeout_s: float = READY_TIMEOUT_S) -> None:
+        """Stop the server and start it again on the same port: its sessions are gone."""
+        assert self.command and self.log_dir is not None, "a server start_connect_server started"
+        port = self.server.port
+        self.server.stop()
+        self.server = _launch("connect-server-restarted", self.command, self.env, self.log_dir)
+        self.server.port = port
+        _wait_port(self.server, port, ready_timeout_s, self.server.stop)
 
     def __enter__(self) -> RunningConnectServer:
         return self
@@ -258,10 +270,11 @@ def start_connect_server(
     for key, value in settings.items():
         command += ["--conf", f"{key}={value}"]
     command.append("spark-internal")  # spark-submit's name for "no application jar"
-    server = _launch("connect-server", command, spark_env(log_dir, python), log_dir)
+    env = spark_env(log_dir, python)
+    server = _launch("connect-server", command, env, log_dir)
     server.port = port
     _wait_port(server, port, ready_timeout_s, server.stop)
-    return RunningConnectServer(f"sc://{HOST}:{port}", server)
+    return RunningConnectServer(f"sc://{HOST}:{port}", server, command, env, log_dir)
 
 
 def main(argv: list[str] | None = None) -> int:

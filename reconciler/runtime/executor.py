@@ -30,6 +30,7 @@ from reconciler.runtime.source import driver as source_driver
 from reconciler.runtime.source import job as source_job
 from reconciler.runtime.source import task as source_task
 from reconciler.runtime.source.driver import BatchOffsets, source_offsets
+from reconciler.runtime.spark.connect_attach import RemoteSession, open_remote
 from reconciler.runtime.spark.data_source import available, with_kafka_jars
 from reconciler.runtime.spark.session import (
     DEFAULT_MASTER,
@@ -99,6 +100,7 @@ class SparkExecutor:
         self.sink_reader = SinkReader(sink_reader)
         self.stop_on_close = stop_on_close
         self._session: SparkSession | None = None
+        self._remote: RemoteSession | None = None  # a Spark Connect session: what it holds
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -175,9 +177,13 @@ class SparkExecutor:
             return self._session
 
     def _start(self) -> SparkSession:
-        existing = None if self.target.remote else active_session()
+        if self.target.remote:  # the kept session of an earlier run when the server still has it
+            self._remote = open_remote(self.target, project_zip())
+            self._owns_session = True
+            return self._remote.session
+        existing = active_session()
         target = self.target
-        if existing is None and not target.remote and self.sink_reader != SinkReader.CONFLUENT_KAFKA:
+        if existing is None and self.sink_reader != SinkReader.CONFLUENT_KAFKA:
             target = dataclasses.replace(target, conf=with_kafka_jars(target.conf))
         session = existing or start(target)
         self._owns_session = existing is None
@@ -251,7 +257,10 @@ class SparkExecutor:
             return {}
         session = self.session()
         new = sorted({w.connector_class for w in works} - set(self._checked))
-        if new:
+        if new and self._remote is not None:
+            failures = self._remote.check_classes(new)
+            self._checked.update({name: failures.get(name) for name in new})
+        elif new:
             ship(session, [path for name in new for path in plugin_files(name)])
             failures = check_connectors(session, new)
             self._checked.update({name: failures.get(name) for name in new})
@@ -327,5 +336,6 @@ class SparkExecutor:
             return  # a start nothing needed, still under way: the process's exit ends its JVM
         with self._lock:
             if self._session is not None and self._owns_session and self.stop_on_close:
-                self._session.stop()
+                self._session.stop()  # a kept Spark Connect session is not released (`connect_sessions`)
             self._session = None
+            self._remote = None

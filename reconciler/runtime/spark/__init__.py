@@ -2,7 +2,8 @@
 
 `session` (the SparkSession: local, a cluster master or a Spark Connect server), `jobs` (the
 one way a function runs over work items or a DataFrame's partitions), `ship` and `probe` (what
-executors need, shipped and checked), `cds` and `cds_build` (the driver JVM's class-data-sharing
+executors need, shipped and checked), `connect_sessions` and `connect_attach` (a Spark Connect
+server session kept across runs, and attaching to it), `cds` and `cds_build` (the driver JVM's class-data-sharing
 archive), `daemon` (local workers' Python daemon), `jvm_output` (the JVM's stderr as JSON
 lines) and `data_source` (Spark's Kafka data source: its jars, a DataFrame over offset ranges).
 

@@ -356,13 +356,17 @@ def start_remote(url: str, conf: Mapping[str, str] | None = None, *, timeout_s: 
     builder = SparkSession.builder.remote(url)
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
+    session = None
     try:
-        session = builder.getOrCreate()
+        # A session of its own (not the process's default): a failed attach leaves nothing behind.
+        session = builder.create()
         _ = session.version  # one round trip: a server that accepts TCP but is not Spark Connect fails here
         for key, value in SQL_DEFAULTS.items():
             if key not in (conf or {}):
                 session.conf.set(key, value)
     except Exception as exc:  # gRPC errors come in many types
+        if session is not None:
+            session.client.close()
         raise SparkUnavailable(f"the Spark Connect server at {url} did not answer: {exc}") from exc
     return session
 
