@@ -1,24 +1,28 @@
 """Running one batch of connector tasks on Spark: `SparkExecutor`, the `TaskExecutor`
 (`runtime.batch.tasks`) the worker's tick calls.
 
-`SparkExecutor` runs each connector's batch as its own Spark job, submitted from a thread of
-its own into a FAIR scheduler pool named after the connector: a slow connector does not hold
-the others behind it in a queue, and a failing one fails only its own outcomes (within a
-connector, each task — each sink partition range — reports separately too). Spark is started
-on the first batch that has work, never for a tick with nothing to run.
+`SparkExecutor` runs every source connector's tasks as the partitions of ONE shared Spark job
+(a job costs far more than a partition: a thousand small connectors in a thousand jobs took
+~100 s, bench/many_connectors.py), and each sink connector's batch as a job of its own,
+submitted from a thread of its own into a FAIR scheduler pool named after the connector, so a
+slow sink does not hold the others behind it in a queue. A failing task fails only its own
+outcome (each task — each sink partition range — reports separately); should the shared
+source job fail as a whole, each source connector runs again in a job of its own. Spark is
+started on the first batch that has work, never for a tick with nothing to run.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import logging
 import threading
 import time
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from reconciler.core.kinds import Kind
 from reconciler.errors import BrokerUnreachable, ReconcilerError
@@ -50,6 +54,9 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 MAX_PARALLEL_CONNECTORS = 8
+# The FAIR pool of the job every source connector's tasks share (sinks: one pool each).
+SOURCES_POOL = "sources"
+_T = TypeVar("_T")
 
 
 class SinkReader(enum.StrEnum):
@@ -69,7 +76,7 @@ DEFAULT_SINK_READER = SinkReader.CONFLUENT_KAFKA
 
 
 class SparkExecutor:
-    """`TaskExecutor` on Spark: one job per connector per batch, FAIR pools, lazy session.
+    """`TaskExecutor` on Spark: one job for all sources, one per sink connector, FAIR pools, lazy session.
 
     Joins the SparkSession already running in the process if there is one (tests share one);
     `close()` stops Spark only when this executor started it. `remote` (sc://…) runs the jobs
@@ -224,11 +231,8 @@ class SparkExecutor:
         sources = [w for w in works_left if w.kind == Kind.SOURCE]
         if sources:
             offsets = self._source_offsets(sources)
-            futures += [
-                threads.submit(self._run_connector, group, offsets)
-                for group in by_connector.values()
-                if group[0].kind == Kind.SOURCE
-            ]
+            groups = [group for group in by_connector.values() if group[0].kind == Kind.SOURCE]
+            futures.append(threads.submit(self._run_sources, groups, offsets))
         outcomes = {(o.connector, o.task_id): o for f in futures for o in f.result()}
         self._hold_clean(sources, outcomes)
         outcomes.update({
@@ -274,35 +278,79 @@ class SparkExecutor:
         except Exception:
             return BatchOffsets({}, dict.fromkeys((w.connector for w in works), NotRun(trace=traceback.format_exc())))
 
+    def _run_sources(self, groups: Sequence[list[TaskWork]], offsets: BatchOffsets) -> list[TaskOutcome]:
+        """Every source connector's tasks as the partitions of one shared job (`source_job.run_sources`).
+
+        A connector that cannot run (its offsets, its class) reports so alone. Should the shared
+        job itself fail, what its tasks committed is unknown: each connector runs again in a job
+        of its own after its tasks are fenced and its offsets read anew, as a new batch would,
+        so a connector whose task kills its worker fails alone."""
+        outcomes: list[TaskOutcome] = []
+        plans: list[source_job.SourcePlan] = []
+        for works in groups:
+            planned = self._guarded(works, functools.partial(self._plan_source, works, offsets))
+            if isinstance(planned, source_job.SourcePlan):
+                plans.append(planned)
+            else:
+                outcomes += planned
+        try:
+            return outcomes + source_job.run_sources(self.session, plans, pool=SOURCES_POOL)
+        except Exception as exc:
+            if exc is self._start_failed:
+                raise
+            LOG.warning("the shared job of %d source connector(s) failed; each runs again in a job of its own",
+                        len(plans), exc_info=True)
+        again = [list(plan.works) for plan in plans if plan.items]
+        outcomes += source_job.run_sources(self.session, [plan for plan in plans if not plan.items], pool=SOURCES_POOL)
+        self._held.difference_update(source_driver.fence_key(self.settings, w) for works in again for w in works)
+        offsets = self._source_offsets([w for works in again for w in works])
+        for works in again:
+            outcomes += self._run_connector(works, offsets)
+        return outcomes
+
+    def _plan_source(self, works: list[TaskWork], offsets: BatchOffsets) -> source_job.SourcePlan | list[TaskOutcome]:
+        """The connector's share of the shared job, or its outcomes when it cannot run now."""
+        name = works[0].connector
+        if (not_run := offsets.not_run.get(name)) is not None:
+            if not_run.waited is not None:
+                LOG.warning("connector %s: its tasks wait for the next batch: %s", name, not_run.waited)
+            return not_run.outcomes(works)
+        stores = source_driver.connector_stores(self.settings, works)[name]
+        committed = source_driver.committed_offsets(offsets.replays, name, stores)
+        limit = self.source_batch_records or source_task.DEFAULT_BATCH_RECORDS
+        return source_job.plan_source(self.settings, works, committed, stores=stores, max_records=limit)
+
     def _run_connector(
         self,
         works: list[TaskWork],
         offsets: BatchOffsets | None,
     ) -> list[TaskOutcome]:
-        """One connector's batch; whatever goes wrong becomes its tasks' outcomes, except a
-        cluster its clients cannot reach (`*.override.bootstrap.servers`, a broker restarting):
-        then the tasks wait for the next batch and keep their status, as a Java task does, whose
-        clients retry without end (Connect sets their `max.block.ms` and `delivery.timeout.ms`
-        to the maximum), rather than turn FAILED until someone restarts them."""
-        name, kind = works[0].connector, works[0].kind
-        pool = f"connector-{name}"
-        try:
-            if kind == Kind.SINK:
+        """One connector's batch in a job of its own (`_guarded`: its failures are its tasks')."""
+        pool = f"connector-{works[0].connector}"
+
+        def run() -> list[TaskOutcome]:
+            if works[0].kind == Kind.SINK:
                 return sink_job.run_sink(
                     self.session, self.settings, works, connector_task_count(works), pool=pool,
                     kafka_source=self._kafka_source(),
                 )
             assert offsets is not None, "a source's batch is given the offsets read for the sources"
-            if (not_run := offsets.not_run.get(name)) is not None:
-                if not_run.waited is not None:
-                    LOG.warning("connector %s: its tasks wait for the next batch: %s", name, not_run.waited)
-                return not_run.outcomes(works)
-            stores = source_driver.connector_stores(self.settings, works)[name]
-            committed = source_driver.committed_offsets(offsets.replays, name, stores)
-            limit = self.source_batch_records or source_task.DEFAULT_BATCH_RECORDS
-            return source_job.run_source(
-                self.session, self.settings, works, committed, pool=pool, stores=stores, max_records=limit
-            )
+            planned = self._plan_source(works, offsets)
+            if not isinstance(planned, source_job.SourcePlan):
+                return planned
+            return source_job.run_sources(self.session, [planned], pool=pool)
+
+        return self._guarded(works, run)
+
+    def _guarded(self, works: list[TaskWork], step: Callable[[], _T]) -> _T | list[TaskOutcome]:
+        """`step()`; whatever goes wrong becomes the connector's tasks' outcomes, except a
+        cluster its clients cannot reach (`*.override.bootstrap.servers`, a broker restarting):
+        then the tasks wait for the next batch and keep their status, as a Java task does, whose
+        clients retry without end (Connect sets their `max.block.ms` and `delivery.timeout.ms`
+        to the maximum), rather than turn FAILED until someone restarts them."""
+        name = works[0].connector
+        try:
+            return step()
         except BrokerUnreachable as exc:
             LOG.warning("connector %s: its tasks wait for the next batch: %s", name, exc.message)
             return NotRun(waited=exc.message).outcomes(works)

@@ -32,6 +32,7 @@ from reconciler.runtime.source.task import STABLE_WAIT_S, CommittedOffsets
 from reconciler.runtime.batch.tasks import NotRun, TaskWork
 
 LOG = logging.getLogger(__name__)
+FENCING_THREADS = 32
 T = TypeVar("T")
 P = ParamSpec("P")
 
@@ -116,7 +117,8 @@ def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str,
         return connector, _attempt(take_over, target, txn_id)
 
     failed: dict[str, NotRun] = {}
-    with ThreadPoolExecutor(min(8, len(targets) or 1), thread_name_prefix="fence") as pool:
+    # InitProducerId is a wait on the transaction coordinator (~60 ms), not work: many at once.
+    with ThreadPoolExecutor(min(FENCING_THREADS, len(targets) or 1), thread_name_prefix="fence") as pool:
         for connector, why in pool.map(fence, sorted(targets)):
             if why is not None:
                 failed.setdefault(connector, why)

@@ -1,4 +1,4 @@
-"""One batch of a source connector: each task polls and produces from its own Spark partition.
+"""One batch of source connectors: each task polls and produces from its own Spark partition.
 
 Exactly-once as KIP-618 does it (docs/runtime.md#source-tasks): a task produces its records and
 its source offsets (Connect's offsets-topic key `["<name>",{partition}]`, murmur2-placed) in
@@ -9,6 +9,9 @@ aborts its open transaction, so of two runs of the same task at most one commits
 Before the job the driver takes over the tasks' transactional ids, checks for open
 transactions and reads the committed offsets (`driver`); the job hands each task all of
 its connector's offsets. What a task does in its Spark partition is `task`.
+
+Many connectors' tasks share one job (`plan_source` per connector, then `run_sources` over all
+the plans): each task is one partition of it, and its outcome is its own partition's.
 """
 
 from __future__ import annotations
@@ -17,14 +20,17 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from reconciler.connectors.api import ConnectorError, SourceConnector, SourceTask
 from reconciler.connectors.registry import load_connector
+from reconciler.kafka.io.consume import wait_until_stable
 from reconciler.kafka.io.offset_stores import OffsetsStore
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.source.task import (
     DEFAULT_BATCH_RECORDS,
+    STABLE_WAIT_S,
     CommittedOffsets,
     SourceTaskResult,
     SourceTaskWork,
@@ -39,20 +45,31 @@ if TYPE_CHECKING:
 
 LOG = logging.getLogger(__name__)
 
+# See `_per_partition`.
+PACKED_SPREAD = 8
+TASKS_PER_PARTITION = 16
 
-def run_source(
-    session: Callable[[], SparkSession],
+
+@dataclass(frozen=True, kw_only=True)
+class SourcePlan:
+    """One source connector's share of a batch: its works, and a partition for each task that
+    has something to poll (in works order); a task left out ran nothing and moved nothing."""
+
+    name: str
+    works: tuple[TaskWork, ...]
+    items: tuple[SourceTaskWork, ...]
+
+
+def plan_source(
     settings: KafkaSettings,
     works: Sequence[TaskWork],
     committed: CommittedOffsets,
     *,
-    pool: str,
     stores: Sequence[OffsetsStore] = (),
     max_records: int = DEFAULT_BATCH_RECORDS,
-) -> list[TaskOutcome]:
-    """One batch of every task in `works` (all of one source connector); one outcome per work.
+) -> SourcePlan:
+    """What every task in `works` (all of one source connector) runs in this batch.
 
-    `session` is called only when a task has something to poll (no Spark for an idle source).
     `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
     tasks produce on the primary store's cluster."""
     name = works[0].connector
@@ -64,8 +81,8 @@ def run_source(
     # carried for the cost of reading its offsets (issue 30, bench/many_connectors.py).
     idle = {w.task_id for w in works if _exhausted(connector.task_class, w, committed)}
     if len(idle) == len(works):
-        LOG.debug("source %s: nothing to poll, no job", name)
-        return [TaskOutcome(connector=name, task_id=w.task_id, records=0, error=None) for w in works]
+        LOG.debug("source %s: nothing to poll, no partition", name)
+        return SourcePlan(name=name, works=tuple(works), items=())
     primary = stores[0] if stores else OffsetsStore(settings, settings.topics.offsets)
     secondary = stores[1] if len(stores) > 1 else None
     # The task's settings reach the primary store's cluster and name its topic as `offsets`.
@@ -73,7 +90,7 @@ def run_source(
         primary.settings, topics=dataclasses.replace(primary.settings.topics, offsets=primary.topic)
     )
     logs = for_connector([works[0].connector_config, *(w.task_config for w in works)])
-    items = [
+    items = tuple(
         SourceTaskWork(
             settings=task_settings, connector=w.connector, connector_class=w.connector_class, task_id=w.task_id,
             task_config=dict(w.task_config), committed=committed, max_records=max_records, secondary=secondary,
@@ -81,13 +98,69 @@ def run_source(
         )
         for w in works
         if w.task_id not in idle
-    ]
-    started = time.monotonic()
-    ran = iter(run_partitions(session(), items, source_partition, pool=pool, description=f"source {name}"))
-    results = [None if w.task_id in idle else next(ran) for w in works]
-    seconds = ", ".join(f"{r.seconds:.2f}" for r in results if isinstance(r, SourceTaskResult))
-    LOG.debug("source %s: job %.3fs (tasks %s s)", name, time.monotonic() - started, seconds)
-    return _outcomes(name, works, results)
+    )
+    return SourcePlan(name=name, works=tuple(works), items=items)
+
+
+def run_sources(session: Callable[[], SparkSession], plans: Sequence[SourcePlan], *, pool: str) -> list[TaskOutcome]:
+    """The tasks of every plan as the partitions of ONE Spark job (no job when none has
+    anything to poll); one outcome per work, plan after plan.
+
+    A task's failure is its partition's result (`PartitionFailed` or its own error), so it
+    fails that task alone. Packing matters with many small connectors: a job costs the driver
+    and the scheduler far more than a partition does (bench/many_connectors.py). Should the job
+    itself fail (a Python worker killed, say), it raises, and every packed task's outcome is
+    unknown: the caller runs them again after fencing and reading their offsets anew."""
+    items = [item for plan in plans for item in plan.items]
+    results: list[SourceTaskResult | PartitionFailed] = []
+    if items:
+        names = sorted({item.connector for item in items})
+        description = f"source {names[0]}" if len(names) == 1 else f"sources: {len(names)} connectors"
+        packed = len(items) > 1
+        if packed:  # the driver waits for the commits' markers once, after the job (`_wait_readable`)
+            items = [dataclasses.replace(item, wait_readable=False) for item in items]
+        started = time.monotonic()
+        results = run_partitions(
+            session(), items, source_partition, pool=pool, description=description, per_partition=_per_partition(len(items))
+        )
+        if packed:
+            _wait_readable(items, results)
+        seconds = ", ".join(f"{r.seconds:.2f}" for r in results[:20] if isinstance(r, SourceTaskResult))
+        LOG.debug("%s: job of %d task(s) %.3fs (tasks %s s)", description, len(items), time.monotonic() - started, seconds)
+    outcomes, position = [], 0
+    for plan in plans:
+        outcomes += _outcomes(plan, results[position:position + len(plan.items)])
+        position += len(plan.items)
+    return outcomes
+
+
+def _wait_readable(items: Sequence[SourceTaskWork], results: Sequence[SourceTaskResult | PartitionFailed]) -> None:
+    """What each task would wait for after its commit (`task.TransactionalBatch._wait_until_readable`),
+    once for the whole job: until read_committed readers see every topic the tasks committed to,
+    and their offsets topics, per cluster. A task's own wait costs it four consumers' starts;
+    a thousand tasks' waits cost more than their records."""
+    clusters: dict[str, tuple[KafkaSettings, set[str]]] = {}
+    for item, result in zip(items, results, strict=True):
+        if isinstance(result, SourceTaskResult) and result.error is None:
+            _, topics = clusters.setdefault(item.settings.bootstrap_servers, (item.settings, set()))
+            topics.update((*result.topics, item.settings.topics.offsets))
+    for settings, topics in clusters.values():
+        try:
+            late = wait_until_stable(settings, sorted(topics), STABLE_WAIT_S)
+        except Exception:  # the records are committed either way; only the next reader may lag
+            LOG.info("sources: could not check that their commits are readable yet", exc_info=True)
+            continue
+        if late:
+            LOG.info("sources: committed, but %s still hold(s) an open transaction of another producer", ", ".join(late))
+
+
+def _per_partition(count: int) -> int:
+    """How many tasks share a partition, side by side in threads. A small task's batch is mostly
+    waits on the broker (a producer's start, InitProducerId, the commit, the wait for its
+    markers): with one task per partition, a 2-core machine waited on two at a time. Up to
+    `PACKED_SPREAD` partitions keep one task each, as before (so does a lone big task); beyond
+    that, tasks share partitions, at most `TASKS_PER_PARTITION` each."""
+    return max(1, min(TASKS_PER_PARTITION, -(-count // PACKED_SPREAD)))
 
 
 def _exhausted(task_class: type[SourceTask], work: TaskWork, committed: CommittedOffsets) -> bool:
@@ -99,20 +172,20 @@ def _exhausted(task_class: type[SourceTask], work: TaskWork, committed: Committe
         return False
 
 
-def _outcomes(
-    name: str, works: Sequence[TaskWork], results: Sequence[SourceTaskResult | PartitionFailed | None]
-) -> list[TaskOutcome]:
-    """One outcome per work; None: the task had nothing to poll and ran no partition."""
+def _outcomes(plan: SourcePlan, results: Sequence[SourceTaskResult | PartitionFailed]) -> list[TaskOutcome]:
+    """One outcome per work; a task without a partition had nothing to poll."""
+    by_task = {item.task_id: result for item, result in zip(plan.items, results, strict=True)}
     outcomes = []
-    for work, result in zip(works, results, strict=True):
+    for work in plan.works:
+        result = by_task.get(work.task_id)
         if result is None:
-            outcomes.append(TaskOutcome(connector=name, task_id=work.task_id, records=0, error=None))
+            outcomes.append(TaskOutcome(connector=plan.name, task_id=work.task_id, records=0, error=None))
         elif isinstance(result, PartitionFailed):
-            outcomes.append(TaskOutcome(connector=name, task_id=work.task_id, records=0, error=result.trace))
+            outcomes.append(TaskOutcome(connector=plan.name, task_id=work.task_id, records=0, error=result.trace))
         else:
             outcomes.append(
                 TaskOutcome(
-                    connector=name, task_id=work.task_id, records=result.records, error=result.error,
+                    connector=plan.name, task_id=work.task_id, records=result.records, error=result.error,
                     bytes=result.bytes, topics=result.topics,
                 )
             )

@@ -97,6 +97,9 @@ class SourceTaskWork:
     # the primary one): written after each commit, best effort, as Connect does (KIP-618).
     secondary: OffsetsStore | None = None
     logging: TaskLogging = TaskLogging()  # how the task logs in its worker
+    # Wait after the commit until read_committed readers see it (`_wait_until_readable`); off
+    # when the driver waits once for a whole packed job instead (`job.run_sources`).
+    wait_readable: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -218,7 +221,8 @@ class TransactionalBatch:
             self.producer.flush(timeout_s)
             failpoints.hit(failpoints.SOURCE_BEFORE_COMMIT)
             self.producer.commit_transaction(timeout_s)
-            self._wait_until_readable()
+            if self.item.wait_readable:
+                self._wait_until_readable()
             return records, moved
         except KafkaException as exc:
             raise self._failed(exc) from exc

@@ -1,0 +1,101 @@
+"""Many source connectors' tasks run as the partitions of ONE Spark job (issue 30, item 5), and
+one connector's failure stays its own: a task that raises fails its own outcome in the shared
+job; a task that kills its Python worker fails the shared job, after which every connector runs
+again in a job of its own, fenced and its offsets read anew, so each id lands exactly once."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from packing_support import WORKER_KILLER
+from pyspark.sql import SparkSession
+from run_support import FAULTY_SOURCE
+
+from reconciler.connectors.datagen import DatagenConnector
+from reconciler.core.kinds import Kind
+from reconciler.kafka.io.admin import create_topic, ensure_topics
+from reconciler.kafka.io.consume import batches_to_end
+from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.batch.tasks import TaskWork
+from reconciler.runtime.executor import SparkExecutor
+
+COUNT = 30
+
+
+def works(name: str, cls: str, topic: str, **extra: str) -> list[TaskWork]:
+    config: dict[str, str | None] = {
+        "name": name, "connector.class": cls, "tasks.max": "2", "topic": topic, "count": str(COUNT), "shards": "4",
+        **extra,
+    }
+    task_configs = DatagenConnector().task_configs(config, 2)
+    return [
+        TaskWork(connector=name, task_id=i, connector_class=cls, kind=Kind.SOURCE, connector_config=config,
+                 task_config={**tc, **extra}, task_count=len(task_configs))
+        for i, tc in enumerate(task_configs)
+    ]
+
+
+def jobs(session: SparkSession) -> set[int]:
+    return set(session.sparkContext.statusTracker().getJobIdsForGroup())
+
+
+def test_sources_share_one_job_and_a_failing_task_fails_alone(
+    spark_session: SparkSession, spark_executor: SparkExecutor, kafka_settings: KafkaSettings, tmp_path: Path
+) -> None:
+    ensure_topics(kafka_settings)
+    tag = uuid.uuid4().hex[:6]
+    topics = {role: f"packed-{role}-{tag}" for role in ("a", "bad", "c")}
+    for topic in topics.values():
+        create_topic(kafka_settings, topic, 2)
+    marker = tmp_path / "broken"
+    marker.touch()
+    batch = (
+        works(f"a-{tag}", "datagen", topics["a"])
+        + works(f"bad-{tag}", FAULTY_SOURCE, topics["bad"], **{"fail.tasks.if.exists": str(marker)})
+        + works(f"c-{tag}", "datagen", topics["c"])
+    )
+
+    before = jobs(spark_session)
+    outcomes = spark_executor.run_batch(batch)
+    assert len(jobs(spark_session) - before) == 1, "the three connectors' six tasks ran in more than one job"
+    by_task = {(o.connector, o.task_id): o for o in outcomes}
+    for role in ("a", "c"):
+        assert [(by_task[(f"{role}-{tag}", t)].records, by_task[(f"{role}-{tag}", t)].error) for t in (0, 1)] == [
+            (15, None), (15, None)]
+    assert all("fails on purpose" in (by_task[(f"bad-{tag}", t)].error or "") for t in (0, 1))
+    for role in ("a", "c"):
+        keys = [m.key() for b in batches_to_end(kafka_settings, [topics[role]]) for m in b]
+        assert sorted(keys) == sorted(b"%d" % i for i in range(COUNT))  # each id once
+    assert not [m for b in batches_to_end(kafka_settings, [topics["bad"]]) for m in b]
+
+
+def test_a_task_that_kills_its_worker_fails_the_shared_job_and_only_its_connector(
+    spark_executor: SparkExecutor, kafka_settings: KafkaSettings, caplog: pytest.LogCaptureFixture
+) -> None:
+    ensure_topics(kafka_settings)
+    tag = uuid.uuid4().hex[:6]
+    topics = {role: f"packed-{role}-{tag}" for role in ("a", "killer", "c")}
+    for topic in topics.values():
+        create_topic(kafka_settings, topic, 2)
+    batch = (
+        works(f"a-{tag}", "datagen", topics["a"])
+        + works(f"killer-{tag}", WORKER_KILLER, topics["killer"])
+        + works(f"c-{tag}", "datagen", topics["c"])
+    )
+
+    outcomes = spark_executor.run_batch(batch)
+    by_connector: dict[str, list[str | None]] = {}
+    for outcome in outcomes:
+        by_connector.setdefault(outcome.connector, []).append(outcome.error)
+    assert "the shared job of 3 source connector(s) failed" in caplog.text  # then each ran alone
+    assert all("Python worker exited" in (error or "") for error in by_connector[f"killer-{tag}"]), by_connector
+    assert by_connector[f"a-{tag}"] == [None, None] and by_connector[f"c-{tag}"] == [None, None], by_connector
+    for role in ("a", "c"):  # whether the shared job committed them or not, each id once
+        keys = [m.key() for b in batches_to_end(kafka_settings, [topics[role]]) for m in b]
+        assert sorted(keys) == sorted(b"%d" % i for i in range(COUNT))
+
+    again = spark_executor.run_batch([w for w in batch if w.connector != f"killer-{tag}"])
+    assert [(o.records, o.error) for o in again] == [(0, None)] * 4  # nothing left, nothing re-sent
