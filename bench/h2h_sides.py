@@ -30,8 +30,10 @@ _MOVED = re.compile(r"(\d+) record\(s\) moved")
 _SESSION = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s")
 # The runtime's debug line of each batch's Spark job (reconciler.runtime.sink.job, .source.job), and
 # the session's, each stamped by bench/reconciler_timed.py with its time since start (` @1234ms`).
-_JOB = re.compile(r"^DEBUG reconciler\.runtime\.[\w.]+: (?:sink|source) \S+: (?:.*?, )?job ([\d.]+)s.* @(\d+)ms$",
-                  re.MULTILINE)
+# The runtime's lines: "sink NAME: … job 0.5s …", "source NAME: job of 2 task(s) 0.5s …" and,
+# for sources packed into one job, "sources: 3 connectors: job of 6 task(s) 0.5s …".
+_JOB = re.compile(r"^DEBUG reconciler\.runtime\.[\w.]+: (?:sink \S+|source \S+|sources: \d+ connectors): "
+                  r"(?:.*?, )?job (?:of \d+ task\(s\) )?([\d.]+)s.* @(\d+)ms$", re.MULTILINE)
 _SESSION_AT = re.compile(r"Spark session \(.*?\) ready in ([\d.]+)s @(\d+)ms$", re.MULTILINE)
 TIMED = Path(__file__).resolve().parent / "reconciler_timed.py"
 

@@ -151,8 +151,10 @@ def test_head_to_head_checks_each_run_and_pairs_each_round_with_its_fixed_cost(t
 def test_a_jobs_time_leaves_out_the_session_start_it_waited_for() -> None:
     """The runtime starts its Spark session inside its first job's timing: 3 s of that job's 4 s."""
     log = ("INFO reconciler.runtime.spark.session: Spark session (local[*]) ready in 3.0s @5000ms\n"
-           "DEBUG reconciler.runtime.source.job: source s: job 4.000s (tasks 0.50 s) @6000ms\n"
+           "DEBUG reconciler.runtime.source.job: source s: job of 2 task(s) 4.000s (tasks 0.50, 0.40 s) @6000ms\n"
            "DEBUG reconciler.runtime.sink.job: sink k: 1 range(s) planned in 0.010s, job 0.500s (partitions 0.40 s), "
            "1 offset(s) committed in 0.010s @7000ms\n")
     assert job_times(log) == (3.0, 1.5)
     assert job_times(log.splitlines()[0]) == (3.0, None)  # no job line: no figure (the bench refuses it)
+    packed = "DEBUG reconciler.runtime.source.job: sources: 3 connectors: job of 6 task(s) 2.000s (tasks 0.1 s) @9000ms"
+    assert job_times(f"{log}{packed}\n") == (3.0, 3.5)  # sources packed into one job count too
