@@ -12,6 +12,8 @@ server lost it (released, or the server restarted).
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -22,7 +24,7 @@ import pytest
 from reconciler.kafka.io.store import read_live_state
 from reconciler.devtools.broker import free_port
 from recording import recorded
-from run_support import Pipeline, ids, parquet_keys, topic_keys
+from run_support import Pipeline, child_env, ids, parquet_keys, topic_keys
 from test_spark_cluster import run_once, task_records_written
 
 if TYPE_CHECKING:
@@ -98,13 +100,21 @@ def _kept_session_id(cache: Path) -> str:
     return session_id
 
 
+# In a process of its own: a Connect session made in the tests' process would leave PySpark's
+# Connect mode switched on in its environment (SPARK_CONNECT_MODE_ENABLED), and every later
+# classic session there, and every `run --once` it starts, would try to reach a server.
+RELEASE = """import sys
+from pyspark.sql.connect.session import SparkSession
+session = SparkSession.builder.remote(sys.argv[1]).create()
+session.client.release_session()
+session.client.close()
+"""
+
+
 def _release(url: str, session_id: str) -> None:
     """What a session's owner or the server's idle timeout does: the session closes for good."""
-    from pyspark.sql import SparkSession
-
-    session = SparkSession.builder.remote(f"{url}/;session_id={session_id}").create()
-    session.client.release_session()
-    session.client.close()
+    subprocess.run([sys.executable, "-c", RELEASE, f"{url}/;session_id={session_id}"], check=True, timeout=120,
+                   env=child_env(), capture_output=True)
 
 
 def test_a_spark_connect_server_that_is_down_fails_fast_naming_it_and_writes_nothing_for_tasks(
