@@ -72,8 +72,11 @@ def test_sinks_on_gcs_and_azure_killed_mid_write_converge(
                                                          "flush.records": 500, **azurite.keys()}, tasks_max=2)
 
     run_once(pipeline, "sink.mid_write")  # a partition's first file written, more to read
-    written = gcs_ids(gcs_server, base) + azure_keys(azurite, base)[0]
-    assert 0 < sum(written.values()) < 2 * COUNT and set(written.values()) == {1}
+    # Each store on its own: the two connectors read the same ids, and both may have written their
+    # first files before the kill landed (then an id is in each store once, never twice in one).
+    in_gcs, in_azure = gcs_ids(gcs_server, base), azure_keys(azurite, base)[0]
+    assert 0 < sum(in_gcs.values()) + sum(in_azure.values()) < 2 * COUNT
+    assert set(in_gcs.values()) <= {1} and set(in_azure.values()) <= {1}
 
     pipeline.tick()  # recovery: the listing is the truth, nothing written twice
     assert gcs_ids(gcs_server, base) == ids(COUNT)
