@@ -38,6 +38,8 @@ from typing import IO, TypeVar
 import psutil
 
 from reconciler.devtools.broker import start_broker
+from reconciler.kafka.io.admin import create_topic, ensure_topics
+from reconciler.kafka.settings import KafkaSettings, Topics
 
 # One sample costs a few ms of CPU in this process: often enough for a peak, rarely enough
 # not to slow what it measures.
@@ -58,6 +60,16 @@ class BenchKafka:
     bootstrap: str
     pid: int | None  # the broker this bench started (its CPU is measured); None for `--bootstrap`'s
     run_id: str
+
+    def group(self, name: str, partitions: int) -> KafkaSettings:
+        """A group of this run's own (`name`-run id), its internal topics and a data topic of the
+        same name with `partitions` made."""
+        unique = f"{name}-{self.run_id}"
+        settings = KafkaSettings(bootstrap_servers=self.bootstrap, group_id=unique, topics=Topics.for_group(unique),
+                                 timeout_s=60)
+        ensure_topics(settings)
+        create_topic(settings, unique, partitions)
+        return settings
 
 
 @contextmanager

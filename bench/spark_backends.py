@@ -27,8 +27,7 @@ import psutil
 
 from reconciler.connectors.datagen import DatagenConnector
 from reconciler.core.kinds import Kind
-from reconciler.kafka.io.admin import create_topic, ensure_topics
-from reconciler.kafka.settings import KafkaSettings, Topics
+from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.tasks import TaskWork
 from reconciler.runtime.executor import SinkReader, SparkExecutor
 from reconciler.runtime.spark.data_source import with_kafka_jars
@@ -115,11 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="bench-backends-"))
     with bench_kafka(args.bootstrap, workdir / "broker") as kafka:
-        name = f"{NAME}-{kafka.run_id}"
-        settings = KafkaSettings(bootstrap_servers=kafka.bootstrap, group_id=name, topics=Topics.for_group(name),
-                                 timeout_s=60)
-        ensure_topics(settings)
-        create_topic(settings, name, 2)
+        settings = kafka.group(NAME, 2)
+        name = settings.group_id  # and the data topic's
         conf = with_kafka_jars(dict(item.split("=", 1) for item in args.spark_conf))
         session = start_session(args.spark_master, conf)
         warm_up(session)

@@ -40,9 +40,8 @@ from typing import IO
 import psutil
 from measure import DATAGEN_MANIFEST, bench_kafka, load_average, megabytes, require  # bench/measure.py
 
-from reconciler.kafka.io.admin import create_topic, ensure_topics
 from reconciler.kafka.io.consume import batches_to_end
-from reconciler.kafka.settings import KafkaSettings, Topics
+from reconciler.kafka.settings import KafkaSettings
 
 NAME = "watch-idle"  # of the group and the topic, with the run's id after it
 STALL_S = 300.0  # no tick for this long: the process is stuck; say so and stop
@@ -125,11 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at the start: {load_average()}", file=sys.stderr)
     try:
         with bench_kafka(args.bootstrap, workdir / "broker") as kafka:
-            name = f"{NAME}-{kafka.run_id}"
-            settings = KafkaSettings(bootstrap_servers=kafka.bootstrap, group_id=name, topics=Topics.for_group(name),
-                                     timeout_s=60)
-            ensure_topics(settings)
-            create_topic(settings, name, 2)
+            settings = kafka.group(NAME, 2)
+            name = settings.group_id  # and the data topic's
             manifests = workdir / "manifests"
             manifests.mkdir()
             for index in range(args.connectors):
