@@ -45,6 +45,7 @@ from reconciler.kafka.io.consume import batches_to_end
 from reconciler.kafka.settings import KafkaSettings, Topics
 from reconciler.manifests import load_or_raise
 from reconciler.runtime.executor import SparkExecutor
+from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.session import start_session, warm_up
 
 PARTITIONS = 2
@@ -166,7 +167,7 @@ def measure(args: argparse.Namespace, bootstrap: str, broker_pid: int | None, ru
     """Both sides, alternating, on one Spark session."""
     session = start_session(args.spark_master)
     try:
-        warm_up(session)
+        warm_up(Spark.over(session))
         meter = TreeMeter(set() if broker_pid is None else {broker_pid}, broker_pid)
         counter = iter(range(10**6))
 

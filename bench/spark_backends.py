@@ -32,6 +32,7 @@ from reconciler.runtime.batch.tasks import TaskWork
 from reconciler.runtime.executor import SinkReader, SparkExecutor
 from reconciler.runtime.spark.data_source import with_kafka_jars
 from reconciler.runtime.spark.jobs import run_partitions
+from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.session import start_session, warm_up
 
 from measure import bench_kafka  # bench/measure.py
@@ -60,12 +61,12 @@ def _nothing(item: int) -> int:
     return item
 
 
-def job_costs(session: object, dataframe: bool) -> tuple[float, float]:
+def job_costs(spark: Spark, dataframe: bool) -> tuple[float, float]:
     """(first job, median of the next 10) in seconds."""
     times = []
     for _ in range(11):
         started = time.perf_counter()
-        run_partitions(session, [0, 1], _nothing, pool="default", description="bench", dataframe=dataframe)  # type: ignore[arg-type]
+        run_partitions(spark, [0, 1], _nothing, pool="default", description="bench", dataframe=dataframe)
         times.append(time.perf_counter() - started)
     return times[0], statistics.median(times[1:])
 
@@ -118,10 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         name = settings.group_id  # and the data topic's
         conf = with_kafka_jars(dict(item.split("=", 1) for item in args.spark_conf))
         session = start_session(args.spark_master, conf)
-        warm_up(session)
+        warm_up(Spark.over(session))
         print(f"load average {psutil.getloadavg()[0]:.1f} on {psutil.cpu_count()} cores", flush=True)
         for dataframe in () if args.no_jobs else (False, True):
-            first, later = job_costs(session, dataframe)
+            first, later = job_costs(Spark.over(session), dataframe)
             kind = "DataFrame mapInArrow" if dataframe else "RDD mapPartitions"
             print(f"job back end {kind:>22}: first job {first:.2f} s, later jobs (median of 10) {later:.3f} s",
                   flush=True)

@@ -332,6 +332,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     """Its own broker and Spark session, both stopped at the end."""
+    from reconciler.runtime.spark.handle import Spark
     from reconciler.runtime.spark.session import start_session, warm_up
 
     args = parse(argv)
@@ -346,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             session = start_session(args.spark_master)
             session_s = time.perf_counter() - started
             try:
-                warm_up(session)
+                warm_up(Spark.over(session))
                 warm_s = time.perf_counter() - started - session_s
                 print(f"Spark session start: {session_s:.1f} s, + {warm_s:.1f} s Python worker warm-up (not counted)")
                 measure(args, workdir, broker.bootstrap, broker.pid, session)

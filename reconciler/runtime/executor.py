@@ -22,7 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from reconciler.core.kinds import Kind
 from reconciler.errors import BrokerUnreachable, ReconcilerError
@@ -40,16 +40,14 @@ from reconciler.runtime.spark.session import (
     DEFAULT_MASTER,
     DEFAULT_TIMEOUT_S,
     SparkTarget,
-    active_session,
+    active_spark,
     is_local,
     start,
     warm_up,
     workers_run_this_python,
 )
+from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.ship import check_connectors, plugin_files, project_zip, ship
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 LOG = logging.getLogger(__name__)
 
@@ -78,7 +76,7 @@ DEFAULT_SINK_READER = SinkReader.CONFLUENT_KAFKA
 class SparkExecutor:
     """`TaskExecutor` on Spark: one job for all sources, one per sink connector, FAIR pools, lazy session.
 
-    Joins the SparkSession already running in the process if there is one (tests share one);
+    Joins the Spark already running in the process if there is one (tests share one);
     `close()` stops Spark only when this executor started it. `remote` (sc://…) runs the jobs
     through a Spark Connect server instead of a master. `sink_reader`: how sinks read Kafka:
     confluent-kafka in the Python workers, Spark's Kafka data source (`spark-kafka`), or the
@@ -106,7 +104,7 @@ class SparkExecutor:
         self.source_batch_records = source_batch_records
         self.sink_reader = SinkReader(sink_reader)
         self.stop_on_close = stop_on_close
-        self._session: SparkSession | None = None
+        self._spark: Spark | None = None
         self._remote: RemoteSession | None = None  # a Spark Connect session: what it holds
         self._owns_session = False
         self._threads: ThreadPoolExecutor | None = None
@@ -128,7 +126,7 @@ class SparkExecutor:
 
     @property
     def started(self) -> bool:
-        return self._session is not None
+        return self._spark is not None
 
     @property
     def ships_code(self) -> bool:
@@ -139,10 +137,10 @@ class SparkExecutor:
         """Called by the worker before it writes anything for a batch with tasks: a cluster or
         a Spark Connect server is reached now (one that cannot be fails the tick before any
         status is written, its code shipped and checked). A local master starts at the first
-        job instead (`session`, handed to the jobs uncalled): its JVM is this machine's, and a
+        job instead (`spark`, handed to the jobs uncalled): its JVM is this machine's, and a
         batch with nothing to move never needs it."""
         if self.ships_code:
-            self.session()
+            self.spark()
 
     def start_early(self) -> None:
         """Start Spark now, in a thread, while the caller goes on (reading the topics, the apply):
@@ -156,14 +154,14 @@ class SparkExecutor:
 
     def _start_in_background(self) -> None:
         try:
-            self.session()
+            self.spark()
         except Exception as exc:
             LOG.debug("Spark did not start in the background", exc_info=True)
             self._early_failed = exc
 
-    def session(self) -> SparkSession:
-        """The SparkSession, started on first use: code shipped, executors checked. A start that
-        failed fails every later call of the same batch at once (`run_batch` resets it)."""
+    def spark(self) -> Spark:
+        """Spark, started on first use: code shipped, executors checked. A start that failed
+        fails every later call of the same batch at once (`run_batch` resets it)."""
         if self._early is not None and self._early is not threading.current_thread():
             self._early.join()  # the lock below would wait as long; this also sees a failed start
             self._early = None
@@ -171,39 +169,39 @@ class SparkExecutor:
                 self._start_failed, self._early_failed = self._early_failed, None
                 raise self._start_failed
         with self._lock:
-            if self._session is None:
+            if self._spark is None:
                 if self._start_failed is not None:
                     raise self._start_failed
                 began = time.time()
                 try:
-                    self._session = self._start()
+                    self._spark = self._start()
                     self.session_window = (began, time.time())
                 except Exception as exc:
                     self._start_failed = exc
                     raise
-            return self._session
+            return self._spark
 
-    def _start(self) -> SparkSession:
+    def _start(self) -> Spark:
         if self.target.remote:  # the kept session of an earlier run when the server still has it
             self._remote = open_remote(self.target, project_zip())
             self._owns_session = True
-            return self._remote.session
-        existing = active_session()
+            return Spark.over(self._remote.session)
+        existing = active_spark()
         target = self.target
         if existing is None and self.sink_reader != SinkReader.CONFLUENT_KAFKA:
             target = dataclasses.replace(target, conf=with_kafka_jars(target.conf))
-        session = existing or start(target)
+        spark = existing or start(target)
         self._owns_session = existing is None
         try:
             if self._owns_session and self.ships_code:
-                ship(session, [project_zip()])
+                ship(spark, [project_zip()])
             if self._owns_session and not workers_run_this_python(self.target):
-                warm_up(session)  # the preflight: raises if executors lack modules
+                warm_up(spark)  # the preflight: raises if executors lack modules
         except BaseException:
             if self._owns_session:
-                session.stop()
+                spark.stop()
             raise
-        return session
+        return spark
 
     def run_batch(self, works: Sequence[TaskWork], *, closing: bool = False) -> list[TaskOutcome]:
         """One batch of every task in `works`. `closing`: the worker shuts down after this
@@ -259,14 +257,14 @@ class SparkExecutor:
         report; their `module:Class` modules are shipped first (a cluster's session is up)."""
         if not self.ships_code:
             return {}
-        session = self.session()
+        spark = self.spark()
         new = sorted({w.connector_class for w in works} - set(self._checked))
         if new and self._remote is not None:
             failures = self._remote.check_classes(new)
             self._checked.update({name: failures.get(name) for name in new})
         elif new:
-            ship(session, [path for name in new for path in plugin_files(name)])
-            failures = check_connectors(session, new)
+            ship(spark, [path for name in new for path in plugin_files(name)])
+            failures = check_connectors(spark, new)
             self._checked.update({name: failures.get(name) for name in new})
         return {w.connector_class: why for w in works if (why := self._checked.get(w.connector_class)) is not None}
 
@@ -294,14 +292,14 @@ class SparkExecutor:
             else:
                 outcomes += planned
         try:
-            return outcomes + source_job.run_sources(self.session, plans, pool=SOURCES_POOL)
+            return outcomes + source_job.run_sources(self.spark, plans, pool=SOURCES_POOL)
         except Exception as exc:
             if exc is self._start_failed:
                 raise
             LOG.warning("the shared job of %d source connector(s) failed; each runs again in a job of its own",
                         len(plans), exc_info=True)
         again = [list(plan.works) for plan in plans if plan.items]
-        outcomes += source_job.run_sources(self.session, [plan for plan in plans if not plan.items], pool=SOURCES_POOL)
+        outcomes += source_job.run_sources(self.spark, [plan for plan in plans if not plan.items], pool=SOURCES_POOL)
         self._held.difference_update(source_driver.fence_key(self.settings, w) for works in again for w in works)
         offsets = self._source_offsets([w for works in again for w in works])
         for works in again:
@@ -331,14 +329,14 @@ class SparkExecutor:
         def run() -> list[TaskOutcome]:
             if works[0].kind == Kind.SINK:
                 return sink_job.run_sink(
-                    self.session, self.settings, works, connector_task_count(works), pool=pool,
+                    self.spark, self.settings, works, connector_task_count(works), pool=pool,
                     kafka_source=self._kafka_source(),
                 )
             assert offsets is not None, "a source's batch is given the offsets read for the sources"
             planned = self._plan_source(works, offsets)
             if not isinstance(planned, source_job.SourcePlan):
                 return planned
-            return source_job.run_sources(self.session, [planned], pool=pool)
+            return source_job.run_sources(self.spark, [planned], pool=pool)
 
         return self._guarded(works, run)
 
@@ -364,7 +362,7 @@ class SparkExecutor:
         """Whether sinks read through Spark's Kafka data source; `spark-kafka` insists on it."""
         if self.sink_reader == SinkReader.CONFLUENT_KAFKA:
             return False
-        if available(self.session()):
+        if available(self.spark().session()):
             return True
         if self.sink_reader == SinkReader.SPARK_KAFKA:
             raise ReconcilerError(
@@ -383,7 +381,7 @@ class SparkExecutor:
         if self._early is not None and self._early.is_alive() and not self.stop_on_close:
             return  # a start nothing needed, still under way: the process's exit ends its JVM
         with self._lock:
-            if self._session is not None and self._owns_session and self.stop_on_close:
-                self._session.stop()  # a kept Spark Connect session is not released (`connect_sessions`)
-            self._session = None
+            if self._spark is not None and self._owns_session and self.stop_on_close:
+                self._spark.stop()  # a kept Spark Connect session is not released (`connect_sessions`)
+            self._spark = None
             self._remote = None

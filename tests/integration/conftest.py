@@ -48,14 +48,15 @@ TEST_LOGS = Path(__file__).resolve().parents[2] / ".test-logs"  # as tests/conft
 @pytest.fixture(scope="session")
 def spark_session() -> Iterator[SparkSession]:
     from reconciler.runtime.spark import cds_build
-    from reconciler.runtime.spark.session import active_session, start_session, warm_up
+    from reconciler.runtime.spark.handle import Spark
+    from reconciler.runtime.spark.session import active_spark, start_session, warm_up
     from reconciler.runtime.spark.data_source import with_kafka_jars
 
     cds_build.build()  # once per machine (cached): this session and every `reconciler` child start in half the time
-    existing = active_session()
+    existing = active_spark()
     # With Spark's Kafka data source, as `reconciler run` starts it: sinks read through it.
-    session = existing or start_session(TEST_MASTER, with_kafka_jars({}))
-    warm_up(session)
+    session = existing.session() if existing else start_session(TEST_MASTER, with_kafka_jars({}))
+    warm_up(Spark.over(session))
     yield session
     if existing is None:
         session.stop()

@@ -56,7 +56,7 @@ from reconciler.runtime.sink.task import sink_partition
 from reconciler.runtime.spark.jobs import PartitionFailed, run_partitions
 
 if TYPE_CHECKING:
-    from reconciler.runtime.spark.session import SparkSession
+    from reconciler.runtime.spark.handle import Spark
 
 LOG = logging.getLogger(__name__)
 Commits = dict[TopicPartition, tuple[int, str]]  # (offset, metadata) per partition
@@ -121,7 +121,7 @@ def sink_ranges(
 
 
 def run_sink(
-    session: Callable[[], SparkSession],
+    spark: Callable[[], Spark],
     settings: KafkaSettings,
     works: Sequence[TaskWork],
     task_count: int,
@@ -154,7 +154,7 @@ def run_sink(
         LOG.log(logging.INFO if reset.committed is None else logging.WARNING, "%s", describe(name, reset))
     items = sink_ranges(settings, works, partitions, bounds, starts, _scanned(commits, starts, bounds))
     planned = time.monotonic()
-    summaries = _run_ranges(session, settings, items, pool, f"sink {name}: {len(items)} partition range(s)", kafka_source)
+    summaries = _run_ranges(spark, settings, items, pool, f"sink {name}: {len(items)} partition range(s)", kafka_source)
     if isinstance(connector, TableSinkConnector):  # the files are committed to the table, then the group
         summaries = commit_tables(connector, name, config, summaries, items)
     summaries += _failed_starts(works, partitions, starts.failures)
@@ -240,7 +240,7 @@ def _untouched_commits(
 
 
 def _run_ranges(
-    session: Callable[[], SparkSession],
+    spark: Callable[[], Spark],
     settings: KafkaSettings,
     items: Sequence[SinkPartitionWork],
     pool: str,
@@ -248,14 +248,14 @@ def _run_ranges(
     kafka_source: bool,
 ) -> list[SinkPartitionResult]:
     """The Spark job over the ranges: one result per range, a failed partition's too. No range,
-    no job: `session` is called only when there is one (no Spark for a caught-up sink)."""
+    no job: `spark` is called only when there is one (no Spark for a caught-up sink)."""
     results: Sequence[SinkPartitionResult | PartitionFailed]
     if not items:
         return []
     if kafka_source:
-        results = run_ranges(session(), settings, items, pool=pool, description=description)
+        results = run_ranges(spark(), settings, items, pool=pool, description=description)
     else:
-        results = run_partitions(session(), items, sink_partition, pool=pool, description=description)
+        results = run_partitions(spark(), items, sink_partition, pool=pool, description=description)
     return [_summary(item, result) for item, result in zip(items, results, strict=True)]
 
 

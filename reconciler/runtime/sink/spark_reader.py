@@ -30,21 +30,21 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from reconciler.kafka.settings import KafkaSettings
-    from reconciler.runtime.spark.session import SparkSession
+    from reconciler.runtime.spark.handle import Spark
 
 Ranges = dict[tuple[str, int], tuple[int, SinkPartitionWork]]
 
 
 def run_ranges(
-    session: SparkSession, settings: KafkaSettings, items: Sequence[SinkPartitionWork], *, pool: str, description: str
+    spark: Spark, settings: KafkaSettings, items: Sequence[SinkPartitionWork], *, pool: str, description: str
 ) -> list[SinkPartitionResult]:
     """One result per item, in order; a range with no record reports 0 records, no offset."""
     if not items:
         return []
     ranges: Ranges = {(item.topic, item.partition): (index, item) for index, item in enumerate(items)}
-    frame = read_ranges(session, settings, items, items[0].consumer_config)
+    frame = read_ranges(spark.session(), settings, items, items[0].consumer_config)
     results = run_over_dataframe(
-        session, frame, _Partition(ranges), len(items), pool=pool, description=description
+        spark, frame, _Partition(ranges), len(items), pool=pool, description=description
     )
     return [result if result is not None else _nothing_read(item) for item, result in zip(items, results, strict=True)]
 

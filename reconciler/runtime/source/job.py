@@ -41,7 +41,7 @@ from reconciler.runtime.batch.tasks import TaskOutcome, TaskWork
 from reconciler.runtime.batch.task_logs import for_connector
 
 if TYPE_CHECKING:
-    from reconciler.runtime.spark.session import SparkSession
+    from reconciler.runtime.spark.handle import Spark
 
 LOG = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ def plan_source(
     return SourcePlan(name=name, works=tuple(works), items=items)
 
 
-def run_sources(session: Callable[[], SparkSession], plans: Sequence[SourcePlan], *, pool: str) -> list[TaskOutcome]:
+def run_sources(spark: Callable[[], Spark], plans: Sequence[SourcePlan], *, pool: str) -> list[TaskOutcome]:
     """The tasks of every plan as the partitions of ONE Spark job (no job when none has
     anything to poll); one outcome per work, plan after plan.
 
@@ -121,7 +121,7 @@ def run_sources(session: Callable[[], SparkSession], plans: Sequence[SourcePlan]
             items = [dataclasses.replace(item, wait_readable=False) for item in items]
         started = time.monotonic()
         results = run_partitions(
-            session(), items, source_partition, pool=pool, description=description, per_partition=_per_partition(len(items))
+            spark(), items, source_partition, pool=pool, description=description, per_partition=_per_partition(len(items))
         )
         if packed:
             _wait_readable(items, results)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from reconciler.runtime.spark.cds import SWITCH, archive_path
+from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.session import session_conf, start_session, warm_up
 from reconciler.toolchain.caches import keep_newest
 
@@ -71,7 +72,7 @@ def _dump(target: Path) -> None:
     options = session_conf("local[1]", {})["spark.driver.extraJavaOptions"]
     session = start_session("local[1]", {"spark.driver.extraJavaOptions": f"{options} -XX:ArchiveClassesAtExit={target}"})
     process = getattr(session.sparkContext._gateway, "proc", None)  # the JVM: PySpark's launch_gateway
-    warm_up(session)
+    warm_up(Spark.over(session))
     session.range(4).selectExpr("id * 2 AS doubled").collect()
     session.stop()
     if process is not None:

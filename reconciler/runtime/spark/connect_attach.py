@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from reconciler import masking
 from reconciler.runtime.spark import connect_sessions as kept_sessions
 from reconciler.runtime.spark.connect_sessions import KeptSession
+from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.session import SparkTarget, SparkUnavailable, connect_address, start_remote
 from reconciler.runtime.spark.ship import check_connectors, plugin_files, preflight, ship
 
@@ -51,8 +52,8 @@ class RemoteSession:
         new = [name for name in classes if name not in known and name not in changed]
         if not new:
             return failures
-        ship(self.session, [p for name in new for p in files[name] if p.name not in self.kept.shipped])
-        failures.update(check_connectors(self.session, new))
+        ship(Spark.over(self.session), [p for name in new for p in files[name] if p.name not in self.kept.shipped])
+        failures.update(check_connectors(Spark.over(self.session), new))
         shipped = {p.name: digests[p.name] for name in new for p in files[name]}
         loaded = {name for name in new if name not in failures}
         self._record(replace(self.kept, shipped={**self.kept.shipped, **shipped}, checked=self.kept.checked | loaded))
@@ -128,8 +129,8 @@ def _set_up(remote: RemoteSession, code: Path) -> RemoteSession:
     LOG.debug("Spark Connect: shipping %s into session %s and checking the executors", code.name,
               remote.kept.session_id or "(the URL's)")
     try:
-        ship(session, [code])
-        preflight(session)
+        ship(Spark.over(session), [code])
+        preflight(Spark.over(session))
     except BaseException:
         session.release_session_on_close = True  # type: ignore[attr-defined]  # nobody is to find it
         session.stop()

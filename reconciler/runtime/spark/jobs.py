@@ -1,9 +1,9 @@
 """The one way jobs run on Spark: a Python function per work item, with two back ends.
 
-`run_partitions(session, items, function)` runs `function(item)` for every item, each in its
+`run_partitions(spark, items, function)` runs `function(item)` for every item, each in its
 own Spark partition, and returns the results in item order (docs/runtime.md#jobs):
 
-- **RDD** (a classic session: `local[*]` or a cluster master): `parallelize` of the n
+- **RDD** (a classic context: `local[*]` or a cluster master; no SparkSession is built): `parallelize` of the n
   (index, item) pairs in n partitions, each partition getting its own item only, then
   `mapPartitions`; the results come back pickled by PySpark.
 - **DataFrame** (a Spark Connect session, which has no RDDs; also selectable on a classic
@@ -37,10 +37,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from reconciler import heap
+from reconciler.runtime.spark.handle import Spark
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -55,13 +56,8 @@ class PartitionFailed:
     trace: str
 
 
-def is_connect(session: SparkSession) -> bool:
-    """Whether `session` is a Spark Connect client session (no SparkContext, no RDDs)."""
-    return type(session).__module__.startswith("pyspark.sql.connect")
-
-
 def run_partitions(
-    session: SparkSession,
+    spark: Spark,
     items: Sequence[Item],
     function: Callable[[Item], Result],
     *,
@@ -82,10 +78,10 @@ def run_partitions(
     """
     if not items:
         return []
-    use_dataframe = is_connect(session) if dataframe is None else dataframe
-    _describe(session, pool, description)
+    use_dataframe = spark.connect if dataframe is None else dataframe
+    _describe(spark, pool, description)
     if use_dataframe:
-        frame = session.range(0, len(items), 1, len(items))
+        frame = spark.session().range(0, len(items), 1, len(items))
         body = partial(_arrow_main, function, list(items), os.getcwd())
         results = _collect_pairs(frame.mapInArrow(body, RESULT_SCHEMA))
     else:
@@ -93,13 +89,13 @@ def run_partitions(
         # only. Closing over the whole list would ship every item to every partition, which is
         # quadratic when one job packs the tasks of a thousand connectors.
         slices = -(-len(items) // max(1, per_partition))
-        elements = session.sparkContext.parallelize(list(enumerate(items)), slices)
+        elements = spark.context.parallelize(list(enumerate(items)), slices)
         results = dict(elements.mapPartitions(partial(_partition_main, function, os.getcwd())).collect())
     return _in_order(results, len(items))
 
 
 def run_over_dataframe(
-    session: SparkSession,
+    spark: Spark,
     frame: DataFrame,
     function: Callable[[Iterator[pa.RecordBatch]], Iterable[tuple[int, Any]]],
     count: int,
@@ -113,15 +109,15 @@ def run_over_dataframe(
     None; a partition whose function raised reports nothing either, so `function` should catch
     its own errors.
     """
-    _describe(session, pool, description)
+    _describe(spark, pool, description)
     pairs = _collect_pairs(frame.mapInArrow(partial(_pairs_to_arrow, function, os.getcwd()), RESULT_SCHEMA))
     return [pairs.get(index) for index in range(count)]
 
 
-def _describe(session: SparkSession, pool: str, description: str) -> None:
-    if is_connect(session):
+def _describe(spark: Spark, pool: str, description: str) -> None:
+    if spark.connect:
         return  # a Connect server schedules its own way; nothing per thread to set
-    context = session.sparkContext
+    context = spark.context
     # Per-thread properties (PySpark pins Python threads to JVM threads): this job's FAIR pool.
     context.setLocalProperty("spark.scheduler.pool", pool)
     context.setJobDescription(description)

@@ -1,4 +1,4 @@
-"""The SparkSession tasks run on: local, a cluster master, or a Spark Connect server.
+"""The Spark tasks run on (`handle.Spark`): local, a cluster master, or a Spark Connect server.
 
 Session defaults (docs/runtime.md#spark-session):
 - `local[*]` unless `--spark-master` (a classic session) or `--spark-remote` / SPARK_REMOTE (a
@@ -15,7 +15,8 @@ Session defaults (docs/runtime.md#spark-session):
 - with `--log-format json`, the JVM logs JSON lines, and what it writes to stderr outside
   logging is made JSON too (`jvm_output`).
 
-How jobs run is `jobs`; what the executors must have, `ship`.
+A classic start is the SparkContext only; its SparkSession is built when something first asks
+for a DataFrame (`handle`). How jobs run is `jobs`; what the executors must have, `ship`.
 """
 
 from __future__ import annotations
@@ -36,11 +37,12 @@ from reconciler import failpoints
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.spark import context
 from reconciler.runtime.spark.cds import driver_options
+from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.ship import preflight
 
 if TYPE_CHECKING:
-    # Named here for the sink and source jobs too: they reach Spark only through this package.
-    from pyspark.sql import SparkSession as SparkSession
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
 
 LOG = logging.getLogger(__name__)
 
@@ -219,11 +221,11 @@ def reachable(host: str, port: int, timeout_s: float) -> str | None:
         return exc.strerror or str(exc) or type(exc).__name__
 
 
-def start(target: SparkTarget) -> SparkSession:
-    """Start the session `target` names: a Connect client, or a classic session."""
+def start(target: SparkTarget) -> Spark:
+    """Start the Spark `target` names: a Connect client's session, or a classic context."""
     if target.remote:
-        return start_remote(target.remote, target.conf, timeout_s=target.timeout_s)
-    return start_session(target.master, target.conf, timeout_s=target.timeout_s)
+        return Spark.over(start_remote(target.remote, target.conf, timeout_s=target.timeout_s))
+    return start_classic(target.master, target.conf, timeout_s=target.timeout_s)
 
 
 def _import_pyspark() -> None:
@@ -238,7 +240,14 @@ def _import_pyspark() -> None:
 def start_session(
     master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
 ) -> SparkSession:
-    """Start (or join the already running) classic SparkSession of this process."""
+    """Start (or join the already running) classic SparkSession of this process, built at once."""
+    return start_classic(master, conf, timeout_s=timeout_s).session()
+
+
+def start_classic(
+    master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> Spark:
+    """Start (or join the running) classic SparkContext of this process; its session, on first use."""
     _import_pyspark()
     from pyspark.sql import SparkSession
 
@@ -253,27 +262,19 @@ def start_session(
         builder = builder.config(key, value)
     started = time.monotonic()
     try:
-        session = _build(builder, options, warm=is_local(master) and workers_run_this_python(SparkTarget(master=master)))
+        spark_context = context.start_context(options, relay_stderr=_json_logs())
     except Exception as exc:  # Py4J / JVM start-up errors come in many types
         raise ReconcilerError(
             f"cannot start Spark (master {master}): {exc}",
             hint="check Java 17 is installed (JAVA_HOME), --spark-master and --spark-conf",
         ) from exc
-    session.sparkContext.setLogLevel("WARN")
+    spark_context.setLogLevel("WARN")
+    if is_local(master) and workers_run_this_python(SparkTarget(master=master)):
+        context.start_workers(spark_context)  # the Python workers start while the caller goes on
     if not is_local(master):
-        _wait_for_executor(session, master, timeout_s)
-    LOG.info("Spark session (%s) ready in %.1fs", master, time.monotonic() - started)
-    return session
-
-
-def _build(builder: SparkSession.Builder, options: Mapping[str, str], *, warm: bool) -> SparkSession:
-    """The session; its context first when its JVM's stderr is relayed or its Python workers are
-    to start while the session is built (`context`)."""
-    if _json_logs() or warm:
-        started = context.start_context(options, relay_stderr=_json_logs())
-        if warm:
-            context.start_workers(started)
-    return builder.getOrCreate()
+        _wait_for_executor(spark_context, master, timeout_s)
+    LOG.info("Spark session (%s) ready in %.1fs", master, time.monotonic() - started)  # its context: the rest is lazy
+    return Spark.classic(spark_context, builder.getOrCreate)  # joins the context: starts no other
 
 
 def _python_for_workers(master: str, conf: Mapping[str, str]) -> None:
@@ -305,14 +306,13 @@ def _check_masters(master: str, timeout_s: float) -> None:
         )
 
 
-def _wait_for_executor(session: SparkSession, master: str, timeout_s: float) -> None:
-    """Wait until at least one executor has registered; stop the session and fail otherwise
+def _wait_for_executor(spark_context: SparkContext, master: str, timeout_s: float) -> None:
+    """Wait until at least one executor has registered; stop the context and fail otherwise
     (the master accepted us but no worker has free cores or memory for the application)."""
-    context = session.sparkContext
     deadline = time.monotonic() + timeout_s
-    while executor_count(session) < 1:
-        if context._jsc.sc().isStopped() or time.monotonic() > deadline:
-            session.stop()
+    while executor_count(spark_context) < 1:
+        if spark_context._jsc.sc().isStopped() or time.monotonic() > deadline:
+            spark_context.stop()
             raise SparkUnavailable(
                 f"no executor registered with the Spark master at {master} within {timeout_s:g}s",
                 hint="check that its workers are alive and have the cores and memory asked for "
@@ -322,9 +322,9 @@ def _wait_for_executor(session: SparkSession, master: str, timeout_s: float) -> 
         time.sleep(0.2)
 
 
-def executor_count(session: SparkSession) -> int:
-    """Executors registered with a classic session (the driver's own block manager excluded)."""
-    status = session.sparkContext._jsc.sc().getExecutorMemoryStatus()
+def executor_count(spark_context: SparkContext) -> int:
+    """Executors registered with a classic context (the driver's own block manager excluded)."""
+    status = spark_context._jsc.sc().getExecutorMemoryStatus()
     return max(0, int(status.size()) - 1)
 
 
@@ -371,8 +371,8 @@ def start_remote(url: str, conf: Mapping[str, str] | None = None, *, timeout_s: 
     return session
 
 
-def active_session() -> SparkSession | None:
-    """The classic SparkSession already running in this process, if any.
+def active_spark() -> Spark | None:
+    """The classic Spark already running in this process, if any (the tests share one).
 
     Not `SparkSession.getActiveSession()`: that one is per thread, so from another thread it
     would miss a running session and the caller would think it started (and may stop) Spark.
@@ -382,13 +382,13 @@ def active_session() -> SparkSession | None:
         from pyspark.sql import SparkSession
     except ImportError:
         return None
-    if SparkContext._active_spark_context is None:  # the process-wide context, any thread
+    running = SparkContext._active_spark_context  # the process-wide context, any thread
+    if running is None:
         return None
-    session: SparkSession = SparkSession.builder.getOrCreate()  # joins it, starts nothing
-    return session
+    return Spark.classic(running, SparkSession.builder.getOrCreate)  # joins it, starts nothing
 
 
-def warm_up(session: SparkSession) -> None:
+def warm_up(spark: Spark) -> None:
     """Start the Python workers and import what tasks use, before the first batch.
 
     The first job of a session otherwise pays for forking the workers and importing pyarrow,
@@ -397,4 +397,4 @@ def warm_up(session: SparkSession) -> None:
     executor skips it where it cannot find anything (`workers_run_this_python`); benchmarks
     call it to keep the workers' start out of the batch they time.
     """
-    preflight(session)
+    preflight(spark)

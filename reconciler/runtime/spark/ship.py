@@ -28,16 +28,13 @@ import re
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import reconciler
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.spark.jobs import PartitionFailed, is_connect, run_partitions
+from reconciler.runtime.spark.handle import Spark
+from reconciler.runtime.spark.jobs import PartitionFailed, run_partitions
 from reconciler.runtime.spark.probe import ExecutorReport, load_classes, probe
 from reconciler.toolchain.caches import cache_root
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 DISTRIBUTION = "connect-reconciler"
 # What a task imports in the executors, besides the project itself and PySpark (which Spark
@@ -137,23 +134,23 @@ def plugin_files(connector_class: str) -> list[Path]:
     return [origin] if origin.suffix == ".py" else []
 
 
-def ship(session: SparkSession, paths: Sequence[Path]) -> None:
-    """Make `paths` (zips or .py files) importable by the session's Python workers."""
+def ship(spark: Spark, paths: Sequence[Path]) -> None:
+    """Make `paths` (zips or .py files) importable by the Python workers."""
     for path in paths:
-        if is_connect(session):
-            session.addArtifacts(str(path), pyfile=True)
+        if spark.connect:
+            spark.session().addArtifacts(str(path), pyfile=True)
         else:
-            session.sparkContext.addPyFile(str(path))
+            spark.context.addPyFile(str(path))
 
 
 # --- checks ---------------------------------------------------------------------------------
 
 
-def _reports(session: SparkSession, function: object, argument: Sequence[str], description: str) -> list[ExecutorReport]:
+def _reports(spark: Spark, function: object, argument: Sequence[str], description: str) -> list[ExecutorReport]:
     """`function(argument)` in enough partitions to reach every executor (two per core)."""
-    cores = 2 if is_connect(session) else max(1, session.sparkContext.defaultParallelism)
+    cores = 2 if spark.connect else max(1, spark.context.defaultParallelism)
     try:
-        results = run_partitions(session, [argument] * (2 * cores), function,  # type: ignore[arg-type]
+        results = run_partitions(spark, [argument] * (2 * cores), function,  # type: ignore[arg-type]
                                  pool="default", description=description)
     except Exception as exc:  # the job itself failed: its Python could not even start the check
         raise ExecutorsNotReady(
@@ -165,9 +162,9 @@ def _reports(session: SparkSession, function: object, argument: Sequence[str], d
     return [r for r in results if isinstance(r, ExecutorReport)]
 
 
-def preflight(session: SparkSession, modules: Sequence[str] = TASK_MODULES) -> None:
+def preflight(spark: Spark, modules: Sequence[str] = TASK_MODULES) -> None:
     """Import what tasks use in the executors; one error naming each executor's missing modules."""
-    reports = _reports(session, probe, list(modules), "preflight")
+    reports = _reports(spark, probe, list(modules), "preflight")
     lacking = {r.executor: r for r in reports if r.missing}
     if lacking:
         lines = [
@@ -181,12 +178,12 @@ def preflight(session: SparkSession, modules: Sequence[str] = TASK_MODULES) -> N
         )
 
 
-def check_connectors(session: SparkSession, classes: Sequence[str]) -> dict[str, str]:
+def check_connectors(spark: Spark, classes: Sequence[str]) -> dict[str, str]:
     """Connector classes that do not load in some executor, with a trace naming the executor."""
     if not classes:
         return {}
     failures: dict[str, str] = {}
-    for report in _reports(session, load_classes, list(classes), "connector classes check"):
+    for report in _reports(spark, load_classes, list(classes), "connector classes check"):
         for name, trace in report.missing.items():
             failures.setdefault(
                 name,

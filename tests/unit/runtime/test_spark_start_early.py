@@ -19,7 +19,7 @@ from reconciler.runtime.executor import SparkExecutor
 
 
 class Started:
-    """What `SparkExecutor._start` returns here: a session stand-in, after `delay_s`."""
+    """What `SparkExecutor._start` returns here: a `Spark` stand-in, after `delay_s`."""
 
 
 def executor(monkeypatch: pytest.MonkeyPatch, *, delay_s: float = 0.0, error: Exception | None = None,
@@ -44,8 +44,8 @@ def test_the_first_job_waits_for_the_start_begun_in_the_background(monkeypatch: 
     began = time.monotonic()
     spark.start_early()
     assert time.monotonic() - began < 0.1  # the caller goes on (the apply) while Spark starts
-    session = spark.session()
-    assert isinstance(session, Started) and spark.session() is session
+    started = spark.spark()
+    assert isinstance(started, Started) and spark.spark() is started
     assert len(starts) == 1 and time.monotonic() - began >= 0.2
     assert spark.session_window is not None and spark.session_window[0] <= spark.session_window[1]
 
@@ -54,9 +54,9 @@ def test_a_start_that_failed_in_the_background_is_the_batchs_error_once(monkeypa
     spark, starts = executor(monkeypatch, error=RuntimeError("no java"))
     spark.start_early()
     with pytest.raises(RuntimeError, match="no java"):
-        spark.session()
+        spark.spark()
     with pytest.raises(RuntimeError, match="no java"):  # the batch's other jobs: at once, no second start
-        spark.session()
+        spark.spark()
     assert len(starts) == 1
 
 
