@@ -1,6 +1,7 @@
 """Spark itself: every other part of the runtime reaches Spark through this package.
 
-`session` (the SparkSession: local, a cluster master or a Spark Connect server), `jobs` (the
+`session` (starting Spark: local, a cluster master or a Spark Connect server), `handle` (`Spark`:
+a classic context whose SparkSession is built only when asked for, or a Connect session), `jobs` (the
 one way a function runs over work items or a DataFrame's partitions), `ship` and `probe` (what
 executors need, shipped and checked), `connect_sessions` and `connect_attach` (a Spark Connect
 server session kept across runs, and attaching to it), `cds` and `cds_build` (the driver JVM's class-data-sharing
