@@ -16,19 +16,9 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from reconciler.connectors.jdbc.source_tables import TableRef
+from reconciler.connectors.jdbc.sql import quoted, verbatim
 
 ROWS = sql.Identifier("__connect_rows")
-
-
-def quoted(*parts: str) -> sql.Composable:
-    """A quoted identifier that may hold `%`: the statements carry parameters, so psycopg reads
-    every `%` in their text as a placeholder's, and `sql.Identifier` does not double it."""
-    return verbatim(sql.Identifier(*parts).as_string(None))
-
-
-def verbatim(text: str) -> sql.SQL:
-    """SQL text taken as written (the user's `query`, a quoted name), its `%` doubled."""
-    return sql.SQL(text.replace("%", "%%"))
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,9 @@
 `sql.Identifier` (quoted by psycopg, never interpolated), every value a parameter or COPY data.
 And Connect's types as PostgreSQL's, as Confluent's `PostgreSqlDatabaseDialect.getSqlType`
 maps them (docs/connectors.md#jdbc-sink). Pure: the statements are built, not run.
+
+`quoted` and `verbatim` serve `jdbc-source` too: a statement that carries parameters reads every
+`%` in its text as a placeholder's, so a name or a query holding one has it doubled there.
 """
 
 from __future__ import annotations
@@ -24,6 +27,17 @@ PRIMITIVE_TYPES: Final = {
 }
 BATCH: Final = "__connect_batch"  # the temporary tables a merge goes through (dropped at commit)
 DELETES: Final = "__connect_deletes"
+
+
+def quoted(*parts: str) -> sql.Composable:
+    """A quoted identifier that may hold `%`, for a statement with parameters (`sql.Identifier`
+    does not double it, and psycopg would read it as a placeholder)."""
+    return verbatim(sql.Identifier(*parts).as_string(None))
+
+
+def verbatim(text: str) -> sql.SQL:
+    """SQL text taken as written (the user's `query`, a quoted name), its `%` doubled."""
+    return sql.SQL(text.replace("%", "%%"))
 
 
 class UnsupportedType(ValueError):
@@ -142,16 +156,14 @@ def create_offsets(name: str) -> sql.Composed:
 
 
 def read_offsets(name: str) -> sql.Composed:
-    return sql.SQL("SELECT topic, kafka_partition, next_offset FROM {} WHERE connector = %s").format(
-        sql.Identifier(name))
+    return sql.SQL("SELECT topic, kafka_partition, next_offset FROM {} WHERE connector = %s").format(quoted(name))
 
 
 def write_offset(name: str) -> sql.Composed:
     return sql.SQL("INSERT INTO {} (connector, topic, kafka_partition, next_offset) VALUES (%s, %s, %s, %s) "
                    "ON CONFLICT (connector, topic, kafka_partition) DO UPDATE SET next_offset = EXCLUDED.next_offset"
-                   ).format(sql.Identifier(name))
+                   ).format(quoted(name))
 
 
 def delete_offset(name: str) -> sql.Composed:
-    return sql.SQL("DELETE FROM {} WHERE connector = %s AND topic = %s AND kafka_partition = %s").format(
-        sql.Identifier(name))
+    return sql.SQL("DELETE FROM {} WHERE connector = %s AND topic = %s AND kafka_partition = %s").format(quoted(name))

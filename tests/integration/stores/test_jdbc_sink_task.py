@@ -175,10 +175,14 @@ def test_hostile_table_and_column_names_are_quoted(postgres: RunningPostgres, da
     run_task(config, [records([(None, envelope(schema, {"id": 1, HOSTILE: "'); DROP TABLE victim; --"}))],
                               topic="orders")])
     config["table.name.format"] = HOSTILE
+    config["offsets.table.name"] = "offsets 100%s %(x)s"  # psycopg's placeholders, in a name
     run_task(config, [records([(None, envelope(schema, {"id": 2, HOSTILE: "two"}))], start=1, topic="orders")])
     assert table_rows(dsn, "t_orders", ["id", HOSTILE]) == [(1, "'); DROP TABLE victim; --")]
     assert table_rows(dsn, HOSTILE, ["id", HOSTILE]) == [(2, "two")]
     assert table_rows(dsn, "victim", ["id"]) == []  # still there
+    assert table_rows(dsn, "offsets 100%s %(x)s", ["topic", "next_offset"], "topic") == [("orders", 2)]
+    assert JdbcSinkConnector().alter_offsets(config, {("orders", 0): None}) is True
+    assert table_rows(dsn, "offsets 100%s %(x)s", ["topic"], "topic") == []
 
 
 def test_schemaless_values_go_into_an_existing_table(postgres: RunningPostgres, database: tuple[str, str]) -> None:
