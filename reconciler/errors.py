@@ -41,6 +41,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
             UnknownConnector                connectors.registry
             UnknownPlugin                   api.plugin_catalog
         Stop                                offsets.executor
+        UploadFailed                        connectors.storage.conditional
         _UnsupportedTag                     manifests.documents
     RuntimeError
         InjectedFailure                     connectors.faulty

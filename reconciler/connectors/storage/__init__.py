@@ -1,11 +1,14 @@
 """Storage for the file connectors: where `path` points (`location`: plain paths and storage
 URIs, parsed and checked), how to reach an object store (`options`: the `s3.*` keys as one typed
-value, mapped for pyarrow, botocore, delta-rs and pyiceberg) and the files themselves (`store`:
-list, read, write-once, move aside, on a disk, S3, GCS, ABFS or HDFS through pyarrow).
+value, mapped for pyarrow, botocore, delta-rs and pyiceberg), the files themselves (`store`:
+list, read, write-once, move aside, on a disk, S3, GCS, ABFS or HDFS through pyarrow), and the
+writes pyarrow cannot make conditional on GCS and Azure (`conditional`: the requests, pure —
+GCS's `ifGenerationMatch=0` upload, Azure's `If-None-Match: *` Put Blob and its SharedKey
+signature; `upload`: sending them, with google-auth's credentials on GCS).
 
 `open_store(path, config)` is what a connector calls. The rules: docs/connectors.md#storage.
-May import `connectors.api` and `configdef`; pyarrow and botocore only inside functions (the
-connectors' checks run in `validate`, which loads neither).
+May import `connectors.api` and `configdef`; pyarrow, botocore and `upload` (requests,
+google-auth) only inside functions (the connectors' checks run in `validate`, which loads none).
 """
 
 from __future__ import annotations

@@ -65,6 +65,11 @@ class Location:
         """The bucket (or container) of an object store; '' elsewhere."""
         return self.root.split("/", 1)[0] if self.object_store else ""
 
+    @property
+    def account(self) -> str:
+        """The storage account of an ABFS location (`container@account…`); '' elsewhere."""
+        return self.authority.split("@", 1)[1].split(".", 1)[0] if self.scheme is Scheme.ABFS else ""
+
     def key(self, relative: str = "") -> str:
         """The object key of `relative` under the root (object stores)."""
         prefix = self.root.split("/", 1)[1] if "/" in self.root else ""

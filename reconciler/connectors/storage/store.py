@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,12 +27,16 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError
+from reconciler.connectors.storage.conditional import UploadFailed
 from reconciler.connectors.storage.location import Location, Scheme
 from reconciler.connectors.storage.options import StoreOptions
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
+    from reconciler.connectors.storage.upload import Creator
+
+LOG = logging.getLogger(__name__)
 TEMP_SUFFIX = ".tmp"
 CONNECT_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0
@@ -53,6 +58,8 @@ class Store:
     _fs: pafs.FileSystem | None = field(default=None, init=False, repr=False)
     _s3: Any = field(default=None, init=False, repr=False)
     _bucket_seen: bool = field(default=False, init=False, repr=False)
+    _creator: Creator | None = field(default=None, init=False, repr=False)
+    _creator_made: bool = field(default=False, init=False, repr=False)
 
     # --- reading ----------------------------------------------------------------------------
 
@@ -98,7 +105,7 @@ class Store:
 
     def write_new(self, rel: str, write: Writer) -> bool:
         """Write a file whole (`write(stream)` gives its content); False when a file of that name
-        already exists on a store that can refuse the write (S3), which it left as it was."""
+        already exists on a store that can refuse the write (S3, GCS, Azure), which it left as it was."""
         if self.location.scheme is Scheme.FILE:
             _write_local(Path(self.location.join(rel)), write)
             return True
@@ -107,6 +114,13 @@ class Store:
         if self.location.scheme is Scheme.S3:
             return self._put_if_absent(rel, buffer.getvalue())
         self._check_bucket()
+        creator = self._conditional()
+        if creator is not None:
+            try:
+                return creator.create(self.location.key(rel), buffer.getvalue())
+            except UploadFailed as exc:
+                raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {exc}",
+                                         hint=_hint(self.location)) from None
         with self._reaching(rel):
             if self.location.scheme is Scheme.ABFS:  # the blob exists, empty, from the stream's opening
                 temp = self.location.join(_temp_name(rel))
@@ -174,7 +188,7 @@ class Store:
             endpoint = self.options.gcs_url(os.environ) or "Google Cloud Storage"
             return f"GCS endpoint {endpoint}, bucket {self.location.bucket}"
         if scheme is Scheme.ABFS:
-            account = self.location.authority.split("@", 1)[1].split(".", 1)[0]
+            account = self.location.account
             endpoint = self.options.azure_endpoint or f"https://{account}.blob.core.windows.net"
             return f"Azure endpoint {endpoint}, account {account}, container {self.location.bucket}"
         return f"{scheme.value}://{self.location.authority}"
@@ -232,6 +246,24 @@ class Store:
                                      hint=_hint(self.location)) from None
         return True
 
+    def _conditional(self) -> Creator | None:
+        """The store's conditional creates (GCS, Azure with a key or SAS token), made once; None
+        (said once in the log) when writes there cannot be conditional."""
+        from reconciler.connectors.storage.upload import conditional_creator
+
+        if not self._creator_made:
+            try:
+                self._creator = conditional_creator(self.location, self.options, os.environ,
+                                                    (CONNECT_TIMEOUT_S, REQUEST_TIMEOUT_S))
+            except UploadFailed as exc:
+                raise StorageUnavailable(f"cannot use {self.where()}: {exc}", hint=_hint(self.location)) from None
+            self._creator_made = True
+            if self._creator is None and self.location.scheme is Scheme.ABFS:
+                LOG.warning("writes to %s are not conditional: without azblob.account.key or azblob.sas.token "
+                            "(DefaultAzureCredential) a zombie task could overwrite a newer file of the same "
+                            "name (docs/connectors.md#storage)", self.where())
+        return self._creator
+
     def _s3_client(self) -> Any:
         if self._s3 is None:
             import botocore.config
@@ -265,8 +297,7 @@ def _filesystem(location: Location, options: StoreOptions) -> pafs.FileSystem:
             return pafs.GcsFileSystem(retry_time_limit=datetime.timedelta(seconds=GCS_RETRY_LIMIT_S),
                                       **options.pyarrow_gcs_args(os.environ))
         if location.scheme is Scheme.ABFS:
-            account = location.authority.split("@", 1)[1].split(".", 1)[0]
-            return pafs.AzureFileSystem(**options.pyarrow_azure_args(account))
+            return pafs.AzureFileSystem(**options.pyarrow_azure_args(location.account))
         filesystem, _ = pafs.FileSystem.from_uri(location.text)
     except (OSError, ValueError) as exc:
         raise StorageUnavailable(f"cannot use {location.text}: {_reason(exc)}", hint=_hint(location)) from None
