@@ -20,6 +20,7 @@ import datetime
 import hashlib
 import hmac
 import json
+import re
 import urllib.parse
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -27,6 +28,7 @@ from enum import StrEnum
 GOOGLE_STORAGE = "https://storage.googleapis.com"
 AZURE_VERSION = "2021-12-02"  # Put Blob takes up to 5000 MiB in one request since 2019-12-12
 OCTET_STREAM = "application/octet-stream"
+_QUERY = re.compile(r"\?[^\s'\"()]*")
 
 
 class UploadFailed(Exception):
@@ -46,6 +48,9 @@ class Request:
     @property
     def shown(self) -> str:
         return self.url.split("?", 1)[0]
+
+    def __repr__(self) -> str:  # never a secret, whoever prints it
+        return f"Request({self.method} {self.shown}, {len(self.body)} bytes)"
 
 
 class Answer(StrEnum):
@@ -159,3 +164,9 @@ def string_to_sign(method: str, url: str, headers: dict[str, str], length: int, 
 def _md5(data: bytes) -> str:
     # Not for security: the integrity check both stores make of a body against its declared MD5.
     return base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
+
+
+def scrubbed(text: str, limit: int = 300) -> str:
+    """A message in one line, cut at `limit`, without the query of any URL in it: a SAS token is
+    one, and libraries' messages show the URL they asked."""
+    return " ".join(_QUERY.sub("?…", text).split())[:limit]

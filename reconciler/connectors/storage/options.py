@@ -189,7 +189,9 @@ class StoreOptions:
         if self.azure_account_key:
             args["account_key"] = self.azure_account_key
         elif self.azure_sas_token:
-            args["sas_token"] = self.azure_sas_token
+            # pyarrow appends the token to the URL as given: without its `?` (as Azure's portal
+            # shows it) the token became a path segment, and every request a 400.
+            args["sas_token"] = f"?{self.azure_sas_token.lstrip('?')}"
         return args
 
     def shown_endpoint(self, env: Mapping[str, str]) -> str:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError
-from reconciler.connectors.storage.conditional import UploadFailed
+from reconciler.connectors.storage.conditional import UploadFailed, scrubbed
 from reconciler.connectors.storage.location import Location, Scheme
 from reconciler.connectors.storage.options import StoreOptions
 
@@ -305,9 +305,9 @@ def _filesystem(location: Location, options: StoreOptions) -> pafs.FileSystem:
 
 
 def _reason(exc: BaseException) -> str:
-    """The library's message in one line (Arrow's run to several, with the SDK's details)."""
-    text = " ".join(str(exc).split())
-    return text[:400]
+    """The library's message in one line (Arrow's run to several, with the SDK's details), without
+    the query of a URL in it (Arrow's Azure messages show the request's, SAS token included)."""
+    return scrubbed(str(exc), 400)
 
 
 def _hint(location: Location) -> str | None:

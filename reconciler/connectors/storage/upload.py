@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import re
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -37,6 +36,7 @@ from reconciler.connectors.storage.conditional import (
     azure_blob_url,
     azure_put_blob,
     gcs_create,
+    scrubbed,
 )
 from reconciler.connectors.storage.location import Location, Scheme
 from reconciler.connectors.storage.options import StoreOptions
@@ -44,7 +44,6 @@ from reconciler.connectors.storage.options import StoreOptions
 GCS_SCOPE = "https://www.googleapis.com/auth/devstorage.read_write"
 ATTEMPTS = 3
 BACKOFF_S = 0.5
-_QUERY = re.compile(r"\?[^\s'\"()]*")
 
 
 @dataclass(kw_only=True)
@@ -64,9 +63,9 @@ class Creator:
                 response = self.session.request(request.method, request.url, headers=request.headers,
                                                 data=request.body, timeout=self.timeouts)
             except requests.RequestException as exc:
-                reason = f"{type(exc).__name__}: {_scrubbed(str(exc))}"
+                reason = f"{type(exc).__name__}: {scrubbed(str(exc))}"
             except self.auth_errors as exc:
-                raise UploadFailed(f"Google credentials: {_scrubbed(str(exc))}") from None
+                raise UploadFailed(f"Google credentials: {scrubbed(str(exc))}") from None
             else:
                 verdict = answer(response.status_code)
                 if verdict is not Answer.RETRY and verdict is not Answer.FAILED:
@@ -116,7 +115,7 @@ def _gcs_session(anonymous: bool) -> tuple[Any, tuple[type[Exception], ...]]:
     try:
         credentials, _ = google.auth.default(scopes=[GCS_SCOPE])
     except google.auth.exceptions.GoogleAuthError as exc:
-        raise UploadFailed(f"no Google credentials: {_scrubbed(str(exc))}") from None
+        raise UploadFailed(f"no Google credentials: {scrubbed(str(exc))}") from None
     return AuthorizedSession(credentials), (google.auth.exceptions.GoogleAuthError,)  # type: ignore[no-untyped-call]
 
 
@@ -140,9 +139,6 @@ def _error(response: Any) -> str:
             message = str(json.loads(text)["error"]["message"])
         except (ValueError, KeyError, TypeError):
             message = text
-    return _scrubbed(f"{code}: {message}" if message else code)
+    return scrubbed(f"{code}: {message}" if message else code)
 
 
-def _scrubbed(text: str) -> str:
-    """One line, at most 300 characters, without any URL's query (a SAS token is one)."""
-    return " ".join(_QUERY.sub("?…", text).split())[:300]

@@ -1,8 +1,10 @@
 """The file sinks on Google Cloud Storage (fake-gcs-server, `gcs_server`) and Azure Blob Storage
 (Azurite, `azurite`), real HTTP APIs on loopback: file-sink on gs:// and parquet-sink on abfs://
 SIGKILLed mid-batch in one `reconciler run --once`, then converging in an in-process tick (0 rows
-lost, 0 twice, read back by pyarrow's GCS and Azure filesystems); an unreachable endpoint fails
-each task in one line naming the endpoint and the bucket or container, without the account key.
+lost, 0 twice, read back by pyarrow's GCS and Azure filesystems); a second write of a file's name
+(a zombie task's) refused by each store's conditional create — GCS, Azure with the account key,
+Azure with a SAS token — the first file left as it was; an unreachable endpoint fails each task in
+one line naming the endpoint and the bucket or container, without the account key.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from crash_support import run_once
+from reconciler.connectors.storage import open_store
 from reconciler.devtools.azurite import RunningAzurite
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.gcs import RunningGcs
@@ -38,11 +41,14 @@ def files(fs: pafs.FileSystem, root: str) -> dict[str, bytes]:
     return found
 
 
+def gcs_filesystem(server: RunningGcs) -> pafs.GcsFileSystem:
+    return pafs.GcsFileSystem(anonymous=True, scheme="http", endpoint_override=f"{server.host}:{server.port}",
+                              retry_time_limit=datetime.timedelta(seconds=5))
+
+
 def gcs_ids(server: RunningGcs, prefix: str) -> Counter[bytes]:
-    fs = pafs.GcsFileSystem(anonymous=True, scheme="http", endpoint_override=f"{server.host}:{server.port}",
-                            retry_time_limit=datetime.timedelta(seconds=5))
     found: Counter[bytes] = Counter()
-    for relative, body in files(fs, f"{server.bucket}/{prefix}").items():
+    for relative, body in files(gcs_filesystem(server), f"{server.bucket}/{prefix}").items():
         if relative.endswith(".txt") and in_dataset(relative):
             found.update(body.splitlines())  # each value is its id
     return found
@@ -82,9 +88,28 @@ def test_sinks_on_gcs_and_azure_killed_mid_write_converge(
     assert gcs_ids(gcs_server, base) == ids(COUNT)
     keys, names = azure_keys(azurite, base)
     assert keys == ids(COUNT)
-    assert not [name for name in names if name.endswith(".tmp")]  # the copies' temporaries are gone
+    assert not [name for name in names if name.endswith(".tmp")]  # one Put Blob each, no temporaries
     for group in ("connect-gcs-lines", "connect-azure-archive"):
         assert committed_everything(pipeline.settings, group, topic)
+
+
+def test_a_second_write_of_a_name_is_refused_and_the_first_file_stays(
+    gcs_server: RunningGcs, azurite: RunningAzurite
+) -> None:
+    """What a zombie task does when its replacement wrote the range first: its write of the same
+    name returns False, and each store's own reader still reads the first content."""
+    base, name = f"c-{uuid.uuid4().hex[:10]}", "orders/partition=0/orders+0+0000000000-0000000499.txt"
+    stores = {
+        "gcs": (open_store(gcs_server.uri(base), gcs_server.keys()), gcs_filesystem(gcs_server), gcs_server.bucket),
+        "azure key": (open_store(azurite.uri(f"{base}/key"), azurite.keys()), azurite.filesystem(), azurite.container),
+        "azure sas": (open_store(azurite.uri(f"{base}/sas"), {"azblob.endpoint": azurite.endpoint,
+                                                             "azblob.sas.token": azurite.sas_token()}),
+                      azurite.filesystem(), azurite.container),
+    }
+    for what, (store, fs, bucket) in stores.items():
+        assert store.write_new(name, lambda out: out.write(b"newer\n")) is True, what
+        assert store.write_new(name, lambda out: out.write(b"zombie's\n")) is False, what
+        assert files(fs, f"{bucket}/{store.location.key()}") == {name: b"newer\n"}, what
 
 
 def test_an_unreachable_gcs_or_azure_endpoint_fails_the_task_in_one_line(
