@@ -3,14 +3,18 @@ a `Location`, on a local disk, S3 (and S3-compatible stores), Google Cloud Stora
 Storage (ABFS), through pyarrow's filesystems.
 
 Writing a file is the one step that differs by store, because it is what exactly once rests on
-(docs/connectors.md#storage): a local disk writes a temporary file, fsyncs and renames it; S3 and
-GCS PUT the final name directly — an object exists whole or not at all — and on S3 the PUT is
-conditional (`If-None-Match: *`, through botocore, since pyarrow cannot send that header), so a
-second writer of the same name is refused (412) rather than overwriting it (`write_new` returns
-False then). On Azure pyarrow creates the blob empty when it opens it, so a file is written under
-a hidden temporary name and copied (server-side, whole) to its final name, then the temporary
-one deleted. Every failure to reach the store or to be let in is a `StorageUnavailable` naming
-the endpoint and bucket (container), in one line, never a secret.
+(docs/connectors.md#storage): a local disk writes a temporary file, fsyncs and renames it; an
+object store gets one PUT of the final name — an object exists whole or not at all — made a
+conditional create, since pyarrow can send no precondition: on S3 `If-None-Match: *` through
+botocore, on GCS an upload with `ifGenerationMatch=0` and on Azure a Put Blob with
+`If-None-Match: *` (`conditional` builds those requests, `upload` sends them). A second writer
+of the same name is refused (412, 409) rather than overwriting it: `write_new` returns False.
+Azure with neither an account key nor a SAS token (DefaultAzureCredential, whose tokens only
+pyarrow's SDK holds) is the exception, said once in the log: as pyarrow creates the blob empty
+when it opens it, a file is written there under a hidden temporary name and copied
+(server-side, whole) to its final name, then the temporary one deleted. Every failure to reach
+the store or to be let in is a `StorageUnavailable` naming the endpoint and bucket (container),
+in one line, never a secret.
 """
 
 from __future__ import annotations

@@ -237,3 +237,17 @@ def test_azure_without_key_or_sas_says_once_in_the_log_that_writes_are_not_condi
         "writes to Azure endpoint http://127.0.0.1:10000, account acct, container box are not conditional: without "
         "azblob.account.key or azblob.sas.token (DefaultAzureCredential) a zombie task could overwrite a newer file "
         "of the same name (docs/connectors.md#storage)"]
+
+
+def test_gcs_with_default_credentials_sends_through_google_auths_session(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    from google.auth.transport.requests import AuthorizedSession
+
+    user = {"type": "authorized_user", "client_id": "id.apps.googleusercontent.com", "client_secret": "s3cret",
+            "refresh_token": "r3fresh"}  # what `gcloud auth application-default login` leaves
+    (tmp_path / "adc.json").write_text(json.dumps(user))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "adc.json"))
+    creator = conditional_creator(parse_location("gs://bucket/p"), StoreOptions(), {}, (1.0, 1.0))
+    assert creator is not None and isinstance(creator.session, AuthorizedSession)
+    assert creator.session.credentials.refresh_token == "r3fresh" and creator.auth_errors
