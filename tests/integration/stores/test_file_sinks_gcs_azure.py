@@ -3,8 +3,9 @@
 SIGKILLed mid-batch in one `reconciler run --once`, then converging in an in-process tick (0 rows
 lost, 0 twice, read back by pyarrow's GCS and Azure filesystems); a second write of a file's name
 (a zombie task's) refused by each store's conditional create — GCS, Azure with the account key,
-Azure with a SAS token — the first file left as it was; an unreachable endpoint fails each task in
-one line naming the endpoint and the bucket or container, without the account key.
+Azure with a SAS token — the first file left as it was, and a zombie parquet-sink task that lost
+that race taking the file there as written (nothing doubled); an unreachable endpoint fails each
+task in one line naming the endpoint and the bucket or container, without the account key.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from crash_support import run_once
+from reconciler.connectors.api import SinkRecord, records_to_batch
+from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
 from reconciler.connectors.storage import open_store
 from reconciler.devtools.azurite import RunningAzurite
 from reconciler.devtools.broker import free_port
@@ -110,6 +113,48 @@ def test_a_second_write_of_a_name_is_refused_and_the_first_file_stays(
         assert store.write_new(name, lambda out: out.write(b"newer\n")) is True, what
         assert store.write_new(name, lambda out: out.write(b"zombie's\n")) is False, what
         assert files(fs, f"{bucket}/{store.location.key()}") == {name: b"newer\n"}, what
+
+
+def parquet_task(config: dict[str, str]) -> ParquetSinkTask:
+    task = ParquetSinkTask()
+    task.start(ParquetSinkConnector().task_configs(config, 1)[0])
+    return task
+
+
+def orders(offsets: range) -> object:
+    return records_to_batch([SinkRecord("orders", 0, o, b"%d" % o, b"v%d" % o, 1_700_000_000_000 + o) for o in offsets])
+
+
+@pytest.mark.parametrize("store", ["gcs_server", "azurite"])
+def test_a_zombie_task_writing_the_same_range_is_refused_and_nothing_doubles(
+    store: str, request: pytest.FixtureRequest
+) -> None:
+    server = request.getfixturevalue(store)
+    base = f"z-{uuid.uuid4().hex[:10]}"
+    if isinstance(server, RunningGcs):
+        fs, root = gcs_filesystem(server), f"{server.bucket}/{base}"
+    else:
+        fs, root = server.filesystem(), f"{server.container}/{base}"
+    config = {"name": "archive", "topics": "orders", "path": server.uri(base), "flush.records": "1000",
+              **server.keys()}
+    zombie, current = parquet_task(config), parquet_task({**config, "compression": "zstd"})
+    assert zombie.open([("orders", 0)]) == {} and current.open([("orders", 0)]) == {}
+    zombie.write(orders(range(0, 100)))  # both read 0-99; the current task writes its file first
+    current.write(orders(range(0, 100)))
+    assert current.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
+    first = files(fs, root)
+    assert list(first) == [f"topic=orders/partition=0/orders+0+{0:020d}-{99:020d}.parquet"]
+
+    # The zombie's create of the same name is refused: it re-lists and keeps the current file.
+    assert zombie.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
+    assert files(fs, root) == first
+    assert zombie.partitions[("orders", 0)].held == [(0, 99)]
+    zombie.write(orders(range(50, 150)))  # what it reads next: only 100-149 is new
+    zombie.pre_commit({("orders", 0): 150}, closing=True)
+    found: Counter[bytes] = Counter()
+    for relative in files(fs, root):
+        found.update(pq.read_table(f"{root}/{relative}", columns=["key"], filesystem=fs).column("key").to_pylist())
+    assert found == Counter(b"%d" % o for o in range(150))
 
 
 def test_an_unreachable_gcs_or_azure_endpoint_fails_the_task_in_one_line(
