@@ -10,7 +10,7 @@ botocore, on GCS an upload with `ifGenerationMatch=0` and on Azure a Put Blob wi
 `If-None-Match: *` (`conditional` builds those requests, `upload` sends them). A second writer
 of the same name is refused (412, 409) rather than overwriting it: `write_new` returns False.
 Azure with neither an account key nor a SAS token (DefaultAzureCredential, whose tokens only
-pyarrow's SDK holds) is the exception, said once in the log: as pyarrow creates the blob empty
+pyarrow's SDK holds) is the exception, said in the log (once a process): as pyarrow creates the blob empty
 when it opens it, a file is written there under a hidden temporary name and copied
 (server-side, whole) to its final name, then the temporary one deleted. Every failure to reach
 the store or to be let in is a `StorageUnavailable` naming the endpoint and bucket (container),
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from reconciler.connectors.storage.upload import Creator
 
 LOG = logging.getLogger(__name__)
+_SAID: set[str] = set()  # the stores whose writes were said in the log not to be conditional
 TEMP_SUFFIX = ".tmp"
 CONNECT_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0
@@ -252,7 +253,7 @@ class Store:
 
     def _conditional(self) -> Creator | None:
         """The store's conditional creates (GCS, Azure with a key or SAS token), made once; None
-        (said once in the log) when writes there cannot be conditional."""
+        (said in the log, once a process) when writes there cannot be conditional."""
         from reconciler.connectors.storage.upload import conditional_creator
 
         if not self._creator_made:
@@ -262,7 +263,8 @@ class Store:
             except UploadFailed as exc:
                 raise StorageUnavailable(f"cannot use {self.where()}: {exc}", hint=_hint(self.location)) from None
             self._creator_made = True
-            if self._creator is None and self.location.scheme is Scheme.ABFS:
+            if self._creator is None and self.location.scheme is Scheme.ABFS and self.where() not in _SAID:
+                _SAID.add(self.where())  # every task of every batch opens its store: said once a process
                 LOG.warning("writes to %s are not conditional: without azblob.account.key or azblob.sas.token "
                             "(DefaultAzureCredential) a zombie task could overwrite a newer file of the same "
                             "name (docs/connectors.md#storage)", self.where())
