@@ -6,7 +6,7 @@ executors' environment, which has no reconciler: the driver ships the package an
 `module:Class` plugin as artifacts. Jobs are DataFrame `mapInArrow` jobs (Connect has no RDDs),
 and sinks must read through the data source (`--sink-reader spark-kafka` insists on it).
 A run attaches to the server session the run before set up, and starts a new one when the
-server lost it (released, or the server restarted).
+server lost it (released, or the server restarted): one chain of four runs shows both.
 """
 
 from __future__ import annotations
@@ -36,27 +36,46 @@ pytestmark = pytest.mark.spark
 COUNT = 600
 
 
-def test_source_to_sink_exactly_once_over_two_ticks_through_spark_connect(
+def test_source_to_sink_exactly_once_through_spark_connect_and_a_session_the_server_lost_is_replaced(
     kafka: KafkaUnderTest, spark_connect_server: RunningConnectServer, tmp_path: Path
 ) -> None:
+    """One chain of `run --once` ticks. 1: a new session (shipped, checked) is kept, datagen
+    fills the topic; 2: the kept session is attached to as it was (no upload, no preflight) and
+    the sinks move every record; then the session is released (SESSION_CLOSED, as after the
+    server's idle timeout): 3 starts a new one; then the server restarts (it creates a new session
+    under the kept id): 4 ships and checks again. Each of 3 and 4 adds a datagen of its own, so
+    its jobs move records; the sinks' records stay exactly once through all four."""
     pipeline = Pipeline(kafka.settings(f"t-connect-{uuid.uuid4().hex[:8]}"), tmp_path)
     topic = pipeline.topic("orders", partitions=2)
     pipeline.connector("gen", "datagen", {"topic": topic, "count": COUNT, "shards": 4, "record.bytes": 60},
                        tasks_max=2)
     pipeline.connector("archive", "parquet-sink", {"topics": topic, "path": str(tmp_path / "parquet")}, tasks_max=2)
     pipeline.connector("recorder", "recording:RecordingSink", {"topics": topic, "path": str(tmp_path / "rec")})
-
     cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}  # the kept session of this test's runs only
-    first = run_once(pipeline, "--spark-remote", spark_connect_server.url, "--sink-reader", "spark-kafka", "-v",
-                     env=cache)
-    second = run_once(pipeline, "--sink-reader", "spark-kafka", "-v", env={"SPARK_REMOTE": spark_connect_server.url,
-                                                                           **cache})
+    remote = ["--spark-remote", spark_connect_server.url]
 
-    assert [first.code, second.code] == [0, 0], first.output + second.output
-    assert "Traceback" not in first.output + second.output
+    def run(step: int, *target: str, env: dict[str, str] | None = None) -> str:
+        own = pipeline.topic(f"t{step}", partitions=1) if step > 2 else None
+        if own is not None:  # a connector of its own, so this run's job moves records
+            pipeline.connector(f"gen{step}", "datagen", {"topic": own, "count": 3})
+        done = run_once(pipeline, *target, "--sink-reader", "spark-kafka", "-vv", env={**cache, **(env or {})})
+        assert done.code == 0 and "Traceback" not in done.output, done.output
+        assert own is None or topic_keys(pipeline.settings, own) == ids(3)
+        return done.output
+
+    first = run(1, *remote)
+    assert ", a new session) ready in" in first and "Spark Connect: shipping" in first and "reusing" not in first
+    second = run(2, env={"SPARK_REMOTE": spark_connect_server.url})
     # The second run attached to the session the first set up: no upload, no preflight, and its
     # jobs imported the package the first run uploaded (docs/runtime.md#spark-connect).
-    assert ", a new session) ready in" in first.output and ", the kept session) ready in" in second.output
+    assert ", the kept session) ready in" in second and "Spark Connect: shipping" not in second
+    _release(spark_connect_server.url, _kept_session_id(tmp_path / "cache"))
+    third = run(3, *remote)
+    assert "is gone (" in third and "Spark Connect: shipping" in third
+    spark_connect_server.restart()
+    fourth = run(4, *remote)
+    assert "the server holds a new session under the kept id" in fourth and "Spark Connect: shipping" in fourth
+
     assert topic_keys(pipeline.settings, topic) == ids(COUNT)
     assert parquet_keys(tmp_path / "parquet") == ids(COUNT)
     assert Counter(recorded(tmp_path / "rec").column("key").to_pylist()) == ids(COUNT)
@@ -65,33 +84,6 @@ def test_source_to_sink_exactly_once_over_two_ticks_through_spark_connect(
     for name in ("gen", "archive", "recorder"):
         assert pipeline.states(name) == ("UNASSIGNED", {task: "UNASSIGNED" for task in pipeline.states(name)[1]})
         assert live.last_batches[name].outcome == "succeeded"
-
-
-def test_a_spark_connect_session_the_server_lost_is_replaced_by_a_new_one(
-    kafka: KafkaUnderTest, spark_connect_server: RunningConnectServer, tmp_path: Path
-) -> None:
-    """One chain: a new session (shipped, checked) is kept; then released (SESSION_CLOSED, as
-    after the server's idle timeout): the next run starts a new one; then the server restarts
-    (it creates a new session under the kept id): the next run ships and checks again."""
-    pipeline = Pipeline(kafka.settings(f"t-connect-{uuid.uuid4().hex[:8]}"), tmp_path)
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-
-    def run(step: int) -> str:  # a connector of its own each run, so each run's job moves records
-        topic = pipeline.topic(f"t{step}", partitions=1)
-        pipeline.connector(f"gen{step}", "datagen", {"topic": topic, "count": 3})
-        done = run_once(pipeline, "--spark-remote", spark_connect_server.url, "-vv", env=env)
-        assert done.code == 0 and "Traceback" not in done.output, done.output
-        assert topic_keys(pipeline.settings, topic) == ids(3)
-        return done.output
-
-    first = run(1)
-    assert "Spark Connect: shipping" in first and "reusing" not in first
-    _release(spark_connect_server.url, _kept_session_id(tmp_path / "cache"))
-    second = run(2)
-    assert "is gone (" in second and "Spark Connect: shipping" in second
-    spark_connect_server.restart()
-    third = run(3)
-    assert "the server holds a new session under the kept id" in third and "Spark Connect: shipping" in third
 
 
 def _kept_session_id(cache: Path) -> str:
