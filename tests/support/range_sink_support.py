@@ -60,6 +60,29 @@ def batch(offsets: Iterable[int], partition: int = 0, topic: str = TOPIC) -> pa.
     return records_to_batch([record(o, partition=partition, topic=topic) for o in offsets])
 
 
+def keyed(offsets: Iterable[int], topic: str = TOPIC) -> pa.RecordBatch:
+    """Records of partition 0 whose key is the offset's digits (what the readers count)."""
+    return records_to_batch([SinkRecord(topic, 0, o, b"%d" % o, b"v%d" % o, 1_700_000_000_000 + o) for o in offsets])
+
+
+def parquet_task(config: dict[str, str]) -> ParquetSinkTask:
+    task = ParquetSinkTask()
+    task.start(ParquetSinkConnector().task_configs(config, 1)[0])
+    return task
+
+
+def zombie_race(config: dict[str, str]) -> ParquetSinkTask:
+    """The zombie of two parquet-sink tasks on `config`'s store that both read offsets 0-99 of
+    orders-0: the current one (zstd, so its file differs) has written and committed its file,
+    the zombie not yet."""
+    zombie, current = parquet_task(config), parquet_task({**config, "compression": "zstd"})
+    assert zombie.open([(TOPIC, 0)]) == {} and current.open([(TOPIC, 0)]) == {}
+    zombie.write(keyed(range(0, 100)))
+    current.write(keyed(range(0, 100)))
+    assert current.pre_commit({(TOPIC, 0): 100}, closing=True) == {(TOPIC, 0): 100}
+    return zombie
+
+
 def big_batches(n: int, size: int, *, keys: bool) -> tuple[pa.Array, list[pa.RecordBatch]]:
     """`n` records of one partition with ~100-byte values, in batches of `size`: (values, batches)."""
     values = pa.array([b'{"id":%d,"payload":"%s"}' % (i, b"q" * (i % 90)) for i in range(n)], pa.binary())

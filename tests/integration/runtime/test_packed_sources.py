@@ -38,6 +38,22 @@ def works(name: str, cls: str, topic: str, **extra: str) -> list[TaskWork]:
     ]
 
 
+def around(settings: KafkaSettings, middle: str, middle_class: str, **extra: str) -> tuple[str, dict[str, str], list[TaskWork]]:
+    """Connectors `a` and `c` (datagen) around `middle` (of `middle_class`, with `extra` keys), each
+    on a 2-partition topic of its own: (the run's tag, the topics by role, their tasks' works)."""
+    ensure_topics(settings)
+    tag = uuid.uuid4().hex[:6]
+    topics = {role: f"packed-{role}-{tag}" for role in ("a", middle, "c")}
+    for topic in topics.values():
+        create_topic(settings, topic, 2)
+    batch = (
+        works(f"a-{tag}", "datagen", topics["a"])
+        + works(f"{middle}-{tag}", middle_class, topics[middle], **extra)
+        + works(f"c-{tag}", "datagen", topics["c"])
+    )
+    return tag, topics, batch
+
+
 def jobs(session: SparkSession) -> set[int]:
     return set(session.sparkContext.statusTracker().getJobIdsForGroup())
 
@@ -45,18 +61,9 @@ def jobs(session: SparkSession) -> set[int]:
 def test_sources_share_one_job_and_a_failing_task_fails_alone(
     spark_session: SparkSession, spark_executor: SparkExecutor, kafka_settings: KafkaSettings, tmp_path: Path
 ) -> None:
-    ensure_topics(kafka_settings)
-    tag = uuid.uuid4().hex[:6]
-    topics = {role: f"packed-{role}-{tag}" for role in ("a", "bad", "c")}
-    for topic in topics.values():
-        create_topic(kafka_settings, topic, 2)
     marker = tmp_path / "broken"
     marker.touch()
-    batch = (
-        works(f"a-{tag}", "datagen", topics["a"])
-        + works(f"bad-{tag}", FAULTY_SOURCE, topics["bad"], **{"fail.tasks.if.exists": str(marker)})
-        + works(f"c-{tag}", "datagen", topics["c"])
-    )
+    tag, topics, batch = around(kafka_settings, "bad", FAULTY_SOURCE, **{"fail.tasks.if.exists": str(marker)})
 
     before = jobs(spark_session)
     outcomes = spark_executor.run_batch(batch)
@@ -75,16 +82,7 @@ def test_sources_share_one_job_and_a_failing_task_fails_alone(
 def test_a_task_that_kills_its_worker_fails_the_shared_job_and_only_its_connector(
     spark_executor: SparkExecutor, kafka_settings: KafkaSettings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    ensure_topics(kafka_settings)
-    tag = uuid.uuid4().hex[:6]
-    topics = {role: f"packed-{role}-{tag}" for role in ("a", "killer", "c")}
-    for topic in topics.values():
-        create_topic(kafka_settings, topic, 2)
-    batch = (
-        works(f"a-{tag}", "datagen", topics["a"])
-        + works(f"killer-{tag}", WORKER_KILLER, topics["killer"])
-        + works(f"c-{tag}", "datagen", topics["c"])
-    )
+    tag, topics, batch = around(kafka_settings, "killer", WORKER_KILLER)
 
     outcomes = spark_executor.run_batch(batch)
     by_connector: dict[str, list[str | None]] = {}

@@ -19,12 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from crash_support import run_once
-from reconciler.connectors.api import SinkRecord, records_to_batch
-from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
 from reconciler.connectors.storage import open_store
 from reconciler.devtools.azurite import RunningAzurite
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.gcs import RunningGcs
+from range_sink_support import keyed, zombie_race
 from run_support import Pipeline, big_batches, committed_everything, ids, produce_ids
 from s3_support import in_dataset
 
@@ -115,16 +114,6 @@ def test_a_second_write_of_a_name_is_refused_and_the_first_file_stays(
         assert files(fs, f"{bucket}/{store.location.key()}") == {name: b"newer\n"}, what
 
 
-def parquet_task(config: dict[str, str]) -> ParquetSinkTask:
-    task = ParquetSinkTask()
-    task.start(ParquetSinkConnector().task_configs(config, 1)[0])
-    return task
-
-
-def orders(offsets: range) -> object:
-    return records_to_batch([SinkRecord("orders", 0, o, b"%d" % o, b"v%d" % o, 1_700_000_000_000 + o) for o in offsets])
-
-
 @pytest.mark.parametrize("store", ["gcs_server", "azurite"])
 def test_a_zombie_task_writing_the_same_range_is_refused_and_nothing_doubles(
     store: str, request: pytest.FixtureRequest
@@ -137,11 +126,7 @@ def test_a_zombie_task_writing_the_same_range_is_refused_and_nothing_doubles(
         fs, root = server.filesystem(), f"{server.container}/{base}"
     config = {"name": "archive", "topics": "orders", "path": server.uri(base), "flush.records": "1000",
               **server.keys()}
-    zombie, current = parquet_task(config), parquet_task({**config, "compression": "zstd"})
-    assert zombie.open([("orders", 0)]) == {} and current.open([("orders", 0)]) == {}
-    zombie.write(orders(range(0, 100)))  # both read 0-99; the current task writes its file first
-    current.write(orders(range(0, 100)))
-    assert current.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
+    zombie = zombie_race(config)  # both read 0-99; the current task wrote its file first
     first = files(fs, root)
     assert list(first) == [f"topic=orders/partition=0/orders+0+{0:020d}-{99:020d}.parquet"]
 
@@ -149,7 +134,7 @@ def test_a_zombie_task_writing_the_same_range_is_refused_and_nothing_doubles(
     assert zombie.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
     assert files(fs, root) == first
     assert zombie.partitions[("orders", 0)].held == [(0, 99)]
-    zombie.write(orders(range(50, 150)))  # what it reads next: only 100-149 is new
+    zombie.write(keyed(range(50, 150)))  # what it reads next: only 100-149 is new
     zombie.pre_commit({("orders", 0): 150}, closing=True)
     found: Counter[bytes] = Counter()
     for relative in files(fs, root):

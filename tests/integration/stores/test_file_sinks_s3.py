@@ -24,13 +24,14 @@ import pytest
 
 from crash_support import run_once
 from reconciler import failpoints
-from reconciler.connectors.api import SinkRecord, partition_key, records_to_batch
+from reconciler.connectors.api import partition_key
 from reconciler.connectors.file_source import FileSourceConnector, FileSourceTask
-from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
+from reconciler.connectors.parquet_sink import ParquetSinkConnector
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.s3 import RunningS3, start_s3
 from reconciler.kafka.settings import KafkaSettings
 from run_support import Pipeline, big_batches, child_env, committed_everything, ids, produce_ids, topic_keys
+from range_sink_support import keyed, parquet_task, zombie_race
 from s3_support import client, objects, s3_keys, s3_parquet_keys, s3_text_lines
 
 __all__ = ["big_batches"]  # the fixture
@@ -108,25 +109,11 @@ def test_an_unreachable_store_and_refused_credentials_fail_the_task_in_one_line(
         assert "ACCESS_DENIED" in pipeline.state("refused").task_statuses[0].trace  # type: ignore[operator]  # the store's reason
 
 
-def batch(offsets: range, topic: str = "orders") -> object:
-    return records_to_batch([SinkRecord(topic, 0, o, b"%d" % o, b"v%d" % o, 1_700_000_000_000 + o) for o in offsets])
-
-
-def started(config: dict[str, str]) -> ParquetSinkTask:
-    task = ParquetSinkTask()
-    task.start(ParquetSinkConnector().task_configs(config, 1)[0])
-    return task
-
-
 def test_a_zombie_writing_the_same_range_is_refused_and_nothing_doubles(s3_server: RunningS3) -> None:
     base = prefix()
     config = {"name": "archive", "topics": "orders", "path": s3_server.uri(base), "flush.records": "1000",
               **s3_keys(s3_server)}
-    zombie, current = started(config), started({**config, "compression": "zstd"})
-    assert zombie.open([("orders", 0)]) == {} and current.open([("orders", 0)]) == {}
-    zombie.write(batch(range(0, 100)))  # both read 0-99; the current task writes its file first
-    current.write(batch(range(0, 100)))
-    assert current.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
+    zombie = zombie_race(config)  # both read 0-99; the current task wrote its file first
     name = f"{base}/topic=orders/partition=0/orders+0+{0:020d}-{99:020d}.parquet"
     before = client(s3_server).head_object(Bucket=s3_server.bucket, Key=name)["ETag"]
 
@@ -134,7 +121,7 @@ def test_a_zombie_writing_the_same_range_is_refused_and_nothing_doubles(s3_serve
     assert zombie.pre_commit({("orders", 0): 100}, closing=True) == {("orders", 0): 100}
     assert client(s3_server).head_object(Bucket=s3_server.bucket, Key=name)["ETag"] == before
     assert zombie.partitions[("orders", 0)].held == [(0, 99)]
-    zombie.write(batch(range(50, 150)))  # what it reads next: only 100-149 is new
+    zombie.write(keyed(range(50, 150)))  # what it reads next: only 100-149 is new
     zombie.pre_commit({("orders", 0): 150}, closing=True)
     assert s3_parquet_keys(s3_server, base) == Counter(b"%d" % o for o in range(150))
 
@@ -152,10 +139,10 @@ def test_a_rewind_on_s3_killed_between_copy_and_delete_is_completed_by_the_next(
     base = prefix()
     config = {"name": "archive", "topics": "orders", "path": s3_server.uri(base), "flush.records": "25",
               **s3_keys(s3_server)}
-    task = started(config)
+    task = parquet_task(config)
     task.open([("orders", 0)])
     for start in range(0, 100, 25):
-        task.write(batch(range(start, start + 25)))
+        task.write(keyed(range(start, start + 25)))
     task.pre_commit({("orders", 0): 100}, closing=True)  # files 0-24, 25-49, 50-74, 75-99
 
     # Not the session's RECONCILER_DRIVER_PID: the failpoint would SIGKILL pytest (the driver of
