@@ -66,10 +66,6 @@ class Spark:
                 self._session = self._build()
             return self._session
 
-    @property
-    def has_session(self) -> bool:
-        return self._session is not None
-
     def stop(self) -> None:
         """Stop the session if one was built (a classic one stops its context too), else the context."""
         with self._lock:

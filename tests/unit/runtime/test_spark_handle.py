@@ -31,9 +31,9 @@ def classic() -> tuple[Spark, Stoppable, list[Stoppable]]:
 
 def test_a_classic_spark_builds_no_session_until_one_is_asked_for() -> None:
     spark, context, built = classic()
-    assert not spark.connect and spark.context is context and not spark.has_session and built == []
+    assert not spark.connect and spark.context is context and built == []
     first = spark.session()
-    assert spark.session() is first and built == [first] and spark.has_session
+    assert spark.session() is first and built == [first]
 
 
 def test_threads_asking_at_once_get_one_session() -> None:
