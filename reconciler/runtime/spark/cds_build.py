@@ -1,6 +1,7 @@
-"""Builds the class-data-sharing archive `cds` maps into the driver's JVM: a child process
-starts a local session like the runtime's, runs a job through a Python worker and one through
-Spark SQL, and its JVM writes the classes it loaded when it exits.
+"""Builds the class-data-sharing archives `cds` maps into the driver's JVM and into Spark's
+launcher before it: a child process starts a local session like the runtime's, runs a job through
+a Python worker and one through Spark SQL, and each JVM writes the classes it loaded when it exits
+(the launcher's as soon as it has printed the driver's command line).
 
     python -m reconciler.runtime.spark.cds_build      # once per machine (the test suite does)
 """
@@ -14,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from reconciler.runtime.spark.cds import SWITCH, archive_path
+from reconciler.runtime.spark.cds import DRIVER, LAUNCHER, LAUNCHER_OPTS, SWITCH, archive_path
 from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.session import session_conf, start_session, warm_up
 from reconciler.toolchain.caches import keep_newest
@@ -24,25 +25,32 @@ BUILD_TIMEOUT_S = 300
 
 
 def build(cache: Path | None = None) -> Path | None:
-    """The archive, built first when missing: a child process starts a local session that
-    dumps its classes when its JVM exits, under a name of its own, renamed into place once
-    whole (two builds at once leave one archive, never half of one). None when it failed."""
-    path = archive_path(cache)
-    if path.is_file():
+    """The driver's archive, both archives built first when either is missing: a child process
+    starts a local session whose JVMs dump their classes when they exit, under names of their
+    own, renamed into place once whole (two builds at once leave one archive of each, never half
+    of one). None when it failed (a launcher's archive that failed alone is only logged)."""
+    path, launcher = archive_path(cache, jvm=DRIVER), archive_path(cache, jvm=LAUNCHER)
+    if path.is_file() and launcher.is_file():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
+    partial, launcher_partial = (p.with_name(f"{p.stem}.{os.getpid()}.partial") for p in (path, launcher))
     command = [sys.executable, "-m", "reconciler.runtime.spark.cds_build", "--dump", str(partial)]
-    env = {**os.environ, SWITCH: "off"}  # the child starts without any archive
+    # The child starts without any archive; Spark's launcher script hands its JVM these options.
+    env = {**os.environ, SWITCH: "off", LAUNCHER_OPTS: f"-XX:ArchiveClassesAtExit={launcher_partial}"}
     try:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
     except subprocess.TimeoutExpired:
         done = None
     if done is None or done.returncode != 0 or not partial.is_file():
         partial.unlink(missing_ok=True)
+        launcher_partial.unlink(missing_ok=True)
         LOG.warning("no class-data-sharing archive for Spark's JVM: %s", "timed out" if done is None else done.stderr[-2000:])
         return None
     os.replace(partial, path)
+    if launcher_partial.is_file():
+        os.replace(launcher_partial, launcher)
+    else:
+        LOG.warning("no class-data-sharing archive for Spark's launcher: its JVM wrote none")
     _prune(path.parent)
     return path
 
@@ -56,14 +64,15 @@ STALE_PARTIAL_S = 2 * BUILD_TIMEOUT_S
 def _prune(directory: Path, *, now: float | None = None) -> None:
     """Drop all but the KEPT newest archives: each is ~140 MB, and one whose class path is gone
     (an old virtualenv, an upgraded PySpark) is never mapped again; and abandoned partial ones."""
-    keep_newest(directory, "spark-*.jsa", KEPT)
     cutoff = (time.time() if now is None else now) - STALE_PARTIAL_S
-    for partial in directory.glob("spark-*.partial"):
-        try:
-            if partial.stat().st_mtime < cutoff:
-                partial.unlink()
-        except OSError:  # another build renamed or removed it meanwhile
-            pass
+    for jvm in (DRIVER, LAUNCHER):
+        keep_newest(directory, f"{jvm}-*.jsa", KEPT)
+        for partial in directory.glob(f"{jvm}-*.partial"):
+            try:
+                if partial.stat().st_mtime < cutoff:
+                    partial.unlink()
+            except OSError:  # another build renamed or removed it meanwhile
+                pass
 
 
 def _dump(target: Path) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from reconciler.runtime.spark import jvm_output
+from reconciler.runtime.spark.cds import launcher_environment
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -41,6 +42,8 @@ def start_context(options: Mapping[str, str], *, relay_stderr: bool) -> SparkCon
     spark_conf = SparkConf()
     for key, value in options.items():
         spark_conf.set(key, value)
+    # PySpark hands `spark-submit` a copy of this process's environment; nothing else reads it.
+    os.environ.update(launcher_environment(os.environ))
     if not relay_stderr or getattr(SparkContext, "_gateway", None) is not None:
         # A JVM that runs already (a session stopped and started again) keeps its relay.
         return SparkContext(conf=spark_conf)

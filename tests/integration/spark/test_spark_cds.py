@@ -1,5 +1,6 @@
 """The driver JVM maps Spark's classes from the class-data-sharing archive (`runtime/spark/cds.py`):
-checked in the JVM's own class-loading log, in a session started as `reconciler run` starts one."""
+checked in the JVM's own class-loading log, in a session started as `reconciler run` starts one;
+and spark-submit's launcher JVM maps its own archive, checked in its log likewise."""
 
 from __future__ import annotations
 
@@ -30,11 +31,13 @@ CHILD = textwrap.dedent(
 
 
 def test_a_session_maps_sparks_classes_from_the_archive(spark_session: SparkSession, tmp_path: Path) -> None:
-    from reconciler.runtime.spark.cds import archive_path
+    from reconciler.runtime.spark.cds import LAUNCHER, archive_path
 
-    assert archive_path().is_file()  # built by the `spark_session` fixture
-    log = tmp_path / "class-load.log"
-    done = subprocess.run([sys.executable, "-c", CHILD, str(log)], env=child_env(), capture_output=True, text=True,
+    assert archive_path().is_file() and archive_path(jvm=LAUNCHER).is_file()  # built by the `spark_session` fixture
+    log, launcher_log = tmp_path / "class-load.log", tmp_path / "launcher-class-load.log"
+    # The user's launcher options come first; the session adds the archive's after them.
+    env = child_env(SPARK_LAUNCHER_OPTS=f"-Xlog:class+load=info:file={launcher_log}")
+    done = subprocess.run([sys.executable, "-c", CHILD, str(log)], env=env, capture_output=True, text=True,
                           timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = log.read_text().splitlines()
@@ -42,3 +45,6 @@ def test_a_session_maps_sparks_classes_from_the_archive(spark_session: SparkSess
     spark = [line for line in archived if " org.apache.spark." in line]
     # The dynamic archive ("top", over the JDK's own base archive) serves Spark's classes.
     assert len(spark) > 1000, f"{len(archived)} classes from the archive, {len(spark)} of Spark's, of {len(lines)}"
+    launcher = [line for line in launcher_log.read_text().splitlines() if " org.apache.spark.launcher." in line]
+    mapped = [line for line in launcher if "source: shared objects file (top)" in line]
+    assert launcher and len(mapped) == len(launcher), f"{len(mapped)} of the launcher's {len(launcher)} classes mapped"

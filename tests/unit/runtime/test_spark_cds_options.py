@@ -70,3 +70,34 @@ def test_the_directory_can_be_named_for_an_image_that_builds_the_archive_in(
     assert spark_cds.archive_path().parent == tmp_path / "cache" / "connect-reconciler" / "spark-cds"
     monkeypatch.setenv(spark_cds.DIRECTORY, str(tmp_path / "image"))
     assert spark_cds.archive_path().parent == tmp_path / "image"
+
+
+def test_the_launchers_archive_reaches_its_jvm_through_spark_launcher_opts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """spark-submit's launcher JVM gets its own archive after the user's options, once, and only
+    when it was built and the archives are not turned off."""
+    monkeypatch.delenv(spark_cds.SWITCH, raising=False)
+    assert spark_cds.launcher_environment({}, tmp_path) == {}  # none built
+    launcher = spark_cds.archive_path(tmp_path, jvm=spark_cds.LAUNCHER)
+    assert launcher.name.startswith("launcher-") and launcher != spark_cds.archive_path(tmp_path)
+    launcher.write_bytes(b"")
+    ours = f"-XX:SharedArchiveFile={launcher} -Xlog:cds=off -Xlog:cds+dynamic=off"
+    assert spark_cds.launcher_environment({}, tmp_path) == {"SPARK_LAUNCHER_OPTS": ours}
+    user = {"SPARK_LAUNCHER_OPTS": "-Xmx256m"}
+    assert spark_cds.launcher_environment(user, tmp_path) == {"SPARK_LAUNCHER_OPTS": f"-Xmx256m {ours}"}
+    assert spark_cds.launcher_environment({"SPARK_LAUNCHER_OPTS": f"-Xmx256m {ours}"}, tmp_path) == {}  # set already
+    monkeypatch.setenv(spark_cds.SWITCH, "off")
+    assert spark_cds.launcher_environment(user, tmp_path) == {}
+
+
+def test_a_build_keeps_the_two_newest_launcher_archives_too(tmp_path: Path) -> None:
+    from reconciler.runtime.spark.cds_build import _prune
+
+    for age, name in enumerate(["launcher-new.jsa", "launcher-older.jsa", "launcher-oldest.jsa", "spark-new.jsa"]):
+        (tmp_path / name).write_bytes(b"")
+        os.utime(tmp_path / name, ns=(10**18 - age * 10**9, 10**18 - age * 10**9))
+    (tmp_path / "launcher-y.2.partial").write_bytes(b"")
+    os.utime(tmp_path / "launcher-y.2.partial", ns=(10**18 - 3600 * 10**9, 10**18 - 3600 * 10**9))
+    _prune(tmp_path, now=10**9)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["launcher-new.jsa", "launcher-older.jsa", "spark-new.jsa"]
