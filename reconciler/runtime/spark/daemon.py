@@ -16,21 +16,36 @@ worker (`pyspark.worker` 0.7 s, the sink and source task modules 0.45 s each, sh
 modules that start no thread when imported: PySpark imports its worker after the fork because
 pyarrow and pandas start threads on import (numpy's BLAS too), so those stay out
 (tests/unit/runtime/test_spark_daemon.py checks it).
+
+When the session started a prefork (`prefork`: a process that did all of that while the JVM
+started), the daemon Spark launches hands its place to it first (`hand_over`) and does none of it;
+so this module imports only the standard library's lighter modules before that.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import signal
+import socket
 import sys
 from collections.abc import Sequence
 from importlib.machinery import PathFinder
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+PREFORK_ENV = "RECONCILER_SPARK_PREFORK"  # the prefork's socket in the daemon's environment; "off" in ours
+HAND_OVER_TIMEOUT_S = 30.0  # longer than a prefork still importing on a busy machine
+MESSAGE_BYTES = 1 << 20
+STREAMS = (0, 1, 2)  # what the daemon hands over: its stdin, stdout and stderr
 
 
 def installed_first(path: list[str]) -> list[str]:
     """`path` with the zips of the installed PySpark (`pyspark/python/lib/`) moved last: its
     own `pyspark.zip`, and py4j's zip when that is the installed py4j's version."""
+    # Only here: 0.1 s of the launched daemon's start, which a prefork spares it (`hand_over`).
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
     spec = PathFinder.find_spec("pyspark", [entry for entry in path if not entry.endswith(".zip")])
     if spec is None or spec.origin is None:
         return path
@@ -56,7 +71,49 @@ def preload(modules: Sequence[str] = PRELOADED) -> None:
             continue
 
 
+def hand_over() -> None:
+    """In the daemon Spark launched: hand its streams to the prefork named in the environment,
+    then wait for the process that took them over and exit with it. Returns when there is no
+    prefork, or it refused or failed before taking over: this process goes on as the daemon."""
+    address = os.environ.get(PREFORK_ENV)
+    if not address or not os.path.isabs(address):
+        return
+    request = json.dumps({
+        "env": dict(os.environ), "argv": sys.argv, "cwd": os.getcwd(), "path": sys.path,
+        "executable": os.path.realpath(sys.executable),
+    }).encode()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        conn.settimeout(HAND_OVER_TIMEOUT_S)
+        conn.connect(address)
+        socket.send_fds(conn, [request], list(STREAMS))
+        if not json.loads(conn.recv(MESSAGE_BYTES) or b"{}").get("ready"):
+            conn.close()
+            return  # refused, or the prefork is gone: go on as the daemon
+        conn.send(b"go")  # from here the prefork may fork: never go on as the daemon too
+    except (OSError, ValueError):
+        conn.close()
+        return  # it never got the word: nothing was written to the streams
+    try:
+        conn.settimeout(None)
+        pid = int(json.loads(conn.recv(MESSAGE_BYTES))["pid"])
+        signal.signal(signal.SIGTERM, lambda *_: _forward(pid))
+        while conn.recv(16):  # EOF once the daemon that took over (and its workers) ended
+            pass
+    except (OSError, ValueError, KeyError):
+        os._exit(1)  # the prefork failed after the word: the JVM sees its daemon fail
+    os._exit(0)
+
+
+def _forward(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
 if __name__ == "__main__":
+    hand_over()  # returns only when no prefork took this daemon's place (`prefork`)
     sys.path[:] = installed_first(sys.path)
     preload()
     from pyspark import daemon

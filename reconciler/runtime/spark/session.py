@@ -25,7 +25,6 @@ import logging
 import os
 import socket
 import sys
-import tempfile
 import time
 from pathlib import Path
 from collections.abc import Mapping
@@ -35,7 +34,8 @@ from urllib.parse import urlparse
 
 from reconciler import failpoints
 from reconciler.errors import ReconcilerError
-from reconciler.runtime.spark import context
+from reconciler.runtime.spark import context, jvm_output
+from reconciler.runtime.spark import prefork
 from reconciler.runtime.spark.cds import driver_options
 from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.ship import preflight
@@ -51,40 +51,6 @@ DEFAULT_TIMEOUT_S = 60.0
 APP_NAME = "connect-reconciler"
 ENV_REMOTE = "SPARK_REMOTE"
 CONNECT_PORT = 15002  # Spark Connect's default port
-
-# Spark's default log4j profile prints start-up chatter (native-hadoop, loopback hostname, one
-# warning per FAIR pool created on the fly) on every run; keep warnings that mean something.
-LOG4J2_PROPERTIES = """\
-rootLogger.level = warn
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-logger.native.name = org.apache.hadoop.util.NativeCodeLoader
-logger.native.level = error
-logger.pools.name = org.apache.spark.scheduler.FairSchedulableBuilder
-logger.pools.level = error
-logger.utils.name = org.apache.spark.util.Utils
-logger.utils.level = error
-"""
-# With `--log-format json` (RECONCILER_LOG_FORMAT=json) the JVM's lines are JSON objects too,
-# with the fields of the reconciler's own (reconciler.logs), so every line of stderr parses.
-JSON_LAYOUT = (
-    "appender.console.layout.type = JsonTemplateLayout\n"
-    'appender.console.layout.eventTemplate = {"time":{"$resolver":"timestamp","pattern":'
-    '{"format":"yyyy-MM-dd\'T\'HH:mm:ss.SSS\'Z\'","timeZone":"UTC"}},'
-    '"level":{"$resolver":"level","field":"name"},"logger":{"$resolver":"logger","field":"name"},'
-    '"message":{"$resolver":"message","stringified":true},"event":"log",'
-    '"exception":{"$resolver":"exception","field":"stackTrace","stackTrace":{"stringified":true}}}\n'
-)
-LOG4J2_JSON_PROPERTIES = LOG4J2_PROPERTIES.replace(
-    "appender.console.layout.type = PatternLayout\n"
-    "appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n",
-    JSON_LAYOUT,
-)
-
 
 # Arrow batches to Python workers are bounded by rows only (Spark's 10,000). With a byte bound
 # as well, Spark measures the batch after every row, and measuring a list column (the sink's
@@ -141,7 +107,7 @@ def session_conf(master: str, overrides: Mapping[str, str]) -> dict[str, str]:
     # is enough: measured on 2 cores, session start ~1 s shorter, and per job half the JVM CPU
     # (~0.11 s instead of ~0.25 s) and ~0.14 s instead of ~0.19 s of wall time.
     # Spark's classes mapped from a class-data-sharing archive when one was built: half the start.
-    java_options = f"-Dlog4j.configurationFile={_log4j_file()} -XX:TieredStopAtLevel=1 {driver_options()}"
+    java_options = f"-Dlog4j.configurationFile={jvm_output.log4j_file()} -XX:TieredStopAtLevel=1 {driver_options()}"
     conf["spark.driver.extraJavaOptions"] = java_options.strip()
     if is_local(master):
         conf["spark.driver.host"] = "127.0.0.1"
@@ -181,29 +147,6 @@ def route_to(addresses: list[tuple[str, int]]) -> str:
         except OSError:
             continue
     return socket.gethostbyname(socket.gethostname())
-
-
-def _json_logs() -> bool:
-    """`--log-format json` (`reconciler.cli.logs` sets the variable for what it starts)."""
-    return os.environ.get("RECONCILER_LOG_FORMAT") == "json"
-
-
-def _log4j_file() -> str:
-    json_logs = _json_logs()
-    text = LOG4J2_JSON_PROPERTIES if json_logs else LOG4J2_PROPERTIES
-    kind = "-json" if json_logs else ""
-    path = os.path.join(tempfile.gettempdir(), f"connect-reconciler-log4j2{kind}-{os.getuid()}.properties")
-    try:
-        with open(path) as handle:
-            if handle.read() == text:
-                return path
-    except OSError:
-        pass
-    temp = f"{path}.{os.getpid()}"
-    with open(temp, "w") as handle:
-        handle.write(text)
-    os.replace(temp, path)  # atomic: concurrent starts never read half a file
-    return path
 
 
 def _driver_path() -> list[str]:
@@ -261,9 +204,12 @@ def start_classic(
     for key, value in options.items():
         builder = builder.config(key, value)
     started = time.monotonic()
+    daemon_early = _prefork(master, options)
     try:
-        spark_context = context.start_context(options, relay_stderr=_json_logs())
+        spark_context = context.start_context(options, relay_stderr=jvm_output.json_logs())
     except Exception as exc:  # Py4J / JVM start-up errors come in many types
+        if daemon_early is not None:
+            daemon_early.close()
         raise ReconcilerError(
             f"cannot start Spark (master {master}): {exc}",
             hint="check Java 17 is installed (JAVA_HOME), --spark-master and --spark-conf",
@@ -275,6 +221,22 @@ def start_classic(
         _wait_for_executor(spark_context, master, timeout_s)
     LOG.info("Spark session (%s) ready in %.1fs", master, time.monotonic() - started)  # its context: the rest is lazy
     return Spark.classic(spark_context, builder.getOrCreate)  # joins the context: starts no other
+
+
+def _prefork(master: str, options: dict[str, str]) -> prefork.Prefork | None:
+    """A local session's Python daemon, started now to import while the JVM starts
+    (`prefork`); its address goes into `options` for the daemon Spark launches."""
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        return None  # joining the running context: its daemon runs already
+    if not (is_local(master) and workers_run_this_python(SparkTarget(master=master))):
+        return None
+    prefix = "spark.executorEnv."
+    started = prefork.start(os.environ, {k.removeprefix(prefix): v for k, v in options.items() if k.startswith(prefix)})
+    if started is not None:
+        options[f"{prefix}{prefork.ENV}"] = started.address
+    return started
 
 
 def _python_for_workers(master: str, conf: Mapping[str, str]) -> None:
