@@ -35,7 +35,8 @@ from reconciler.connectors.jdbc.source_task import JdbcSourceTask
 from reconciler.devtools.postgres import RunningPostgres, start_postgres
 from reconciler.kafka.io.admin import create_topic
 from reconciler.kafka.settings import KafkaSettings, Topics
-from reconciler.runtime.source.task import CommittedOffsets, SourceTaskWork, source_partition
+from reconciler.runtime.source.committed import CommittedOffsets
+from reconciler.runtime.source.task import SourceTaskWork, source_partition
 
 
 @contextmanager

@@ -30,6 +30,7 @@ from reconciler.kafka.io.offset_stores import KeptOffsetsReaders
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.tasks import NotRun, TaskOutcome, TaskWork, connector_task_count
 from reconciler.runtime.sink import job as sink_job
+from reconciler.runtime.source import committed as source_committed
 from reconciler.runtime.source import driver as source_driver
 from reconciler.runtime.source import job as source_job
 from reconciler.runtime.source import task as source_task
@@ -302,28 +303,34 @@ class SparkExecutor:
         outcomes += source_job.run_sources(self.spark, [plan for plan in plans if not plan.items], pool=SOURCES_POOL)
         self._held.difference_update(source_driver.fence_key(self.settings, w) for works in again for w in works)
         offsets = self._source_offsets([w for works in again for w in works])
-        for works in again:
-            outcomes += self._run_connector(works, offsets)
+        for works in again:  # the failed job's tasks may still commit: each reads its offsets after its fence
+            outcomes += self._run_connector(works, offsets, reread=True)
         return outcomes
 
-    def _plan_source(self, works: list[TaskWork], offsets: BatchOffsets) -> source_job.SourcePlan | list[TaskOutcome]:
-        """The connector's share of the shared job, or its outcomes when it cannot run now."""
+    def _plan_source(
+        self, works: list[TaskWork], offsets: BatchOffsets, *, reread: bool = False
+    ) -> source_job.SourcePlan | list[TaskOutcome]:
+        """The connector's share of the shared job, or its outcomes when it cannot run now;
+        `reread`: its tasks read their offsets again after their fence (`source.committed`)."""
         name = works[0].connector
         if (not_run := offsets.not_run.get(name)) is not None:
             if not_run.waited is not None:
                 LOG.warning("connector %s: its tasks wait for the next batch: %s", name, not_run.waited)
             return not_run.outcomes(works)
         stores = source_driver.connector_stores(self.settings, works)[name]
-        committed = source_driver.committed_offsets(offsets.replays, name, stores)
+        committed = source_committed.committed_offsets(offsets.replays, name, stores)
         limit = self.source_batch_records or source_task.DEFAULT_BATCH_RECORDS
-        return source_job.plan_source(self.settings, works, committed, stores=stores, max_records=limit)
+        return source_job.plan_source(self.settings, works, committed, stores=stores, max_records=limit, reread=reread)
 
     def _run_connector(
         self,
         works: list[TaskWork],
         offsets: BatchOffsets | None,
+        *,
+        reread: bool = False,
     ) -> list[TaskOutcome]:
-        """One connector's batch in a job of its own (`_guarded`: its failures are its tasks')."""
+        """One connector's batch in a job of its own (`_guarded`: its failures are its tasks');
+        `reread`: a source's tasks read their offsets again after their fence."""
         pool = f"connector-{works[0].connector}"
 
         def run() -> list[TaskOutcome]:
@@ -333,7 +340,7 @@ class SparkExecutor:
                     kafka_source=self._kafka_source(),
                 )
             assert offsets is not None, "a source's batch is given the offsets read for the sources"
-            planned = self._plan_source(works, offsets)
+            planned = self._plan_source(works, offsets, reread=reread)
             if not isinstance(planned, source_job.SourcePlan):
                 return planned
             return source_job.run_sources(self.spark, [planned], pool=pool)

@@ -18,17 +18,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-from reconciler.connectors.api import PartitionKey, SourceOffset, partition_key
 from reconciler.errors import BrokerUnreachable
 from reconciler.kafka.io.admin import ensure_offsets_topic
 from reconciler.kafka.io.client import probe_bootstrap
-from reconciler.kafka.io.consume import end_offsets
 from reconciler.kafka.io.offset_stores import KeptOffsetsReaders, OffsetsStore, StoreKey, read_stores, source_stores
 from reconciler.kafka.io.overrides import PRODUCER, client_settings
 from reconciler.kafka.io.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.source.task import STABLE_WAIT_S, CommittedOffsets
+from reconciler.runtime.source.committed import STABLE_WAIT_S, open_transactions
 from reconciler.runtime.batch.tasks import NotRun, TaskWork
 
 LOG = logging.getLogger(__name__)
@@ -125,14 +123,6 @@ def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str,
     return failed
 
 
-def open_transactions(store: OffsetsStore) -> list[int]:
-    """Offsets-topic partitions whose stable end lags their end: a transaction is still open
-    there (a killed task of a connector not in this batch), hiding what was committed after it."""
-    stable = end_offsets(store.settings, store.topic, isolation_level="read_committed")
-    written = end_offsets(store.settings, store.topic, isolation_level="read_uncommitted")
-    return sorted(p for p, end in written.items() if stable.get(p, end) < end)
-
-
 def wait_for_stable_offsets(stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S) -> dict[StoreKey, NotRun]:
     """`open_transactions` of every store, re-checked with backoff until none is open or
     `wait_s` ran out; why each store still open (or whose check failed) is not read now."""
@@ -161,23 +151,6 @@ def _open_transaction(store: OffsetsStore, partitions: list[int]) -> NotRun:
         "mid-batch, of a connector not running now); source offsets read now could be stale, so "
         "the connector's tasks do not run until the broker aborts it (transaction.timeout.ms)"
     ))
-
-
-def committed_offsets(
-    replays: Mapping[StoreKey, OffsetsReplay], connector: str, stores: Sequence[OffsetsStore]
-) -> CommittedOffsets:
-    """The connector's offsets, the primary store winning; the key bytes of each store."""
-    offsets: dict[PartitionKey, SourceOffset] = {}
-    keys: list[dict[PartitionKey, tuple[bytes, ...]]] = []
-    for store in stores:
-        replay = replays[store.key]
-        raw_keys: dict[PartitionKey, tuple[bytes, ...]] = {}
-        for partition, offset, _raw in replay.offsets_for(connector):
-            key = partition_key(partition)
-            offsets.setdefault(key, offset)  # the primary wins; the secondary fills gaps
-            raw_keys[key] = tuple(replay.keys_for(connector, partition))
-        keys.append(raw_keys)
-    return CommittedOffsets(offsets, keys[0], keys[1] if len(keys) > 1 else {})
 
 
 def _prepare(store: OffsetsStore, worker: OffsetsStore) -> None:

@@ -28,10 +28,9 @@ from reconciler.connectors.registry import load_connector
 from reconciler.kafka.io.consume import wait_until_stable
 from reconciler.kafka.io.offset_stores import OffsetsStore
 from reconciler.kafka.settings import KafkaSettings
+from reconciler.runtime.source.committed import STABLE_WAIT_S, CommittedOffsets
 from reconciler.runtime.source.task import (
     DEFAULT_BATCH_RECORDS,
-    STABLE_WAIT_S,
-    CommittedOffsets,
     SourceTaskResult,
     SourceTaskWork,
     source_partition,
@@ -67,11 +66,13 @@ def plan_source(
     *,
     stores: Sequence[OffsetsStore] = (),
     max_records: int = DEFAULT_BATCH_RECORDS,
+    reread: bool = False,
 ) -> SourcePlan:
     """What every task in `works` (all of one source connector) runs in this batch.
 
     `stores`: the connector's offsets stores, primary first (default: the worker's topic). The
-    tasks produce on the primary store's cluster."""
+    tasks produce on the primary store's cluster. `reread`: each task reads its offsets again
+    after its fence rather than trust `committed` (`source.committed`)."""
     name = works[0].connector
     connector = load_connector(works[0].connector_class)
     if not issubclass(connector, SourceConnector):
@@ -94,7 +95,7 @@ def plan_source(
         SourceTaskWork(
             settings=task_settings, connector=w.connector, connector_class=w.connector_class, task_id=w.task_id,
             task_config=dict(w.task_config), committed=committed, max_records=max_records, secondary=secondary,
-            logging=logs,
+            logging=logs, reread=reread,
         )
         for w in works
         if w.task_id not in idle

@@ -11,12 +11,13 @@ runs of the same task at most one commits. The driver side is `driver` and `job`
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import traceback
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import repeat
 from operator import length_hint
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from reconciler.kafka.io.produce import task_transactional_id
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.io.topic_creation import ensure_topics, from_config
 from reconciler.runtime.batch.task_logs import TaskLogging, task_logging
+from reconciler.runtime.source.committed import STABLE_WAIT_S, CommittedOffsets, read_after_fence
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaException
@@ -66,24 +68,6 @@ PRODUCER_TUNING: dict[str, Any] = {
 }
 
 
-# A transaction committed a moment ago can still look open: Kafka writes the commit markers to the
-# partitions after the producer's commit returns. Waiting this long tells that lag from a
-# transaction a killed task really left open.
-STABLE_WAIT_S = 5.0
-
-
-@dataclass(frozen=True)
-class CommittedOffsets:
-    """A connector's committed source offsets, and the key bytes a new offset of each known
-    partition goes under in its primary store (and in the secondary one, the worker's topic,
-    when it has its own): Java's bytes for it, then its other live encodings
-    (`OffsetsReplay.keys_for`). A partition not listed gets Java's bytes only."""
-
-    offsets: dict[PartitionKey, SourceOffset]
-    raw_keys: dict[PartitionKey, tuple[bytes, ...]]
-    secondary_keys: dict[PartitionKey, tuple[bytes, ...]] = field(default_factory=dict)
-
-
 @dataclass(frozen=True, kw_only=True)
 class SourceTaskWork:
     settings: KafkaSettings
@@ -100,6 +84,9 @@ class SourceTaskWork:
     # Wait after the commit until read_committed readers see it (`_wait_until_readable`); off
     # when the driver waits once for a whole packed job instead (`job.run_sources`).
     wait_readable: bool = True
+    # Read the committed offsets again after this task's fence instead of trusting `committed`:
+    # a task of a failed job may still commit after the driver read them (`committed`'s docs).
+    reread: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -172,6 +159,10 @@ class TransactionalBatch:
             self.producer.init_transactions(settings.timeout_s)
         except KafkaException as exc:
             raise self._failed(exc) from exc
+        if self.item.reread:
+            stores = [OffsetsStore(settings, settings.topics.offsets)]
+            stores += [self.item.secondary] if self.item.secondary is not None else []
+            self.item = dataclasses.replace(self.item, committed=read_after_fence(self.item.connector, stores))
         records, moved = self._transaction(task)
         failpoints.hit(failpoints.SOURCE_AFTER_COMMIT)
         if moved and self.item.secondary is not None:

@@ -5,6 +5,7 @@ again in a job of its own, fenced and its offsets read anew, so each id lands ex
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from reconciler.kafka.io.consume import batches_to_end
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.batch.tasks import TaskWork
 from reconciler.runtime.executor import SparkExecutor
+from reconciler.runtime.source.committed import CommittedOffsets
+from reconciler.runtime.source.task import SourceTaskWork, source_partition
 
 COUNT = 30
 
@@ -97,3 +100,27 @@ def test_a_task_that_kills_its_worker_fails_the_shared_job_and_only_its_connecto
 
     again = spark_executor.run_batch([w for w in batch if w.connector != f"killer-{tag}"])
     assert [(o.records, o.error) for o in again] == [(0, None)] * 4  # nothing left, nothing re-sent
+
+
+def test_a_task_run_again_after_a_failed_job_reads_what_a_zombie_committed_after_the_driver(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """The race the rerun guards against (`runtime/source/committed.py`), made deterministic in
+    process: the driver read no offsets for the connector; then a task of the failed job, which
+    Spark did not stop, started after the driver's fence and committed its batch; then the task
+    run again starts with the driver's (stale) offsets. Reading them after its own fence, it finds
+    the batch committed and moves nothing; trusting the driver's, it would produce every id again."""
+    ensure_topics(kafka_settings)
+    topic = f"packed-zombie-{uuid.uuid4().hex[:6]}"
+    create_topic(kafka_settings, topic, 2)
+    work = works(f"zombie-{topic}", "datagen", topic)[0]
+    stale = CommittedOffsets({}, {})  # what the driver read before the zombie's commit
+    item = SourceTaskWork(settings=kafka_settings, connector=work.connector, connector_class="datagen", task_id=0,
+                          task_config=dict(work.task_config), committed=stale)
+
+    zombie = source_partition(item)
+    assert (zombie.records, zombie.error) == (COUNT // 2, None)
+    again = source_partition(dataclasses.replace(item, reread=True))
+    assert (again.records, again.error) == (0, None)
+    keys = [m.key() for b in batches_to_end(kafka_settings, [topic]) for m in b]
+    assert len(keys) == len(set(keys)) == COUNT // 2  # each of the task's ids once

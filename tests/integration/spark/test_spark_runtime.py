@@ -30,6 +30,7 @@ from reconciler.kafka.io.groups import sink_group_offsets
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
 from reconciler.runtime.batch.tasks import TaskWork
+from reconciler.runtime.source.committed import CommittedOffsets
 from reconciler.kafka.io.produce import task_transactional_id as transactional_id
 from run_support import produce_ids
 
@@ -431,7 +432,7 @@ def test_a_full_producer_queue_loses_and_repeats_nothing(
         connector_class="datagen",
         task_id=0,
         task_config=work.task_config,
-        committed=source_task.CommittedOffsets({}, {}),
+        committed=CommittedOffsets({}, {}),
     )
 
     result = source_task.source_partition(item)

@@ -1,0 +1,83 @@
+"""A source connector's committed offsets as its tasks get them (`CommittedOffsets`): built from
+the offsets stores' replays (`committed_offsets`), by the driver before a batch, or by a task
+itself once it has fenced its transactional id (`read_after_fence`).
+
+The driver's order (fence every task, read the offsets, run the job, whose tasks initialise
+their ids again) is exactly once as long as no other producer of a task's id starts between the
+driver's fence and the task's own. A task of a Spark job that failed can: Spark fails a job as
+soon as one task fails and kills the others without waiting for their Python code, which goes
+on to its commit. So a batch that runs a connector again after its shared job failed has each
+task read its offsets itself after its own `init_transactions` (`SourceTaskWork.reread`):
+whatever such a zombie committed before is read then, and a zombie that starts after fences
+this task, whose commit then fails; either way no record is produced twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from reconciler.connectors.api import ConnectorError, PartitionKey, SourceOffset, partition_key
+from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores
+from reconciler.kafka.replay import OffsetsReplay
+
+# A transaction committed a moment ago can still look open: Kafka writes the commit markers to the
+# partitions after the producer's commit returns. Waiting this long tells that lag from a
+# transaction a killed task really left open.
+STABLE_WAIT_S = 5.0
+
+
+@dataclass(frozen=True)
+class CommittedOffsets:
+    """A connector's committed source offsets, and the key bytes a new offset of each known
+    partition goes under in its primary store (and in the secondary one, the worker's topic,
+    when it has its own): Java's bytes for it, then its other live encodings
+    (`OffsetsReplay.keys_for`). A partition not listed gets Java's bytes only."""
+
+    offsets: dict[PartitionKey, SourceOffset]
+    raw_keys: dict[PartitionKey, tuple[bytes, ...]]
+    secondary_keys: dict[PartitionKey, tuple[bytes, ...]] = field(default_factory=dict)
+
+
+def committed_offsets(
+    replays: Mapping[StoreKey, OffsetsReplay], connector: str, stores: Sequence[OffsetsStore]
+) -> CommittedOffsets:
+    """The connector's offsets, the primary store winning; the key bytes of each store."""
+    offsets: dict[PartitionKey, SourceOffset] = {}
+    keys: list[dict[PartitionKey, tuple[bytes, ...]]] = []
+    for store in stores:
+        replay = replays[store.key]
+        raw_keys: dict[PartitionKey, tuple[bytes, ...]] = {}
+        for partition, offset, _raw in replay.offsets_for(connector):
+            key = partition_key(partition)
+            offsets.setdefault(key, offset)  # the primary wins; the secondary fills gaps
+            raw_keys[key] = tuple(replay.keys_for(connector, partition))
+        keys.append(raw_keys)
+    return CommittedOffsets(offsets, keys[0], keys[1] if len(keys) > 1 else {})
+
+
+def open_transactions(store: OffsetsStore) -> list[int]:
+    """Offsets-topic partitions whose stable end lags their end: a transaction is still open
+    there (a killed task of a connector not in this batch), hiding what was committed after it."""
+    stable = end_offsets(store.settings, store.topic, isolation_level="read_committed")
+    written = end_offsets(store.settings, store.topic, isolation_level="read_uncommitted")
+    return sorted(p for p, end in written.items() if stable.get(p, end) < end)
+
+
+def read_after_fence(connector: str, stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S) -> CommittedOffsets:
+    """In a task that has just initialised its transactional id: the connector's offsets read
+    from its stores now, once no open transaction hides any of them (another connector's task
+    may still hold one); ConnectorError when one stays open `wait_s`, so the task commits
+    nothing and runs again next batch."""
+    deadline, delay = time.monotonic() + wait_s, 0.05
+    while still_open := {str(store): found for store in stores if (found := open_transactions(store))}:
+        if time.monotonic() + delay > deadline:
+            raise ConnectorError(
+                f"offsets topic(s) {still_open} hold an open transaction; this task's offsets, read again after a "
+                "failed job, could be stale, so it runs again next batch"
+            )
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+    return committed_offsets(read_stores(stores), connector, stores)
