@@ -17,10 +17,12 @@ the apply, then the batch with its statuses), each run in a group and on a topic
   and CPU), the floor under the many side.
 
 A fresh broker's JVM is cold: its transaction paths run interpreted until the JIT has seen
-thousands of them (measured: a first many tick cost the broker 42 CPU s, a later one 11-12). So
-before any timed run, the one side and three bare rounds (one record per transaction) run untimed
-and checked (`--no-warm-up` skips them): a long-running Kafka cluster is warm, and whichever side
-ran first would otherwise pay for the other.
+thousands of them. Measured on a fresh broker, 1,000 connectors' first tick cost it 42 CPU s; after
+three bare rounds of 1,000 transactions, still 25 CPU s, 12.9 of them in its C2 compiler threads;
+on a broker that had seen ~10,000, 12.4 CPU s. So before any timed run, the one side once and
+the many side `--warm-up-rounds` times (default 2, one record per connector) run untimed and
+checked: a long-running Kafka cluster is warm, and whichever side ran first would otherwise pay
+for the other.
 
 The two sides alternate (many, one; one, many; …) for `--runs` runs; each figure is the median
 with the spread (min–max) beside it, and the many-vs-one ratio is the median of each run's own
@@ -70,9 +72,6 @@ PARTITIONS = 2
 BARE_THREADS = 32
 BARE_OFFSETS = 16
 OFFSETS_PARTITIONS = 25
-# Bare rounds before the timed runs: a fresh broker's JIT was still compiling after 1,000 many-side
-# transactions and 1,000 bare ones (its C2 threads 2.5 CPU s of a later tick's 12.4).
-WARM_UP_ROUNDS = 3
 
 
 @dataclass
@@ -204,8 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spark-master", default="local[*]")
     parser.add_argument("--profile", type=Path, help="write the idle ticks' cProfile statistics to this file")
     parser.add_argument("--bootstrap", help="a running Apache Kafka to use (default: one started for the bench)")
-    parser.add_argument("--no-warm-up", dest="warm_up", action="store_false",
-                        help="time the first runs on a cold broker (its JIT unwarmed)")
+    parser.add_argument("--warm-up-rounds", type=int, default=2,
+                        help="untimed many-side rounds of one record per connector first (0: time a cold broker)")
     args = parser.parse_args(argv)
     global PROFILE_TO  # noqa: PLW0603 (a bench's switch, read by group_run)
     PROFILE_TO = args.profile
@@ -237,9 +236,9 @@ def measure(args: argparse.Namespace, bootstrap: str, broker_pid: int | None, ru
         def bare(producers: int, records: int) -> Callable[[], ManyRun]:
             return lambda: bare_run(bootstrap, meter, f"b{next(counter)}-{producers}-{run_id}", producers, records)
 
-        if args.warm_up:  # untimed, still checked: the workers' imports, and the broker's transaction paths
+        if args.warm_up_rounds:  # untimed, still checked: the workers' imports, and the broker's transaction paths
             started = time.perf_counter()
-            for warm in (side(1, args.connectors, 0), *[bare(args.connectors, 1)] * WARM_UP_ROUNDS):
+            for warm in (side(1, args.connectors, 0), *[side(args.connectors, 1, 0)] * args.warm_up_rounds):
                 warm()
             print(f"warm-up: {time.perf_counter() - started:.1f} s", file=sys.stderr)
         return alternating(args.runs, {
