@@ -70,9 +70,10 @@ def test_plan_scale_times_commands_that_succeed_and_refuses_a_figure_when_they_f
 @pytest.mark.timeout(900)  # its own Spark session: 1-2 min on a quiet machine, 5 when loaded
 def test_many_connectors_at_a_tiny_size(kafka: KafkaUnderTest) -> None:
     out = run_bench(BENCH / "many_connectors.py", "--connectors", "3", "--records", "20", "--runs", "1",
-                    "--idle-ticks", "1", "--bootstrap", kafka.bootstrap)
+                    "--idle-ticks", "1", "--warm-up-rounds", "0", "--bootstrap", kafka.bootstrap)
     assert re.search(r"^idle tick over 3 connectors .* ms per connector", out, re.MULTILINE), out
     assert re.search(r"^many / one: [\d.]+ x", out, re.MULTILINE), out
+    assert re.search(r"^bare / one: [\d.]+ x", out, re.MULTILINE), out
 
 
 @pytest.mark.timeout(900)  # its own `watch` and Spark session: 1-2 min on a quiet machine, 5 when loaded
