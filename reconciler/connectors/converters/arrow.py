@@ -38,6 +38,11 @@ class Decoded:
     failures: list[DecodeFailure] = field(default_factory=list)
     struct: bool = False
 
+    def complete(self, count: int) -> bool:
+        """Every one of the batch's `count` records decoded: row i is record i (`rows` are
+        distinct batch indices in order), so the table needs no take to line up with the batch."""
+        return len(self.rows) == count and not self.failures
+
 
 def arrow_type(schema: Schema) -> pa.DataType:
     """The Arrow type of a Connect schema (docs/converters.md#types)."""
@@ -74,6 +79,9 @@ def decode(values: Sequence[bytes | None] | pa.Array | pa.ChunkedArray, converte
     uniform = read_uniform(values, converter) if fast else None  # the common batch, read in C++
     if uniform is not None:
         return Decoded(uniform.table, list(range(len(values))), struct=True)
+    strings = _utf8(values) if fast and converter.kind == "string" and converter.encoding == "utf-8" else None
+    if strings is not None:
+        return Decoded(pa.table({name: strings}), list(range(len(values))))
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         values = values.to_pylist()
     if converter.kind == "bytes":
@@ -83,6 +91,18 @@ def decode(values: Sequence[bytes | None] | pa.Array | pa.ChunkedArray, converte
         return Decoded(pa.table({name: pa.array(texts, pa.string())}), list(range(len(values))))
     read = read_json(values, converter)
     return _table(read, name)
+
+
+def _utf8(values: Sequence[bytes | None] | pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray | None:
+    """UTF-8 strings cast in C++ when every one is well-formed UTF-8, where Java's decoding and
+    Arrow's give the same text; None when one is not (Java replaces what is malformed: `_text`)."""
+    column = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, pa.binary())
+    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+        return None
+    try:
+        return column.cast(pa.string())  # the type the per-record way gives
+    except pa.ArrowException:  # "Invalid UTF8 payload" (or over 2 GiB): the per-record way, with Java's U+FFFD
+        return None
 
 
 def _text(raw: bytes, codec: str) -> str:

@@ -50,11 +50,13 @@ def typed_rows(rows: pa.Table, key: Converter, value: Converter, fields: Sequenc
     failures = [RowFailure(index=f.index, stage=Stage.KEY_CONVERTER, converter=key.class_name, reason=f.reason)
                 for f in keys.failures]
     values = _decoded(rows, value, "value")
-    key_rows = set(keys.rows)
-    failures += [RowFailure(index=f.index, stage=Stage.VALUE_CONVERTER, converter=value.class_name, reason=f.reason)
-                 for f in values.failures if f.index in key_rows]
-    kept = sorted(key_rows & set(values.rows))
-    taken = pa.array(kept, pa.int64())
+    kept: list[int] | None = None  # the records kept, None: all of them (no take, no per-record work)
+    if not (keys.complete(rows.num_rows) and values.complete(rows.num_rows)):
+        key_rows = set(keys.rows)
+        failures += [RowFailure(index=f.index, stage=Stage.VALUE_CONVERTER, converter=value.class_name,
+                                reason=f.reason) for f in values.failures if f.index in key_rows]
+        kept = sorted(key_rows & set(values.rows))
+    taken = None if kept is None else pa.array(kept, pa.int64())
     names: list[str] = []
     arrays: list[pa.Array | pa.ChunkedArray] = []
     for name in fields:
@@ -93,24 +95,24 @@ def _decoded(rows: pa.Table, converter: Converter, name: str) -> Decoded:
     return decode(rows.column(name), converter, name)
 
 
-def _taken(decoded: Decoded, kept: list[int]) -> pa.Table:
-    if decoded.rows == kept:
+def _taken(decoded: Decoded, kept: list[int] | None) -> pa.Table:
+    if kept is None or decoded.rows == kept:
         return decoded.table
     position = {row: i for i, row in enumerate(decoded.rows)}
     return decoded.table.take(pa.array([position[row] for row in kept], pa.int64()))
 
 
-def _key_column(rows: pa.Table, keys: Decoded, kept: list[int]) -> pa.Array | pa.ChunkedArray:
+def _key_column(rows: pa.Table, keys: Decoded, kept: list[int] | None) -> pa.Array | pa.ChunkedArray:
     table = _taken(keys, kept)
     if not keys.struct:
         return table.column(0)
-    raw = rows.column("key").take(pa.array(kept, pa.int64()))
+    raw = rows.column("key") if kept is None else rows.column("key").take(pa.array(kept, pa.int64()))
     arrays = [column.combine_chunks() for column in table.columns]
     return pa.StructArray.from_arrays(arrays, fields=list(table.schema), mask=pc.is_null(raw).combine_chunks())
 
 
-def _connect_column(rows: pa.Table, name: str, taken: pa.Array) -> pa.Array | pa.ChunkedArray:
-    column = rows.column(name).take(taken)
+def _connect_column(rows: pa.Table, name: str, taken: pa.Array | None) -> pa.Array | pa.ChunkedArray:
+    column = rows.column(name) if taken is None else rows.column(name).take(taken)
     return column.cast(pa.timestamp("ms", tz="UTC")) if name == "timestamp" else column
 
 

@@ -61,15 +61,18 @@ def to_rows(batch: pa.Table, key: Converter, value: Converter, reporter: ErrantR
     for failure in record_failures(batch, [failures[i] for i in sorted(failures)]):
         reporter.report(failure)  # raises with errors.tolerance=none
     reporter.flush()
-    failed = set(failures)
-    kept = [i for i in range(batch.num_rows) if i not in failed]
-    key_column = _one_column(_take(keys.table, keys.rows, kept), "key")
-    value_table = _take(values.table, values.rows, kept)
+    if keys.complete(batch.num_rows) and values.complete(batch.num_rows):  # the common batch: no take at all
+        base, key_column, value_table = batch, _one_column(keys.table, "key"), values.table
+    else:
+        failed = set(failures)
+        kept = [i for i in range(batch.num_rows) if i not in failed]
+        key_column = _one_column(_take(keys.table, keys.rows, kept), "key")
+        value_table = _take(values.table, values.rows, kept)
+        base = batch.take(pa.array(kept, pa.int64()))
     clash = sorted(set(value_table.column_names) & set(RECORD_FIELDS))
     if clash and value_table.column_names != ["value"]:
         raise ConnectorError(f"the value's field `{clash[0]}` has the name of a Kafka record field the table keeps "
                              f"({', '.join(RECORD_FIELDS)})")
-    base = batch.take(pa.array(kept, pa.int64()))
     columns = {
         "topic": base.column("topic"),
         "partition": base.column("partition"),

@@ -124,7 +124,9 @@ class IcebergSinkTask(SinkTask):
                                reason=f.reason) for f in decoded.failures]
         for failure in record_failures(batch, failures):
             self.errant.report(failure)  # raises with errors.tolerance=none
-        record_offsets = batch.column("offset").take(pa.array(decoded.rows, pa.int64()))
+        record_offsets = batch.column("offset")
+        if not decoded.complete(batch.num_rows):
+            record_offsets = record_offsets.take(pa.array(decoded.rows, pa.int64()))
         return decoded.table.append_column("__offset", record_offsets)
 
     def _fitting(self, table: Table, rows: pa.Table, name: str) -> tuple[pa.Table, pa.Table]:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from converter_strategies import schema_and_value
 from reconciler.connectors.converters import encode, infer
 from reconciler.connectors.converters import schema as S
-from reconciler.connectors.converters.arrow import arrow_type, decode
+from reconciler.connectors.converters.arrow import _utf8, arrow_type, decode
 from reconciler.connectors.converters.records import read_json
 from reconciler.connectors.converters.settings import Converter
 
@@ -141,6 +141,32 @@ def test_string_and_bytes_converters() -> None:
     assert decode([b"\x00\xfe"], Converter("string", encoding="utf-16")).table.column("value").to_pylist() == ["\u00fe"]
     assert encode.encode(Converter("string", encoding="utf-16"), None, "é") == b"\xfe\xff\x00\xe9"
     assert decode([b"\x01", None], Converter(), name="key").table.column("key").to_pylist() == [b"\x01", None]
+
+
+# Well-formed UTF-8 at its edges, and what is not: a surrogate, overlong forms, past U+10FFFF,
+# a cut sequence, a 5-byte form (Java's decoder replaces each malformed sequence with U+FFFD).
+UTF8_EDGES = [b"\xf4\x8f\xbf\xbf", b"\xef\xbb\xbfx", b"\xef\xbf\xbe", b"\xf0\x9f\x98\x80", b"\xed\x9f\xbf",
+              b"\xee\x80\x80", b"", b"\x00", b"\xed\xa0\x80", b"\xc0\x80", b"\xe0\x80\x80", b"\xf4\x90\x80\x80",
+              b"\xe2\x82", b"\xf8\x88\x80\x80\x80", b"\xff"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.none() | st.binary(max_size=6) | st.text(max_size=4).map(str.encode) | st.sampled_from(UTF8_EDGES),
+                max_size=6))
+def test_utf8_strings_cast_in_arrow_read_as_each_record_is(values: list[bytes | None]) -> None:
+    """A StringConverter batch cast by Arrow (every value well-formed UTF-8) gives what the
+    per-record reading gives, and a batch with one malformed value goes that way (U+FFFD)."""
+    string = Converter("string")
+    for column in (pa.array(values, pa.binary()), pa.chunked_array([pa.array(values, pa.large_binary())])):
+        fast, slow = decode(column, string, "key"), decode(column, string, "key", fast=False)
+        assert fast.table.to_pylist() == slow.table.to_pylist() and fast.table.schema == slow.table.schema
+        assert fast.rows == slow.rows == list(range(len(values))) and fast.complete(len(values))
+
+
+def test_utf8_strings_take_the_arrow_cast_only_when_every_value_is_well_formed() -> None:
+    assert _utf8(pa.array([b"caf\xc3\xa9", None, *UTF8_EDGES[:6]], pa.binary())) is not None
+    for malformed in UTF8_EDGES[8:]:
+        assert _utf8(pa.array([b"a", malformed], pa.binary())) is None
 
 
 def test_java_number_text() -> None:

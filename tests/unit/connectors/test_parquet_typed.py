@@ -16,8 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from reconciler.connectors.api import SinkRecord, records_to_batch
+from reconciler.connectors.converters.columns import typed_rows
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import DATE, TIME, TIMESTAMP, Schema, decimal, struct
+from reconciler.connectors.converters.settings import converter
 from reconciler.connectors.errant import ErrantReporter, ErrorHandling, RecordFailed
 from reconciler.connectors.parquet_sink import ParquetSinkConnector, ParquetSinkTask
 from reconciler.connectors.range_files import partition_dir
@@ -131,3 +133,21 @@ def test_the_default_converter_keeps_the_untyped_files(tmp_path: Path) -> None:
     got = table(tmp_path)
     assert got.schema.names == ["offset", "timestamp", "key", "value"]
     assert got.column("value").to_pylist() == [b"x", None]
+
+
+def test_a_clean_batch_gives_the_rows_a_batch_with_failures_keeps() -> None:
+    """`typed_rows` of a batch where every record decodes (no take: the batch's own columns)
+    equals what is kept of the same records with undecodable ones among them (taken)."""
+    key = envelope(struct(("tenant", Schema("string")),), {"tenant": "x"})
+    keys = [key, None, key, key]
+    values = [order(0), order(1), b'"no"', order(3)]
+    converters = (converter({"key.converter": JSON}, "key"), converter({"value.converter": JSON}, "value"))
+
+    def batch(indexes: list[int]) -> pa.Table:
+        return pa.Table.from_batches([records_to_batch([SinkRecord(TOPIC, 0, i, keys[i], values[i], 1_000 + i, None)
+                                                        for i in indexes])])
+
+    mixed, clean = typed_rows(batch([0, 1, 2, 3]), *converters), typed_rows(batch([0, 1, 3]), *converters)
+    assert [f.index for f in mixed.failures] == [2] and not clean.failures
+    assert mixed.table.to_pylist() == clean.table.to_pylist() and mixed.table.schema == clean.table.schema
+    assert clean.table.column("key").to_pylist() == [{"tenant": "x"}, None, {"tenant": "x"}]
