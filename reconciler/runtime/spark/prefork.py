@@ -82,7 +82,10 @@ def start(environ: Mapping[str, str], executor_env: Mapping[str, str]) -> Prefor
     starts its daemon as before."""
     if environ.get(ENV, "").lower() in ("off", "0", "false"):
         return None
-    directory = tempfile.mkdtemp(prefix="reconciler-prefork-")  # 0700: only this user connects
+    try:
+        directory = tempfile.mkdtemp(prefix="reconciler-prefork-")  # 0700: only this user connects
+    except OSError:  # no writable temporary directory: Spark's daemon starts as before
+        return None
     address = os.path.join(directory, "daemon.sock")
     env = {k: v for k, v in environ.items() if k != ENV}
     env.update(executor_env)

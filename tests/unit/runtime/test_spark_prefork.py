@@ -12,6 +12,7 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -147,3 +148,9 @@ def test_a_request_is_read_only_whole_and_of_strings() -> None:
 
 def test_turned_off_no_prefork_starts() -> None:
     assert prefork.start({prefork.ENV: "off"}, {}) is None
+
+
+def test_without_a_writable_temporary_directory_no_prefork_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read-only file system with no /tmp volume: Spark's daemon starts as before, no error."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    assert prefork.start(spark_env(), {}) is None
