@@ -80,7 +80,7 @@ def hand_over() -> None:
         return
     request = json.dumps({
         "env": dict(os.environ), "argv": sys.argv, "cwd": os.getcwd(), "path": sys.path,
-        "executable": os.path.realpath(sys.executable),
+        "executable": os.path.realpath(sys.executable), "package": package_location(),
     }).encode()
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
@@ -103,6 +103,11 @@ def hand_over() -> None:
     except (OSError, ValueError, KeyError):
         os._exit(1)  # the prefork failed after the word: the JVM sees its daemon fail
     os._exit(0)
+
+
+def package_location() -> str:
+    """Where this process imported this package from (it runs one of its modules)."""
+    return os.path.realpath(sys.modules["reconciler"].__file__ or "")
 
 
 def _forward(pid: int) -> None:

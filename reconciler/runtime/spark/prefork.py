@@ -39,7 +39,6 @@ import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib.machinery import PathFinder
 
 from reconciler.runtime.spark.daemon import (
     HAND_OVER_TIMEOUT_S,
@@ -47,6 +46,7 @@ from reconciler.runtime.spark.daemon import (
     MESSAGE_BYTES,
     PRELOADED,
     STREAMS,
+    package_location,
     installed_first,
     preload,
 )
@@ -155,6 +155,7 @@ class Request:
     cwd: str
     path: list[str]
     executable: str
+    package: str  # where the launched daemon imported this package from
 
     @classmethod
     def read(cls, message: bytes) -> Request | None:
@@ -162,7 +163,8 @@ class Request:
         try:
             fields = json.loads(message)
             request = cls(env=dict(fields["env"]), argv=list(fields["argv"]), cwd=str(fields["cwd"]),
-                          path=list(fields["path"]), executable=str(fields["executable"]))
+                          path=list(fields["path"]), executable=str(fields["executable"]),
+                          package=str(fields["package"]))
         except (ValueError, KeyError, TypeError):
             return None
         strings = [*request.env, *request.env.values(), *request.argv, *request.path]
@@ -180,9 +182,7 @@ def _refusal(request: Request | None, fds: Sequence[int]) -> str | None:
                     if _START_SETTINGS.fullmatch(k) and theirs.get(k) != os.environ.get(k))
     if differ:
         return f"other start settings: {', '.join(differ)}"
-    ours = PathFinder.find_spec("reconciler", sys.path)
-    found = PathFinder.find_spec("reconciler", request.path)
-    if ours is None or found is None or ours.origin != found.origin:
+    if request.package != package_location():
         return "another copy of this package on the path"
     return None
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import reconciler
 from reconciler.runtime.spark import prefork
 
 DAEMON = [sys.executable, "-m", "reconciler.runtime.spark.daemon", "pyspark.worker"]
@@ -123,22 +124,22 @@ def test_a_daemon_the_prefork_cannot_serve_starts_as_before(why: str, tmp_path: 
 
 def test_a_prefork_refuses_another_interpreter_settings_or_package_copy(tmp_path: Path) -> None:
     ours = prefork.Request(env=dict(os.environ), argv=["daemon"], cwd=os.getcwd(), path=sys.path,
-                           executable=os.path.realpath(sys.executable))
+                           executable=os.path.realpath(sys.executable),
+                           package=os.path.realpath(reconciler.__file__ or ""))
     streams = [0, 1, 2]
     assert prefork._refusal(ours, streams) is None
     assert prefork._refusal(replace(ours, executable="/usr/bin/python3.9"), streams) == "another interpreter"
     env = {**os.environ, "PYTHONOPTIMIZE": "2", "PYTHON_WORKER_FACTORY_SECRET": "x", "PYTHONPATH": "/elsewhere"}
     assert prefork._refusal(replace(ours, env=env), streams) == "other start settings: PYTHONOPTIMIZE"
-    copy = tmp_path / "reconciler"
-    copy.mkdir()
-    (copy / "__init__.py").write_text("")
-    refusal = prefork._refusal(replace(ours, path=[str(tmp_path), *sys.path]), streams)
+    copy = tmp_path / "reconciler" / "__init__.py"
+    refusal = prefork._refusal(replace(ours, package=str(copy)), streams)
     assert refusal == "another copy of this package on the path"
     assert prefork._refusal(ours, [0, 1]) == "a malformed request"
 
 
 def test_a_request_is_read_only_whole_and_of_strings() -> None:
-    fields = {"env": {"A": "1"}, "argv": ["x"], "cwd": "/", "path": ["/p"], "executable": "/bin/python"}
+    fields = {"env": {"A": "1"}, "argv": ["x"], "cwd": "/", "path": ["/p"], "executable": "/bin/python",
+              "package": "/p/reconciler/__init__.py"}
     assert prefork.Request.read(json.dumps(fields).encode()) == prefork.Request(**fields)  # type: ignore[arg-type]
     assert prefork.Request.read(json.dumps({**fields, "env": {"A": 1}}).encode()) is None
     assert prefork.Request.read(json.dumps({k: v for k, v in fields.items() if k != "cwd"}).encode()) is None
