@@ -42,12 +42,12 @@ from dataclasses import dataclass
 
 from reconciler.runtime.spark.daemon import (
     HAND_OVER_TIMEOUT_S,
-    PREFORK_ENV,
     MESSAGE_BYTES,
+    PREFORK_ENV,
     PRELOADED,
     STREAMS,
-    package_location,
     installed_first,
+    package_location,
     preload,
 )
 
