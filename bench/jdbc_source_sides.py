@@ -28,10 +28,12 @@ from reconciler.kafka.settings import KafkaSettings
 
 TABLE = "bench_source_rows"
 _MOVED = re.compile(r"(\d+) record\(s\) moved")
-# The tasks' own seconds in the runtime's job line (`job 1.234s (tasks 0.987 s)`): their polls,
-# produce and commit, without Spark's job around them.
-_TASKS = re.compile(r"^DEBUG reconciler\.runtime\.source\.job: source \S+: job [\d.]+s \(tasks ([\d., ]*) s\)",
-                    re.MULTILINE)
+# The tasks' own seconds in the runtime's job line (`source NAME: job of 2 task(s) 1.234s (tasks
+# 0.987, 0.876 s)`): their polls, produce and commit, without Spark's job around them.
+_TASKS = re.compile(
+    r"^DEBUG reconciler\.runtime\.source\.job: source \S+: job of \d+ task\(s\) [\d.]+s \(tasks ([\d., ]*) s\)",
+    re.MULTILINE,
+)
 _PAYLOAD_ID = re.compile(rb'"payload":\{"id":(\d+),')
 # Confluent's default is 100 rows per poll; a user moving a big table raises it (each poll is a
 # few round trips to the server).
@@ -152,7 +154,10 @@ class OursSource:
             require(jobs is not None, f"ours (jdbc-source): run {attempt}: no batch job time in its debug log "
                     "(h2h_sides._JOB no longer matches the runtime's line?)")
             session_s, job_s = session_s + session, job_s + (jobs or 0.0)
-            task_s += sum(float(t) for tasks in _TASKS.findall(text) for t in tasks.split(",") if t.strip())
+            task_lines = _TASKS.findall(text)
+            require(bool(task_lines), f"ours (jdbc-source): run {attempt}: no tasks' time in its debug log "
+                    "(_TASKS no longer matches the runtime's job line?)")
+            task_s += sum(float(t) for tasks in task_lines for t in tasks.split(",") if t.strip())
             print(f"    run {attempt}: {moved:,} of {count:,} rows moved, {usage.seconds:.1f} s", file=sys.stderr,
                   flush=True)
             if "BENCH_JDBC_LOGS" in os.environ:

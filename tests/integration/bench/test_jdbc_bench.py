@@ -9,6 +9,7 @@ jdbc-sink's own tests'), for one Spark start less."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -51,3 +52,5 @@ def test_the_source_bench_checks_each_topic_and_prints_the_figures(kafka: Any, p
     for label in ("psql COPY TO STDOUT | kcat -P (the limit)", "ours: jdbc-source, batch.max.rows="):
         assert label in out, out
     assert "× the limit's rate" in out, out
+    tasks = re.search(r"of which the tasks themselves ([\d.]+) s", out)
+    assert tasks is not None and float(tasks.group(1)) > 0, out  # read from the runtime's job line
