@@ -69,14 +69,14 @@ def open_transactions(store: OffsetsStore) -> list[int]:
 def read_after_fence(connector: str, stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S) -> CommittedOffsets:
     """In a task that has just initialised its transactional id: the connector's offsets read
     from its stores now, once no open transaction hides any of them (another connector's task
-    may still hold one); ConnectorError when one stays open `wait_s`, so the task commits
-    nothing and runs again next batch."""
+    may still hold one); ConnectorError when one stays open `wait_s`: the task then commits
+    nothing and fails, as for any error of its batch."""
     deadline, delay = time.monotonic() + wait_s, 0.05
     while still_open := {str(store): found for store in stores if (found := open_transactions(store))}:
         if time.monotonic() + delay > deadline:
             raise ConnectorError(
-                f"offsets topic(s) {still_open} hold an open transaction; this task's offsets, read again after a "
-                "failed job, could be stale, so it runs again next batch"
+                f"offsets topic(s) {still_open} hold an open transaction, so this task's offsets, read again after "
+                "its shared job failed, could be stale: it committed nothing"
             )
         time.sleep(delay)
         delay = min(delay * 2, 1.0)
