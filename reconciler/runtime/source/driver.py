@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import logging
 import time
-import traceback
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import ParamSpec, TypeVar
 
-from reconciler.errors import BrokerUnreachable
 from reconciler.kafka.io.admin import ensure_offsets_topic
 from reconciler.kafka.io.client import probe_bootstrap
 from reconciler.kafka.io.offset_stores import KeptOffsetsReaders, OffsetsStore, StoreKey, read_stores, source_stores
@@ -26,7 +24,7 @@ from reconciler.kafka.io.overrides import PRODUCER, client_settings
 from reconciler.kafka.io.produce import take_over, task_transactional_id
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
-from reconciler.runtime.source.committed import STABLE_WAIT_S, open_transactions
+from reconciler.runtime.source.committed import attempt, wait_for_stable_offsets
 from reconciler.runtime.batch.tasks import NotRun, TaskWork
 
 LOG = logging.getLogger(__name__)
@@ -63,7 +61,7 @@ def source_offsets(
     worker = OffsetsStore(settings, settings.topics.offsets)
     broken: dict[StoreKey, NotRun] = {}
     for store in _unique([worker] + [store for found in by_connector.values() for store in found]):
-        if isinstance(why := _attempt(_prepare, store, worker), NotRun):
+        if isinstance(why := attempt(_prepare, store, worker), NotRun):
             broken[store.key] = why
     not_run = _by_connector(by_connector, broken)
     to_fence = [w for w in works if w.connector not in not_run and fence_key(settings, w) not in held]
@@ -73,7 +71,7 @@ def source_offsets(
     broken.update(wait_for_stable_offsets(needed))
     replays: dict[StoreKey, OffsetsReplay] = {}
     for cluster in _by_cluster(store for store in needed if store.key not in broken):  # one pass per cluster
-        read = _attempt(read_stores if readers is None else readers.read, cluster)
+        read = attempt(read_stores if readers is None else readers.read, cluster)
         if isinstance(read, NotRun):
             broken.update(dict.fromkeys((store.key for store in cluster), read))
         else:
@@ -112,7 +110,7 @@ def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str,
 
     def fence(txn_id: str) -> tuple[str, NotRun | None]:
         connector, target = targets[txn_id]
-        return connector, _attempt(take_over, target, txn_id)
+        return connector, attempt(take_over, target, txn_id)
 
     failed: dict[str, NotRun] = {}
     # InitProducerId is a wait on the transaction coordinator (~60 ms), not work: many at once.
@@ -123,36 +121,6 @@ def fence_tasks(settings: KafkaSettings, works: Sequence[TaskWork]) -> dict[str,
     return failed
 
 
-def wait_for_stable_offsets(stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S) -> dict[StoreKey, NotRun]:
-    """`open_transactions` of every store, re-checked with backoff until none is open or
-    `wait_s` ran out; why each store still open (or whose check failed) is not read now."""
-    timeout_s = min(store.settings.timeout_s for store in stores) if stores else wait_s
-    deadline = time.monotonic() + min(wait_s, timeout_s)
-    delay, pending = 0.05, list(stores)
-    failed: dict[StoreKey, NotRun] = {}
-    while True:
-        still_open: dict[StoreKey, list[int]] = {}
-        for store in pending:
-            found = _attempt(open_transactions, store)
-            if isinstance(found, NotRun):
-                failed[store.key] = found
-            elif found:
-                still_open[store.key] = found
-        pending = [store for store in pending if store.key in still_open]
-        if not pending or time.monotonic() + delay > deadline:
-            return failed | {store.key: _open_transaction(store, still_open[store.key]) for store in pending}
-        time.sleep(delay)
-        delay = min(delay * 2, 1.0)
-
-
-def _open_transaction(store: OffsetsStore, partitions: list[int]) -> NotRun:
-    return NotRun(waited=(
-        f"offsets topic {store} partition(s) {partitions} hold an open transaction (a task killed "
-        "mid-batch, of a connector not running now); source offsets read now could be stale, so "
-        "the connector's tasks do not run until the broker aborts it (transaction.timeout.ms)"
-    ))
-
-
 def _prepare(store: OffsetsStore, worker: OffsetsStore) -> None:
     """A store's cluster nothing listens on is known now, not after the clients' timeout; a
     connector-specific topic is created when missing (the worker's is an internal topic, made
@@ -160,17 +128,6 @@ def _prepare(store: OffsetsStore, worker: OffsetsStore) -> None:
     probe_bootstrap(store.settings)
     if store.key != worker.key:
         ensure_offsets_topic(store.settings, store.topic)
-
-
-def _attempt(step: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T | NotRun:
-    """`step(*args, **kwargs)`, or why the tasks it was for do not run: a cluster that cannot be
-    reached waits for the next batch, anything else fails them."""
-    try:
-        return step(*args, **kwargs)
-    except BrokerUnreachable as exc:
-        return NotRun(waited=exc.message)
-    except Exception:
-        return NotRun(trace=traceback.format_exc())
 
 
 def _by_connector(by_connector: Mapping[str, Sequence[OffsetsStore]], broken: Mapping[StoreKey, NotRun]) -> dict[str, NotRun]:
