@@ -39,13 +39,14 @@ PHASES = (
 
 
 def process_started() -> float:
-    """When this process started, on the `time.time()` clock (the kernel's start tick)."""
+    """When this process started, on the `time.time()` clock: the kernel's start tick, counted
+    from boot, set against the boot-time clock now (`btime` in /proc/stat has whole seconds only,
+    which moved the first phase by up to a second)."""
     with open("/proc/self/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     ticks = int(fields[19])  # field 22, starttime, after the two before ")"
-    with open("/proc/stat") as proc:
-        boot = next(int(line.split()[1]) for line in proc if line.startswith("btime "))
-    return boot + ticks / os.sysconf("SC_CLK_TCK")
+    age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    return time.time() - age
 
 
 class PhaseClock:

@@ -3,6 +3,8 @@ around it, in order, the process's start from the kernel's clock, a phase not re
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 
@@ -23,6 +25,15 @@ class Recorder:
 
     def close(self) -> None:
         self.seen.append(("close", set(self.clock.marks)))
+
+
+def test_the_process_start_is_read_to_the_clock_tick_not_the_second() -> None:
+    before = time.time()
+    child = subprocess.run([sys.executable, "-c", "from reconciler.cli.phases import process_started as p; print(p())"],
+                           capture_output=True, text=True, check=True)
+    after = time.time()
+    # the kernel counts in 10 ms ticks; /proc/stat's btime alone was up to a second early
+    assert before - 0.02 <= float(child.stdout) <= after
 
 
 def test_each_phase_is_timed_between_the_marks_around_it() -> None:
