@@ -23,11 +23,14 @@ import datetime
 import io
 import logging
 import os
+import socket
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
+from urllib.parse import urlsplit
 
 from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError
@@ -46,6 +49,7 @@ TEMP_SUFFIX = ".tmp"
 CONNECT_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0
 GCS_RETRY_LIMIT_S = 15  # Google's client retries transient errors (an unreachable endpoint) for 15 minutes
+GCS_URL = "https://storage.googleapis.com"
 
 Writer = Callable[[BinaryIO], object]
 
@@ -198,6 +202,18 @@ class Store:
             return f"Azure endpoint {endpoint}, account {account}, container {self.location.bucket}"
         return f"{scheme.value}://{self.location.authority}"
 
+    def _endpoint(self) -> str | None:
+        """The object store's URL to connect to: one's own, or GCS's or the Azure account's;
+        None for AWS's own S3 (its host depends on the region and the addressing)."""
+        scheme = self.location.scheme
+        if scheme is Scheme.S3:
+            return self.options.endpoint or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+        if scheme is Scheme.GS:
+            return self.options.gcs_url(os.environ) or GCS_URL
+        if scheme is Scheme.ABFS:
+            return self.options.azure_endpoint or f"https://{self.location.account}.blob.core.windows.net"
+        return None
+
     @contextmanager
     def _reaching(self, rel: str) -> Iterator[None]:
         """Library failures as one line naming the store (a missing file stays FileNotFoundError)."""
@@ -227,6 +243,13 @@ class Store:
 
         if self._bucket_seen or not self.location.object_store:
             return
+        # The stores' clients take a refused connection or an unknown host for a transient error
+        # and retry it (measured: S3 2.9 s, Azure 6.4 s, GCS GCS_RETRY_LIMIT_S): a mistyped endpoint
+        # or account would fail every task only after that.
+        endpoint = self._endpoint()
+        refused = _refusal(endpoint) if endpoint else None
+        if refused:
+            raise StorageUnavailable(f"cannot use {self.where()}: {refused}", hint=_hint(self.location))
         with self._reaching(""):
             info = self.fs.get_file_info(self.location.bucket)
         if info.type != pafs.FileType.Directory:
@@ -308,6 +331,24 @@ def _filesystem(location: Location, options: StoreOptions) -> pafs.FileSystem:
     except (OSError, ValueError) as exc:
         raise StorageUnavailable(f"cannot use {location.text}: {_reason(exc)}", hint=_hint(location)) from None
     return filesystem
+
+
+def _refusal(url: str) -> str | None:
+    """Why no TCP connection to `url`'s host and port can be made (unknown host, refused, timed
+    out after CONNECT_TIMEOUT_S), or None when one was, or when a proxy (libcurl's variables,
+    which Google's client reads) is what connects there."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host):
+        return None
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            return None
+    except OSError as exc:
+        return f"cannot connect to {parts.netloc}: {exc.strerror or exc}"
+    except ValueError as exc:  # a port out of range
+        return f"cannot connect to {parts.netloc}: {exc}"
 
 
 def _reason(exc: BaseException) -> str:

@@ -4,6 +4,7 @@ a local disk (the object stores: tests/integration/stores/test_file_sinks_s3.py)
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from reconciler.connectors.file_sink import FileSinkConnector
 from reconciler.connectors.storage import BadLocation, Scheme, StoreOptions, open_store, parse_location
+from reconciler.connectors.storage.store import StorageUnavailable, _refusal
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -142,3 +144,25 @@ def test_a_local_store_writes_whole_files_and_moves_them_aside(tmp_path: Path) -
     store.move("a/one.txt", "_superseded/a/one.txt")
     assert store.walk() == {"_superseded/a/one.txt": 2}
     assert open_store(f"file://{tmp_path}/out", {}).walk() == {"_superseded/a/one.txt": 2}
+
+
+def test_a_gcs_endpoint_that_refuses_connections_fails_at_once_not_after_googles_retries(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for proxy in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.delenv(proxy, raising=False)
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen()
+        open_port = listening.getsockname()[1]
+        assert _refusal(f"http://127.0.0.1:{open_port}") is None
+    with socket.socket() as closed:  # bound, never listening: the port refuses
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        assert _refusal(f"http://127.0.0.1:{port}") == f"cannot connect to 127.0.0.1:{port}: Connection refused"
+        store = open_store("gs://bucket/p", {"gcs.endpoint": f"http://127.0.0.1:{port}", "gcs.anonymous": "true"})
+        with pytest.raises(StorageUnavailable, match=f"GCS endpoint http://127.0.0.1:{port}, bucket bucket: cannot connect"):
+            store.walk()
+        # through a proxy Google's client (libcurl) connects where this process may not: no refusal of ours
+        monkeypatch.setenv("http_proxy", "http://proxy.invalid:3128")
+        assert _refusal(f"http://127.0.0.1:{port}") is None
