@@ -38,7 +38,9 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import BinaryIO, ClassVar
+from typing import BinaryIO, ClassVar, Final
+
+import msgspec
 
 from reconciler.connectors.api import (
     ConfigProblem,
@@ -65,6 +67,7 @@ from reconciler.connectors.storage import Scheme, Store, location_problem, open_
 
 DEFAULT_BATCH_SIZE = 10_000
 _CHUNK_BYTES = 1 << 20
+_JSON_SYNTAX: Final = msgspec.json.Decoder(msgspec.Raw)  # checks one value's syntax, builds no object
 
 CONFIG_DEF = with_storage_keys(
     ConfigDef()
@@ -157,6 +160,22 @@ def read_complete_lines(handle: BinaryIO, position: int, limit: int) -> tuple[li
     return lines, position
 
 
+def check_json(raw: bytes) -> None:
+    """Raise ValueError unless `raw` is one JSON value as `json.loads` judges it. msgspec's syntax
+    check first (measured: 0.17 s per million 100 B lines against json.loads's 3.4 s, most of
+    file-source's poll), after a UTF-8 check (msgspec passes a string's bytes unchecked);
+    json.loads then judges what msgspec refuses, for what it accepts beyond RFC 8259 (NaN,
+    Infinity, a BOM, a lone surrogate's escape), so a line is taken exactly as it was before."""
+    try:
+        raw.decode("utf-8")
+        _JSON_SYNTAX.decode(raw)
+    except (UnicodeDecodeError, msgspec.DecodeError, RecursionError):
+        try:
+            json.loads(raw)
+        except RecursionError as exc:  # not a ValueError: it would fail the task with a traceback
+            raise ValueError("nested too deeply") from exc
+
+
 class FileSourceTask(SourceTask):
     def __init__(self, task_config: Mapping[str, str]) -> None:
         super().__init__(task_config)
@@ -214,13 +233,17 @@ class FileSourceTask(SourceTask):
             lines, end = read_complete_lines(handle, position, budget)
         if not lines:
             return None
+        location_keys, write_key, produced = self.settings.location_keys, self.write_key, len(values)
         for raw in lines:
             line += 1
             value = self._value(filename, line, raw.removesuffix(b"\r"), header)
             if value is not None:
-                key = f"{filename}:{line}".encode() if self.settings.location_keys else None
-                keys.append(key if key is None or self.write_key is None else self.write_key(key))
                 values.append(value)
+                if location_keys:
+                    key = f"{filename}:{line}".encode()
+                    keys.append(key if write_key is None else write_key(key))
+        if not location_keys:
+            keys.extend([None] * (len(values) - produced))
         return {"position": end, "line": line}, len(lines)
 
     def _value(self, filename: str, line: int, raw: bytes, header: list[str] | None) -> bytes | None:
@@ -229,7 +252,7 @@ class FileSourceTask(SourceTask):
             return None
         try:
             if header is None:
-                json.loads(raw)
+                check_json(raw)
                 return raw if self.write_value is None else self.write_value(raw)
             row = self._csv_row(filename, line, raw)
             if len(row) != len(header):

@@ -20,6 +20,7 @@ from reconciler.connectors.file_source import (
     BadRecord,
     FileSourceConnector,
     FileSourceTask,
+    check_json,
     owner_task,
     read_complete_lines,
 )
@@ -218,6 +219,21 @@ def test_invalid_json_fails_with_file_and_line(tmp_path: Path) -> None:
     append(tmp_path / "a.jsonl", '{"n":1}\n{"n":\n')
     with pytest.raises(BadRecord, match=r"^a.jsonl:2: invalid JSON"):
         one_run(tmp_path, {})
+
+
+@pytest.mark.parametrize("line", [b'{"n":1}', b' [1, 2] ', b'"\\u00e9"', b"-0", b'{"a":1,"a":2}', b"1e999",
+                                  b'{"x":NaN}', b"Infinity", b'\xef\xbb\xbf{"bom":1}', b'"\\ud800"'])
+def test_a_line_is_json_as_json_loads_judges_it_also_beyond_rfc_8259(line: bytes) -> None:
+    json.loads(line)  # what file-source always took, NaN, a BOM and a lone surrogate's escape included
+    check_json(line)
+
+
+@pytest.mark.parametrize(("line", "why"), [(b'{"n":', "Expecting value"), (b"1 2", "Extra data"),
+                                           (b'{"a":"\xff"}', "can't decode"), (b'"a\tb"', "Invalid control"),
+                                           (b"[" * 5000 + b"]" * 5000, "nested too deeply")])
+def test_a_line_that_is_not_json_is_refused_with_json_loads_reason(line: bytes, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        check_json(line)
 
 
 def test_invalid_json_is_skipped_when_errors_are_tolerated(tmp_path: Path) -> None:
