@@ -10,8 +10,8 @@ them for the driver's add actions.
 A task writes a range in several parts (`delta.max.records.per.file`), and a column all null in
 one part (schemaless JSON) may have a type in the next: so an all-null column keeps Arrow's null
 type in the schema the task reports, which `unified` merges with any other, and is left out of
-the part's files (Delta reads a column a file lacks as null). The driver names a column still
-null in the batch's schema a string (`delta_schema`).
+the part's files (Delta reads a column a file lacks as null). A column still null in the
+batch's schema takes the table's type, or is a new string column (`table._evolved`).
 """
 
 from __future__ import annotations
