@@ -85,12 +85,15 @@ def test_a_value_that_does_not_decode_fails_the_task_naming_the_record_or_is_ski
 
 def test_a_range_larger_than_a_file_is_written_as_it_is_read_in_several_files_committed_once(tmp_path: Path) -> None:
     cfg = config(tmp_path / "t", **{"delta.max.records.per.file": "4", "delta.partition.by": "partition"})
+    killed = DeltaSinkTask()  # an attempt that died half way: its first file written, never committed
+    killed.start(cfg)
+    killed.write(records_to_batch([record(i, order(i)) for i in range(5)]))
     task = DeltaSinkTask()
     task.start(cfg)
     for first in range(0, 10, 3):  # batches of 3: the files roll inside a batch, not only at its end
         task.write(records_to_batch([record(i, order(i)) for i in range(first, min(first + 3, 10))]))
         assert task.buffered < 4
-    assert len(list((tmp_path / "t" / "partition=0").glob("*.parquet"))) == 2  # before the closing pre-commit
+    assert len(list((tmp_path / "t" / "partition=0").glob("*.parquet"))) == 1 + 2  # before the closing pre-commit
     assert task.pre_commit({("orders", 0): 10}, closing=True) == {("orders", 0): 10}
     text = task.committable()
     assert text is not None
