@@ -29,6 +29,8 @@ CONFIG_DEF = (
     .define("delta.auto.create", Type.BOOLEAN, "Create the table when it does not exist.", default=True)
     .define("delta.evolve.schema", Type.BOOLEAN, "Add new (nullable) columns of the records to the table.",
             default=True)
+    .define("delta.max.records.per.file", Type.INT, "Records a data file holds at most: a task writes its files "
+            "each time it has read this many, so its memory is bounded by them.", default=100_000, minimum=1)
     .define("errors.tolerance", Type.STRING, "none: a record that does not decode fails the task; all: it is "
             "skipped.", default="none", choices=TOLERANCES, ignore_case=True)
     .define("s3.endpoint", Type.STRING, "S3 endpoint URL (an S3-compatible store); default: the AWS variables.",
@@ -52,6 +54,7 @@ class DeltaSinkSettings(ConnectorSettings):
     partition_by: tuple[str, ...] = setting("delta.partition.by")
     auto_create: bool = setting("delta.auto.create")
     evolve_schema: bool = setting("delta.evolve.schema")
+    max_records_per_file: int = setting("delta.max.records.per.file")
     errors_tolerance: str
     s3_endpoint: str
     s3_region: str

@@ -1,13 +1,15 @@
-"""`delta-sink`: the plugin and its task. Tasks buffer a range, write it as Parquet data files
-under the table's location at their closing pre-commit and report them (`committable`); the
-driver commits every range's files and offsets in one Delta commit (`TableSinkConnector`).
-docs/connectors.md#delta-sink.
+"""`delta-sink`: the plugin and its task. Tasks write their range as Parquet data files under
+the table's location as they read it, every `delta.max.records.per.file` records (so a range's
+memory is bounded by that many, not by the range), and the rest at their closing pre-commit;
+they report the files (`committable`) and the driver commits every range's files and offsets
+in one Delta commit (`TableSinkConnector`). Until then no file is in the table: a task killed
+half way leaves files no commit references. docs/connectors.md#delta-sink.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from reconciler.connectors.api import (
     ConfigProblem,
@@ -26,6 +28,8 @@ from reconciler.connectors.errant import reporter_for
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from reconciler.connectors.delta.files import DataFile
+
 
 class DeltaSinkTask(SinkTask):
     def start(self, task_config: Mapping[str, str]) -> None:
@@ -34,7 +38,10 @@ class DeltaSinkTask(SinkTask):
         self.key_converter = converter(task_config, "key")
         self.value_converter = converter(task_config, "value")
         self.errant = reporter_for(self, task_config)
-        self.batches: list[pa.RecordBatch] = []
+        self.buffer: list[pa.RecordBatch] = []
+        self.buffered = 0
+        self.files: list[DataFile] = []
+        self.schema: pa.Schema | None = None  # the written files' schemas unified (a later one may be wider)
         self.result: str | None = None
 
     def open(self, partitions: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
@@ -42,23 +49,36 @@ class DeltaSinkTask(SinkTask):
 
     def write(self, batch: pa.RecordBatch) -> None:
         if batch.num_rows:
-            self.batches.append(batch)
+            self.buffer.append(batch)
+            self.buffered += batch.num_rows
+        while self.buffered >= self.settings.max_records_per_file:
+            self._flush(self.settings.max_records_per_file)
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int], closing: bool) -> dict[TopicPartition, int]:
-        """At the batch's end: the buffered records as data files (not yet in the table)."""
-        if closing and self.batches:
+        """At the batch's end: the rest of the records as data files (not yet in the table), and
+        every file of the range reported."""
+        if closing:
             from reconciler.connectors.delta import files
 
-            rows = files.to_rows(self._table(), self.key_converter, self.value_converter, self.errant)
-            written = files.write_files(rows, self.settings, lambda: files.filesystem(self.settings))
-            self.result = files.committable(written, rows.schema) if written else None
-            self.batches = []
+            self._flush(self.buffered)
+            self.result = files.committable(self.files, self.schema) if self.files and self.schema else None
         return dict(offsets)
 
-    def _table(self) -> Any:
+    def _flush(self, count: int) -> None:
+        """The buffer's first `count` records written as data files (one per table partition)."""
         import pyarrow as pa
 
-        return pa.Table.from_batches(self.batches)
+        from reconciler.connectors.delta import files
+
+        if not count:
+            return
+        buffered = pa.Table.from_batches(self.buffer)  # no copy: the batches' own buffers
+        head, rest = buffered.slice(0, count), buffered.slice(count)
+        self.buffer, self.buffered = rest.to_batches(), rest.num_rows
+        rows = files.to_rows(head, self.key_converter, self.value_converter, self.errant)
+        if rows.num_rows:  # none: every record failed and was left out (`errors.tolerance=all`)
+            self.schema = rows.schema if self.schema is None else files.unified([self.schema, rows.schema])
+            self.files += files.write_files(rows, self.settings, lambda: files.filesystem(self.settings))
 
     def committable(self) -> str | None:
         return self.result

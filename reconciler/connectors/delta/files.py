@@ -3,9 +3,15 @@
 `to_rows`: a `sink_schema()` batch → Connect's fields (`config.RECORD_FIELDS`) then the value's
 columns (a struct value's fields; any other value one `value` column), each part through its
 converter. Types Delta has no name for are made ones it has (timestamps in µs, UTC; Connect's
-Time as milliseconds of the day; an all-null column as string). `write_files`: one Parquet file
-per table partition (`delta.partition.by`) under the table's location, a fresh name each time;
-`DataFile`s describe them for the driver's add actions.
+Time as milliseconds of the day). `write_files`: one Parquet file per table partition
+(`delta.partition.by`) under the table's location, a fresh name each time; `DataFile`s describe
+them for the driver's add actions.
+
+A task writes a range in several parts (`delta.max.records.per.file`), and a column all null in
+one part (schemaless JSON) may have a type in the next: so an all-null column keeps Arrow's null
+type in the schema the task reports, which `unified` merges with any other, and is left out of
+the part's files (Delta reads a column a file lacks as null). A column still null in the
+batch's schema takes the table's type, or is a new string column (`table._evolved`).
 """
 
 from __future__ import annotations
@@ -100,15 +106,29 @@ def _one_column(table: pa.Table, name: str) -> pa.ChunkedArray:
 
 
 def _delta_type(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """The column in a type Delta names (its protocol has no time, no unzoned ms timestamps)."""
+    """The column in a type Delta names (its protocol has no time, no unzoned ms timestamps); an
+    all-null column stays null (see the module's doc)."""
     kind = column.type
-    if pa.types.is_null(kind):
-        return column.cast(pa.string())
     if pa.types.is_timestamp(kind):
         return column.cast(pa.timestamp("us", tz="UTC"))
     if pa.types.is_time(kind):
         return column.cast(pa.int32())
     return column
+
+
+def unified(schemas: Sequence[pa.Schema]) -> pa.Schema:
+    """One schema of the parts' (a null column takes the other parts' type); a column of two
+    types fails naming it."""
+    try:
+        return pa.unify_schemas(list(schemas))
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise ConnectorError(f"the batch's records disagree on a column's type: {first}") from exc
+
+
+def delta_schema(schema: pa.Schema) -> pa.Schema:
+    """The batch's schema as the table gets it: a column null in every record a string."""
+    return pa.schema([field.with_type(pa.string()) if pa.types.is_null(field.type) else field for field in schema])
 
 
 def schema_text(schema: pa.Schema) -> str:
@@ -140,11 +160,16 @@ def write_files(rows: pa.Table, settings: DeltaSinkSettings, opener: Callable[[]
             fs.create_dir(f"{root}/{directory}", recursive=True)
         elif isinstance(fs, pafs.LocalFileSystem):
             fs.create_dir(root, recursive=True)
-        pq.write_table(part, path, filesystem=fs, compression="snappy")
+        pq.write_table(_without_nulls(part), path, filesystem=fs, compression="snappy")
         size = fs.get_file_info(path).size
         written.append(DataFile(path=relative, size=int(size or 0), partition_values=values,
                                 modification_time=int(time.time() * 1000), records=part.num_rows))
     return written
+
+
+def _without_nulls(part: pa.Table) -> pa.Table:
+    """The part without its all-null columns: the table's type for them is the driver's to say."""
+    return part.drop_columns([field.name for field in part.schema if pa.types.is_null(field.type)])
 
 
 def _partitions(rows: pa.Table, columns: Sequence[str]) -> list[tuple[dict[str, str | None], pa.Table]]:

@@ -21,7 +21,7 @@ from deltalake.transaction import AddAction, RemoveAction
 
 from reconciler.connectors.api import ConnectorError, TableCommitFailed, TopicPartition, Written
 from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
-from reconciler.connectors.delta.files import DataFile, read_committable
+from reconciler.connectors.delta.files import DataFile, delta_schema, read_committable, unified
 
 
 def app_id(connector: str, topic: str, partition: int) -> str:
@@ -65,8 +65,8 @@ def commit(settings: DeltaSinkSettings, connector: str, written: Sequence[Writte
         found, schema = read_committable(w.committable)
         files += found
         schemas.append(schema)
-    batch = _unified(schemas)
-    table = open_table(settings) or _create(settings, batch)
+    batch = unified(schemas)
+    table = open_table(settings) or _create(settings, delta_schema(batch))
     fence(table, connector, written, settings.table_uri)
     schema = _evolved(table, batch, settings)
     actions: list[AddAction | RemoveAction] = [AddAction(f.path, f.size, f.partition_values, f.modification_time, True,
@@ -110,13 +110,6 @@ def fence(table: DeltaTable, connector: str, written: Sequence[Written], uri: st
             [w.tp for w in moved])
 
 
-def _unified(schemas: Sequence[pa.Schema]) -> pa.Schema:
-    try:
-        return pa.unify_schemas(list(schemas))
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ConnectorError(f"the batch's records disagree on a column's type: {_first_line(exc)}") from exc
-
-
 def _create(settings: DeltaSinkSettings, schema: pa.Schema) -> DeltaTable:
     if not settings.auto_create:
         raise ConnectorError(f"there is no Delta table at {settings.table_uri} and delta.auto.create is false")
@@ -128,9 +121,11 @@ def _create(settings: DeltaSinkSettings, schema: pa.Schema) -> DeltaTable:
 
 
 def _evolved(table: DeltaTable, batch: pa.Schema, settings: DeltaSinkSettings) -> Schema:
-    """The table's schema, with the batch's new columns added when `delta.evolve.schema`."""
+    """The table's schema, with the batch's new columns added when `delta.evolve.schema`. A
+    column null in every record of the batch takes the table's type, a new one is a string."""
     current = {f.name: f for f in table.schema().fields}
-    incoming = Schema.from_arrow(batch).fields
+    typed = pa.schema([f for f in batch if not (pa.types.is_null(f.type) and f.name in current)])
+    incoming = Schema.from_arrow(delta_schema(typed)).fields
     for field in incoming:
         known = current.get(field.name)
         if known is not None and known.type != field.type:

@@ -1,7 +1,7 @@
 """delta-sink without Kafka or Spark: a task's records become typed Parquet files under the table,
 the connector's commit puts them in one Delta commit with each partition's offset as a `txn`
 action, read back by delta-rs; fencing, schema evolution, an incompatible change, partitions,
-a KIP-875 rewind, and its config problems."""
+a KIP-875 rewind, a range written in several files as it is read, and its config problems."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 from deltalake import DeltaTable
 
 from delta_support import config, order, record, run_task
-from reconciler.connectors.api import ConnectorError, TableCommitFailed
+from reconciler.connectors.api import ConnectorError, TableCommitFailed, Written, records_to_batch
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct
-from reconciler.connectors.delta.connector import DeltaSinkConnector
+from reconciler.connectors.delta.connector import DeltaSinkConnector, DeltaSinkTask
 
 def test_records_become_typed_columns_committed_once_with_their_offsets(tmp_path: Path) -> None:
     cfg, connector = config(tmp_path / "t"), DeltaSinkConnector()
@@ -83,9 +83,44 @@ def test_a_value_that_does_not_decode_fails_the_task_naming_the_record_or_is_ski
     assert DeltaTable(str(tmp_path / "t")).to_pyarrow_table().column("offset").to_pylist() == [0, 2]
 
 
+def test_a_range_larger_than_a_file_is_written_as_it_is_read_in_several_files_committed_once(tmp_path: Path) -> None:
+    cfg = config(tmp_path / "t", **{"delta.max.records.per.file": "4", "delta.partition.by": "partition"})
+    killed = DeltaSinkTask()  # an attempt that died half way: its first file written, never committed
+    killed.start(cfg)
+    killed.write(records_to_batch([record(i, order(i)) for i in range(5)]))
+    task = DeltaSinkTask()
+    task.start(cfg)
+    for first in range(0, 10, 3):  # batches of 3: the files roll inside a batch, not only at its end
+        task.write(records_to_batch([record(i, order(i)) for i in range(first, min(first + 3, 10))]))
+        assert task.buffered < 4
+    assert len(list((tmp_path / "t" / "partition=0").glob("*.parquet"))) == 1 + 2  # before the closing pre-commit
+    assert task.pre_commit({("orders", 0): 10}, closing=True) == {("orders", 0): 10}
+    text = task.committable()
+    assert text is not None
+    assert [f["records"] for f in json.loads(text)["files"]] == [4, 4, 2]
+    DeltaSinkConnector().commit(cfg, [Written(topic="orders", partition=0, offset=10, committable=text, start=0)])
+    table = DeltaTable(str(tmp_path / "t"))
+    assert sorted(table.to_pyarrow_table(columns=["id"]).column("id").to_pylist()) == list(range(10))
+    assert len(table.file_uris()) == 3 and table.transaction_version("lake-orders-0") == 10
+
+
+def test_a_column_null_in_a_first_file_takes_its_type_from_a_later_one_or_from_the_table(tmp_path: Path) -> None:
+    cfg = config(tmp_path / "t", **{"value.converter.schemas.enable": "false", "delta.max.records.per.file": "2"})
+    values = [b'{"id": 0, "size": null}', b'{"id": 1, "size": null}', b'{"id": 2, "size": 7}']
+    connector = DeltaSinkConnector()
+    connector.commit(cfg, [run_task(cfg, [record(i, v) for i, v in enumerate(values)])])
+    nulls = [b'{"id": 3, "size": null}', b'{"id": 4, "size": null, "note": null}']
+    connector.commit(cfg, [run_task(cfg, [record(i + 3, v) for i, v in enumerate(nulls)])])
+    rows = DeltaTable(str(tmp_path / "t")).to_pyarrow_table().sort_by("offset")
+    assert rows.schema.field("size").type == pa.int64() and rows.schema.field("note").type == pa.string()
+    assert rows.column("size").to_pylist() == [None, None, 7, None, None]
+
+
 def test_config_problems_name_their_keys(tmp_path: Path) -> None:
     problems = DeltaSinkConnector().validate({"delta.table.uri": "gs://b/t", "delta.partition.by": "headers"})
     assert sorted(p.key for p in problems) == ["delta.partition.by", "delta.table.uri", "topics"]
+    small = DeltaSinkConnector().validate({"topics": "t", "delta.table.uri": "/t", "delta.max.records.per.file": "0"})
+    assert [(p.key, p.message) for p in small] == [("delta.max.records.per.file", "must be at least 1; got 0")]
     assert DeltaSinkConnector().validate({"topics.regex": "o.*", "delta.table.uri": "s3://bucket/t"}) == []
 
 
