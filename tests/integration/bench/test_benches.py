@@ -6,6 +6,7 @@ Each run is checked for its exit code 0 and the figure lines it prints; the benc
 own results (counts read back, exit codes, no duplicates) and exit 1 with no figure otherwise,
 which a broken bench of plan_scale shows here. throughput runs in this process on the session's
 broker and Spark session (`in_session`): a Spark start of its own would cost more than the run;
+delta_task needs neither Kafka nor Spark;
 state_read, many_connectors, watch_idle and spark_backends run on the session's broker
 (`--bootstrap`, in groups and topics of their own): a broker's start each was seconds of CI.
 Not run here: the benches that time Java Connect against us for minutes (connect_head_to_head,
@@ -107,6 +108,12 @@ def test_state_read_at_a_tiny_size(kafka: KafkaUnderTest) -> None:
     out = run_bench(BENCH / "state_read.py", "--connectors", "50", "--runs", "1", "--bootstrap", kafka.bootstrap)
     assert re.search(r"^ours: read_live_state \(in process\) +[\d.]+ s \(.*[\d.]+ x \(", out, re.MULTILINE), out
     assert re.search(r"^goal: snapshot process within 2.5x of kcat: (met|NOT MET) \([\d.]+ x", out, re.MULTILINE), out
+
+
+def test_delta_task_at_a_tiny_size_rolls_its_files() -> None:
+    out = run_bench(BENCH / "delta_task.py", "--records", "2000", "--rounds", "1",
+                    "--key", "delta.max.records.per.file=500")
+    assert re.search(r"^this: 2,000 records, task [\d.]+ s .* peak RSS \d+ MB .*, 4 file\(s\)$", out, re.MULTILINE), out
 
 
 def test_medians_alternate_and_a_failed_run_has_no_figure() -> None:

@@ -54,3 +54,12 @@ def test_the_source_bench_checks_each_topic_and_prints_the_figures(kafka: Any, p
     assert "× the limit's rate" in out, out
     tasks = re.search(r"of which the tasks themselves ([\d.]+) s", out)
     assert tasks is not None and float(tasks.group(1)) > 0, out  # read from the runtime's job line
+
+
+@pytest.mark.timeout(300)
+def test_the_source_task_bench_reads_the_whole_table_or_prints_no_figure(kafka: Any, postgres: RunningPostgres) -> None:
+    done = subprocess.run([sys.executable, "jdbc_source_task.py", "--records", "500", "--rounds", "1", "--postgres",
+                           postgres.dsn, "--bootstrap-servers", kafka.bootstrap], cwd=ROOT / "bench",
+                          capture_output=True, text=True, timeout=280, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+    assert re.search(r"^round 1: [\d.]+ s, [\d.]+ CPU s, [\d,]+ rows/s, \d+ B/record$", done.stdout, re.MULTILINE), done.stdout
