@@ -20,6 +20,7 @@ from reconciler.connectors.file_source import (
     BadRecord,
     FileSourceConnector,
     FileSourceTask,
+    all_json,
     check_json,
     owner_task,
     read_complete_lines,
@@ -234,6 +235,27 @@ def test_a_line_is_json_as_json_loads_judges_it_also_beyond_rfc_8259(line: bytes
 def test_a_line_that_is_not_json_is_refused_with_json_loads_reason(line: bytes, why: str) -> None:
     with pytest.raises(ValueError, match=why):
         check_json(line)
+
+
+@pytest.mark.parametrize(("lines", "fast"), [
+    ([b'{"n":1}', b"[2]", b'"\xc3\xa9"'], True),
+    ([b'{"n":1}', b'{"n":2}\r'], False),  # a \r to drop
+    ([b'{"n":1}', b""], False),  # a blank line to skip
+    ([b'{"n":1}', b"  "], False),
+    ([b'{"n":NaN}'], False),  # json.loads's to judge
+    ([b'{"a":"\xff"}'], False),  # not UTF-8
+    ([b"1,2"], False),  # not one value
+])
+def test_a_batch_is_taken_whole_only_when_every_line_is_one_json_value_as_it_is(lines: list[bytes], fast: bool) -> None:
+    assert all_json(lines) is fast
+
+
+def test_the_whole_batch_and_the_per_line_way_take_the_same_lines(tmp_path: Path) -> None:
+    (tmp_path / "fast.jsonl").write_bytes(b'{"n":1}\n[2]\n"x"\n')
+    (tmp_path / "slow.jsonl").write_bytes(b'{"n":1}\r\n\n[2]\n{"x":NaN}\n')
+    produced = one_run(tmp_path, {})
+    assert produced == [(b"fast.jsonl:1", b'{"n":1}'), (b"fast.jsonl:2", b"[2]"), (b"fast.jsonl:3", b'"x"'),
+                        (b"slow.jsonl:1", b'{"n":1}'), (b"slow.jsonl:3", b"[2]"), (b"slow.jsonl:4", b'{"x":NaN}')]
 
 
 def test_invalid_json_is_skipped_when_errors_are_tolerated(tmp_path: Path) -> None:
