@@ -69,6 +69,8 @@ from reconciler.connectors.storage import Scheme, Store, location_problem, open_
 DEFAULT_BATCH_SIZE = 10_000
 _CHUNK_BYTES = 1 << 20
 _JSON_SYNTAX: Final = msgspec.json.Decoder(msgspec.Raw)  # checks one value's syntax, builds no object
+# Writes what json.dumps(…, separators=(",", ":"), ensure_ascii=False) does, ~5x sooner.
+_JSON_ENCODER: Final = msgspec.json.Encoder()
 
 CONFIG_DEF = with_storage_keys(
     ConfigDef()
@@ -193,6 +195,21 @@ def all_json(lines: list[bytes]) -> bool:
     return True
 
 
+def csv_rows(lines: list[bytes], width: int) -> list[list[str]] | None:
+    """The lines as CSV rows of `width` fields, read at once as `_value` reads them one by one,
+    or None for the per-line way: a blank line to skip, a `\r` to drop, bytes that are not
+    UTF-8, a row of another width (a bad line and its file:line), a quoted field running into
+    the next line (then there are fewer rows than lines)."""
+    joined = b"\n".join(lines)
+    if b"\r" in joined or not all(map(bytes.strip, lines)):
+        return None
+    try:
+        rows = list(csv.reader(joined.decode("utf-8").split("\n")))
+    except (UnicodeDecodeError, csv.Error):
+        return None
+    return rows if len(rows) == len(lines) and set(map(len, rows)) == {width} else None
+
+
 class FileSourceTask(SourceTask):
     def __init__(self, task_config: Mapping[str, str]) -> None:
         super().__init__(task_config)
@@ -251,7 +268,11 @@ class FileSourceTask(SourceTask):
         if not lines:
             return None
         location_keys, write_key, produced = self.settings.location_keys, self.write_key, len(values)
-        if header is None and all_json(lines):  # the common batch, checked without a Python frame per line
+        rows = None if header is None else csv_rows(lines, len(header))
+        if rows is not None or (header is None and all_json(lines)):  # the common batch: no `_value` per line
+            if rows is not None:
+                assert header is not None
+                lines = [_JSON_ENCODER.encode(dict(zip(header, row, strict=True))) for row in rows]
             values.extend(lines if self.write_value is None else map(self.write_value, lines))
             if location_keys:
                 located = (f"{filename}:{n}".encode() for n in range(line + 1, line + len(lines) + 1))
@@ -283,8 +304,7 @@ class FileSourceTask(SourceTask):
                 raise BadRecord(
                     f"{filename}:{line}: {len(row)} CSV fields, but the header has {len(header)}"
                 )
-            obj = dict(zip(header, row, strict=True))
-            value = json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+            value = _JSON_ENCODER.encode(dict(zip(header, row, strict=True)))
             return value if self.write_value is None else self.write_value(value)
         except (ValueError, BadRecord) as exc:
             if self.settings.skip_errors:

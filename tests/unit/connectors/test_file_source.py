@@ -22,6 +22,7 @@ from reconciler.connectors.file_source import (
     FileSourceTask,
     all_json,
     check_json,
+    csv_rows,
     owner_task,
     read_complete_lines,
 )
@@ -256,6 +257,29 @@ def test_the_whole_batch_and_the_per_line_way_take_the_same_lines(tmp_path: Path
     produced = one_run(tmp_path, {})
     assert produced == [(b"fast.jsonl:1", b'{"n":1}'), (b"fast.jsonl:2", b"[2]"), (b"fast.jsonl:3", b'"x"'),
                         (b"slow.jsonl:1", b'{"n":1}'), (b"slow.jsonl:3", b"[2]"), (b"slow.jsonl:4", b'{"x":NaN}')]
+
+
+@pytest.mark.parametrize(("lines", "rows"), [
+    ([b'1,"a, b"', b"2,\xc3\xa9"], [["1", "a, b"], ["2", "\u00e9"]]),
+    ([b"1,a", b""], None),  # a blank line to skip
+    ([b"1,a\r"], None),  # a \r to drop
+    ([b"1,a,x"], None),  # another width: the per-line way names file:line
+    ([b'1,"a', b'b",2'], None),  # a quoted field running into the next line
+    ([b"1,\xff"], None),  # not UTF-8
+])
+def test_csv_lines_are_read_at_once_only_as_the_per_line_way_reads_them(lines: list[bytes],
+                                                                      rows: list[list[str]] | None) -> None:
+    assert csv_rows(lines, 2) == rows
+
+
+def test_csv_values_are_json_dumps_of_the_row_whichever_way_the_batch_goes(tmp_path: Path) -> None:
+    text = 'id,note\n1,"a, \\ ""q"" \u00e9 \u2028"\n2,\x01x\n'
+    (tmp_path / "fast.csv").write_text(text)
+    (tmp_path / "slow.csv").write_text(text + "\n3,z\n")  # a blank line: the per-line way
+    produced = one_run(tmp_path, {}, format="csv")
+    rows = [{"id": "1", "note": 'a, \\ "q" \u00e9 \u2028'}, {"id": "2", "note": "\x01x"}]
+    expected = [json.dumps(row, separators=(",", ":"), ensure_ascii=False).encode() for row in rows]
+    assert [v for _, v in produced] == expected + expected + [b'{"id":"3","note":"z"}']
 
 
 def test_invalid_json_is_skipped_when_errors_are_tolerated(tmp_path: Path) -> None:
