@@ -18,6 +18,8 @@ as a CSV file. Each side writes into a fresh table of the same shape (no key for
 - `kcat -C -e` of the topic: the reference, the least work a Kafka client does to read it;
 - ours, `reconciler run --once` with jdbc-sink (one task per partition) in insert and upsert
   (`pk.mode=record_value`) modes: the whole command, Spark's start included, exactly once;
+  beside it, from the runtime's debug log, the Spark session's start and the batch's job
+  without it (the job's rate against `\\copy`'s);
 - Debezium's JDBC sink (`io.debezium:debezium-connector-jdbc`, at
   `connect_plugins.JDBC_SINK_RESOLVES`, the newest Maven Central resolves) in a running Java Connect worker,
   same records, same tables, timed from its REST creation to the last row in the table;
@@ -144,7 +146,7 @@ def sink_main(args: argparse.Namespace) -> int:
             if not args.upsert:
                 sides = [side for side in sides if not side[0].endswith(", upsert")]
             results, killed = sink_rounds(sides, args.rounds), sink_kill(ours, args)
-        sink_print(args, rows, records_file, results, killed, plugin_note, started_load)
+        sink_print(args, rows, records_file, results, killed, plugin_note, started_load, ours.jobs)
         return 0
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -219,7 +221,7 @@ def sink_kill(ours: Ours, args: argparse.Namespace) -> tuple[int, int]:
 
 
 def sink_print(args: argparse.Namespace, rows: Rows, records: Path, results: list[Result], killed: tuple[int, int],
-               plugin_note: str, started_load: str) -> None:
+               plugin_note: str, started_load: str, jobs: dict[str, list[tuple[float, float]]]) -> None:
     record_bytes = records.stat().st_size / args.records - 1
     print(f"\nSink: {args.records:,} rows of ~{args.row_bytes} B ({record_bytes:.0f} B as JsonConverter records "
           f"with schemas) in {args.partitions} partitions; median of {args.rounds}, sides alternating; "
@@ -227,6 +229,10 @@ def sink_print(args: argparse.Namespace, rows: Rows, records: Path, results: lis
     limit = sorted(results[0].seconds)[len(results[0].seconds) // 2]
     for result in results:
         print(summary(result, args.records, limit if result is not results[0] else None))
+    for mode, runs in jobs.items():  # beside the whole command, as the source's figures
+        session, job = Spread.of([s for s, _ in runs]), Spread.of([j for _, j in runs])
+        print(f"  within ours ({mode}): Spark session start {session.show()}; the batch's Spark job without it "
+              f"{job.show()} ({args.records / job.median:,.0f} rows/s, {limit / job.median:.2f}× the \\copy rate)")
     print(f"Debezium's JDBC sink: {plugin_note}")
     insert = next(r for r in results if r.label.startswith("ours: jdbc-sink, insert"))
     ratio = limit / sorted(insert.seconds)[len(insert.seconds) // 2]

@@ -25,7 +25,7 @@ import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from h2h_sides import MAX_RUNS, TIMED, wait_for  # bench/h2h_sides.py
+from h2h_sides import MAX_RUNS, TIMED, job_times, wait_for  # bench/h2h_sides.py
 from measure import JvmMeter, Usage, run_measured  # bench/measure.py
 
 from reconciler.devtools.connect import RunningConnect, rest_call
@@ -168,12 +168,15 @@ MANIFEST = {"apiVersion": "reconciler.io/v1", "kind": "Connector"}
 
 @dataclass
 class Ours:
-    """jdbc-sink through `reconciler run --once` (bench/reconciler_timed.py), a group per run."""
+    """jdbc-sink through `reconciler run --once` (bench/reconciler_timed.py), a group per run.
+    `jobs`: per mode, each run's (Spark session start, the batch's Spark job without it), read
+    from the runtime's debug log (`h2h_sides.job_times`)."""
 
     bootstrap: str
     target: Target
     workdir: Path
     partitions: int
+    jobs: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
     def manifest(self, name: str, topic: str, table: str, mode: str, batch_size: int = 3000) -> Path:
         config = {"topics": topic, "table.name.format": table, "connection.url": self.target.postgres.jdbc_url(
@@ -195,7 +198,7 @@ class Ours:
     def run(self, name: str, topic: str, table: str, mode: str, count: int) -> Usage:
         self.target.create(table, keyed=mode == "upsert")
         path = self.manifest(name, topic, table, mode)
-        total = Usage()
+        total, session_s, job_s = Usage(), 0.0, 0.0
         for attempt in range(1, MAX_RUNS + 1):
             log = self.workdir / f"{name}-{attempt}.out"
             with log.open("wb") as out:
@@ -203,9 +206,14 @@ class Ours:
             total = Usage(total.seconds + usage.seconds, total.cpu_s + usage.cpu_s, max(total.peak_rss, usage.peak_rss))
             if code != 0 or b"FAILED" in log.read_bytes():
                 raise SystemExit(f"ours ({mode}): exit {code}:\n{log.read_text()[-3000:]}")
+            session, job = job_times(log.read_text())
+            if job is None:
+                raise SystemExit(f"ours ({mode}): no job line in {log} (h2h_sides._JOB no longer matches the runtime's?)")
+            session_s, job_s = session_s + session, job_s + job
             if self.target.rows(table) >= count:
                 break
         self.target.check(table, count, f"ours ({mode})")
+        self.jobs.setdefault(mode, []).append((session_s, job_s))
         return total
 
     def killed_then_converged(self, topic: str, table: str, count: int, batch_size: int) -> tuple[int, int]:

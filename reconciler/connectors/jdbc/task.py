@@ -4,14 +4,18 @@ whatever kills the task when (docs/connectors.md#jdbc-sink).
 
 `open` reads the offsets table; `write` drops the records below it and buffers the rest;
 a flush (every `batch.size` records, and at `pre_commit(closing=True)`) decodes the buffered
-records, creates or evolves the table when allowed, COPYs the rows (into the table in insert
-mode, through a temporary table for upsert, update and deletes) and writes the offset. Any
-database error becomes one `ConnectorError` line naming the place; the password is never in it.
+records and hands each `batch.size` of them, as one transaction, to the task's `writer`: it
+creates or evolves the table when allowed, COPYs the rows (into the table in insert mode,
+through a temporary table for upsert, update and deletes) and writes the offset, on its own
+thread while the task reads on (`pre_commit` waits for it). Any database error becomes one
+`ConnectorError` line naming the place; the password is never in it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -25,10 +29,26 @@ from reconciler.connectors.jdbc.config import JdbcSinkSettings
 from reconciler.connectors.jdbc.connection import Failing, connect
 from reconciler.connectors.jdbc.decode import decode_records
 from reconciler.connectors.jdbc.rows import Layout, Planned, layout, plan, zone_of
+from reconciler.connectors.jdbc.writer import TransactionWriter
 from reconciler.connectors.range_files import split_by_partition
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """One transaction's rows, decoded before the writer's thread takes it: either the columnar
+    rows as CSV (`csv`, `bulk`) or the per-record rows (`planned`), and the offset after them."""
+
+    tp: TopicPartition
+    table: q.TableName
+    lay: Layout
+    next_offset: int
+    csv: pa.Buffer | None = None
+    planned: Planned | None = None
+    schemaless: bool = False
+
 
 class JdbcSinkTask(SinkTask):
     def start(self, task_config: Mapping[str, str]) -> None:
@@ -40,6 +60,7 @@ class JdbcSinkTask(SinkTask):
         self.held: dict[TopicPartition, int] = {}
         self.buffers: dict[TopicPartition, list[pa.RecordBatch]] = {}
         self.last_buffered: dict[TopicPartition, int] = {}
+        self.writer = TransactionWriter()
 
     # --- the SinkTask methods ---
 
@@ -72,10 +93,12 @@ class JdbcSinkTask(SinkTask):
         if closing:
             for tp in list(self.buffers):
                 self._flush(tp)
+        self.writer.drain()  # what `_safe` calls written must be committed
         return {tp: self._safe(tp, offset) for tp, offset in offsets.items()}
 
     def stop(self) -> None:
         self.buffers = {}
+        self.writer.close()  # before the connection closes under it
         if self.connection is not None:
             self.connection.close()
             self.connection = None
@@ -88,40 +111,52 @@ class JdbcSinkTask(SinkTask):
         return min(offset, buffered[0].column("offset")[0].as_py()) if buffered else offset
 
     def _flush(self, tp: TopicPartition) -> None:
-        """Write the partition's buffered records, `batch.size` records per transaction."""
+        """Hand the partition's buffered records to the writer, `batch.size` records per
+        transaction, each decoded here meanwhile. The columnar read takes all of them at once
+        (a quarter less CPU than 3,000 at a time), then each transaction its slice."""
         import pyarrow as pa
+
+        from reconciler.connectors.jdbc import bulk
 
         chunks = self.buffers.pop(tp, [])
         if not chunks:
             return
         rows = pa.Table.from_batches(chunks)
         size = self.settings.batch_size or rows.num_rows
-        for start in range(0, rows.num_rows, size):
-            self._write_transaction(tp, rows.slice(start, size))
-
-    def _write_transaction(self, tp: TopicPartition, rows: pa.Table) -> None:
-        from reconciler.connectors.jdbc import bulk
-
-        topic, partition = tp
-        table = q.TableName.parse(self.settings.table_for(topic), self.settings.quote)
-        next_offset = rows.column("offset")[-1].as_py() + 1
+        table = q.TableName.parse(self.settings.table_for(tp[0]), self.settings.quote)
         fast = bulk.columnar(rows, *self.converters, self.settings, str(table))  # the common batch, no row in Python
-        if fast is None:
-            decoded = unwrap(decode_records(rows, *self.converters), self.settings.delete_enabled)
-            lay = layout(self.settings, str(table), decoded.key_schema, decoded.value_schema, decoded.schemaless)
-            planned = plan(decoded.records, lay, self.settings, self.zone)
+        for start in range(0, rows.num_rows, size):
+            part = rows.slice(start, size)
+            next_offset = part.column("offset")[-1].as_py() + 1
+            if fast is not None:
+                csv = bulk.to_csv(bulk.transaction_rows(fast, start, size))
+                transaction = Transaction(tp=tp, table=table, lay=fast.layout, next_offset=next_offset, csv=csv)
+            else:
+                transaction = self._planned(tp, table, part, next_offset)
+            self.writer.submit(partial(self._write_transaction, transaction))
+
+    def _planned(self, tp: TopicPartition, table: q.TableName, rows: pa.Table, next_offset: int) -> Transaction:
+        """The per-record way: every record read in Python, its row planned (`rows.plan`)."""
+        decoded = unwrap(decode_records(rows, *self.converters), self.settings.delete_enabled)
+        lay = layout(self.settings, str(table), decoded.key_schema, decoded.value_schema, decoded.schemaless)
+        return Transaction(tp=tp, table=table, lay=lay, next_offset=next_offset,
+                           planned=plan(decoded.records, lay, self.settings, self.zone), schemaless=decoded.schemaless)
+
+    def _write_transaction(self, transaction: Transaction) -> None:
+        """On the writer's thread: the rows and the partition's next offset, one transaction."""
+        (topic, partition), table = transaction.tp, transaction.table
         connection = self._connect()
         with self._failing(f"table {table}"), connection.transaction():
-            if fast is not None:
-                self._write_columns(connection, table, *fast)
-            elif planned.puts or planned.deletes:
-                self._write_rows(connection, table, lay, planned, decoded.schemaless)
+            if transaction.csv is not None:
+                self._write_columns(connection, table, transaction.lay, transaction.csv)
+            elif transaction.planned is not None and (transaction.planned.puts or transaction.planned.deletes):
+                self._write_rows(connection, table, transaction.lay, transaction.planned, transaction.schemaless)
             failpoints.hit(failpoints.JDBC_AFTER_ROWS)
             connection.execute(q.write_offset(self.settings.offsets_table),
-                               [self.settings.name, topic, partition, next_offset])
+                               [self.settings.name, topic, partition, transaction.next_offset])
             failpoints.hit(failpoints.JDBC_BEFORE_COMMIT)
         failpoints.hit(failpoints.JDBC_AFTER_COMMIT)
-        self.held[tp] = next_offset
+        self.held[transaction.tp] = transaction.next_offset
 
     def _write_rows(self, connection: psycopg.Connection[Any], table: q.TableName, lay: Layout, planned: Planned,
                     schemaless: bool) -> None:
@@ -144,16 +179,16 @@ class JdbcSinkTask(SinkTask):
             connection.execute(q.update_from(table, lay.keys, lay.others))
 
     def _write_columns(self, connection: psycopg.Connection[Any], table: q.TableName, lay: Layout,
-                       columns: pa.Table) -> None:
-        """`bulk.columnar`'s rows: COPYed into the table (insert), or through the batch table."""
+                       csv: pa.Buffer) -> None:
+        """`bulk.columnar`'s rows, as CSV: COPYed into the table (insert), or through the batch table."""
         from reconciler.connectors.jdbc.bulk import copy_csv
 
         self._prepare(connection, table, lay, False, needed=True)
         if self.settings.insert_mode == "insert":
-            copy_csv(connection, q.copy_into(table.ident(), lay.names), columns)
+            copy_csv(connection, q.copy_into(table.ident(), lay.names), csv)
             return
         connection.execute(q.create_temp(q.BATCH, table, lay.names))
-        copy_csv(connection, q.copy_into(psycopg.sql.Identifier(q.BATCH), lay.names), columns)
+        copy_csv(connection, q.copy_into(psycopg.sql.Identifier(q.BATCH), lay.names), csv)
         if self.settings.insert_mode == "upsert":
             connection.execute(q.upsert_from(table, lay.keys, lay.others))
         elif lay.others:

@@ -43,6 +43,8 @@ def test_the_sink_bench_checks_every_side_and_prints_their_figures(kafka: Any, p
         assert label in out, out
     assert "Debezium's JDBC sink: io.debezium:debezium-connector-jdbc:" in out, out
     assert "3,000 rows, 0 duplicated, 0 missing" in out, out
+    job = re.search(r"within ours \(insert\): .* the batch's Spark job without it ([\d.]+) s", out)
+    assert job is not None and float(job.group(1)) > 0, out  # read from the runtime's job line
 
 
 @pytest.mark.timeout(900)

@@ -158,6 +158,8 @@ def test_the_columnar_batch_writes_what_the_per_record_path_writes(postgres: Run
         tables[label] = table_rows(dsn, f"{label}_orders", ["id", "s", "small", "f", "d", "b"])
     assert tables["fast"] == tables["slow"]
     assert len(tables["fast"]) == (70 if mode == "insert" else 23)
+    if mode == "upsert":  # each id's last record: i % 23 == k for the largest i below 70
+        assert sorted(r[2] for r in tables["fast"]) == sorted(max(range(k, 70, 23)) % 256 - 128 for k in range(23))
     assert {r[1] for r in tables["fast"]} == {None if t is None else t.replace("\x00", "") for t in TEXTS}
 
 
