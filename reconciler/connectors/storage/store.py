@@ -338,9 +338,9 @@ def _refusal(url: str) -> str | None:
     out after CONNECT_TIMEOUT_S), or None when one was, or when a proxy (libcurl's variables,
     which Google's client reads) is what connects there."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host):
-        return None
+    host = parts.hostname
+    if not host or (parts.scheme in urllib.request.getproxies() and not urllib.request.proxy_bypass(host)):
+        return None  # no host to name (left to the SDK's own error), or a proxy's to reach
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
