@@ -40,6 +40,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
             StalePlan                       errors
             UnknownConnector                connectors.registry
             UnknownPlugin                   api.plugin_catalog
+        SkippedAfterFailure                 connectors.jdbc.writer
         Stop                                offsets.executor
         UploadFailed                        connectors.storage.conditional
         _UnsupportedTag                     manifests.documents

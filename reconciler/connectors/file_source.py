@@ -35,13 +35,10 @@ import fnmatch
 import json
 import os
 import zlib
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import BinaryIO, ClassVar, Final
-
-import msgspec
+from typing import ClassVar
 
 from reconciler.connectors.api import (
     ConfigProblem,
@@ -62,15 +59,12 @@ from reconciler.connectors.api import (
 from reconciler.connectors.configdef import ConfigDef, Type, topic_names
 from reconciler.connectors.converters.encode import text_encoder
 from reconciler.connectors.converters.settings import converter
+from reconciler.connectors.file_lines import JSON_ENCODER, all_json, check_json, csv_rows, read_complete_lines
 from reconciler.connectors.positions import check_position, is_long, position_of
 from reconciler.connectors.settings import ConnectorSettings
 from reconciler.connectors.storage import Scheme, Store, location_problem, open_store, with_storage_keys
 
 DEFAULT_BATCH_SIZE = 10_000
-_CHUNK_BYTES = 1 << 20
-_JSON_SYNTAX: Final = msgspec.json.Decoder(msgspec.Raw)  # checks one value's syntax, builds no object
-# Writes what json.dumps(…, separators=(",", ":"), ensure_ascii=False) does, ~5x sooner.
-_JSON_ENCODER: Final = msgspec.json.Encoder()
 
 CONFIG_DEF = with_storage_keys(
     ConfigDef()
@@ -139,77 +133,6 @@ def list_files(store: Store, pattern: str) -> list[str]:
     return sorted(names)
 
 
-def read_complete_lines(handle: BinaryIO, position: int, limit: int) -> tuple[list[bytes], int]:
-    """Up to `limit` complete lines from byte `position` of an open file (without `\\n`), and
-    the position after the last one. A trailing line with no `\\n` yet is left for a later read.
-    """
-    lines: list[bytes] = []
-    handle.seek(position)
-    rest = b""
-    while len(lines) < limit:
-        chunk = handle.read(_CHUNK_BYTES)
-        if not chunk:
-            break
-        data = rest + chunk
-        parts = data.split(b"\n")
-        rest = parts.pop()
-        wanted = limit - len(lines)
-        if len(parts) > wanted:
-            taken = parts[:wanted]
-            lines.extend(taken)
-            return lines, position + sum(map(len, taken)) + wanted
-        lines.extend(parts)
-        position += len(data) - len(rest)
-    return lines, position
-
-
-def check_json(raw: bytes) -> None:
-    """Raise ValueError unless `raw` is one JSON value as `json.loads` judges it. msgspec's syntax
-    check first (measured: 0.17 s per million 100 B lines against json.loads's 3.4 s, most of
-    file-source's poll), after a UTF-8 check (msgspec passes a string's bytes unchecked);
-    json.loads then judges what msgspec refuses, for what it accepts beyond RFC 8259 (NaN,
-    Infinity, a BOM, a lone surrogate's escape), so a line is taken exactly as it was before."""
-    try:
-        raw.decode("utf-8")
-        _JSON_SYNTAX.decode(raw)
-    except (UnicodeDecodeError, msgspec.DecodeError, RecursionError):
-        try:
-            json.loads(raw)
-        except RecursionError as exc:  # not a ValueError: it would fail the task with a traceback
-            raise ValueError("nested too deeply") from exc
-
-
-def all_json(lines: list[bytes]) -> bool:
-    """Whether every line is valid UTF-8 and one JSON value by msgspec's syntax check, with no
-    `\r` to drop: then each is taken as it is (`check_json` would take it), checked in C with no
-    Python frame per line. False sends the batch the per-line way (blank lines, `\r\n`
-    endings, a bad line and its file:line)."""
-    joined = b"\n".join(lines)
-    if b"\r" in joined:
-        return False
-    try:
-        joined.decode("utf-8")
-        deque(map(_JSON_SYNTAX.decode, lines), maxlen=0)
-    except (UnicodeDecodeError, msgspec.DecodeError, RecursionError):
-        return False
-    return True
-
-
-def csv_rows(lines: list[bytes], width: int) -> list[list[str]] | None:
-    """The lines as CSV rows of `width` fields, read at once as `_value` reads them one by one,
-    or None for the per-line way: a blank line to skip, a `\r` to drop, bytes that are not
-    UTF-8, a row of another width (a bad line and its file:line), a quoted field running into
-    the next line (then there are fewer rows than lines)."""
-    joined = b"\n".join(lines)
-    if b"\r" in joined or not all(map(bytes.strip, lines)):
-        return None
-    try:
-        rows = list(csv.reader(joined.decode("utf-8").split("\n")))
-    except (UnicodeDecodeError, csv.Error):
-        return None
-    return rows if len(rows) == len(lines) and set(map(len, rows)) == {width} else None
-
-
 class FileSourceTask(SourceTask):
     def __init__(self, task_config: Mapping[str, str]) -> None:
         super().__init__(task_config)
@@ -267,29 +190,38 @@ class FileSourceTask(SourceTask):
             lines, end = read_complete_lines(handle, position, budget)
         if not lines:
             return None
-        location_keys, write_key, produced = self.settings.location_keys, self.write_key, len(values)
+        produced = len(values)
         rows = None if header is None else csv_rows(lines, len(header))
         if rows is not None or (header is None and all_json(lines)):  # the common batch: no `_value` per line
             if rows is not None:
                 assert header is not None
-                lines = [_JSON_ENCODER.encode(dict(zip(header, row, strict=True))) for row in rows]
-            values.extend(lines if self.write_value is None else map(self.write_value, lines))
-            if location_keys:
-                located = (f"{filename}:{n}".encode() for n in range(line + 1, line + len(lines) + 1))
-                keys.extend(located if write_key is None else map(write_key, located))
-            line += len(lines)
+                lines = [JSON_ENCODER.encode(dict(zip(header, row, strict=True))) for row in rows]
+            self._take_whole(filename, line, lines, keys, values)
         else:
-            for raw in lines:
-                line += 1
-                value = self._value(filename, line, raw.removesuffix(b"\r"), header)
-                if value is not None:
-                    values.append(value)
-                    if location_keys:
-                        key = f"{filename}:{line}".encode()
-                        keys.append(key if write_key is None else write_key(key))
-        if not location_keys:
+            self._take_by_line(filename, line, lines, header, keys, values)
+        if not self.settings.location_keys:
             keys.extend([None] * (len(values) - produced))
-        return {"position": end, "line": line}, len(lines)
+        return {"position": end, "line": line + len(lines)}, len(lines)
+
+    def _take_whole(self, filename: str, line: int, records: list[bytes], keys: list[bytes | None],
+                    values: list[bytes | None]) -> None:
+        """Append a batch whose lines are all records, as they are (the lines after `line`)."""
+        values.extend(records if self.write_value is None else map(self.write_value, records))
+        if self.settings.location_keys:
+            located = (f"{filename}:{n}".encode() for n in range(line + 1, line + len(records) + 1))
+            keys.extend(located if self.write_key is None else map(self.write_key, located))
+
+    def _take_by_line(self, filename: str, line: int, lines: list[bytes], header: list[str] | None,
+                      keys: list[bytes | None], values: list[bytes | None]) -> None:
+        """Append the lines after `line` one by one: blank and tolerated bad lines skipped, a bad
+        one failing the task with its file:line."""
+        for number, raw in enumerate(lines, line + 1):
+            value = self._value(filename, number, raw.removesuffix(b"\r"), header)
+            if value is not None:
+                values.append(value)
+                if self.settings.location_keys:
+                    key = f"{filename}:{number}".encode()
+                    keys.append(key if self.write_key is None else self.write_key(key))
 
     def _value(self, filename: str, line: int, raw: bytes, header: list[str] | None) -> bytes | None:
         """The record value of one line; None for blank lines and tolerated bad ones."""
@@ -304,7 +236,7 @@ class FileSourceTask(SourceTask):
                 raise BadRecord(
                     f"{filename}:{line}: {len(row)} CSV fields, but the header has {len(header)}"
                 )
-            value = _JSON_ENCODER.encode(dict(zip(header, row, strict=True)))
+            value = JSON_ENCODER.encode(dict(zip(header, row, strict=True)))
             return value if self.write_value is None else self.write_value(value)
         except (ValueError, BadRecord) as exc:
             if self.settings.skip_errors:

@@ -16,16 +16,8 @@ from reconciler.connectors.api import (
     SourceOffset,
     partition_key,
 )
-from reconciler.connectors.file_source import (
-    BadRecord,
-    FileSourceConnector,
-    FileSourceTask,
-    all_json,
-    check_json,
-    csv_rows,
-    owner_task,
-    read_complete_lines,
-)
+from reconciler.connectors.file_lines import all_json, check_json, csv_rows, read_complete_lines
+from reconciler.connectors.file_source import BadRecord, FileSourceConnector, FileSourceTask, owner_task
 
 Committed = dict[PartitionKey, SourceOffset]
 Produced = list[tuple[bytes | None, bytes | None]]

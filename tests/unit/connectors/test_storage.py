@@ -13,7 +13,8 @@ import pytest
 
 from reconciler.connectors.file_sink import FileSinkConnector
 from reconciler.connectors.storage import BadLocation, Scheme, StoreOptions, open_store, parse_location
-from reconciler.connectors.storage.store import StorageUnavailable, _refusal
+from reconciler.connectors.storage.reach import refusal
+from reconciler.connectors.storage.store import StorageUnavailable
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -155,15 +156,15 @@ def test_a_gcs_endpoint_that_refuses_connections_fails_at_once_not_after_googles
         listening.bind(("127.0.0.1", 0))
         listening.listen()
         open_port = listening.getsockname()[1]
-        assert _refusal(f"http://127.0.0.1:{open_port}") is None
+        assert refusal(f"http://127.0.0.1:{open_port}", 1.0) is None
     with socket.socket() as closed:  # bound, never listening: the port refuses
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
-        assert _refusal(f"http://127.0.0.1:{port}") == f"cannot connect to 127.0.0.1:{port}: Connection refused"
+        assert refusal(f"http://127.0.0.1:{port}", 1.0) == f"cannot connect to 127.0.0.1:{port}: Connection refused"
         store = open_store("gs://bucket/p", {"gcs.endpoint": f"http://127.0.0.1:{port}", "gcs.anonymous": "true"})
         with pytest.raises(StorageUnavailable, match=f"GCS endpoint http://127.0.0.1:{port}, bucket bucket: cannot connect"):
             store.walk()
-        assert _refusal("minio:9000") is None  # no host to name: the SDK's own error says what is wrong
+        assert refusal("minio:9000", 1.0) is None  # no host to name: the SDK's own error says what is wrong
         # through a proxy Google's client (libcurl) connects where this process may not: no refusal of ours
         monkeypatch.setenv("http_proxy", "http://proxy.invalid:3128")
-        assert _refusal(f"http://127.0.0.1:{port}") is None
+        assert refusal(f"http://127.0.0.1:{port}", 1.0) is None
