@@ -36,6 +36,10 @@ from pathlib import Path
 
 PREFORK_ENV = "RECONCILER_SPARK_PREFORK"  # the prefork's socket in the daemon's environment; "off" in ours
 HAND_OVER_TIMEOUT_S = 30.0  # longer than a prefork still importing on a busy machine
+# A SIGTERM passed on is sent again this often until the daemon that took over is gone: PySpark's
+# daemon loses one that lands while `os.fork()` runs its after-fork hooks (its handler's
+# `sys.exit` is raised in logging's hook and ignored there); the next finds its default action.
+RESEND_SIGTERM_S = 1.0
 MESSAGE_BYTES = 1 << 20
 STREAMS = (0, 1, 2)  # what the daemon hands over: its stdin, stdout and stderr
 
@@ -97,9 +101,21 @@ def hand_over() -> None:
     try:
         conn.settimeout(None)
         pid = int(json.loads(conn.recv(MESSAGE_BYTES))["pid"])
-        signal.signal(signal.SIGTERM, lambda *_: _forward(pid))
-        while conn.recv(16):  # EOF once the daemon that took over (and its workers) ended
-            pass
+        terminated: list[bool] = []
+
+        def on_sigterm(*_: object) -> None:
+            terminated.append(True)
+            _forward(pid)
+
+        signal.signal(signal.SIGTERM, on_sigterm)
+        conn.settimeout(RESEND_SIGTERM_S)
+        while True:  # until EOF: the daemon that took over (and its workers) ended
+            try:
+                if not conn.recv(16):
+                    break
+            except TimeoutError:
+                if terminated:
+                    _forward(pid)
     except (OSError, ValueError, KeyError):
         os._exit(1)  # the prefork failed after the word: the JVM sees its daemon fail
     os._exit(0)
