@@ -122,8 +122,12 @@ def unified(schemas: Sequence[pa.Schema]) -> pa.Schema:
     try:
         return pa.unify_schemas(list(schemas))
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise ConnectorError(f"the batch's records disagree on a column's type: {first}") from exc
+        raise ConnectorError(f"the batch's records disagree on a column's type: {first_line(exc)}") from exc
+
+
+def first_line(exc: BaseException) -> str:
+    """The library's message in one line (or the exception's type when it has none)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def delta_schema(schema: pa.Schema) -> pa.Schema:

@@ -21,7 +21,7 @@ from deltalake.transaction import AddAction, RemoveAction
 
 from reconciler.connectors.api import ConnectorError, TableCommitFailed, TopicPartition, Written
 from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
-from reconciler.connectors.delta.files import DataFile, delta_schema, read_committable, unified
+from reconciler.connectors.delta.files import DataFile, delta_schema, first_line, read_committable, unified
 
 
 def app_id(connector: str, topic: str, partition: int) -> str:
@@ -36,7 +36,7 @@ def open_table(settings: DeltaSinkSettings) -> DeltaTable | None:
     except TableNotFoundError:
         return None
     except (DeltaError, OSError) as exc:
-        raise ConnectorError(f"cannot read the Delta table at {settings.table_uri}: {_first_line(exc)} "
+        raise ConnectorError(f"cannot read the Delta table at {settings.table_uri}: {first_line(exc)} "
                              "(check delta.table.uri and the s3.* keys)") from exc
 
 
@@ -77,7 +77,7 @@ def commit(settings: DeltaSinkSettings, connector: str, written: Sequence[Writte
                                        partition_by=table.metadata().partition_columns or None,
                                        commit_properties=CommitProperties(app_transactions=txns))
     except (DeltaError, OSError) as exc:
-        raise ConnectorError(f"committing to the Delta table at {settings.table_uri} failed: {_first_line(exc)}") from exc
+        raise ConnectorError(f"committing to the Delta table at {settings.table_uri} failed: {first_line(exc)}") from exc
 
 
 def set_offsets(settings: DeltaSinkSettings, connector: str, offsets: Mapping[TopicPartition, int | None]) -> None:
@@ -94,7 +94,7 @@ def set_offsets(settings: DeltaSinkSettings, connector: str, offsets: Mapping[To
                                        commit_properties=CommitProperties(app_transactions=txns))
     except (DeltaError, OSError) as exc:
         raise ConnectorError(f"moving the offsets in the Delta table at {settings.table_uri} failed: "
-                             f"{_first_line(exc)}") from exc
+                             f"{first_line(exc)}") from exc
 
 
 def fence(table: DeltaTable, connector: str, written: Sequence[Written], uri: str) -> None:
@@ -117,7 +117,7 @@ def _create(settings: DeltaSinkSettings, schema: pa.Schema) -> DeltaTable:
         return DeltaTable.create(settings.uri, schema=schema, mode="ignore", partition_by=list(settings.partition_by) or None,
                                  storage_options=storage_options(settings))
     except (DeltaError, OSError) as exc:
-        raise ConnectorError(f"cannot create the Delta table at {settings.table_uri}: {_first_line(exc)}") from exc
+        raise ConnectorError(f"cannot create the Delta table at {settings.table_uri}: {first_line(exc)}") from exc
 
 
 def _evolved(table: DeltaTable, batch: pa.Schema, settings: DeltaSinkSettings) -> Schema:
@@ -144,7 +144,3 @@ def _evolved(table: DeltaTable, batch: pa.Schema, settings: DeltaSinkSettings) -
 def _type_name(field: Field) -> str:
     kind = field.type
     return str(getattr(kind, "type", None) or kind)
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

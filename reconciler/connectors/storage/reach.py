@@ -6,9 +6,10 @@ mistyped endpoint or account would fail every task only after that.
 
 from __future__ import annotations
 
-import socket
 import urllib.request
 from urllib.parse import urlsplit
+
+from reconciler.net import reachable
 
 
 def refusal(url: str, timeout_s: float) -> str | None:
@@ -21,9 +22,7 @@ def refusal(url: str, timeout_s: float) -> str | None:
         return None  # no host to name (left to the SDK's own error), or a proxy's to reach
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return None
-    except OSError as exc:
-        return f"cannot connect to {parts.netloc}: {exc.strerror or exc}"
     except ValueError as exc:  # a port out of range
         return f"cannot connect to {parts.netloc}: {exc}"
+    why = reachable(host, port, timeout_s)
+    return None if why is None else f"cannot connect to {parts.netloc}: {why}"

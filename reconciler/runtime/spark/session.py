@@ -34,6 +34,7 @@ from urllib.parse import urlparse
 
 from reconciler import failpoints
 from reconciler.errors import ReconcilerError
+from reconciler.net import reachable
 from reconciler.runtime.spark import context, jvm_output
 from reconciler.runtime.spark import prefork
 from reconciler.runtime.spark.cds import driver_options
@@ -153,15 +154,6 @@ def _driver_path() -> list[str]:
     """The driver's import path, for workers of a local master (they then import the same code)."""
     entries = [os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)]
     return list(dict.fromkeys(entries))
-
-
-def reachable(host: str, port: int, timeout_s: float) -> str | None:
-    """None when a TCP connection to host:port opens within `timeout_s`, else why not."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout_s):
-            return None
-    except OSError as exc:
-        return exc.strerror or str(exc) or type(exc).__name__
 
 
 def start(target: SparkTarget) -> Spark:
