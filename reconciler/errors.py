@@ -5,6 +5,7 @@ Every exception class of the package, under its base, with the module that defin
 the code that raises it; tests/unit/project/test_errors_tree.py keeps this list true):
 
     Exception
+        GatewayExited                       runtime.spark.gateway
         NotAnswerable                       api.http
         ProviderFailure                     core.placeholders
         ReconcilerError                     errors

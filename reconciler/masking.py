@@ -22,7 +22,6 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from itertools import chain
 from typing import IO, TYPE_CHECKING, Any
 
-from reconciler.core.normalize import connector_properties
 from reconciler.core.redact import scrub as scrub_with
 from reconciler.core.redact import secret_values, secret_values_of_all
 
@@ -47,6 +46,10 @@ def remember_config(config: Mapping[str, str | None], sensitive: Iterable[str] =
 
 
 def remember_connectors(connectors: Sequence[DesiredConnector]) -> None:
+    # Here, not at the top: the CLI imports this module first thing, and the normaliser brings
+    # the models (pydantic, ~0.25 s) that `run --once` imports after launching Spark's JVM.
+    from reconciler.core.normalize import connector_properties  # noqa: PLC0415
+
     found: set[str] = set()
     for connector in connectors:
         found |= secret_values(connector_properties(connector), connector.sensitive_keys)

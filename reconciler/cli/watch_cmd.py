@@ -16,7 +16,8 @@ from functools import partial
 from reconciler.app.serve import serve
 from reconciler.cli.options import add_kafka_options, kafka_settings, positive_seconds
 from reconciler.cli.progress import with_progress
-from reconciler.cli.run_cmd import add_runtime_options, serve_options
+from reconciler.cli.run_options import add_runtime_options
+from reconciler.cli.run_use import serve_options
 from reconciler.cli.tick_output import make_output
 
 EXIT_OK = 0

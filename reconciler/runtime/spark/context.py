@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from reconciler.runtime.spark import jvm_output
+from reconciler.runtime.spark import gateway, jvm_output
 from reconciler.runtime.spark.cds import launcher_environment
 
 if TYPE_CHECKING:
@@ -30,31 +30,39 @@ if TYPE_CHECKING:
 LOG = logging.getLogger(__name__)
 
 
-def start_context(options: Mapping[str, str], *, relay_stderr: bool) -> SparkContext:
+def start_context(options: Mapping[str, str], *, relay_stderr: bool, launched: gateway.Launched | None = None) -> SparkContext:
     """The process's SparkContext with `options`, started now unless one runs already (a session
     built after it joins it); `relay_stderr`: the JVM's stderr piped through `jvm_output.relay`
-    (every line JSON)."""
+    (every line JSON); `launched`: its JVM, when `launch_jvm` started it earlier with these
+    options and that relay."""
     from pyspark import SparkConf, SparkContext
-    from pyspark.java_gateway import launch_gateway
 
     if SparkContext._active_spark_context is not None:
         return SparkContext._active_spark_context
     spark_conf = SparkConf()
     for key, value in options.items():
         spark_conf.set(key, value)
+    if launched is None:
+        if getattr(SparkContext, "_gateway", None) is not None:
+            # A JVM that runs already (a session stopped and started again) keeps its relay.
+            return SparkContext(conf=spark_conf)
+        launched = launch_jvm(options, relay_stderr=relay_stderr)
+    return SparkContext(conf=spark_conf, gateway=gateway.connect(launched))
+
+
+def launch_jvm(options: Mapping[str, str], *, relay_stderr: bool) -> gateway.Launched:
+    """The driver's JVM started with `options` (`gateway.launch`), its launcher's archive mapped."""
     # PySpark hands `spark-submit` a copy of this process's environment; nothing else reads it.
     os.environ.update(launcher_environment(os.environ))
-    if not relay_stderr or getattr(SparkContext, "_gateway", None) is not None:
-        # A JVM that runs already (a session stopped and started again) keeps its relay.
-        return SparkContext(conf=spark_conf)
+    if not relay_stderr:
+        return gateway.launch(options)
     # Our own pipe, read from before the JVM starts: a JVM that fails to start says why there.
     read_end, write_end = os.pipe()
     jvm_output.relay(os.fdopen(read_end, "rb"))
     try:
-        gateway = launch_gateway(spark_conf, popen_kwargs={"stderr": write_end})  # type: ignore[no-untyped-call]
+        return gateway.launch(options, stderr=write_end)
     finally:
         os.close(write_end)  # the JVM has its copy: the relay ends when the JVM exits
-    return SparkContext(conf=spark_conf, gateway=gateway)
 
 
 def _nothing(_: Iterable[object]) -> Iterator[object]:

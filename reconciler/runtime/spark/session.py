@@ -36,6 +36,7 @@ from reconciler import failpoints
 from reconciler.errors import ReconcilerError
 from reconciler.net import reachable
 from reconciler.runtime.spark import context, jvm_output
+from reconciler.runtime.spark.gateway import Launched
 from reconciler.runtime.spark import prefork
 from reconciler.runtime.spark.cds import driver_options
 from reconciler.runtime.spark.handle import Spark
@@ -156,11 +157,12 @@ def _driver_path() -> list[str]:
     return list(dict.fromkeys(entries))
 
 
-def start(target: SparkTarget) -> Spark:
-    """Start the Spark `target` names: a Connect client's session, or a classic context."""
+def start(target: SparkTarget, *, early: EarlyStart | None = None) -> Spark:
+    """Start the Spark `target` names: a Connect client's session, or a classic context (`early`:
+    its JVM, launched before: `start_classic`)."""
     if target.remote:
         return Spark.over(start_remote(target.remote, target.conf, timeout_s=target.timeout_s))
-    return start_classic(target.master, target.conf, timeout_s=target.timeout_s)
+    return start_classic(target.master, target.conf, timeout_s=target.timeout_s, early=early)
 
 
 def _import_pyspark() -> None:
@@ -180,25 +182,25 @@ def start_session(
 
 
 def start_classic(
-    master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    master: str = DEFAULT_MASTER, conf: Mapping[str, str] | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+    early: EarlyStart | None = None,
 ) -> Spark:
-    """Start (or join the running) classic SparkContext of this process; its session, on first use."""
+    """Start (or join the running) classic SparkContext of this process; its session, on first use.
+    `early`: its JVM and prefork, launched before for these very settings (`early.take`)."""
     _import_pyspark()
     from pyspark.sql import SparkSession
 
     conf = dict(conf or {})
     if master.startswith("spark://"):
         _check_masters(master, timeout_s)
-    _python_for_workers(master, conf)
-    failpoints.mark_driver()  # inherited by the JVM and, through it, by every Python worker
-    options = {"spark.master": master, "spark.app.name": APP_NAME, **session_conf(master, conf)}
+    options, daemon_early = (early.options, early.prefork) if early else classic_options(master, conf)
     builder = SparkSession.builder
     for key, value in options.items():
         builder = builder.config(key, value)
-    started = time.monotonic()
-    daemon_early = _prefork(master, options)
+    started = early.started if early else time.monotonic()
     try:
-        spark_context = context.start_context(options, relay_stderr=jvm_output.json_logs())
+        spark_context = context.start_context(options, relay_stderr=jvm_output.json_logs(),
+                                              launched=early.jvm if early else None)
     except Exception as exc:  # Py4J / JVM start-up errors come in many types
         if daemon_early is not None:
             daemon_early.close()
@@ -215,12 +217,43 @@ def start_classic(
     return Spark.classic(spark_context, builder.getOrCreate)  # joins the context: starts no other
 
 
+@dataclass(kw_only=True)
+class EarlyStart:
+    """A local session's JVM and prefork, started by `early.launch` for `master` and `conf`."""
+
+    master: str
+    conf: dict[str, str]
+    options: dict[str, str]  # the session's settings, the prefork's address among them
+    prefork: prefork.Prefork | None
+    jvm: Launched
+    started: float  # time.monotonic() when the launch began
+    began: float  # the same moment, time.time()
+
+    def abandon(self) -> None:
+        self.jvm.abandon()
+        if self.prefork is not None:
+            self.prefork.close()
+
+
+def classic_options(master: str, conf: Mapping[str, str]) -> tuple[dict[str, str], prefork.Prefork | None]:
+    """A classic session's settings, the environment its JVM and workers start with, and its
+    prefork (started now)."""
+    _python_for_workers(master, conf)
+    failpoints.mark_driver()  # inherited by the JVM and, through it, by every Python worker
+    options = {"spark.master": master, "spark.app.name": APP_NAME, **session_conf(master, conf)}
+    return options, _prefork(master, options)
+
+
+def context_running() -> bool:
+    """Whether this process has a classic SparkContext running."""
+    pyspark = sys.modules.get("pyspark")  # not imported: no context runs
+    return pyspark is not None and pyspark.SparkContext._active_spark_context is not None
+
+
 def _prefork(master: str, options: dict[str, str]) -> prefork.Prefork | None:
     """A local session's Python daemon, started now to import while the JVM starts
     (`prefork`); its address goes into `options` for the daemon Spark launches."""
-    from pyspark import SparkContext
-
-    if SparkContext._active_spark_context is not None:
+    if context_running():
         return None  # joining the running context: its daemon runs already
     if not (is_local(master) and workers_run_this_python(SparkTarget(master=master))):
         return None

@@ -251,7 +251,7 @@ def test_a_spark_master_spark_would_refuse_is_a_usage_error_before_anything_is_w
 
 
 def test_the_spark_masters_spark_takes_are_taken() -> None:
-    from reconciler.cli.run_cmd import spark_master
+    from reconciler.cli.run_options import spark_master
 
     masters = ["local", "local[2]", "local[*]", "local[4, 2]", "local-cluster[2,1,1024]", "spark://h:7077",
                "spark://h1:7077,h2:7077", "spark://[::1]:7077", "k8s://https://h:6443", "yarn"]

@@ -1,5 +1,5 @@
 """The SparkSession's settings for local and cluster masters, master URLs, and the Spark target `run`
-resolves from its flags and SPARK_REMOTE (`runtime.spark.session`, `cli.run_cmd.spark_target`).
+resolves from its flags and SPARK_REMOTE (`runtime.spark.session`, `cli.run_options.spark_target`).
 (Jobs themselves run in tests/integration/spark/.)"""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from reconciler.cli.run_cmd import spark_target
+from reconciler.cli.run_options import spark_target
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.spark.session import (
     SparkTarget,

@@ -1,7 +1,7 @@
 """`run --once` starts Spark in the background while it applies (`SparkExecutor.start_early`):
 the first job waits for that start instead of beginning one, a start that failed is the batch's
 error once (not started again), and a process that exits does not wait for a start nothing
-needed. Only `run --once` in the CLI's own process asks for it (`cli.run_cmd.serve_options`).
+needed. Only `run --once` in the CLI's own process asks for it (`cli.run_use.serve_options`).
 (Spark itself starts in tests/integration/: every `run --once` there starts it this way.)"""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import time
 import pytest
 
 from reconciler.cli import main as cli_main
-from reconciler.cli.run_cmd import serve_options
+from reconciler.cli.run_use import serve_options
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.runtime.executor import SparkExecutor
 
 
 class Started:
-    """What `SparkExecutor._start` returns here: a `Spark` stand-in, after `delay_s`."""
+    """What `SparkExecutor._start` returns here (with no early launch): a `Spark` stand-in, after `delay_s`."""
 
 
 def executor(monkeypatch: pytest.MonkeyPatch, *, delay_s: float = 0.0, error: Exception | None = None,
@@ -27,13 +27,13 @@ def executor(monkeypatch: pytest.MonkeyPatch, *, delay_s: float = 0.0, error: Ex
     starts: list[float] = []
     done = threading.Event()
 
-    def start(self: SparkExecutor) -> Started:
+    def start(self: SparkExecutor) -> tuple[Started, None]:
         starts.append(time.monotonic())
         time.sleep(delay_s)
         done.set()
         if error is not None:
             raise error
-        return Started()
+        return Started(), None
 
     monkeypatch.setattr(SparkExecutor, "_start", start)
     return SparkExecutor(KafkaSettings(bootstrap_servers="a:9092"), stop_on_close=stop_on_close), starts

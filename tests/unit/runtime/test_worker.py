@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.cli.run_cmd import parse_spark_conf, report_lines
+from reconciler.cli.run_options import parse_spark_conf
+from reconciler.cli.run_use import report_lines
 from reconciler.connectors.api import SinkTask
 from reconciler.connectors.faulty import FaultySink, FaultySource, FaultySourceTask, InjectedFailure
 from reconciler.core.live import ConnectTargetState, InstanceState, LiveConnector
