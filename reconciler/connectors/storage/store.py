@@ -169,8 +169,22 @@ class Store:
     @property
     def fs(self) -> pafs.FileSystem:
         if self._fs is None:
+            if self.location.scheme is Scheme.ABFS and not (self.options.azure_account_key or self.options.azure_sas_token):
+                self._azure_token_first()
             self._fs = _filesystem(self.location, self.options)
         return self._fs
+
+    def _azure_token_first(self) -> None:
+        """DefaultAzureCredential's token, by azure-identity, before pyarrow needs its own: pyarrow
+        26's Azure filesystem aborts the process (the C++ SDK's AuthenticationException escapes to
+        std::terminate) when its credential gets no token for a container's info or a file's
+        opening. Asked of the same sources first, a missing or refused identity is one line."""
+        from reconciler.connectors.storage.upload import AZURE_TOKENS
+
+        try:
+            AZURE_TOKENS.bearer()  # kept for the creates (one a process)
+        except UploadFailed as exc:
+            raise StorageUnavailable(f"cannot use {self.where()}: {exc}", hint=_hint(self.location)) from None
 
     def where(self) -> str:
         """The store as messages name it: endpoint and bucket (or host), never a credential."""
@@ -202,12 +216,15 @@ class Store:
 
     @contextmanager
     def _reaching(self, rel: str) -> Iterator[None]:
-        """Library failures as one line naming the store (a missing file stays FileNotFoundError)."""
+        """Library failures as one line naming the store (a missing file stays FileNotFoundError;
+        Arrow's Azure filesystem raises its SDK's errors as ArrowException, "Unknown error")."""
+        import pyarrow as pa
+
         try:
             yield
         except FileNotFoundError:
             raise
-        except OSError as exc:
+        except (OSError, pa.ArrowException) as exc:
             raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {_reason(exc)}",
                                      hint=_hint(self.location)) from None
 

@@ -180,13 +180,16 @@ def default_azure_credential() -> Any:
 
 
 def azure_failure(exc: BaseException) -> str:
-    """azure-identity's message in one line: the reason of the credential that ended the chain
-    (each is a tab-indented line after "Attempted credentials:"), and the ones tried before it."""
+    """azure-identity's message in one line: the reasons of the credentials that were tried and
+    failed (each a tab-indented line after "Attempted credentials:"), then the names of those
+    that were not set up ("authentication unavailable"): the first are what to fix."""
     tried = [line.strip() for line in str(exc).splitlines() if line.startswith("\t")]
     if not tried:
         return scrubbed(str(exc), 400)
-    names = ", ".join(line.split(":", 1)[0] for line in tried)
-    return scrubbed(f"{tried[-1]} (tried {names})", 400)
+    unset = [line for line in tried if "authentication unavailable" in line]
+    failed = [line for line in tried if line not in unset] or tried[-1:]
+    names = ", ".join(line.split(":", 1)[0] for line in unset if line not in failed)
+    return scrubbed("; ".join(failed) + (f" (not set up: {names})" if names else ""), 400)
 
 
 def _boundary(data: bytes) -> str:

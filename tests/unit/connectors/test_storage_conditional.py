@@ -318,9 +318,16 @@ def test_no_token_is_one_line_naming_the_credential_that_failed() -> None:
         tokens.bearer()
     assert str(failure.value) == (
         "no Azure token (DefaultAzureCredential): ManagedIdentityCredential: HTTPConnection(host='127.0.0.1', "
-        "port=9): Failed to establish a new connection: [Errno 111] Connection refused (tried "
-        "EnvironmentCredential, ManagedIdentityCredential)")
+        "port=9): Failed to establish a new connection: [Errno 111] Connection refused (not set up: "
+        "EnvironmentCredential)")
     assert azure_failure(ValueError("one\nline")) == "one line"
+    nothing = ("DefaultAzureCredential failed to retrieve a token from the included credentials.\nAttempted "
+               "credentials:\n\tEnvironmentCredential: EnvironmentCredential authentication unavailable. Environment "
+               "variables are not fully configured.\n\tManagedIdentityCredential: ManagedIdentityCredential "
+               "authentication unavailable, no response from the IMDS endpoint.\n")
+    assert azure_failure(ValueError(nothing)) == ("ManagedIdentityCredential: ManagedIdentityCredential "
+                                                  "authentication unavailable, no response from the IMDS endpoint. "
+                                                  "(not set up: EnvironmentCredential)")
 
 
 @pytest.mark.parametrize(("chosen", "chain"), [
