@@ -6,7 +6,9 @@ lost, 0 twice, read back by pyarrow's GCS and Azure filesystems); a second write
 Azure with a SAS token, Azure with a managed identity's bearer token (`azurite_entra`) — the
 first file left as it was, and a zombie parquet-sink task that lost that race taking the file
 there as written (nothing doubled); an unreachable endpoint fails each
-task in one line naming the endpoint and the bucket or container, without the account key.
+task in one line naming the endpoint and the bucket or container, without the account key, and
+so does Azure without key or SAS token where DefaultAzureCredential finds no identity (the
+session's Spark workers have none: test_azure_identity.py is where one is given).
 """
 
 from __future__ import annotations
@@ -158,10 +160,14 @@ def test_an_unreachable_gcs_or_azure_endpoint_fails_the_task_in_one_line(
                                                  **gcs_server.keys(), "gcs.endpoint": gcs_nowhere})
     pipeline.connector("azure-away", "parquet-sink", {"topics": topic, "path": azurite.uri("away"),
                                                       **azurite.keys(), "azblob.endpoint": azure_nowhere})
+    pipeline.connector("azure-nobody", "parquet-sink", {"topics": topic, "path": azurite.uri("nobody"),
+                                                        "azblob.endpoint": azurite.endpoint})
     pipeline.tick()
     expected = {"gcs-away": f"cannot use GCS endpoint {gcs_nowhere}, bucket {gcs_server.bucket}",
                 "azure-away": f"cannot use Azure endpoint {azure_nowhere}, account {azurite.account}, "
-                              f"container {azurite.container}"}
+                              f"container {azurite.container}",
+                "azure-nobody": f"cannot use Azure endpoint {azurite.endpoint}, account {azurite.account}, "
+                                f"container {azurite.container}: no Azure token (DefaultAzureCredential): "}
     for name, words in expected.items():
         task = pipeline.state(name).task_statuses[0]
         assert task.state.value == "FAILED" and task.trace is not None
