@@ -5,8 +5,9 @@ tree by `azurite/package.json` and `azurite/package-lock.json` beside this modul
 from the npm registry by `npm ci` on first use into the project's cache (once per lock file;
 node and npm must be on the machine). Its blob service alone runs here, objects in memory, with
 one account of our own (a random key, so that tests can check it is masked) and a container
-created at start. It checks SharedKey signatures as Azure does. Stopped by its PID, never by
-name (docs/real-components.md#azure-server-azurite).
+created at start. It checks SharedKey signatures as Azure does; given `tls` (`devtools.entra`),
+it serves HTTPS and takes Entra ID bearer tokens too (`--oauth basic`, which Azurite allows
+over HTTPS only). Stopped by its PID, never by name (docs/real-components.md#azure-server-azurite).
 
     python -m reconciler.devtools.azurite            # prints the endpoint, Ctrl-C stops
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import datetime
 import functools
 import hashlib
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import urllib.parse
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +41,7 @@ from reconciler.devtools.process import (
     serve_in_foreground,
     wait_ready,
 )
+from reconciler.devtools.entra import Tls
 from reconciler.errors import ReconcilerError
 from reconciler.toolchain.caches import cache_root
 
@@ -63,6 +67,15 @@ class RunningAzurite(RunningServer):
     account_key: str
     account: str = ACCOUNT
     container: str = CONTAINER
+    tls: Tls | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "http" if self.tls is None else "https"
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.scheme}://{self.host}:{self.port}"
 
     def uri(self, key: str = "") -> str:
         """`abfs://container@account.dfs.core.windows.net/key` in the default container."""
@@ -88,8 +101,8 @@ class RunningAzurite(RunningServer):
         import pyarrow.fs as pafs
 
         return pafs.AzureFileSystem(account_name=self.account, account_key=self.account_key,
-                                    blob_storage_authority=f"{self.host}:{self.port}", blob_storage_scheme="http",
-                                    dfs_storage_authority=f"{self.host}:{self.port}", dfs_storage_scheme="http")
+                                    blob_storage_authority=f"{self.host}:{self.port}", blob_storage_scheme=self.scheme,
+                                    dfs_storage_authority=f"{self.host}:{self.port}", dfs_storage_scheme=self.scheme)
 
 
 def installed() -> Path:
@@ -119,8 +132,10 @@ def installed() -> Path:
 
 
 def start_azurite(log_dir: Path | None = None, *, port: int = 0, container: str = CONTAINER,
-                  ready_timeout_s: float = READY_TIMEOUT_S) -> RunningAzurite:
-    """Start Azurite's blob service on `127.0.0.1:port` (0 = a free port); ready once `container` exists."""
+                  ready_timeout_s: float = READY_TIMEOUT_S, tls: Tls | None = None) -> RunningAzurite:
+    """Start Azurite's blob service on `127.0.0.1:port` (0 = a free port); ready once `container`
+    exists. With `tls`: over HTTPS, bearer tokens taken (the container is made with the key, the
+    CA trusted meanwhile)."""
     script = installed()
     log_dir = log_dir if log_dir is not None else Path(tempfile.mkdtemp(prefix="reconciler-azurite-"))
     key = base64.b64encode(secrets.token_bytes(64)).decode()
@@ -130,18 +145,38 @@ def start_azurite(log_dir: Path | None = None, *, port: int = 0, container: str 
         log_path = log_dir / f"azurite-{chosen}.log"
         command = [str(script), "--blobHost", HOST, "--blobPort", str(chosen), "--inMemoryPersistence",
                    "--skipApiVersionCheck", "--disableTelemetry", "--loose"]
+        if tls is not None:
+            command += ["--oauth", "basic", "--cert", str(tls.cert), "--key", str(tls.key)]
         process = launch("Azurite", command, log_path, env=env)
         wait_ready(process, functools.partial(port_open, HOST, chosen), timeout_s=ready_timeout_s, error=AzuriteStartError,
                    what=f"did not answer on http://{HOST}:{chosen}", poll_s=0.1)
-        return RunningAzurite(port=chosen, account_key=key, log_path=log_path, process=process, container=container)
+        return RunningAzurite(port=chosen, account_key=key, log_path=log_path, process=process, container=container,
+                              tls=tls)
 
     server = on_a_free_port(port, start, AzuriteStartError)
     try:
-        server.filesystem().create_dir(container)
+        with _trusting(tls):
+            server.filesystem().create_dir(container)
     except OSError as exc:
         server.stop()
         raise AzuriteStartError(f"creating container {container!r} on {server.endpoint} failed: {exc}") from None
     return server
+
+
+@contextlib.contextmanager
+def _trusting(tls: Tls | None) -> Iterator[None]:
+    """This process's new TLS connections trust `tls`'s CA meanwhile (pyarrow's OpenSSL reads
+    SSL_CERT_FILE on each one)."""
+    saved = {name: os.environ.get(name) for name in (tls.env() if tls else {})}
+    os.environ.update(tls.env() if tls else {})
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def main(argv: list[str] | None = None) -> int:

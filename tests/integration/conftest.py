@@ -1,6 +1,6 @@
 """Spark fixtures: ONE real local SparkSession for the whole test session; and the real stores
-(`postgres`, `s3_server`, `gcs_server`, `azurite`), each started once per session by the first
-test that asks.
+(`postgres`, `s3_server`, `gcs_server`, `azurite`, `azurite_entra`), each started once per
+session by the first test that asks.
 
 Starting Spark costs seconds (6–10 s on a 2-core machine), so every test that runs tasks
 shares `spark_session`; `spark_executor` is a cheap per-test `SparkExecutor` bound to the
@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from azure_support import EntraAzurite
 from reconciler.devtools.azurite import RunningAzurite, start_azurite
+from reconciler.devtools.entra import IdentityEndpoint, make_tls
 from reconciler.devtools.gcs import RunningGcs, start_gcs
 from reconciler.devtools.postgres import RunningPostgres, start_postgres
 from reconciler.devtools.s3 import RunningS3, start_s3
@@ -183,3 +185,27 @@ def azurite() -> Iterator[RunningAzurite]:
         yield server
     finally:
         server.kill()  # objects in memory: nothing to flush
+
+
+@pytest.fixture(scope="session")
+def azurite_entra_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EntraAzurite]:
+    """A second Azurite, over HTTPS (a throwaway CA) and taking bearer tokens, beside App
+    Service's managed identity endpoint (a thread of this process) that gives them out."""
+    with IdentityEndpoint() as identity:
+        server = start_azurite(TEST_LOGS, tls=make_tls(tmp_path_factory.mktemp("azurite-tls")))
+        try:
+            yield EntraAzurite(server=server, identity=identity)
+        finally:
+            server.kill()  # objects in memory: nothing to flush
+
+
+@pytest.fixture
+def azurite_entra(azurite_entra_server: EntraAzurite, monkeypatch: pytest.MonkeyPatch) -> EntraAzurite:
+    """`azurite_entra_server`, reached from this process through DefaultAzureCredential (its
+    variables set for the test) with a token cache of the test's own."""
+    from reconciler.connectors.storage import upload
+
+    for name, value in azurite_entra_server.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(upload, "AZURE_TOKENS", upload.AzureTokens())
+    return azurite_entra_server

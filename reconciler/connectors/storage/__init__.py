@@ -4,11 +4,12 @@ value, mapped for pyarrow, botocore, delta-rs and pyiceberg), the files themselv
 list, read, write-once, move aside, on a disk, S3, GCS, ABFS or HDFS through pyarrow), and the
 writes pyarrow cannot make conditional on GCS and Azure (`conditional`: the requests, pure —
 GCS's `ifGenerationMatch=0` upload, Azure's `If-None-Match: *` Put Blob and its SharedKey
-signature; `upload`: sending them, with google-auth's credentials on GCS).
+signature; `upload`: sending them, with google-auth's and azure-identity's default credentials).
 
 `open_store(path, config)` is what a connector calls. The rules: docs/connectors.md#storage.
 May import `connectors.api` and `configdef`; pyarrow, botocore and `upload` (requests,
-google-auth) only inside functions (the connectors' checks run in `validate`, which loads none).
+google-auth, azure-identity) only inside functions (the connectors' checks run in `validate`,
+which loads none).
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ one request makes an object whole under its final name, or is refused when the n
   request Google's own client sends for a small object. The bearer token, when there is one, is
   added by the sender (`connectors.storage.upload`, google-auth).
 - Azure: Put Blob with `If-None-Match: *` (409 BlobAlreadyExists, or 412, when the blob exists),
-  signed with the account key (SharedKey: HMAC-SHA256 of Azure's string-to-sign) or carrying a
-  SAS token in its query.
+  signed with the account key (SharedKey: HMAC-SHA256 of Azure's string-to-sign), carrying a
+  SAS token in its query, or a bearer token of Microsoft Entra ID (DefaultAzureCredential's,
+  which the sender gets: azure-identity).
 
 Pure: builds requests and reads statuses; `connectors.storage.upload` sends them. Why plain
 requests and not Google's or Azure's SDKs: docs/connectors.md#storage.
@@ -26,7 +27,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 GOOGLE_STORAGE = "https://storage.googleapis.com"
-AZURE_VERSION = "2021-12-02"  # Put Blob takes up to 5000 MiB in one request since 2019-12-12
+# Put Blob takes up to 5000 MiB in one request since 2019-12-12; a bearer token needs 2017-11-09 on.
+AZURE_VERSION = "2021-12-02"
 OCTET_STREAM = "application/octet-stream"
 _QUERY = re.compile(r"\?[^\s'\"()]*")
 
@@ -37,8 +39,9 @@ class UploadFailed(Exception):
 
 @dataclass(frozen=True, kw_only=True)
 class Request:
-    """One HTTP request, as it goes on the wire (but the bearer token a sender adds). `shown` is
-    the URL without its query, for messages: a SAS token is a secret."""
+    """One HTTP request, as it goes on the wire (but GCS's bearer token, which google-auth's
+    session adds). `shown` is the URL without its query, for messages: a SAS token is a secret;
+    the headers (a signature, Azure's bearer token) are never shown."""
 
     method: str
     url: str
@@ -99,10 +102,12 @@ def gcs_create(*, endpoint: str | None, bucket: str, key: str, data: bytes, boun
 
 @dataclass(frozen=True, kw_only=True)
 class AzureAuth:
-    """How a request to Azure is let in: the account key (signed), or a SAS token (in the query)."""
+    """How a request to Azure is let in: the account key (signed), a SAS token (in the query), or
+    an Entra ID access token for Azure Storage (`Authorization: Bearer`). None of them shown."""
 
     account_key: str | None = field(default=None, repr=False)
     sas_token: str | None = field(default=None, repr=False)
+    bearer_token: str | None = field(default=None, repr=False)
 
 
 def azure_blob_url(*, endpoint: str | None, account: str, container: str, blob: str) -> str:
@@ -130,6 +135,8 @@ def azure_put_blob(*, url: str, account: str, data: bytes, auth: AzureAuth, now:
         headers["Authorization"] = f"SharedKey {account}:{signature}"
     elif auth.sas_token is not None:
         url = f"{url}?{auth.sas_token.lstrip('?')}"
+    elif auth.bearer_token is not None:
+        headers["Authorization"] = f"Bearer {auth.bearer_token}"
     return Request(method="PUT", url=url, headers=headers, body=data)
 
 

@@ -7,12 +7,10 @@ Writing a file is the one step that differs by store, because it is what exactly
 object store gets one PUT of the final name — an object exists whole or not at all — made a
 conditional create, since pyarrow can send no precondition: on S3 `If-None-Match: *` through
 botocore, on GCS an upload with `ifGenerationMatch=0` and on Azure a Put Blob with
-`If-None-Match: *` (`conditional` builds those requests, `upload` sends them). A second writer
-of the same name is refused (412, 409) rather than overwriting it: `write_new` returns False.
-Azure with neither an account key nor a SAS token (DefaultAzureCredential, whose tokens only
-pyarrow's SDK holds) is the exception, said in the log (once a process): as pyarrow creates the blob empty
-when it opens it, a file is written there under a hidden temporary name and copied
-(server-side, whole) to its final name, then the temporary one deleted. Every failure to reach
+`If-None-Match: *` — signed with the account key, with a SAS token, or with
+DefaultAzureCredential's bearer token (`conditional` builds those requests, `upload` sends
+them). A second writer of the same name is refused (412, 409) rather than overwriting it:
+`write_new` returns False. Every failure to reach
 the store or to be let in is a `StorageUnavailable` naming the endpoint and bucket (container),
 in one line, never a secret.
 """
@@ -21,7 +19,6 @@ from __future__ import annotations
 
 import datetime
 import io
-import logging
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,8 +38,6 @@ if TYPE_CHECKING:
 
     from reconciler.connectors.storage.upload import Creator
 
-LOG = logging.getLogger(__name__)
-_SAID: set[str] = set()  # the stores whose writes were said in the log not to be conditional
 TEMP_SUFFIX = ".tmp"
 CONNECT_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0
@@ -128,16 +123,8 @@ class Store:
             except UploadFailed as exc:
                 raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {exc}",
                                          hint=_hint(self.location)) from None
-        with self._reaching(rel):
-            if self.location.scheme is Scheme.ABFS:  # the blob exists, empty, from the stream's opening
-                temp = self.location.join(_temp_name(rel))
-                with self.fs.open_output_stream(temp) as out:
-                    out.write(buffer.getvalue())
-                self.fs.copy_file(temp, self.location.join(rel))
-                self.fs.delete_file(temp)
-            else:
-                with self.fs.open_output_stream(self.location.join(rel)) as out:
-                    out.write(buffer.getvalue())
+        with self._reaching(rel), self.fs.open_output_stream(self.location.join(rel)) as out:
+            out.write(buffer.getvalue())  # HDFS (which `validate` refuses): no conditional create
         return True
 
     def copy(self, rel: str, to_rel: str) -> None:
@@ -169,8 +156,9 @@ class Store:
             self.fs.delete_file(self.location.join(rel))
 
     def remove_temp_files(self, rel_dir: str) -> None:
-        """Delete what a writer that crashed between writing and renaming (copying) left (disk, Azure)."""
-        if self.location.scheme in (Scheme.S3, Scheme.GS):
+        """Delete what a writer that crashed between writing and renaming left (a disk: an object
+        store's file is one request, with no temporary)."""
+        if self.location.scheme is not Scheme.FILE:
             return
         for name in self.names(rel_dir):
             if name.startswith(".") and name.endswith(TEMP_SUFFIX):
@@ -181,8 +169,22 @@ class Store:
     @property
     def fs(self) -> pafs.FileSystem:
         if self._fs is None:
+            if self.location.scheme is Scheme.ABFS and not (self.options.azure_account_key or self.options.azure_sas_token):
+                self._azure_token_first()
             self._fs = _filesystem(self.location, self.options)
         return self._fs
+
+    def _azure_token_first(self) -> None:
+        """DefaultAzureCredential's token, by azure-identity, before pyarrow needs its own: pyarrow
+        26's Azure filesystem aborts the process (the C++ SDK's AuthenticationException escapes to
+        std::terminate) when its credential gets no token for a container's info or a file's
+        opening. Asked of the same sources first, a missing or refused identity is one line."""
+        from reconciler.connectors.storage.upload import AZURE_TOKENS
+
+        try:
+            AZURE_TOKENS.bearer()  # kept for the creates (one a process)
+        except UploadFailed as exc:
+            raise StorageUnavailable(f"cannot use {self.where()}: {exc}", hint=_hint(self.location)) from None
 
     def where(self) -> str:
         """The store as messages name it: endpoint and bucket (or host), never a credential."""
@@ -214,12 +216,15 @@ class Store:
 
     @contextmanager
     def _reaching(self, rel: str) -> Iterator[None]:
-        """Library failures as one line naming the store (a missing file stays FileNotFoundError)."""
+        """Library failures as one line naming the store (a missing file stays FileNotFoundError;
+        Arrow's Azure filesystem raises its SDK's errors as ArrowException, "Unknown error")."""
+        import pyarrow as pa
+
         try:
             yield
         except FileNotFoundError:
             raise
-        except OSError as exc:
+        except (OSError, pa.ArrowException) as exc:
             raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {_reason(exc)}",
                                      hint=_hint(self.location)) from None
 
@@ -271,8 +276,7 @@ class Store:
         return True
 
     def _conditional(self) -> Creator | None:
-        """The store's conditional creates (GCS, Azure with a key or SAS token), made once; None
-        (said in the log, once a process) when writes there cannot be conditional."""
+        """The store's conditional creates (GCS, Azure), made once; None for another store."""
         from reconciler.connectors.storage.upload import conditional_creator
 
         if not self._creator_made:
@@ -282,11 +286,6 @@ class Store:
             except UploadFailed as exc:
                 raise StorageUnavailable(f"cannot use {self.where()}: {exc}", hint=_hint(self.location)) from None
             self._creator_made = True
-            if self._creator is None and self.location.scheme is Scheme.ABFS and self.where() not in _SAID:
-                _SAID.add(self.where())  # every task of every batch opens its store: said once a process
-                LOG.warning("writes to %s are not conditional: without azblob.account.key or azblob.sas.token "
-                            "(DefaultAzureCredential) a zombie task could overwrite a newer file of the same "
-                            "name (docs/connectors.md#storage)", self.where())
         return self._creator
 
     def _s3_client(self) -> Any:
@@ -350,11 +349,6 @@ def _hint(location: Location) -> str | None:
 
 def _relative(path: str, base: str) -> str:
     return path[len(base):].lstrip("/") if path.startswith(base) else path
-
-
-def _temp_name(rel: str) -> str:
-    head, _, name = rel.rpartition("/")
-    return f"{head}/.{name}{TEMP_SUFFIX}" if head else f".{name}{TEMP_SUFFIX}"
 
 
 # --- a local disk: temporary file, fsync, rename, fsync the directory ----------------------

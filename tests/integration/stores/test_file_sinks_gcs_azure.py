@@ -3,9 +3,12 @@
 SIGKILLed mid-batch in one `reconciler run --once`, then converging in an in-process tick (0 rows
 lost, 0 twice, read back by pyarrow's GCS and Azure filesystems); a second write of a file's name
 (a zombie task's) refused by each store's conditional create — GCS, Azure with the account key,
-Azure with a SAS token — the first file left as it was, and a zombie parquet-sink task that lost
-that race taking the file there as written (nothing doubled); an unreachable endpoint fails each
-task in one line naming the endpoint and the bucket or container, without the account key.
+Azure with a SAS token, Azure with a managed identity's bearer token (`azurite_entra`) — the
+first file left as it was, and a zombie parquet-sink task that lost that race taking the file
+there as written (nothing doubled); an unreachable endpoint fails each
+task in one line naming the endpoint and the bucket or container, without the account key, and
+so does Azure without key or SAS token where DefaultAzureCredential finds no identity (the
+session's Spark workers have none: test_azure_identity.py is where one is given).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 
+from azure_support import EntraAzurite
 from crash_support import run_once
 from reconciler.connectors.storage import open_store
 from reconciler.devtools.azurite import RunningAzurite
@@ -96,7 +100,7 @@ def test_sinks_on_gcs_and_azure_killed_mid_write_converge(
 
 
 def test_a_second_write_of_a_name_is_refused_and_the_first_file_stays(
-    gcs_server: RunningGcs, azurite: RunningAzurite
+    gcs_server: RunningGcs, azurite: RunningAzurite, azurite_entra: EntraAzurite
 ) -> None:
     """What a zombie task does when its replacement wrote the range first: its write of the same
     name returns False, and each store's own reader still reads the first content."""
@@ -107,6 +111,8 @@ def test_a_second_write_of_a_name_is_refused_and_the_first_file_stays(
         "azure sas": (open_store(azurite.uri(f"{base}/sas"), {"azblob.endpoint": azurite.endpoint,
                                                              "azblob.sas.token": azurite.sas_token()}),
                       azurite.filesystem(), azurite.container),
+        "azure bearer": (open_store(azurite_entra.uri(base), azurite_entra.keys()), azurite_entra.filesystem(),
+                         azurite_entra.container),
     }
     for what, (store, fs, bucket) in stores.items():
         assert store.write_new(name, lambda out: out.write(b"newer\n")) is True, what
@@ -114,7 +120,7 @@ def test_a_second_write_of_a_name_is_refused_and_the_first_file_stays(
         assert files(fs, f"{bucket}/{store.location.key()}") == {name: b"newer\n"}, what
 
 
-@pytest.mark.parametrize("store", ["gcs_server", "azurite"])
+@pytest.mark.parametrize("store", ["gcs_server", "azurite", "azurite_entra"])
 def test_a_zombie_task_writing_the_same_range_is_refused_and_nothing_doubles(
     store: str, request: pytest.FixtureRequest
 ) -> None:
@@ -122,7 +128,7 @@ def test_a_zombie_task_writing_the_same_range_is_refused_and_nothing_doubles(
     base = f"z-{uuid.uuid4().hex[:10]}"
     if isinstance(server, RunningGcs):
         fs, root = gcs_filesystem(server), f"{server.bucket}/{base}"
-    else:
+    else:  # Azure with its key, or with no key (azurite_entra: DefaultAzureCredential's token)
         fs, root = server.filesystem(), f"{server.container}/{base}"
     config = {"name": "archive", "topics": "orders", "path": server.uri(base), "flush.records": "1000",
               **server.keys()}
@@ -154,10 +160,14 @@ def test_an_unreachable_gcs_or_azure_endpoint_fails_the_task_in_one_line(
                                                  **gcs_server.keys(), "gcs.endpoint": gcs_nowhere})
     pipeline.connector("azure-away", "parquet-sink", {"topics": topic, "path": azurite.uri("away"),
                                                       **azurite.keys(), "azblob.endpoint": azure_nowhere})
+    pipeline.connector("azure-nobody", "parquet-sink", {"topics": topic, "path": azurite.uri("nobody"),
+                                                        "azblob.endpoint": azurite.endpoint})
     pipeline.tick()
     expected = {"gcs-away": f"cannot use GCS endpoint {gcs_nowhere}, bucket {gcs_server.bucket}",
                 "azure-away": f"cannot use Azure endpoint {azure_nowhere}, account {azurite.account}, "
-                              f"container {azurite.container}"}
+                              f"container {azurite.container}",
+                "azure-nobody": f"cannot use Azure endpoint {azurite.endpoint}, account {azurite.account}, "
+                                f"container {azurite.container}: no Azure token (DefaultAzureCredential): "}
     for name, words in expected.items():
         task = pipeline.state(name).task_statuses[0]
         assert task.state.value == "FAILED" and task.trace is not None

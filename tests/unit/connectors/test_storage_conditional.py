@@ -1,9 +1,11 @@
 """The conditional creates on GCS and Azure, as requests: GCS's multipart upload with
 `ifGenerationMatch=0` (read back by the standard library's MIME parser), Azure's Put Blob with
 `If-None-Match: *`, its SharedKey string-to-sign (Azure's documented layout, written out) and
-signature, the SAS token in the query; the statuses read; the sender's retries and its one-line
-failures without a secret (a session of our own stands in for the network). Against the real
-servers: tests/integration/stores/test_file_sinks_gcs_azure.py."""
+signature, the SAS token in the query, DefaultAzureCredential's bearer token (the chain
+azure-identity builds, pyarrow's C++ one; the token kept and asked for again before it expires);
+the statuses read; the sender's retries and its one-line failures without a secret (a session of
+our own stands in for the network, a credential of our own for Entra ID). Against the real
+servers: tests/integration/stores/test_file_sinks_gcs_azure.py and test_azure_identity.py."""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ import email.policy
 import hashlib
 import hmac
 import json
-import logging
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +23,7 @@ from typing import Any
 import pytest
 import requests
 
-from reconciler.connectors.storage import Store, StoreOptions, parse_location
+from reconciler.connectors.storage import StoreOptions, parse_location
 from reconciler.connectors.storage import upload as upload_module
 from reconciler.connectors.storage.conditional import (
     Answer,
@@ -35,10 +36,17 @@ from reconciler.connectors.storage.conditional import (
     shared_key_signature,
     string_to_sign,
 )
-from reconciler.connectors.storage.upload import Creator, conditional_creator
+from reconciler.connectors.storage.upload import (
+    AzureTokens,
+    Creator,
+    azure_failure,
+    conditional_creator,
+    default_azure_credential,
+)
 
 KEY = base64.b64encode(b"k" * 64).decode()
 NOW = datetime.datetime(2026, 11, 29, 9, 30, 5, tzinfo=datetime.UTC)
+TOKEN = "eyJ0eXAiOiJKV1QifQ.eyJhdWQiOiJodHRwczovL3N0b3JhZ2UuYXp1cmUuY29tIn0.c2lnbmF0dXJl"
 SAS = "sv=2021-12-02&ss=b&srt=o&sp=rwdlac&se=2027-01-01T00%3A00%3A00Z&sig=c2VjcmV0LXNpZ25hdHVyZQ%3D%3D"
 
 
@@ -121,6 +129,15 @@ def test_a_put_blob_with_a_sas_token_carries_it_in_the_query_and_no_signature(to
     assert "Authorization" not in request.headers and request.headers["If-None-Match"] == "*"
     assert request.shown == "https://acct.blob.core.windows.net/box/k"
     assert "sig=" not in repr(request) and "sig=" not in repr(AzureAuth(sas_token=token))
+
+
+def test_a_put_blob_with_a_bearer_token_carries_it_in_authorization_and_never_shows_it() -> None:
+    url = "https://acct.blob.core.windows.net/box/k"
+    request = azure_put_blob(url=url, account="acct", data=b"x", auth=AzureAuth(bearer_token=TOKEN), now=NOW)
+    assert request.url == url and request.headers["Authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["x-ms-version"] >= "2017-11-09"  # the first version that takes a bearer token
+    assert request.headers["If-None-Match"] == "*"
+    assert TOKEN not in repr(request) and TOKEN not in repr(AzureAuth(bearer_token=TOKEN))
 
 
 def test_a_key_is_never_in_a_repr() -> None:
@@ -215,8 +232,8 @@ def test_a_gcs_error_message_is_read_from_its_json() -> None:
 
 def test_which_stores_create_conditionally() -> None:
     azure = parse_location("abfs://box@acct.dfs.core.windows.net/p")
-    assert conditional_creator(azure, StoreOptions(), {}, (1.0, 1.0)) is None  # DefaultAzureCredential
-    assert conditional_creator(azure, StoreOptions(azure_account_key=KEY), {}, (1.0, 1.0)) is not None
+    for options in (StoreOptions(), StoreOptions(azure_account_key=KEY), StoreOptions(azure_sas_token=SAS)):
+        assert conditional_creator(azure, options, {}, (1.0, 1.0)) is not None  # no token asked for yet
     assert conditional_creator(parse_location("s3://bucket/p"), StoreOptions(), {}, (1.0, 1.0)) is None
 
 
@@ -224,22 +241,6 @@ def test_gcs_without_credentials_fails_in_one_line(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
     with pytest.raises(UploadFailed, match=r"^no Google credentials: .*missing\.json"):
         conditional_creator(parse_location("gs://bucket/p"), StoreOptions(), {}, (1.0, 1.0))
-
-
-def test_azure_without_key_or_sas_says_once_a_process_that_writes_are_not_conditional(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    def store() -> Store:  # as each task of each batch opens it
-        return Store(location=parse_location("abfs://box@acct.dfs.core.windows.net/p"),
-                     options=StoreOptions(azure_endpoint="http://127.0.0.1:10000"))
-
-    with caplog.at_level(logging.WARNING):  # the creator is made before any request: no server needed
-        first = store()
-        assert first._conditional() is None and first._conditional() is None and store()._conditional() is None
-    assert [record.getMessage() for record in caplog.records] == [
-        "writes to Azure endpoint http://127.0.0.1:10000, account acct, container box are not conditional: without "
-        "azblob.account.key or azblob.sas.token (DefaultAzureCredential) a zombie task could overwrite a newer file "
-        "of the same name (docs/connectors.md#storage)"]
 
 
 def test_gcs_with_default_credentials_sends_through_google_auths_session(
@@ -254,3 +255,96 @@ def test_gcs_with_default_credentials_sends_through_google_auths_session(
     creator = conditional_creator(parse_location("gs://bucket/p"), StoreOptions(), {}, (1.0, 1.0))
     assert creator is not None and isinstance(creator.session, AuthorizedSession)
     assert creator.session.credentials.refresh_token == "r3fresh" and creator.auth_errors
+
+
+# --- Azure's bearer token -------------------------------------------------------------------
+
+
+@dataclass
+class Credential:
+    """Stands in for DefaultAzureCredential: hands out tokens expiring at the times given."""
+
+    expiries: list[float]
+    asked: list[tuple[str, ...]] = field(default_factory=list)
+
+    def get_token(self, *scopes: str) -> Any:
+        from azure.core.credentials import AccessToken
+
+        self.asked.append(scopes)
+        return AccessToken(f"token-{len(self.asked)}", int(self.expiries.pop(0)))
+
+
+def test_the_token_is_kept_until_5_minutes_before_it_expires(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1_000_000.0]
+    monkeypatch.setattr(upload_module.time, "time", lambda: clock[0])
+    tokens, credential = AzureTokens(), Credential([clock[0] + 3600, clock[0] + 7200])
+    tokens._credential = credential
+    assert tokens.bearer() == "token-1" and tokens.bearer() == "token-1"
+    clock[0] += 3600 - 301
+    assert tokens.bearer() == "token-1"
+    clock[0] += 2  # within 5 minutes of its expiry
+    assert tokens.bearer() == "token-2"
+    assert credential.asked == [("https://storage.azure.com/.default",)] * 2
+    assert "token" not in repr(tokens)
+
+
+def test_a_bearer_creator_asks_the_processs_tokens_for_each_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    tokens = AzureTokens()
+    tokens._credential = Credential([4_000_000_000.0])
+    monkeypatch.setattr(upload_module, "AZURE_TOKENS", tokens)
+    creator = conditional_creator(parse_location("abfs://box@acct.dfs.core.windows.net/p"),
+                                  StoreOptions(azure_endpoint="https://127.0.0.1:10000"), {}, (1.0, 1.0))
+    assert creator is not None
+    request = creator.build("p/a", b"x")
+    assert request.url == "https://127.0.0.1:10000/acct/box/p/a"
+    assert request.headers["Authorization"] == "Bearer token-1" and "token-1" not in repr(request)
+
+
+def test_no_token_is_one_line_naming_the_credential_that_failed() -> None:
+    from azure.core.exceptions import ClientAuthenticationError
+
+    class Refusing:
+        def get_token(self, *scopes: str) -> Any:  # azure-identity's message, as DefaultAzureCredential words it
+            raise ClientAuthenticationError(message=(
+                "DefaultAzureCredential failed to retrieve a token from the included credentials.\n"
+                "Attempted credentials:\n\tEnvironmentCredential: EnvironmentCredential authentication unavailable. "
+                "Environment variables are not fully configured.\nVisit https://aka.ms/x to troubleshoot this issue."
+                "\n\tManagedIdentityCredential: HTTPConnection(host='127.0.0.1', port=9): Failed to establish a new "
+                "connection: [Errno 111] Connection refused\nTo mitigate this issue, please refer to https://aka.ms/y."))
+
+    tokens = AzureTokens()
+    tokens._credential = Refusing()
+    with pytest.raises(UploadFailed) as failure:
+        tokens.bearer()
+    assert str(failure.value) == (
+        "no Azure token (DefaultAzureCredential): ManagedIdentityCredential: HTTPConnection(host='127.0.0.1', "
+        "port=9): Failed to establish a new connection: [Errno 111] Connection refused (not set up: "
+        "EnvironmentCredential)")
+    assert azure_failure(ValueError("one\nline")) == "one line"
+    nothing = ("DefaultAzureCredential failed to retrieve a token from the included credentials.\nAttempted "
+               "credentials:\n\tEnvironmentCredential: EnvironmentCredential authentication unavailable. Environment "
+               "variables are not fully configured.\n\tManagedIdentityCredential: ManagedIdentityCredential "
+               "authentication unavailable, no response from the IMDS endpoint.\n")
+    assert azure_failure(ValueError(nothing)) == ("ManagedIdentityCredential: ManagedIdentityCredential "
+                                                  "authentication unavailable, no response from the IMDS endpoint. "
+                                                  "(not set up: EnvironmentCredential)")
+
+
+@pytest.mark.parametrize(("chosen", "chain"), [
+    ("", ["EnvironmentCredential", "WorkloadIdentityCredential", "ManagedIdentityCredential", "AzureCliCredential"]),
+    ("prod", ["EnvironmentCredential", "WorkloadIdentityCredential", "ManagedIdentityCredential"]),
+    ("dev", ["AzureCliCredential"]),
+    ("ManagedIdentityCredential", ["ManagedIdentityCredential"]),
+])
+def test_the_credential_chain_is_pyarrows(chosen: str, chain: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C++ SDK's DefaultAzureCredential (pyarrow's reads): environment, workload identity,
+    managed identity (system-assigned, AZURE_CLIENT_ID not taken for it), the Azure CLI; no more."""
+    monkeypatch.setenv("AZURE_TOKEN_CREDENTIALS", chosen)
+    client_id = "00000000-0000-0000-0000-0000000000c1"
+    monkeypatch.setenv("AZURE_CLIENT_ID", client_id)
+    credential = default_azure_credential()
+    names = [getattr(each, "_credential_name", type(each).__name__) for each in credential.credentials]
+    assert names == chain
+    for each in credential.credentials:
+        if type(each).__name__ == "ManagedIdentityCredential":
+            assert client_id not in repr(vars(each._credential))  # Python's own DefaultAzureCredential's is
