@@ -47,7 +47,7 @@ from reconciler.runtime.spark.session import (
     warm_up,
     workers_run_this_python,
 )
-from reconciler.runtime.spark import early
+from reconciler.runtime.spark import early, first_imports
 from reconciler.runtime.spark.handle import Spark
 from reconciler.runtime.spark.ship import check_connectors, plugin_files, project_zip, ship
 
@@ -220,6 +220,8 @@ class SparkExecutor:
             by_connector.setdefault(work.connector, []).append(work)
         LOG.info("batch of %d task(s) of %d connector(s) begins", len(works), len(by_connector))
         refused = self._unloadable(works)
+        sinks = any(w.kind == Kind.SINK for w in works)
+        first_imports.ask_for({w.connector_class for w in works} - set(refused), sinks=sinks)
         by_connector = {name: group for name, group in by_connector.items() if group[0].connector_class not in refused}
         works_left = [w for w in works if w.connector_class not in refused]
         if self._threads is None:

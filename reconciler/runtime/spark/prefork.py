@@ -22,6 +22,15 @@ or whose path finds another copy of this package; a refused, failed or missing h
 the launched daemon to start as before (`daemon.py`), so nothing depends on it but the time.
 `RECONCILER_SPARK_PREFORK=off` turns it off.
 
+Before the hand-over, the driver may ask it to import more (`ask_to_import`): what the batch's
+first tasks will import, once the driver knows its connectors, such as pyarrow and pandas for
+sinks (0.6–0.7 CPU s a worker otherwise). PySpark keeps those out of its daemon because they
+start threads when imported; in the prefork they start none: its environment turns jemalloc's
+background thread off in Arrow (`JE_ARROW_MALLOC_CONF`) and BLAS's thread pool down to the
+calling thread (`OPENBLAS_NUM_THREADS`, `OMP_NUM_THREADS`), unless the user set those. The
+prefork counts its threads after each import; one that started a thread makes it refuse the
+hand-over (forking a process with threads is unsafe), and Spark's daemon starts as before.
+
 """
 
 from __future__ import annotations
@@ -56,6 +65,13 @@ from reconciler.runtime.spark.daemon import (
 _START_SETTINGS = re.compile(r"PYTHON[A-Z]+|PYSPARK_ENABLE_NAMEDTUPLE_PATCH|SPARK_TESTING")
 
 ENV = PREFORK_ENV  # the prefork's socket in the daemon's environment (`spark.executorEnv`); "off" in ours
+# Set in the prefork's environment unless the user's has them: Arrow's jemalloc and BLAS start
+# no thread when loaded (checked: numpy, pyarrow and pandas imported, one thread).
+THREADLESS_IMPORTS = {"JE_ARROW_MALLOC_CONF": "background_thread:false", "OPENBLAS_NUM_THREADS": "1",
+                      "OMP_NUM_THREADS": "1"}
+ASK_TIMEOUT_S = 0.5
+TASKS = "/proc/self/task"  # one entry a thread of this process
+_STARTED: list[Prefork] = []  # the prefork this process started last (one a session)
 
 
 @dataclass(frozen=True)
@@ -90,6 +106,8 @@ def start(environ: Mapping[str, str], executor_env: Mapping[str, str]) -> Prefor
     env = {k: v for k, v in environ.items() if k != ENV}
     env.update(executor_env)
     env.update(PYTHONHASHSEED=environ.get("PYTHONHASHSEED", "0"), PYTHONUNBUFFERED="YES")
+    for name, value in THREADLESS_IMPORTS.items():  # the prefork's own: the daemon gets the request's
+        env.setdefault(name, value)
     # Listening before the prefork runs: a daemon launched at once waits in the backlog.
     # Its stdin's write end is never written: the prefork reads its closing, at the driver's exit.
     read_end, write_end = os.pipe()
@@ -109,41 +127,95 @@ def start(environ: Mapping[str, str], executor_env: Mapping[str, str]) -> Prefor
         finally:
             os.close(read_end)
     threading.Thread(target=process.wait, name="prefork-reaper", daemon=True).start()
-    return Prefork(process=process, address=address, stdin=write_end)
+    started = Prefork(process=process, address=address, stdin=write_end)
+    _STARTED[:] = [started]
+    return started
+
+
+def ask_to_import(modules: Sequence[str]) -> None:
+    """Ask the prefork this process started, if it still waits, to import `modules` before it
+    becomes the daemon (see the module's doc). Best effort: a prefork that handed over already,
+    or is busy with a full backlog, is not waited for."""
+    if not _STARTED or not modules:
+        return
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+            conn.settimeout(ASK_TIMEOUT_S)
+            conn.connect(_STARTED[0].address)
+            conn.send(json.dumps({"import": list(modules)}).encode())
+    except OSError:  # gone (handed over, ended) or busy: the workers import them themselves
+        pass
 
 
 def serve(address: str, listener: socket.socket) -> None:
     """The prefork: import, then take over one daemon's streams from `listener` (bound to
-    `address` by the driver), or exit when the driver's end of stdin closes."""
+    `address` by the driver), or exit when the driver's end of stdin closes. Before that, the
+    driver's requests to import more are done as they come."""
     sys.path[:] = installed_first(sys.path)
     preload((*PRELOADED, "pyspark.daemon"))
+    unsafe: str | None = None  # why this process may no longer fork a daemon
     try:
-        ready, _, _ = select.select([listener, sys.stdin], [], [])
-        if listener not in ready:
-            return  # the driver is gone, or its session stopped before any daemon
-        conn, _ = listener.accept()
+        while True:
+            ready, _, _ = select.select([listener, sys.stdin], [], [])
+            if listener not in ready:
+                return  # the driver is gone, or its session stopped before any daemon
+            conn, _ = listener.accept()
+            message, fds, _, _ = socket.recv_fds(conn, MESSAGE_BYTES, len(STREAMS))
+            modules = _import_request(message, fds)
+            if modules is None:
+                break  # a daemon's hand-over
+            conn.close()
+            unsafe = unsafe or import_threadless(modules)
     finally:
         listener.close()
         os.unlink(address)
         os.rmdir(os.path.dirname(address))
     with conn:
-        message, fds, _, _ = socket.recv_fds(conn, MESSAGE_BYTES, len(STREAMS))
-        request = Request.read(message)
-        refusal = _refusal(request, fds)
-        if refusal is not None:
-            conn.send(json.dumps({"refused": refusal}).encode())
-            return
-        conn.send(b'{"ready": true}')
-        conn.settimeout(HAND_OVER_TIMEOUT_S)
-        if conn.recv(16) != b"go":
-            return  # the daemon gave up waiting and went on by itself
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            assert request is not None  # not refused
-            _become_daemon(request, fds, conn)
-        conn.send(json.dumps({"pid": pid}).encode())
+        _hand_over(conn, message, fds, unsafe)
+
+
+def _import_request(message: bytes, fds: Sequence[int]) -> list[str] | None:
+    """The modules the driver asks to import (`ask_to_import`), or None for anything else."""
+    if fds:
+        return None
+    try:
+        modules = json.loads(message)["import"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return [m for m in modules if isinstance(m, str)] if isinstance(modules, list) else None
+
+
+def import_threadless(modules: Sequence[str]) -> str | None:
+    """Import `modules` (one that fails is the worker's to report); why forking is no longer
+    safe when one started a thread, else None. Where threads cannot be counted (no /proc),
+    nothing is imported."""
+    if not os.path.isdir(TASKS):
+        return None
+    for name in modules:
+        preload((name,))
+        if len(os.listdir(TASKS)) > 1:  # native threads too: one holds locks a fork would copy
+            return f"importing {name} started a thread"
+    return None
+
+
+def _hand_over(conn: socket.socket, message: bytes, fds: Sequence[int], unsafe: str | None) -> None:
+    """Become the daemon that sent `message` with its streams `fds`, unless refused."""
+    request = Request.read(message)
+    refusal = unsafe or _refusal(request, fds)
+    if refusal is not None:
+        conn.send(json.dumps({"refused": refusal}).encode())
+        return
+    conn.send(b'{"ready": true}')
+    conn.settimeout(HAND_OVER_TIMEOUT_S)
+    if conn.recv(16) != b"go":
+        return  # the daemon gave up waiting and went on by itself
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        assert request is not None  # not refused
+        _become_daemon(request, fds, conn)
+    conn.send(json.dumps({"pid": pid}).encode())
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -155,3 +155,38 @@ def test_without_a_writable_temporary_directory_no_prefork_starts(tmp_path: Path
     """A read-only file system with no /tmp volume: Spark's daemon starts as before, no error."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
     assert prefork.start(spark_env(), {}) is None
+
+
+def mapped(pid: int, library: str) -> bool:
+    """Whether process `pid` has loaded a shared library whose path holds `library`."""
+    return library in Path(f"/proc/{pid}/maps").read_text()
+
+
+def test_asked_before_the_hand_over_the_prefork_imports_arrow_and_pandas_and_still_forks() -> None:
+    env = spark_env()
+    started = prefork.start(env, {})
+    assert started is not None
+    try:
+        prefork.ask_to_import(["numpy", "pyarrow", "pandas"])
+        with launched({**env, prefork.ENV: started.address}) as (daemon, port):
+            _, parent, cmdline = worker_parent(port)
+            assert "reconciler.runtime.spark.prefork" in cmdline  # their imports started no thread
+            assert mapped(parent, "libarrow") and mapped(parent, "pandas/_libs")
+            assert len(os.listdir(f"/proc/{parent}/task")) == 1
+    finally:
+        started.close()
+
+
+def test_a_module_that_starts_a_thread_makes_the_prefork_refuse_the_hand_over(tmp_path: Path) -> None:
+    (tmp_path / "threaded_plugin.py").write_text("import threading, time\n"
+                                                 "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n")
+    env = spark_env(PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    started = prefork.start(env, {})
+    assert started is not None
+    try:
+        prefork.ask_to_import(["threaded_plugin"])
+        with launched({**env, prefork.ENV: started.address}) as (daemon, port):
+            _, parent, cmdline = worker_parent(port)
+            assert parent == daemon.pid and "reconciler.runtime.spark.daemon" in cmdline  # started as before
+    finally:
+        started.close()
