@@ -15,7 +15,8 @@ per task: each worker starts with them instead of importing them again, measured
 worker (`pyspark.worker` 0.7 s, the sink and source task modules 0.45 s each, shared). Only
 modules that start no thread when imported: PySpark imports its worker after the fork because
 pyarrow and pandas start threads on import (numpy's BLAS too), so those stay out
-(tests/unit/runtime/test_spark_daemon.py checks it).
+(tests/unit/runtime/test_spark_daemon.py checks it); a prefork imports them in an environment
+where they start none, when the batch has sinks (`prefork.ask_to_import`).
 
 When the session started a prefork (`prefork`: a process that did all of that while the JVM
 started), the daemon Spark launches hands its place to it first (`hand_over`) and does none of it;
