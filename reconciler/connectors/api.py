@@ -229,6 +229,13 @@ class Connector(ABC):
         setting the connector quietly ignores (datagen uses at most `shards` tasks)."""
         return None
 
+    def task_imports(self, config: ConnectorConfig) -> Sequence[str]:
+        """Modules this connector's tasks import when they first run with `config`, beyond its
+        own module: a local session's Python daemon imports them before it forks the batch's
+        workers (`runtime/spark/first_imports.py`). Only modules that start no thread when
+        imported: one that starts a thread keeps the daemon from being forked early at all."""
+        return ()
+
     def stop(self, config: ConnectorConfig) -> None:
         """Called once when the worker stops running the connector: it was RUNNING and is now
         paused, stopped or deleted (Connect's `Connector.stop()`). Release what the connector

@@ -10,13 +10,13 @@ docs/connectors.md#parquet-sink.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, ClassVar
 
 from reconciler.connectors import range_files
 from reconciler.connectors.api import ConnectorError, OffsetsRefused, TopicPartition
-from reconciler.connectors.configdef import ConfigDef, Type, topic_names
+from reconciler.connectors.configdef import ConfigDef, ConnectorConfig, Type, topic_names
 from reconciler.connectors.errant import reporter_for
 from reconciler.connectors.range_files import (
     DEFAULT_FLUSH_RECORDS,
@@ -122,6 +122,9 @@ class ParquetSinkConnector(RangeFileSinkConnector[ParquetSinkSettings]):
     converters: ClassVar[frozenset[str]] = frozenset({"key", "value"})
     settings_class = ParquetSinkSettings
     suffixes = (SUFFIX,)
+
+    def task_imports(self, config: ConnectorConfig) -> Sequence[str]:
+        return ("pyarrow.parquet", "reconciler.connectors.parquet_typed")
 
     def check_cut(self, store: Store, directory: str, name: str, offsets: OffsetRange, at: int) -> None:
         """A file to cut must read as Parquet."""

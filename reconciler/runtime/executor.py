@@ -220,8 +220,8 @@ class SparkExecutor:
             by_connector.setdefault(work.connector, []).append(work)
         LOG.info("batch of %d task(s) of %d connector(s) begins", len(works), len(by_connector))
         refused = self._unloadable(works)
-        sinks = any(w.kind == Kind.SINK for w in works)
-        first_imports.ask_for({w.connector_class for w in works} - set(refused), sinks=sinks)
+        first = {w.connector: (w.connector_class, w.connector_config) for w in works if w.connector_class not in refused}
+        first_imports.ask_for(first.values(), sinks=any(w.kind == Kind.SINK for w in works))
         by_connector = {name: group for name, group in by_connector.items() if group[0].connector_class not in refused}
         works_left = [w for w in works if w.connector_class not in refused]
         if self._threads is None:

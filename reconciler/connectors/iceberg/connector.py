@@ -17,7 +17,7 @@ from reconciler.connectors.api import (
     plain_task_config,
 )
 from reconciler.connectors.iceberg import commit
-from reconciler.connectors.iceberg.catalog import catalog_problems
+from reconciler.connectors.iceberg.catalog import catalog_problems, catalog_properties
 from reconciler.connectors.iceberg.config import CONFIG_DEF, IcebergSinkSettings
 from reconciler.connectors.iceberg.task import IcebergSinkTask
 
@@ -26,6 +26,13 @@ class IcebergSinkConnector(TableSinkConnector):
     config_def = CONFIG_DEF
     task_class = IcebergSinkTask
     converters: ClassVar[frozenset[str]] = frozenset({"key", "value"})
+
+    def task_imports(self, config: ConnectorConfig) -> Sequence[str]:
+        """pyiceberg's tables, Arrow writing and the catalog type's module (SQL: SQLAlchemy)."""
+        kind = catalog_properties(IcebergSinkSettings.read(config)[0].catalog)[0].get("type")
+        own = (f"pyiceberg.catalog.{kind}",) if kind in ("sql", "rest") else ()
+        return ("pyiceberg.catalog", *own, "pyiceberg.table", "pyiceberg.io.pyarrow",
+                "reconciler.connectors.converters.arrow")
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         settings, problems = IcebergSinkSettings.read(config)

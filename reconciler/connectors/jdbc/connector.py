@@ -3,7 +3,7 @@ offsets table (the truth the tasks resume from) as well as the group."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from reconciler.connectors.api import (
@@ -25,6 +25,9 @@ class JdbcSinkConnector(SinkConnector):
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         return JdbcSinkSettings.read(config)[1]
+
+    def task_imports(self, config: ConnectorConfig) -> Sequence[str]:
+        return ("reconciler.connectors.jdbc.bulk",)  # the rows' COPY (pyarrow, psycopg)
 
     def task_configs(self, config: ConnectorConfig, max_tasks: int) -> list[TaskConfig]:
         """Identical configs: the runtime assigns Kafka partitions to tasks, as Connect does."""

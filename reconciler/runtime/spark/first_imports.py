@@ -6,7 +6,7 @@ task. A local session's only; nothing happens where no prefork waits.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from reconciler.connectors.registry import load_connector
 from reconciler.runtime.spark import prefork
@@ -16,18 +16,19 @@ from reconciler.runtime.spark import prefork
 SINK_MODULES = ("numpy", "pyarrow", "pandas")
 
 
-def modules_for(classes: Iterable[str], *, sinks: bool) -> list[str]:
-    """The modules the tasks of connectors `classes` (`connector.class`) import first: Arrow's
-    when there are `sinks` among them, and each connector's module."""
+def modules_for(connectors: Iterable[tuple[str, Mapping[str, str | None]]], *, sinks: bool) -> list[str]:
+    """The modules the tasks of `connectors` (`connector.class` and config) import first: Arrow's
+    when there are `sinks` among them, each connector's module and its `task_imports`."""
     modules = list(SINK_MODULES) if sinks else []
-    for name in sorted(set(classes)):
+    for name, config in connectors:
         try:
-            modules.append(load_connector(name).__module__)
+            connector = load_connector(name)
+            modules += [connector.__module__, *connector().task_imports(config)]
         except Exception:  # noqa: S112 — a class that does not load is the batch's to report
             continue
     return list(dict.fromkeys(modules))
 
 
-def ask_for(classes: Iterable[str], *, sinks: bool) -> None:
+def ask_for(connectors: Iterable[tuple[str, Mapping[str, str | None]]], *, sinks: bool) -> None:
     """Ask this process's prefork, if one waits, to import what those tasks will."""
-    prefork.ask_to_import(modules_for(classes, sinks=sinks))
+    prefork.ask_to_import(modules_for(connectors, sinks=sinks))
