@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from reconciler.cli.logs import LOG_FORMATS
 from reconciler.cli.options import add_prune_options, positive_seconds
+from reconciler.core.pairs import key_values
 from reconciler.errors import ReconcilerError
 from reconciler.runtime.spark.session import SparkTarget, connect_address, master_addresses
 
@@ -123,12 +124,9 @@ def spark_master(text: str) -> str:
 
 
 def parse_spark_conf(items: Sequence[str]) -> dict[str, str]:
-    conf: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ReconcilerError(f"--spark-conf expects KEY=VALUE, got {item!r}")
-        conf[key.strip()] = value
+    conf, bad = key_values(items)
+    if bad is not None:
+        raise ReconcilerError(f"--spark-conf expects KEY=VALUE, got {bad!r}")
     return conf
 
 

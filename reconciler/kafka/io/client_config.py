@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from reconciler import masking
+from reconciler.core.pairs import key_values
 from reconciler.core.placeholders import Variable, transform
 from reconciler.core.redact import has_placeholder
 from reconciler.kafka.io import config_providers
@@ -121,10 +122,7 @@ def translate_remembered(settings: Mapping[str, str], origin: str, filled: froze
 
 
 def _pairs(items: Sequence[str]) -> dict[str, str]:
-    pairs: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidClientSetting(f"-X expects KEY=VALUE, got {item!r}")
-        pairs[key.strip()] = value
+    pairs, bad = key_values(items)
+    if bad is not None:
+        raise InvalidClientSetting(f"-X expects KEY=VALUE, got {bad!r}")
     return pairs
