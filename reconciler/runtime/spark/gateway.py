@@ -101,7 +101,7 @@ def launch(options: Mapping[str, str], *, stderr: int | None = None) -> Launched
     env = {**os.environ, "SPARK_CONNECT_MODE": "0", "_PYSPARK_DRIVER_CONN_INFO_PATH": os.path.join(info_dir, "gateway")}
     try:
         process = subprocess.Popen(command(home, options, os.environ), stdin=subprocess.PIPE, stderr=stderr,
-                                    env=env, preexec_fn=_ignore_sigint)  # noqa: PLW1509 — one signal call
+                                    env=env, preexec_fn=_ignore_sigint)
     except OSError:
         shutil.rmtree(info_dir, ignore_errors=True)
         raise

@@ -175,9 +175,12 @@ def serve(address: str, listener: socket.socket) -> None:
 
 
 def _import_request(message: bytes, fds: Sequence[int]) -> list[str] | None:
-    """The modules the driver asks to import (`ask_to_import`), or None for anything else."""
+    """The modules the driver asks to import (`ask_to_import`), or None for anything else (a
+    daemon's hand-over). An empty message is an ask that never came whole: nothing to import."""
     if fds:
         return None
+    if not message:
+        return []
     try:
         modules = json.loads(message)["import"]
     except (ValueError, KeyError, TypeError):

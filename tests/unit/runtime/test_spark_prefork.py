@@ -190,3 +190,17 @@ def test_a_module_that_starts_a_thread_makes_the_prefork_refuse_the_hand_over(tm
             assert parent == daemon.pid and "reconciler.runtime.spark.daemon" in cmdline  # started as before
     finally:
         started.close()
+
+
+def test_an_ask_that_never_came_whole_leaves_the_prefork_waiting_for_its_daemon() -> None:
+    env = spark_env()
+    started = prefork.start(env, {})
+    assert started is not None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
+            conn.connect(started.address)  # and closed without a word
+        with launched({**env, prefork.ENV: started.address}) as (daemon, port):
+            _, parent, cmdline = worker_parent(port)
+            assert "reconciler.runtime.spark.prefork" in cmdline
+    finally:
+        started.close()
