@@ -182,12 +182,16 @@ def default_azure_credential() -> Any:
 def azure_failure(exc: BaseException) -> str:
     """azure-identity's message in one line: the reasons of the credentials that were tried and
     failed (each a tab-indented line after "Attempted credentials:"), then the names of those
-    that were not set up ("authentication unavailable"): the first are what to fix."""
+    that were not set up ("authentication unavailable", or no Azure CLI installed): the first
+    are what to fix."""
     tried = [line.strip() for line in str(exc).splitlines() if line.startswith("\t")]
     if not tried:
         return scrubbed(str(exc), 400)
-    unset = [line for line in tried if "authentication unavailable" in line]
-    failed = [line for line in tried if line not in unset] or tried[-1:]
+    no_cli = [line for line in tried if "not found on path" in line]
+    unset = [line for line in tried if "authentication unavailable" in line] + no_cli
+    # None failed outright: the last that says why it is unavailable (the IMDS's silence, say).
+    failed = [line for line in tried if line not in unset] or [line for line in tried if line not in no_cli][-1:] \
+        or tried[-1:]
     names = ", ".join(line.split(":", 1)[0] for line in unset if line not in failed)
     return scrubbed("; ".join(failed) + (f" (not set up: {names})" if names else ""), 400)
 

@@ -328,6 +328,8 @@ def test_no_token_is_one_line_naming_the_credential_that_failed() -> None:
     assert azure_failure(ValueError(nothing)) == ("ManagedIdentityCredential: ManagedIdentityCredential "
                                                   "authentication unavailable, no response from the IMDS endpoint. "
                                                   "(not set up: EnvironmentCredential)")
+    no_cli = nothing.replace("endpoint.\n", "endpoint.\n\tAzureCliCredential: Azure CLI not found on path\n")
+    assert azure_failure(ValueError(no_cli)).endswith("(not set up: EnvironmentCredential, AzureCliCredential)")
 
 
 @pytest.mark.parametrize(("chosen", "chain"), [
