@@ -48,4 +48,7 @@ def run(args: argparse.Namespace) -> int:
         early.launch(spark_of(args))
     from reconciler.cli import run_use  # noqa: PLC0415 — after the launch, on purpose (above)
 
-    return run_use.run(args)
+    try:
+        return run_use.run(args)
+    finally:
+        early.discard()  # a JVM launched for a batch that never came

@@ -19,6 +19,7 @@ LOG = logging.getLogger(__name__)
 
 
 _LAUNCHED: list[EarlyStart] = []  # at most one: the process's, as PySpark's context is the process's
+_EVER: list[EarlyStart] = []  # every launch of this process, taken or not, for `discard`
 
 
 def launch(target: SparkTarget) -> None:
@@ -38,6 +39,18 @@ def launch(target: SparkTarget) -> None:
         return
     _LAUNCHED.append(EarlyStart(master=target.master, conf=dict(target.conf), options=options, prefork=daemon,
                                 jvm=jvm, started=started, began=began))
+    _EVER.append(_LAUNCHED[-1])
+
+
+def discard() -> None:
+    """End every JVM launched here that no session connected to (a tick with nothing to run, a
+    run that failed before its batch): the JVM stops now instead of when it next reads its
+    stdin, and its gateway file (which holds the gateway's secret) is removed with it."""
+    _LAUNCHED.clear()
+    while _EVER:
+        early = _EVER.pop()
+        if not early.jvm.connected:
+            early.abandon()
 
 
 def take(target: SparkTarget) -> EarlyStart | None:

@@ -61,7 +61,8 @@ class Launched:
         return os.path.join(self.info_dir, "gateway")
 
     def abandon(self) -> None:
-        """End a JVM that will not be used (its settings were not the session's)."""
+        """End a JVM that will not be used (its settings were not the session's, or no session
+        came), and remove its gateway file's directory."""
         self.process.kill()
         self.process.wait()
         if self.process.stdin is not None:

@@ -77,6 +77,7 @@ def no_launch(monkeypatch: pytest.MonkeyPatch) -> list[gateway.Launched]:
     monkeypatch.setattr(early.context, "launch_jvm", launch_jvm)
     monkeypatch.setattr(early, "classic_options", lambda master, conf: ({"spark.master": master, **conf}, None))
     monkeypatch.setattr(early, "_LAUNCHED", [])
+    monkeypatch.setattr(early, "_EVER", [])
     return made
 
 
@@ -102,3 +103,17 @@ def test_nothing_is_launched_early_for_a_cluster_or_spark_connect(no_launch: lis
                                                                   target: SparkTarget) -> None:
     early.launch(target)
     assert no_launch == [] and early.take(target) is None
+
+
+def test_at_the_end_a_jvm_no_session_connected_to_is_ended_and_its_gateway_file_removed(
+        no_launch: list[gateway.Launched]) -> None:
+    early.launch(SparkTarget(master="local[2]"))
+    early.discard()  # `run --once` with nothing to run: no take, no connect
+    assert no_launch[0].process.poll() is not None and not os.path.exists(no_launch[0].info_dir)
+    early.launch(SparkTarget(master="local[2]"))
+    taken = early.take(SparkTarget(master="local[2]"))
+    assert taken is not None
+    taken.jvm.connected = True  # as `gateway.connect` marks it
+    early.discard()
+    assert no_launch[1].process.poll() is None  # the session's JVM is left alone
+    taken.abandon()
