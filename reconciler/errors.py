@@ -28,6 +28,7 @@ the code that raises it; tests/unit/project/test_errors_tree.py keeps this list 
             ExecutorsNotReady               runtime.spark.ship
             Fenced                          errors
             GcsStartError                   devtools.gcs
+            HdfsStartError                  devtools.hdfs
             InvalidClientSetting            kafka.io.client_names
             InvalidManifests                errors
             JvmError                        toolchain.maven

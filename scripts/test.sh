@@ -24,9 +24,9 @@ fi
 # The whole suite. The unit tests (which need neither Kafka nor Spark) take one core; beside
 # them run the checks, then what the integration tests' fixtures would otherwise build in their
 # own time: Spark's class-data-sharing archive (~30 s, once per virtualenv) and the executors'
-# packed environment (~20 s, once per machine), and Azurite's npm install (~1 min, once per lock
-# file). All are cached and written atomically; should
-# one fail here, its fixture builds it again and reports why. The unit tests' timing checks
+# packed environment (~20 s, once per machine), Azurite's npm install (~1 min, once per lock
+# file) and MiniDFSCluster's jars (~100 MB from Maven Central, once per pom). All are cached
+# and written atomically; should one fail here, its fixture builds it again and reports why. The unit tests' timing checks
 # have room for this (measured: they pass beside two processes spinning on the two cores).
 mkdir -p .test-logs
 bash scripts/system-tools.sh  # kcat, for the benchmarks the integration tests run at a tiny size
@@ -36,6 +36,7 @@ CHECKS=$!
   python -m reconciler.runtime.spark.cds_build
   python -m reconciler.devtools.pack_env
   python -c 'from reconciler.devtools.azurite import installed; installed()'
+  python -c 'from reconciler.devtools.hdfs import jars; jars()'
 ) >.test-logs/prepare.log 2>&1 &
 PREPARE=$!
 echo "==> pytest tests/unit (mypy, ruff and import-linter beside it)" >&2

@@ -44,7 +44,7 @@ CONFIG_DEF = with_storage_keys(
     # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
     .define("topics", Type.LIST, "Topics to write out, comma-separated.", validator=topic_names)
     .define("path", Type.STRING, "Output directory (created if missing): a path, file:///…, s3://bucket/prefix, "
-            "gs://… or abfs://….", validator=location_problem)
+            "gs://…, abfs://… or hdfs://namenode:port/….", validator=location_problem)
     .define("format", Type.STRING, "text: each value as it is (UTF-8, one line); json: each record as a JSON object.",
             default="text", choices=FORMATS)
     .define("flush.records", Type.INT, "Write a file once a partition has buffered this many records.",

@@ -33,7 +33,6 @@ from __future__ import annotations
 import csv
 import fnmatch
 import json
-import os
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,14 +61,14 @@ from reconciler.connectors.converters.settings import converter
 from reconciler.connectors.file_lines import JSON_ENCODER, all_json, check_json, csv_rows, read_complete_lines
 from reconciler.connectors.positions import check_position, is_long, position_of
 from reconciler.connectors.settings import ConnectorSettings
-from reconciler.connectors.storage import Scheme, Store, location_problem, open_store, with_storage_keys
+from reconciler.connectors.storage import Store, location_problem, open_store, with_storage_keys
 
 DEFAULT_BATCH_SIZE = 10_000
 
 CONFIG_DEF = with_storage_keys(
     ConfigDef()
     .define("path", Type.STRING, "Directory the files are read from (recursively, as `glob` says): a path, "
-            "file:///…, s3://bucket/prefix, gs://… or abfs://….", validator=location_problem)
+            "file:///…, s3://bucket/prefix, gs://…, abfs://… or hdfs://namenode:port/….", validator=location_problem)
     .define("topic", Type.STRING, "Topic the lines are produced to.", validator=topic_names)
     .define("format", Type.STRING, "jsonl: each line as it is; csv: rows as JSON objects.", default="jsonl",
             choices=("jsonl", "csv"))
@@ -123,7 +122,7 @@ def owner_task(filename: str, task_count: int) -> int:
 
 def list_files(store: Store, pattern: str) -> list[str]:
     """Matching files as sorted relative POSIX paths, dot-names excluded."""
-    if store.location.scheme is Scheme.FILE and not os.path.isdir(store.location.root):
+    if not store.location.object_store and not store.is_dir():  # a prefix, on an object store, is never missing
         raise ConnectorError(f"file-source directory {store.location.text!r} does not exist")
     names = []
     for relative in store.walk():

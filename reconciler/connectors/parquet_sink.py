@@ -39,7 +39,7 @@ CONFIG_DEF = with_storage_keys(
     # Connect's own `topics` (SinkConnectorConfig), required here: the sink takes no `topics.regex`.
     .define("topics", Type.LIST, "Topics to archive, comma-separated.", validator=topic_names)
     .define("path", Type.STRING, "Dataset directory (created if missing): a path, file:///…, s3://bucket/prefix, "
-            "gs://… or abfs://….", validator=location_problem)
+            "gs://…, abfs://… or hdfs://namenode:port/….", validator=location_problem)
     .define("flush.records", Type.INT, "Write a file once a partition has buffered this many rows.",
             default=DEFAULT_FLUSH_RECORDS, minimum=1)
     .define("compression", Type.STRING, "Parquet compression codec.", default="snappy", choices=COMPRESSIONS)

@@ -4,8 +4,8 @@ PySpark's documented way to give executors third-party packages: a virtual envir
 them, packed into one archive that Spark unpacks in every executor's working directory
 (docs/clusters.md). The executors need what tasks import besides this project
 (which the driver ships itself) and PySpark (which Spark puts on their path): confluent-kafka,
-pyarrow, numpy, pydantic, msgspec, botocore, requests, google-auth and azure-identity, at the
-versions this driver runs.
+pyarrow, numpy, pydantic, msgspec, botocore, requests, google-auth, azure-identity and
+hdfs-native, at the versions this driver runs.
 
     python -m reconciler.devtools.pack_env executor-env.tar.gz
     reconciler run … --spark-master spark://HOST:7077 \\
@@ -34,9 +34,10 @@ from reconciler.toolchain.caches import cache_root, keep_newest
 
 # botocore: the file sinks' conditional PUT to S3 (reconciler.connectors.storage.store); requests,
 # google-auth and azure-identity: their conditional creates on GCS and Azure, with the default
-# credentials' tokens (reconciler.connectors.storage.upload).
+# credentials' tokens (reconciler.connectors.storage.upload); hdfs-native: hdfs:// paths
+# (reconciler.connectors.storage.hdfs).
 EXECUTOR_PACKAGES = ("confluent-kafka", "pyarrow", "numpy", "pydantic", "msgspec", "botocore", "requests",
-                     "google-auth", "azure-identity")
+                     "google-auth", "azure-identity", "hdfs-native")
 PACK_TIMEOUT_S = 900.0
 
 

@@ -1,6 +1,6 @@
 """Spark fixtures: ONE real local SparkSession for the whole test session; and the real stores
-(`postgres`, `s3_server`, `gcs_server`, `azurite`, `azurite_entra`), each started once per
-session by the first test that asks.
+(`postgres`, `s3_server`, `gcs_server`, `azurite`, `azurite_entra`, `hdfs`), each started once
+per session by the first test that asks.
 
 Starting Spark costs seconds (6–10 s on a 2-core machine), so every test that runs tasks
 shares `spark_session`; `spark_executor` is a cheap per-test `SparkExecutor` bound to the
@@ -25,6 +25,7 @@ from azure_support import EntraAzurite
 from reconciler.devtools.azurite import RunningAzurite, start_azurite
 from reconciler.devtools.entra import IdentityEndpoint, make_tls
 from reconciler.devtools.gcs import RunningGcs, start_gcs
+from reconciler.devtools.hdfs import RunningHdfs, start_hdfs
 from reconciler.devtools.postgres import RunningPostgres, start_postgres
 from reconciler.devtools.s3 import RunningS3, start_s3
 from reconciler.kafka.settings import KafkaSettings
@@ -139,7 +140,7 @@ def spark_connect_server(executor_python: str) -> Iterator[RunningConnectServer]
         server.stop()
 
 
-# --- real stores, one each per test session: PostgreSQL, S3-, GCS- and Azure-compatible servers -
+# --- real stores, one each per test session: PostgreSQL, S3-, GCS- and Azure-compatible servers, HDFS
 
 
 @pytest.fixture(scope="session")
@@ -185,6 +186,17 @@ def azurite() -> Iterator[RunningAzurite]:
         yield server
     finally:
         server.kill()  # objects in memory: nothing to flush
+
+
+@pytest.fixture(scope="session")
+def hdfs() -> Iterator[RunningHdfs]:
+    """A real HDFS (Hadoop's MiniDFSCluster: a NameNode and a DataNode, jars from Maven Central)
+    on loopback; `hdfs.uri(path)` names a directory in it."""
+    server = start_hdfs(TEST_LOGS)
+    try:
+        yield server
+    finally:
+        server.kill()  # its files are dropped anyway (a fresh, formatted cluster each session)
 
 
 @pytest.fixture(scope="session")

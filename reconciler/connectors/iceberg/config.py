@@ -137,6 +137,10 @@ class IcebergSinkSettings(ConnectorSettings):
             problems.append(ConfigProblem("iceberg.tables.route-field", "is required with dynamic tables"))
         elif not self.tables and not self.dynamic:
             problems.append(ConfigProblem("iceberg.tables", "must name the destination table(s)"))
+        if self.catalog.get("warehouse", "").lower().startswith(("hdfs:", "viewfs:")):
+            problems.append(ConfigProblem(f"{CATALOG_PREFIX}warehouse", "hdfs:// is not supported: pyiceberg reaches "
+                                          "HDFS only through pyarrow's libhdfs and a Hadoop install; use a local "
+                                          "path or s3://"))
         if self.case_insensitive:
             problems.append(ConfigProblem("iceberg.tables.schema-case-insensitive",
                                           "true is not supported: columns are matched by their exact names"))

@@ -1,7 +1,8 @@
 """Storage for the file connectors: where `path` points (`location`: plain paths and storage
 URIs, parsed and checked), how to reach an object store (`options`: the `s3.*` keys as one typed
 value, mapped for pyarrow, botocore, delta-rs and pyiceberg), the files themselves (`store`:
-list, read, write-once, move aside, on a disk, S3, GCS, ABFS or HDFS through pyarrow), and the
+list, read, write-once, move aside, on a disk, S3, GCS or ABFS through pyarrow, HDFS through
+hdfs-native: `hdfs`), and the
 writes pyarrow cannot make conditional on GCS and Azure (`conditional`: the requests, pure —
 GCS's `ifGenerationMatch=0` upload, Azure's `If-None-Match: *` Put Blob and its SharedKey
 signature; `upload`: sending them, with google-auth's and azure-identity's default credentials).

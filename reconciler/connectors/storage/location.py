@@ -1,10 +1,10 @@
 """Where a file connector's `path` points: a local directory or a prefix in a store, parsed.
 
 Pure: no I/O. `parse_location` accepts a plain path, `file:///abs`, `s3://bucket/prefix`,
-`gs://bucket/prefix` and `abfs[s]://container@account.dfs.core.windows.net/prefix`; anything else
-that looks like a URI is refused with the reason (never taken for a local directory named `s3:`),
-`hdfs://` too: pyarrow reaches HDFS only through libhdfs and a Hadoop install, which the project
-does not ship or test, so it is refused rather than tried. The rules: docs/connectors.md#storage.
+`gs://bucket/prefix`, `abfs[s]://container@account.dfs.core.windows.net/prefix` and
+`hdfs://namenode[:port]/path` (`hdfs:///path`: the Hadoop configuration's `fs.defaultFS`);
+anything else that looks like a URI is refused with the reason (never taken for a local directory
+named `s3:`). The rules: docs/connectors.md#storage.
 """
 
 from __future__ import annotations
@@ -138,12 +138,13 @@ def _abfs(text: str, authority: str, path: str) -> Location:
 
 
 def _hdfs(text: str, authority: str, path: str) -> Location:
-    if not authority or not _HOST_PORT.match(authority):
-        raise BadLocation(f"{text!r} names no namenode: write hdfs://namenode:port/path")
-    if not path.startswith("/") or path == "/":
+    """`hdfs://host:port/path`, `hdfs://host/path` (port 8020), `hdfs://nameservice/path` (HA, from
+    the Hadoop configuration) or `hdfs:///path` (its `fs.defaultFS`)."""
+    if authority and not _HOST_PORT.match(authority):
+        raise BadLocation(f"{text!r}: {authority!r} is not a namenode: write hdfs://namenode:port/path")
+    if not path.startswith("/") or path.strip("/") == "":
         raise BadLocation(f"{text!r} names no directory: write hdfs://namenode:port/path")
-    raise BadLocation(f"{text!r}: hdfs:// is not supported yet (pyarrow needs libhdfs and a Hadoop install, "
-                      "which are not shipped or tested); use s3://, gs://, abfs:// or a mounted directory")
+    return Location(scheme=Scheme.HDFS, authority=authority.lower(), root=path.rstrip("/"), text=text)
 
 
 _PARSERS = {

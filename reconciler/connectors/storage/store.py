@@ -1,9 +1,10 @@
 """One storage layer for the file connectors: list, read, write-once, copy and delete files under
-a `Location`, on a local disk, S3 (and S3-compatible stores), Google Cloud Storage or Azure Blob
-Storage (ABFS), through pyarrow's filesystems.
+a `Location`, on a local disk, S3 (and S3-compatible stores), Google Cloud Storage, Azure Blob
+Storage (ABFS) or HDFS, through pyarrow's filesystems (HDFS's from hdfs-native: `hdfs`).
 
 Writing a file is the one step that differs by store, because it is what exactly once rests on
-(docs/connectors.md#storage): a local disk writes a temporary file, fsyncs and renames it; an
+(docs/connectors.md#storage): a local disk writes a temporary file, fsyncs and renames it; HDFS
+writes a temporary file and renames it, the NameNode refusing an existing name; an
 object store gets one PUT of the final name — an object exists whole or not at all — made a
 conditional create, since pyarrow can send no precondition: on S3 `If-None-Match: *` through
 botocore, on GCS an upload with `ifGenerationMatch=0` and on Azure a Put Blob with
@@ -20,7 +21,7 @@ from __future__ import annotations
 import datetime
 import io
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,23 +29,24 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from reconciler import failpoints
 from reconciler.connectors.api import ConnectorError
+from reconciler.connectors.storage import hdfs
 from reconciler.connectors.storage.conditional import UploadFailed, scrubbed
+from reconciler.connectors.storage.local import TEMP_SUFFIX, Writer, fsync, write_local
 from reconciler.connectors.storage.location import Location, Scheme
 from reconciler.connectors.storage.options import StoreOptions
 from reconciler.connectors.storage.reach import refusal
+from reconciler.net import reachable
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
 
     from reconciler.connectors.storage.upload import Creator
 
-TEMP_SUFFIX = ".tmp"
 CONNECT_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0
 GCS_RETRY_LIMIT_S = 15  # Google's client retries transient errors (an unreachable endpoint) for 15 minutes
 GCS_URL = "https://storage.googleapis.com"
 
-Writer = Callable[[BinaryIO], object]
 
 
 class StorageUnavailable(ConnectorError):
@@ -58,6 +60,7 @@ class Store:
     location: Location
     options: StoreOptions = field(default_factory=StoreOptions)
     _fs: pafs.FileSystem | None = field(default=None, init=False, repr=False)
+    _hdfs: Any = field(default=None, init=False, repr=False)  # hdfs-native's client, under `_fs`
     _s3: Any = field(default=None, init=False, repr=False)
     _bucket_seen: bool = field(default=False, init=False, repr=False)
     _creator: Creator | None = field(default=None, init=False, repr=False)
@@ -103,34 +106,46 @@ class Store:
     def exists(self, rel: str) -> bool:
         return self.size(rel) is not None
 
+    def is_dir(self, rel: str = "") -> bool:
+        """Whether a directory is there (a disk, HDFS: an object store has none, only prefixes)."""
+        import pyarrow.fs as pafs
+
+        with self._reaching(rel):
+            return bool(self.fs.get_file_info(self.location.join(rel)).type == pafs.FileType.Directory)
+
     # --- writing ----------------------------------------------------------------------------
 
     def write_new(self, rel: str, write: Writer) -> bool:
         """Write a file whole (`write(stream)` gives its content); False when a file of that name
         already exists on a store that can refuse the write (S3, GCS, Azure), which it left as it was."""
         if self.location.scheme is Scheme.FILE:
-            _write_local(Path(self.location.join(rel)), write)
+            write_local(Path(self.location.join(rel)), write)
             return True
         buffer = io.BytesIO()
         write(buffer)
         if self.location.scheme is Scheme.S3:
             return self._put_if_absent(rel, buffer.getvalue())
         self._check_bucket()
+        if self.location.scheme is Scheme.HDFS:
+            with self._reaching(rel):
+                return hdfs.write_new(self.hdfs_client, self.location.join(rel), buffer.getvalue())
         creator = self._conditional()
-        if creator is not None:
-            try:
-                return creator.create(self.location.key(rel), buffer.getvalue())
-            except UploadFailed as exc:
-                raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {exc}",
-                                         hint=_hint(self.location)) from None
-        with self._reaching(rel), self.fs.open_output_stream(self.location.join(rel)) as out:
-            out.write(buffer.getvalue())  # HDFS (which `validate` refuses): no conditional create
-        return True
+        assert creator is not None, self.location.scheme  # GCS and Azure have one
+        try:
+            return creator.create(self.location.key(rel), buffer.getvalue())
+        except UploadFailed as exc:
+            raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {exc}",
+                                     hint=_hint(self.location)) from None
 
     def copy(self, rel: str, to_rel: str) -> None:
         if self.location.scheme is Scheme.FILE:
             data = Path(self.location.join(rel)).read_bytes()
-            _write_local(Path(self.location.join(to_rel)), lambda out: out.write(data))
+            write_local(Path(self.location.join(to_rel)), lambda out: out.write(data))
+            return
+        if self.location.scheme is Scheme.HDFS:  # hdfs-native's own copy writes a relative temporary
+            data = self.read(rel)
+            with self._reaching(to_rel):
+                hdfs.replace(self.hdfs_client, self.location.join(to_rel), data)
             return
         with self._reaching(rel):
             self.fs.copy_file(self.location.join(rel), self.location.join(to_rel))
@@ -144,8 +159,8 @@ class Store:
                 self.fs.create_dir(str(Path(target).parent), recursive=True)
                 self.fs.move(self.location.join(rel), target)
             if self.location.scheme is Scheme.FILE:
-                _fsync(Path(self.location.join(to_rel)).parent)
-                _fsync(Path(self.location.join(rel)).parent)
+                fsync(Path(self.location.join(to_rel)).parent)
+                fsync(Path(self.location.join(rel)).parent)
             return
         self.copy(rel, to_rel)
         failpoints.hit(failpoints.Failpoint.STORAGE_AFTER_COPY)
@@ -156,9 +171,9 @@ class Store:
             self.fs.delete_file(self.location.join(rel))
 
     def remove_temp_files(self, rel_dir: str) -> None:
-        """Delete what a writer that crashed between writing and renaming left (a disk: an object
-        store's file is one request, with no temporary)."""
-        if self.location.scheme is not Scheme.FILE:
+        """Delete what a writer that crashed between writing and renaming left (a disk or HDFS: an
+        object store's file is one request, with no temporary)."""
+        if self.location.object_store:
             return
         for name in self.names(rel_dir):
             if name.startswith(".") and name.endswith(TEMP_SUFFIX):
@@ -171,8 +186,18 @@ class Store:
         if self._fs is None:
             if self.location.scheme is Scheme.ABFS and not (self.options.azure_account_key or self.options.azure_sas_token):
                 self._azure_token_first()
-            self._fs = _filesystem(self.location, self.options)
+            if self.location.scheme is Scheme.HDFS:
+                with self._reaching(""):
+                    self._fs, self._hdfs = hdfs.filesystem(self.location)
+            else:
+                self._fs = _filesystem(self.location, self.options)
         return self._fs
+
+    @property
+    def hdfs_client(self) -> Any:
+        """hdfs-native's client of an HDFS location (the one under `fs`)."""
+        assert self.fs is not None and self._hdfs is not None, self.location.scheme
+        return self._hdfs
 
     def _azure_token_first(self) -> None:
         """DefaultAzureCredential's token, by azure-identity, before pyarrow needs its own: pyarrow
@@ -200,7 +225,7 @@ class Store:
             account = self.location.account
             endpoint = self.options.azure_endpoint or f"https://{account}.blob.core.windows.net"
             return f"Azure endpoint {endpoint}, account {account}, container {self.location.bucket}"
-        return f"{scheme.value}://{self.location.authority}"
+        return f"HDFS namenode {self.location.authority or '(fs.defaultFS)'}"
 
     def _endpoint(self) -> str | None:
         """The object store's URL to connect to: one's own, or GCS's or the Azure account's;
@@ -220,12 +245,16 @@ class Store:
         Arrow's Azure filesystem raises its SDK's errors as ArrowException, "Unknown error")."""
         import pyarrow as pa
 
+        # hdfs-native raises a NameNode's refusal it has no OSError for as a RuntimeError.
+        failures = (OSError, pa.ArrowException, RuntimeError) if self.location.scheme is Scheme.HDFS \
+            else (OSError, pa.ArrowException)
         try:
             yield
         except FileNotFoundError:
             raise
-        except (OSError, pa.ArrowException) as exc:
-            raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {_reason(exc)}",
+        except failures as exc:
+            why = hdfs.reason(exc) if self.location.scheme is Scheme.HDFS else _reason(exc)
+            raise StorageUnavailable(f"cannot use {self.where()} ({self.location.uri(rel)}): {scrubbed(why, 400)}",
                                      hint=_hint(self.location)) from None
 
     def _list(self, rel_dir: str, *, recursive: bool) -> list[pafs.FileInfo]:
@@ -241,10 +270,19 @@ class Store:
             return found
 
     def _check_bucket(self) -> None:
-        """A missing bucket is an error, not an empty listing (once per store)."""
+        """A missing bucket is an error, not an empty listing (once per store); an HDFS NameNode
+        that cannot be connected to fails now, not after hdfs-native's 3 minutes of retries."""
         import pyarrow.fs as pafs
 
-        if self._bucket_seen or not self.location.object_store:
+        if self._bucket_seen or self.location.scheme is Scheme.FILE:
+            return
+        if self.location.scheme is Scheme.HDFS:
+            namenode = hdfs.address(self.location)
+            refused = reachable(*namenode, CONNECT_TIMEOUT_S) if namenode else None
+            if namenode and refused:
+                raise StorageUnavailable(f"cannot use {self.where()}: cannot connect to {namenode[0]}:{namenode[1]}: "
+                                         f"{refused}", hint=_hint(self.location))
+            self._bucket_seen = True
             return
         # A refused or unknown endpoint fails now, not after the SDK's retries (`reach`).
         endpoint = self._endpoint()
@@ -320,12 +358,10 @@ def _filesystem(location: Location, options: StoreOptions) -> pafs.FileSystem:
         if location.scheme is Scheme.GS:
             return pafs.GcsFileSystem(retry_time_limit=datetime.timedelta(seconds=GCS_RETRY_LIMIT_S),
                                       **options.pyarrow_gcs_args(os.environ))
-        if location.scheme is Scheme.ABFS:
-            return pafs.AzureFileSystem(**options.pyarrow_azure_args(location.account))
-        filesystem, _ = pafs.FileSystem.from_uri(location.text)
+        assert location.scheme is Scheme.ABFS, location.scheme  # HDFS's is `hdfs.filesystem`
+        return pafs.AzureFileSystem(**options.pyarrow_azure_args(location.account))
     except (OSError, ValueError) as exc:
         raise StorageUnavailable(f"cannot use {location.text}: {_reason(exc)}", hint=_hint(location)) from None
-    return filesystem
 
 
 def _reason(exc: BaseException) -> str:
@@ -344,43 +380,11 @@ def _hint(location: Location) -> str | None:
     if location.scheme is Scheme.ABFS:
         return ("check azblob.endpoint, the account in the URI, that the container exists, and the credentials "
                 "(azblob.account.key or azblob.sas.token, or DefaultAzureCredential)")
+    if location.scheme is Scheme.HDFS:
+        return ("check the NameNode's host and RPC port in the URI (or fs.defaultFS in HADOOP_CONF_DIR), "
+                "and the user (HADOOP_USER_NAME) or Kerberos ticket")
     return None
 
 
 def _relative(path: str, base: str) -> str:
     return path[len(base):].lstrip("/") if path.startswith(base) else path
-
-
-# --- a local disk: temporary file, fsync, rename, fsync the directory ----------------------
-
-
-def _write_local(target: Path, write: Writer) -> None:
-    """Whole or not at all, durable once this returns."""
-    make_dirs(target.parent)
-    temp = target.with_name(f".{target.name}{TEMP_SUFFIX}")
-    try:
-        with temp.open("wb") as out:
-            write(out)
-        _fsync(temp)
-        os.replace(temp, target)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    _fsync(target.parent)
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def make_dirs(directory: Path) -> None:
-    """mkdir -p that also makes the new directory entries durable."""
-    if directory.is_dir():
-        return
-    make_dirs(directory.parent)
-    directory.mkdir(exist_ok=True)
-    _fsync(directory.parent)

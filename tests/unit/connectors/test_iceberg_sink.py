@@ -57,6 +57,8 @@ def test_javas_defaults_and_the_coordinators_keys_are_accepted() -> None:
     ({"iceberg.tables": "db.a", "iceberg.catalog.type": "hadoop"}, "`iceberg.catalog.type`: type hadoop is not supported"),
     ({"iceberg.tables": "db.a", "iceberg.catalog.uri": "jdbc:mysql://h/db"},
      "`iceberg.catalog.uri`: a JDBC catalog here is jdbc:sqlite:/path or jdbc:postgresql://host:port/db"),
+    ({"iceberg.tables": "db.a", "iceberg.catalog.warehouse": "hdfs://nn:8020/wh"},
+     "`iceberg.catalog.warehouse`: hdfs:// is not supported: pyiceberg reaches HDFS only through pyarrow's libhdfs"),
 ])
 def test_bad_configs_name_their_key(config: dict[str, str], expected: str) -> None:
     found = problems(**config)

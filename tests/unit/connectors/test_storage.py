@@ -31,6 +31,10 @@ ROOT = Path(__file__).resolve().parents[3]
         ("s3a://my.bucket/a", Scheme.S3, "my.bucket/a", "my.bucket"),
         ("gs://gcs_bucket/p", Scheme.GS, "gcs_bucket/p", "gcs_bucket"),
         ("abfss://box@account1.dfs.core.windows.net/p", Scheme.ABFS, "box/p", "box"),
+        ("hdfs://namenode:8020/data/out/", Scheme.HDFS, "/data/out", ""),
+        ("hdfs://NameNode.example/data", Scheme.HDFS, "/data", ""),
+        ("hdfs://nameservice1/data", Scheme.HDFS, "/data", ""),
+        ("hdfs:///data", Scheme.HDFS, "/data", ""),
     ],
 )
 def test_paths_and_storage_uris_parse(text: str, scheme: Scheme, root: str, bucket: str) -> None:
@@ -50,8 +54,9 @@ def test_paths_and_storage_uris_parse(text: str, scheme: Scheme, root: str, buck
         ("file://relative/x", "names host 'relative'"),
         ("file:relative", "is not a URI: write file://"),
         ("file:///", "is not an absolute directory"),
-        ("hdfs:///data", "names no namenode"),
-        ("hdfs://namenode:8020/data", "hdfs:// is not supported yet"),
+        ("hdfs://namenode:8020", "names no directory"),
+        ("hdfs://namenode:8020/", "names no directory"),
+        ("hdfs://user@namenode/data", "'user@namenode' is not a namenode"),
         ("abfs://account.blob.core.windows.net/x", "write abfs://container@account"),
         ("s3://bucket/x?versionId=1", "has a query or fragment"),
         ("", "is empty"),
