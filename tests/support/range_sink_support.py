@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +82,21 @@ def zombie_race(config: dict[str, str]) -> ParquetSinkTask:
     current.write(keyed(range(0, 100)))
     assert current.pre_commit({(TOPIC, 0): 100}, closing=True) == {(TOPIC, 0): 100}
     return zombie
+
+
+def zombie_loses_the_race(zombie: ParquetSinkTask, listing: Callable[[], dict[str, Any]],
+                          keys: Callable[[], Counter[bytes]]) -> None:
+    """What `zombie_race`'s zombie does next, on any store: its write of the same name is refused,
+    it re-lists and keeps the current file (`listing()` unchanged), and of what it reads next
+    only 100-149 is new: the store's reader (`keys()`) counts each of 0-149 once."""
+    first = listing()
+    assert list(first) == [f"topic={TOPIC}/partition=0/{TOPIC}+0+{0:020d}-{99:020d}.parquet"]
+    assert zombie.pre_commit({(TOPIC, 0): 100}, closing=True) == {(TOPIC, 0): 100}
+    assert listing() == first
+    assert zombie.partitions[(TOPIC, 0)].held == [(0, 99)]
+    zombie.write(keyed(range(50, 150)))
+    zombie.pre_commit({(TOPIC, 0): 150}, closing=True)
+    assert keys() == Counter(b"%d" % o for o in range(150))
 
 
 def big_batches(n: int, size: int, *, keys: bool) -> tuple[pa.Array, list[pa.RecordBatch]]:

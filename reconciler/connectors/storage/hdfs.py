@@ -60,34 +60,29 @@ def temp_name(path: str) -> str:
 def write_new(client: Any, path: str, data: bytes) -> bool:
     """Write `data` as the file `path`, whole or not at all; False (and nothing changed) when a
     file of that name exists."""
+    return _write(client, path, data, replace=False)
+
+
+def replace(client: Any, path: str, data: bytes) -> None:
+    """Write `data` as the file `path`, whole, replacing a file of that name."""
+    _write(client, path, data, replace=True)
+
+
+def _write(client: Any, path: str, data: bytes, *, replace: bool) -> bool:
     from hdfs_native import WriteOptions
 
     temp = temp_name(path)
     try:
         with client.create(temp, WriteOptions(overwrite=False, create_parent=True)) as out:
             out.write(data)
-        client.rename(temp, path, False)
-    except FileExistsError:
+        client.rename(temp, path, replace)
+    except FileExistsError:  # the rename, refused: `path` exists (and `replace` is False)
         client.delete(temp)
         return False
     except BaseException:
         _forget(client, temp)
         raise
     return True
-
-
-def replace(client: Any, path: str, data: bytes) -> None:
-    """Write `data` as the file `path`, whole, replacing a file of that name."""
-    from hdfs_native import WriteOptions
-
-    temp = temp_name(path)
-    try:
-        with client.create(temp, WriteOptions(overwrite=False, create_parent=True)) as out:
-            out.write(data)
-        client.rename(temp, path, True)
-    except BaseException:
-        _forget(client, temp)
-        raise
 
 
 def _forget(client: Any, temp: str) -> None:
