@@ -187,6 +187,7 @@ class Store:
             if self.location.scheme is Scheme.ABFS and not (self.options.azure_account_key or self.options.azure_sas_token):
                 self._azure_token_first()
             if self.location.scheme is Scheme.HDFS:
+                self._check_bucket()  # whichever call comes first: the NameNode reached, or one line now
                 with self._reaching(""):
                     self._fs, self._hdfs = hdfs.filesystem(self.location)
             else:
