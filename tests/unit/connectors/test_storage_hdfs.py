@@ -60,6 +60,8 @@ def test_a_namenode_nothing_listens_on_fails_the_first_call_at_once(call: str) -
         started = time.monotonic()
         with pytest.raises(StorageUnavailable, match=f"cannot use HDFS namenode 127.0.0.1:{port}: cannot connect to "
                                                      f"127.0.0.1:{port}: .*refused"):
-            {"is_dir": lambda: store.is_dir(), "size": lambda: store.size("a"), "walk": lambda: store.walk(),
-             "write_new": lambda: store.write_new("a", lambda out: out.write(b"x"))}[call]()
+            if call == "write_new":
+                store.write_new("a", lambda out: out.write(b"x"))
+            else:
+                getattr(store, call)(*(["a"] if call == "size" else []))
         assert time.monotonic() - started < 5
