@@ -4,8 +4,9 @@ converging (0 rows lost, 0 twice, read back by hdfs-native's own client, no temp
 file-source reading HDFS files killed before its transaction commits, then each line once in
 the topic, and a missing directory an error, as on a disk; a zombie's write of the same range refused by HDFS's rename, the first file kept; a
 writer killed mid-file (its lease held) not blocking the next write, its temporary cleaned; a
-KIP-875 rewind moving files into `_superseded/`; an unreachable NameNode failing the task in
-one line, at once (hdfs-native alone retries for 3 minutes).
+KIP-875 rewind moving files into `_superseded/`; a user the NameNode refuses, in one line; an
+unreachable NameNode failing the task in one line, at once (hdfs-native alone retries for 3
+minutes).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from crash_support import run_once
 from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.file_source import FileSourceConnector, FileSourceTask
 from reconciler.connectors.parquet_sink import ParquetSinkConnector
-from reconciler.connectors.storage import open_store
+from reconciler.connectors.storage import StorageUnavailable, open_store
 from reconciler.devtools.broker import free_port
 from reconciler.devtools.hdfs import RunningHdfs
 from reconciler.kafka.io.consume import read_to_end
@@ -178,6 +179,25 @@ def test_a_rewind_on_hdfs_moves_the_files_past_it_aside(hdfs: RunningHdfs) -> No
     assert parquet_keys(hdfs, root) == Counter(b"%d" % o for o in range(60))
     superseded = sorted(path.rsplit("/", 1)[1] for path in files(hdfs, root) if path.startswith("_superseded/"))
     assert superseded == [f"orders+0+{50:020d}-{74:020d}.parquet", f"orders+0+{75:020d}-{99:020d}.parquet"]
+
+
+def test_a_refused_user_fails_in_one_line_naming_the_namenode_and_nothing_is_written(
+    hdfs: RunningHdfs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Simple authentication as HADOOP_USER_NAME: a user the directory's permissions refuse gets
+    the NameNode's AccessControlException in one line, without its Java stack."""
+    root = base()
+    Client(hdfs.uri()).mkdirs(root, 0o755, True)  # the superuser's (this process's user)
+    monkeypatch.setenv("HADOOP_USER_NAME", "bob")
+    store = open_store(hdfs.uri(root), {})
+    with pytest.raises(StorageUnavailable) as refused:
+        store.write_new("orders/partition=0/f.txt", lambda out: out.write(b"x\n"))
+    message = str(refused.value)
+    assert message.startswith(f"cannot use HDFS namenode {hdfs.namenode} ({hdfs.uri(root)}/orders/partition=0/f.txt): "
+                              "AccessControlException: Permission denied: user=bob"), message
+    assert "\n" not in message and "\tat " not in message
+    monkeypatch.delenv("HADOOP_USER_NAME")
+    assert files(hdfs, root) == {}
 
 
 def test_an_unreachable_namenode_fails_the_task_in_one_line_at_once(big_batches: Pipeline, hdfs: RunningHdfs) -> None:
