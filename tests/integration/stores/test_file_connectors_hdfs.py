@@ -64,7 +64,7 @@ def _exists(client: Any, path: str) -> bool:
 
 
 def _walk(client: Any, directory: str) -> list[str]:
-    paths = []
+    paths: list[str] = []
     for status in client.list_status(directory):
         paths += _walk(client, status.path) if status.isdir else [status.path]
     return paths
