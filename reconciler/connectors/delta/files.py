@@ -34,9 +34,10 @@ from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.converters.arrow import decode
 from reconciler.connectors.converters.columns import RowFailure, record_failures
 from reconciler.connectors.converters.settings import Converter
-from reconciler.connectors.delta.config import RECORD_FIELDS, DeltaSinkSettings, s3_filesystem_args
+from reconciler.connectors.delta.config import RECORD_FIELDS, DeltaSinkSettings
 from reconciler.connectors.api import Stage
 from reconciler.connectors.errant import ErrantReporter
+from reconciler.connectors.storage import open_store
 
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
@@ -144,10 +145,10 @@ def schema_of(text: str) -> pa.Schema:
 
 
 def filesystem(settings: DeltaSinkSettings) -> tuple[pafs.FileSystem, str]:
-    """The table location's filesystem and root path in it."""
-    if settings.object_store:
-        return pafs.S3FileSystem(**s3_filesystem_args(settings)), settings.uri.split("://", 1)[1].rstrip("/")
-    return pafs.LocalFileSystem(), settings.uri.rstrip("/")
+    """The table location's filesystem and root path in it: the file connectors' storage layer's,
+    so a store is reached as they reach it (and fails in one line naming it)."""
+    store = open_store(settings.table_uri, settings.store)
+    return store.fs, store.location.join()
 
 
 def write_files(rows: pa.Table, settings: DeltaSinkSettings, opener: Callable[[], tuple[pafs.FileSystem, str]]) -> list[DataFile]:

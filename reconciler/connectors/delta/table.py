@@ -37,7 +37,7 @@ def open_table(settings: DeltaSinkSettings) -> DeltaTable | None:
         return None
     except (DeltaError, OSError) as exc:
         raise ConnectorError(f"cannot read the Delta table at {settings.table_uri}: {first_line(exc)} "
-                             "(check delta.table.uri and the s3.* keys)") from exc
+                             "(check delta.table.uri and the store keys: s3.*, azblob.*)") from exc
 
 
 def table_offsets(settings: DeltaSinkSettings, connector: str,

@@ -30,13 +30,14 @@ from reconciler.connectors.storage.options import StoreOptions, with_storage_key
 from reconciler.connectors.storage.store import Store, StorageUnavailable
 
 
-def open_store(path: str, config: ConnectorConfig) -> Store:
-    """The store a connector's `path` (validated already) and `s3.*` keys name; a relative
-    local path is taken from the current directory, as before."""
+def open_store(path: str, config: ConnectorConfig | StoreOptions) -> Store:
+    """The store a connector's `path` (validated already) and store keys (its config, or them
+    read already) name; a relative local path is taken from the current directory, as before."""
     location = parse_location(path)
     if location.scheme is Scheme.FILE:
         location = dataclasses.replace(location, root=os.path.abspath(location.root))
-    return Store(location=location, options=StoreOptions.read(config))
+    options = config if isinstance(config, StoreOptions) else StoreOptions.read(config)
+    return Store(location=location, options=options)
 
 
 __all__ = [

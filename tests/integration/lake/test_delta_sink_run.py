@@ -3,7 +3,8 @@ delta-rs): JsonConverter records with schemas land as typed columns, one Delta c
 with each partition's next offset as a `txn` action; SIGKILLed mid-write, with the files written
 and no commit, and after the table commit before the group commit, the next run leaves the table
 exactly the topic (0 lost, 0 duplicated); schema evolution and an incompatible change; two
-writers fenced; the table on an S3 server (moto) with the s3.* keys; and a record that does not
+writers fenced; the table on an S3 server (moto) with the s3.* keys, and on Azure (Azurite) with
+the azblob.* keys, killed after its files and after its commit; and a record that does not
 decode or fit the batch's schema sent to the dead letter queue (`errors.tolerance=all`) or failing
 the task naming its offset and column (`none`)."""
 
@@ -23,6 +24,7 @@ from crash_support import run_once
 from java_read_support import produce_raw
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct
+from reconciler.devtools.azurite import RunningAzurite
 from reconciler.devtools.s3 import RunningS3
 from reconciler.kafka.io.consume import raw_to_end
 from reconciler.kafka.settings import KafkaSettings
@@ -155,6 +157,32 @@ def test_a_table_on_an_s3_server_with_the_s3_keys(pipeline: Pipeline, s3_server:
     found = table_keys(uri, options)
     assert found == topic_keys(pipeline.settings, topic) and set(found.values()) == {1}
     assert committed_everything(pipeline.settings, "connect-s3lake", topic)
+
+
+@pytest.mark.timeout(900)  # two `run --once` processes, each starting Spark
+def test_a_table_on_azure_killed_after_its_files_and_after_its_commit_converges(
+    pipeline: Pipeline, azurite: RunningAzurite
+) -> None:
+    """The same keys as the file connectors' (`azblob.*`), a table partitioned into directories;
+    read back by delta-rs with options written here, not the sink's own mapping."""
+    topic = pipeline.topic("azorders", 2)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(1000)])
+    uri = azurite.uri(f"{topic}/table")
+    config = delta_config(uri, topic, **azurite.keys(), **{"delta.partition.by": "partition"})
+    pipeline.connector("azlake", DELTA_SINK, config, tasks_max=2)
+    options = {"azure_storage_account_name": azurite.account, "azure_storage_account_key": azurite.account_key,
+               "azure_storage_endpoint": f"{azurite.endpoint}/{azurite.account}", "azure_allow_http": "true"}
+
+    run_once(pipeline, "sink.after_files")  # the tasks' files on Azure, no table commit
+    run_once(pipeline, "sink.after_table_commit")  # the table holds the batch, the group does not
+    assert table_keys(uri, options) == topic_keys(pipeline.settings, topic)
+    assert not committed_everything(pipeline.settings, "connect-azlake", topic)
+
+    pipeline.converge()
+    found = table_keys(uri, options)
+    assert found == topic_keys(pipeline.settings, topic) and len(found) == 1000 and set(found.values()) == {1}
+    assert DeltaTable(uri, storage_options=options).metadata().partition_columns == ["partition"]
+    assert committed_everything(pipeline.settings, "connect-azlake", topic)
 
 
 @pytest.mark.timeout(600)

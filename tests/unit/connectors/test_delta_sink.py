@@ -125,7 +125,7 @@ def test_config_problems_name_their_keys(tmp_path: Path) -> None:
 
 
 def test_the_s3_keys_reach_delta_rs_and_pyarrow_and_leave_the_aws_chain_alone_when_unset() -> None:
-    from reconciler.connectors.delta.config import DeltaSinkSettings, s3_filesystem_args, storage_options
+    from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
 
     keys = {"topics": "t", "delta.table.uri": "s3a://bucket/lake", "s3.endpoint": "http://127.0.0.1:9000",
             "s3.region": "eu-west-1", "s3.path.style.access": "true", "s3.access.key.id": "id",
@@ -136,9 +136,36 @@ def test_the_s3_keys_reach_delta_rs_and_pyarrow_and_leave_the_aws_chain_alone_wh
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9000", "AWS_REGION": "eu-west-1", "AWS_ACCESS_KEY_ID": "id",
         "AWS_SECRET_ACCESS_KEY": "secret", "AWS_ALLOW_HTTP": "true", "AWS_VIRTUAL_HOSTED_STYLE_REQUEST": "false",
         "AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
-    assert s3_filesystem_args(settings) == {"endpoint_override": "127.0.0.1:9000", "scheme": "http",
-                                            "region": "eu-west-1", "access_key": "id", "secret_key": "secret",
-                                            "force_virtual_addressing": False}
+    # The tasks' data files go through the file connectors' store, with the same keys.
+    assert settings.store.pyarrow_s3_args() == {"force_virtual_addressing": False,
+                                                "endpoint_override": "http://127.0.0.1:9000", "scheme": "http",
+                                                "region": "eu-west-1", "access_key": "id", "secret_key": "secret"}
+    assert "secret" not in repr(settings)
     bare = DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "s3://bucket/lake"})
-    assert storage_options(bare) == {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"} and s3_filesystem_args(bare) == {}
+    assert storage_options(bare) == {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
     assert storage_options(DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "/tmp/x"})) == {}
+
+
+def test_the_azblob_keys_reach_delta_rs_and_leave_azures_chain_alone_when_unset() -> None:
+    from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
+
+    uri = "abfss://lake@acct1.dfs.core.windows.net/t"
+    keyed = DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": uri, "azblob.endpoint": "http://127.0.0.1:10000/",
+                                     "azblob.account.key": "k3y"})
+    assert storage_options(keyed) == {"azure_storage_account_name": "acct1", "azure_storage_account_key": "k3y",
+                                      "azure_storage_endpoint": "http://127.0.0.1:10000/acct1",
+                                      "azure_allow_http": "true"}
+    sas = DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": uri, "azblob.sas.token": "?sv=1&sig=x"})
+    assert storage_options(sas) == {"azure_storage_account_name": "acct1", "azure_storage_sas_key": "sv=1&sig=x"}
+    assert storage_options(DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": uri})) == {
+        "azure_storage_account_name": "acct1"}  # DefaultAzureCredential's sources, as delta-rs reads them
+
+
+@pytest.mark.parametrize(("uri", "why"), [
+    ("gs://bucket/t", "`gs://` is not a store delta-sink writes to yet"),
+    ("hdfs://nn:8020/t", "`hdfs://` is not a store delta-sink writes to yet"),
+    ("ftp://host/t", "is a URI of scheme 'ftp'"),
+])
+def test_a_table_where_delta_sink_does_not_write_is_refused_with_the_reason(uri: str, why: str) -> None:
+    problems = DeltaSinkConnector().validate({"topics": "t", "delta.table.uri": uri})
+    assert [p.key for p in problems] == ["delta.table.uri"] and why in problems[0].message, problems
