@@ -19,14 +19,15 @@ POM = Path(__file__).resolve().parent / "jvm" / "delta-spark" / "pom.xml"
 READ = """
 import json, sys
 from pyspark.sql import SparkSession
-jars, uri, columns = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+jars, uris, columns = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3].split(",")
 spark = (SparkSession.builder.master("local[1]").config("spark.jars", jars)
          .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
          .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
          .config("spark.sql.shuffle.partitions", "1").config("spark.databricks.delta.snapshotPartitions", "1")
          .config("spark.driver.memory", "768m").config("spark.ui.enabled", "false").getOrCreate())
-rows = spark.read.format("delta").load(uri).select(*columns).collect()
-print("ROWS " + json.dumps([[None if v is None else str(v) for v in row] for row in rows]), flush=True)
+for uri in uris:
+    rows = spark.read.format("delta").load(uri).select(*columns).collect()
+    print("ROWS " + json.dumps([[None if v is None else str(v) for v in row] for row in rows]), flush=True)
 spark.stop()
 """
 
@@ -46,11 +47,17 @@ def _artifact(jar: Path) -> str:
 
 def spark_read(uri: str, columns: list[str], env: dict[str, str] | None = None) -> list[list[str | None]]:
     """The table's rows (`columns`, as text) read by Spark's Delta reader in a child process."""
+    return spark_read_tables([uri], columns, env)[0]
+
+
+def spark_read_tables(uris: list[str], columns: list[str],
+                      env: dict[str, str] | None = None) -> list[list[list[str | None]]]:
+    """Each table's rows, read in one child process (one JVM start for them all)."""
     jars = ",".join(str(jar) for jar in delta_spark_jars())
-    done = subprocess.run([sys.executable, "-c", READ, jars, uri, ",".join(columns)], capture_output=True,
+    done = subprocess.run([sys.executable, "-c", READ, jars, json.dumps(uris), ",".join(columns)], capture_output=True,
                           text=True, timeout=600, env=env, check=False)
     found = [line for line in done.stdout.splitlines() if line.startswith("ROWS ")]
-    if done.returncode != 0 or not found:
-        raise RuntimeError(f"Spark could not read the Delta table at {uri}:\n{done.stderr[-3000:]}")
-    rows: list[list[str | None]] = json.loads(found[0][5:])
-    return rows
+    if done.returncode != 0 or len(found) != len(uris):
+        raise RuntimeError(f"Spark could not read the Delta tables at {uris}:\n{done.stderr[-3000:]}")
+    tables: list[list[list[str | None]]] = [json.loads(line[5:]) for line in found]
+    return tables

@@ -4,8 +4,8 @@ The table's location and the keys that reach its store are the file connectors' 
 (`connectors.storage`: `delta.table.uri` parsed as a `path` is, the `s3.*` and `azblob.*` keys
 read into one `StoreOptions`); the tasks write their data files through that storage layer's
 pyarrow filesystem, and `storage_options` says the same settings to delta-rs for the driver's
-commits. Tables on a local disk, S3 and Azure; `gs://` and `hdfs://` are refused with the reason
-(docs/connectors.md#delta-sink).
+commits. Tables on a local disk, S3, Azure and HDFS; `gs://` is refused with the reason
+(docs/connectors.md#where-tables-live).
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ CONFIG_DEF = with_storage_keys(
     .define("topics", Type.LIST, "Topics to write, comma-separated (or `topics.regex`).", default="",
             validator=topic_names)
     .define("topics.regex", Type.STRING, "A regular expression of the topics to write.", default="")
-    .define("delta.table.uri", Type.STRING, "The table: a local path, file:///…, s3://bucket/prefix or "
-            "abfs://container@account.dfs.core.windows.net/prefix.", validator=location_problem)
+    .define("delta.table.uri", Type.STRING, "The table: a local path, file:///…, s3://bucket/prefix, "
+            "abfs://container@account.dfs.core.windows.net/prefix or hdfs://namenode:port/path.",
+            validator=location_problem)
     .define("delta.partition.by", Type.LIST, "Columns the table is partitioned by (when it is created).",
             default="")
     .define("delta.auto.create", Type.BOOLEAN, "Create the table when it does not exist.", default=True)
@@ -61,7 +62,7 @@ class DeltaSinkSettings(ConnectorSettings):
             problems.append(ConfigProblem("topics", "names no topic", "set `topics` or `topics.regex`"))
         why_not = _not_yet(self.table_uri) if not any(p.key == "delta.table.uri" for p in found) else None
         if why_not:
-            problems.append(ConfigProblem("delta.table.uri", why_not, "use a local path, file://, s3:// or abfs://"))
+            problems.append(ConfigProblem("delta.table.uri", why_not, "use a local path, s3://, abfs:// or hdfs://"))
         clash = sorted(set(self.partition_by) & {"headers", "key"})
         if clash:
             problems.append(ConfigProblem("delta.partition.by", f"cannot partition by `{clash[0]}`",
@@ -93,9 +94,6 @@ def _not_yet(uri: str) -> str | None:
     if scheme is Scheme.GS:
         return ("`gs://` is not a store delta-sink writes to yet: delta-rs lists GCS through its XML API, which "
                 "the GCS emulator the tests run answers 404, so it is not tested")
-    if scheme is Scheme.HDFS:
-        return ("`hdfs://` is not a store delta-sink writes to yet: delta-rs's HDFS client aborts the process at "
-                "its exit (measured: 1 run in 4), which would fail the run that committed")
     return None
 
 
@@ -133,4 +131,4 @@ def storage_options(settings: DeltaSinkSettings) -> dict[str, str]:
         if (options.azure_endpoint or "").startswith("http://"):
             found["azure_allow_http"] = "true"
         return found
-    return {}
+    return {}  # a local disk; HDFS: hdfs-native reads the Hadoop configuration itself, as for the file connectors

@@ -148,7 +148,10 @@ def filesystem(settings: DeltaSinkSettings) -> tuple[pafs.FileSystem, str]:
     """The table location's filesystem and root path in it: the file connectors' storage layer's,
     so a store is reached as they reach it (and fails in one line naming it)."""
     store = open_store(settings.table_uri, settings.store)
-    return store.fs, store.location.join()
+    root = store.location.join()
+    if not store.location.object_store:  # a disk's or HDFS's directories are real: the root first
+        store.fs.create_dir(root, recursive=True)
+    return store.fs, root
 
 
 def write_files(rows: pa.Table, settings: DeltaSinkSettings, opener: Callable[[], tuple[pafs.FileSystem, str]]) -> list[DataFile]:
@@ -163,8 +166,6 @@ def write_files(rows: pa.Table, settings: DeltaSinkSettings, opener: Callable[[]
         path = f"{root}/{relative}"
         if directory:
             fs.create_dir(f"{root}/{directory}", recursive=True)
-        elif isinstance(fs, pafs.LocalFileSystem):
-            fs.create_dir(root, recursive=True)
         pq.write_table(_without_nulls(part), path, filesystem=fs, compression="snappy")
         size = fs.get_file_info(path).size
         written.append(DataFile(path=relative, size=int(size or 0), partition_values=values,

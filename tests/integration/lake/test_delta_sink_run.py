@@ -4,7 +4,8 @@ with each partition's next offset as a `txn` action; SIGKILLed mid-write, with t
 and no commit, and after the table commit before the group commit, the next run leaves the table
 exactly the topic (0 lost, 0 duplicated); schema evolution and an incompatible change; two
 writers fenced; the table on an S3 server (moto) with the s3.* keys, and on Azure (Azurite) with
-the azblob.* keys, killed after its files and after its commit; and a record that does not
+the azblob.* keys, killed after its files and after its commit (HDFS: test_delta_spark_read.py);
+and a record that does not
 decode or fit the batch's schema sent to the dead letter queue (`errors.tolerance=all`) or failing
 the task naming its offset and column (`none`)."""
 

@@ -66,8 +66,11 @@ def test_sinks_on_s3_killed_mid_write_and_after_files_converge(big_batches: Pipe
                                               **keys}, tasks_max=2)
 
     run_once(pipeline, "sink.mid_write")  # a partition's first file written, more to read
-    written = s3_parquet_keys(s3_server, parquet) + Counter(_ids(s3_text_lines(s3_server, text)))
-    assert 0 < sum(written.values()) < 2 * count and set(written.values()) == {1}
+    # Each sink on its own: the two read the same ids, and both may have written their first
+    # files before the kill landed (then an id is in each once, never twice in one).
+    in_parquet, in_text = s3_parquet_keys(s3_server, parquet), Counter(_ids(s3_text_lines(s3_server, text)))
+    assert 0 < sum(in_parquet.values()) + sum(in_text.values()) < 2 * count
+    assert set(in_parquet.values()) <= {1} and set(in_text.values()) <= {1}
     assert not committed_everything(pipeline.settings, "connect-archive", topic)
 
     run_once(pipeline, "sink.after_files")  # files in place, offsets not committed

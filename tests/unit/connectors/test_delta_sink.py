@@ -144,6 +144,7 @@ def test_the_s3_keys_reach_delta_rs_and_pyarrow_and_leave_the_aws_chain_alone_wh
     bare = DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "s3://bucket/lake"})
     assert storage_options(bare) == {"AWS_S3_ALLOW_UNSAFE_RENAME": "true"}
     assert storage_options(DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "/tmp/x"})) == {}
+    assert storage_options(DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "hdfs://nn:8020/t"})) == {}
 
 
 def test_the_azblob_keys_reach_delta_rs_and_leave_azures_chain_alone_when_unset() -> None:
@@ -163,7 +164,6 @@ def test_the_azblob_keys_reach_delta_rs_and_leave_azures_chain_alone_when_unset(
 
 @pytest.mark.parametrize(("uri", "why"), [
     ("gs://bucket/t", "`gs://` is not a store delta-sink writes to yet"),
-    ("hdfs://nn:8020/t", "`hdfs://` is not a store delta-sink writes to yet"),
     ("ftp://host/t", "is a URI of scheme 'ftp'"),
 ])
 def test_a_table_where_delta_sink_does_not_write_is_refused_with_the_reason(uri: str, why: str) -> None:
