@@ -92,8 +92,8 @@ def _not_yet(uri: str) -> str | None:
     """Why delta-sink does not write a table where `uri` points, though the file connectors do."""
     scheme = parse_location(uri).scheme
     if scheme is Scheme.GS:
-        return ("`gs://` is not a store delta-sink writes to yet: delta-rs lists GCS through its XML API, which "
-                "the GCS emulator the tests run answers 404, so it is not tested")
+        return ("`gs://` is not a store delta-sink writes to yet: delta-rs commits through GCS's XML API, which "
+                "the GCS emulator the tests run does not serve (an object's PUT answers 400), so it is not tested")
     return None
 
 
