@@ -74,10 +74,6 @@ class DeltaSinkSettings(ConnectorSettings):
         return parse_location(self.table_uri)
 
     @property
-    def object_store(self) -> bool:
-        return self.location.object_store
-
-    @property
     def uri(self) -> str:
         """The table's URI for delta-rs: s3a:// spelt s3://, file:// as a plain path."""
         parts = urlsplit(self.table_uri)

@@ -48,7 +48,6 @@ GCS_RETRY_LIMIT_S = 15  # Google's client retries transient errors (an unreachab
 GCS_URL = "https://storage.googleapis.com"
 
 
-
 class StorageUnavailable(ConnectorError):
     """The store could not be reached, or refused the credentials or the request."""
 
@@ -117,7 +116,7 @@ class Store:
 
     def write_new(self, rel: str, write: Writer) -> bool:
         """Write a file whole (`write(stream)` gives its content); False when a file of that name
-        already exists on a store that can refuse the write (S3, GCS, Azure), which it left as it was."""
+        already exists on a store that can refuse the write (S3, GCS, Azure, HDFS), which it left as it was."""
         if self.location.scheme is Scheme.FILE:
             write_local(Path(self.location.join(rel)), write)
             return True
