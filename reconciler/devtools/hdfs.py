@@ -18,11 +18,11 @@ import json
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from reconciler.devtools.jvm import java_binary
-from reconciler.devtools.process import ManagedProcess, launch, serve_in_foreground, wait_ready
+from reconciler.devtools.process import STOP_TIMEOUT_S, RunningServer, launch, serve_in_foreground, wait_ready
 from reconciler.errors import ReconcilerError
 from reconciler.toolchain.maven import resolve_classpath
 
@@ -37,18 +37,11 @@ class HdfsStartError(ReconcilerError):
 
 
 @dataclass(kw_only=True)
-class RunningHdfs:
-    """A started MiniDFSCluster: `uri(path)` names a directory in it."""
+class RunningHdfs(RunningServer):
+    """A started MiniDFSCluster, as RunningServer (its port the NameNode's RPC port, not HTTP);
+    `uri(path)` names a directory in it. Stopping it removes its files too."""
 
-    port: int
-    log_path: Path
-    process: ManagedProcess = field(repr=False)
     base_dir: Path
-    host: str = HOST
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
 
     @property
     def namenode(self) -> str:
@@ -59,23 +52,14 @@ class RunningHdfs:
         """`hdfs://host:port/path`."""
         return f"hdfs://{self.namenode}/{path.lstrip('/')}"
 
-    def alive(self) -> bool:
-        return self.process.alive()
-
-    def stop(self) -> None:
-        """SIGTERM (the JVM's shutdown hook stops the cluster), then SIGKILL; its files go too. Idempotent."""
-        self.process.stop()
+    def stop(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """SIGTERM (the JVM's shutdown hook stops the cluster), then SIGKILL. Idempotent."""
+        super().stop(timeout_s)
         shutil.rmtree(self.base_dir, ignore_errors=True)
 
     def kill(self) -> None:
-        self.process.kill()
+        super().kill()
         shutil.rmtree(self.base_dir, ignore_errors=True)
-
-    def __enter__(self) -> RunningHdfs:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
 
 
 def jars() -> tuple[Path, ...]:
@@ -107,7 +91,7 @@ def start_hdfs(log_dir: Path | None = None, *, ready_timeout_s: float = READY_TI
         raise
     port = _port(details)
     assert port is not None
-    return RunningHdfs(port=port, log_path=log_path, process=process, base_dir=base_dir)
+    return RunningHdfs(port=port, log_path=log_path, process=process, base_dir=base_dir, host=HOST)
 
 
 def _port(details: Path) -> int | None:
