@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from reconciler.runtime.spark.cds import driver_options, launcher_environment
@@ -24,7 +25,7 @@ POM = Path(__file__).resolve().parent / "jvm" / "delta-spark" / "pom.xml"
 READ = """
 import json, sys
 from pyspark.sql import SparkSession
-jars, uris, columns, java = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
+jars, tables, java = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 spark = (SparkSession.builder.master("local[1]").config("spark.jars", jars)
          .config("spark.driver.extraJavaOptions", java).config("spark.sql.codegen.wholeStage", "false")
          .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
@@ -32,7 +33,7 @@ spark = (SparkSession.builder.master("local[1]").config("spark.jars", jars)
          .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
          .config("spark.sql.shuffle.partitions", "1").config("spark.databricks.delta.snapshotPartitions", "1")
          .config("spark.driver.memory", "768m").config("spark.ui.enabled", "false").getOrCreate())
-for uri in uris:
+for uri, columns in tables:
     rows = spark.read.format("delta").load(uri).select(*columns).collect()
     print("ROWS " + json.dumps([[None if v is None else str(v) for v in row] for row in rows]), flush=True)
 spark.stop()
@@ -52,22 +53,19 @@ def _artifact(jar: Path) -> str:
     return re.sub(r"-\d[^-]*(-[^-]+)?\.jar$", "", jar.name) if re.search(r"-\d", jar.name) else jar.stem
 
 
-def spark_read(uri: str, columns: list[str], env: dict[str, str] | None = None) -> list[list[str | None]]:
-    """The table's rows (`columns`, as text) read by Spark's Delta reader in a child process."""
-    return spark_read_tables([uri], columns, env)[0]
-
-
-def spark_read_tables(uris: list[str], columns: list[str],
+def spark_read_tables(tables: Sequence[tuple[str, Sequence[str]]],
                       env: dict[str, str] | None = None) -> list[list[list[str | None]]]:
-    """Each table's rows, read in one child process (one JVM start for them all)."""
+    """Each table's rows (its `columns`, as text), read in one child process (one JVM start)."""
     jars = ",".join(str(jar) for jar in delta_spark_jars())
     java = f"-XX:TieredStopAtLevel=1 {driver_options()}"
     environ = dict(os.environ if env is None else env)
     environ.update(launcher_environment(environ))
-    done = subprocess.run([sys.executable, "-c", READ, jars, json.dumps(uris), ",".join(columns), java],
+    asked = json.dumps([[uri, list(columns)] for uri, columns in tables])
+    done = subprocess.run([sys.executable, "-c", READ, jars, asked, java],
                           capture_output=True, text=True, timeout=600, env=environ, check=False)
     found = [line for line in done.stdout.splitlines() if line.startswith("ROWS ")]
-    if done.returncode != 0 or len(found) != len(uris):
-        raise RuntimeError(f"Spark could not read the Delta tables at {uris}:\n{done.stderr[-3000:]}")
-    tables: list[list[list[str | None]]] = [json.loads(line[5:]) for line in found]
-    return tables
+    if done.returncode != 0 or len(found) != len(tables):
+        raise RuntimeError(f"Spark could not read the Delta tables at {[uri for uri, _ in tables]}:\n"
+                           f"{done.stderr[-3000:]}")
+    rows: list[list[list[str | None]]] = [json.loads(line[5:]) for line in found]
+    return rows
