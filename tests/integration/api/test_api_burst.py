@@ -80,13 +80,13 @@ def test_a_burst_of_1000_requests_delays_no_tick(kafka_settings: KafkaSettings, 
         loop = TimedLoop(make_tick(worker, FixedManifests(desired, paths), TextOutput(), service.observer))
         loop.thread.start()
         try:
-            loop.wait_for(4)  # warm: the first ticks create topics and statuses
+            loop.wait_for(3)  # warm: the first ticks create topics and statuses
             quiet_from = len(loop.ticks)
-            loop.wait_for(quiet_from + 8)
+            loop.wait_for(quiet_from + 5)
             burst_from = len(loop.ticks)
             codes, failures, took = burst(service.url)
             burst_to = len(loop.ticks)
-            loop.wait_for(burst_to + 8)  # quiet again: the reference is before and after
+            loop.wait_for(burst_to + 5)  # quiet again: the reference is before and after
         finally:
             loop.stopper.request_stop()
             loop.thread.join(30)
