@@ -84,12 +84,14 @@ class Store:
         """The size of a file; None when there is none."""
         import pyarrow.fs as pafs
 
+        self._check_bucket()
         with self._reaching(rel):
             info = self.fs.get_file_info(self.location.join(rel))
         return info.size if info.type == pafs.FileType.File else None
 
     def read(self, rel: str, start: int = 0, length: int | None = None) -> bytes:
         """The bytes of a file from `start` (to its end, or `length` of them)."""
+        self._check_bucket()
         with self._reaching(rel), self.fs.open_input_file(self.location.join(rel)) as handle:
             handle.seek(start)
             return bytes(handle.read() if length is None else handle.read(length))
@@ -97,6 +99,7 @@ class Store:
     @contextmanager
     def open_input(self, rel: str) -> Iterator[BinaryIO]:
         """A file open for reading, with seek (object stores read ranges as asked)."""
+        self._check_bucket()
         with self._reaching(rel):
             handle = self.fs.open_input_file(self.location.join(rel))
         with handle:
@@ -109,6 +112,7 @@ class Store:
         """Whether a directory is there (a disk, HDFS: an object store has none, only prefixes)."""
         import pyarrow.fs as pafs
 
+        self._check_bucket()
         with self._reaching(rel):
             return bool(self.fs.get_file_info(self.location.join(rel)).type == pafs.FileType.Directory)
 
@@ -270,8 +274,9 @@ class Store:
             return found
 
     def _check_bucket(self) -> None:
-        """A missing bucket is an error, not an empty listing (once per store); an HDFS NameNode
-        that cannot be connected to fails now, not after hdfs-native's 3 minutes of retries."""
+        """Before a store's first call, whichever it is (once per store): a missing bucket is an
+        error, not an empty listing or a missing file; an endpoint or HDFS NameNode that cannot be
+        connected to fails now, not after the SDK's retries (hdfs-native's: 3 minutes)."""
         import pyarrow.fs as pafs
 
         if self._bucket_seen or self.location.scheme is Scheme.FILE:

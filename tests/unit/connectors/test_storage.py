@@ -152,9 +152,11 @@ def test_a_local_store_writes_whole_files_and_moves_them_aside(tmp_path: Path) -
     assert open_store(f"file://{tmp_path}/out", {}).walk() == {"_superseded/a/one.txt": 2}
 
 
+@pytest.mark.parametrize("call", ["walk", "size", "read", "is_dir", "write_new"])
 def test_a_gcs_endpoint_that_refuses_connections_fails_at_once_not_after_googles_retries(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, call: str
 ) -> None:
+    """Whatever the store is asked first."""
     for proxy in ("http_proxy", "https_proxy", "all_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         monkeypatch.delenv(proxy, raising=False)
     with socket.socket() as listening:
@@ -168,7 +170,10 @@ def test_a_gcs_endpoint_that_refuses_connections_fails_at_once_not_after_googles
         assert refusal(f"http://127.0.0.1:{port}", 1.0) == f"cannot connect to 127.0.0.1:{port}: Connection refused"
         store = open_store("gs://bucket/p", {"gcs.endpoint": f"http://127.0.0.1:{port}", "gcs.anonymous": "true"})
         with pytest.raises(StorageUnavailable, match=f"GCS endpoint http://127.0.0.1:{port}, bucket bucket: cannot connect"):
-            store.walk()
+            if call == "write_new":
+                store.write_new("a", lambda out: out.write(b"x"))
+            else:
+                getattr(store, call)(*(["a"] if call in ("size", "read") else []))
         assert refusal("minio:9000", 1.0) is None  # no host to name: the SDK's own error says what is wrong
         # through a proxy Google's client (libcurl) connects where this process may not: no refusal of ours
         monkeypatch.setenv("http_proxy", "http://proxy.invalid:3128")
