@@ -133,7 +133,7 @@ def _gcs_options(options: StoreOptions, env: Mapping[str, str]) -> dict[str, str
     url = options.gcs_url(env)
     if options.gcs_anonymous and not url:
         raise ConnectorError("gcs.anonymous=true needs gcs.endpoint (or STORAGE_EMULATOR_HOST) for a Delta table: "
-                             "delta-rs cannot write to Google's GCS without credentials")
+                             "delta-rs has no unsigned writes to reach Google's own GCS with")
     if not url:
         return {}
     parts = urlsplit(url)

@@ -1,10 +1,11 @@
 // Command fake-gcs-xml: fake-gcs-server's in-memory GCS (github.com/fsouza/fake-gcs-server,
 // its fakestorage library, at the version go.mod pins) serving, besides its JSON and upload APIs,
 // the object writes of GCS's XML API that it does not route: PUT of an object (plain, or a copy
-// with x-goog-copy-source) and DELETE. The object_store crate (delta-rs, polars) reaches GCS only
-// through the XML API; fake-gcs-server serves its listing and reads but answers a PUT with 400
-// "invalid uploadType" (fsouza/fake-gcs-server#331; the XML writes of #1164/#2092 are unmerged
-// and ignore preconditions). Each XML write is handed to the server's own JSON API, so
+// with x-goog-copy-source) and DELETE; and its listing's start-after, which it ignores. The
+// object_store crate (delta-rs, polars) reaches GCS only through the XML API; fake-gcs-server
+// serves its listing and reads but answers a PUT with 400 "invalid uploadType"
+// (fsouza/fake-gcs-server#331; the XML writes of #1164/#2092 are unmerged and ignore
+// preconditions). Each XML write is handed to the server's own JSON API, so
 // x-goog-if-generation-match (object_store's create-if-absent: delta-rs's commits) is checked
 // atomically by its storage, as its uploads' ifGenerationMatch is. Run by reconciler/devtools/gcs.py.
 package main
@@ -66,14 +67,14 @@ func (x xmlWrites) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case !ok:
 		x.inner.ServeHTTP(w, r)
 	case r.Method == http.MethodDelete:
-		x.reply(w, x.call(http.MethodDelete, jsonObject(bucket, object), nil, ""))
+		x.reply(w, x.call(http.MethodDelete, jsonObject(bucket, object), nil, nil))
 	case r.Method != http.MethodPut:
 		x.inner.ServeHTTP(w, r)
 	case r.Header.Get("x-goog-copy-source") != "":
 		x.reply(w, x.copy(r, bucket, object))
 	default:
-		x.reply(w, x.upload(bucket, object, r.Header.Get("x-goog-if-generation-match"), r.Body,
-			r.Header.Get("Content-Type")))
+		// Content-Type, Cache-Control, x-goog-meta-*: the JSON media upload reads them alike.
+		x.reply(w, x.upload(bucket, object, r.Header.Get("x-goog-if-generation-match"), r.Body, r.Header))
 	}
 }
 
@@ -104,7 +105,7 @@ func (x xmlWrites) listAfter(w http.ResponseWriter, r *http.Request) {
 	query := r.URL.Query()
 	after := query.Get("start-after")
 	query.Del("start-after")
-	listed := x.call(http.MethodGet, r.URL.EscapedPath()+"?"+query.Encode(), nil, "")
+	listed := x.call(http.MethodGet, r.URL.EscapedPath()+"?"+query.Encode(), nil, nil)
 	var result fakestorage.ListBucketResult
 	if listed.Code != http.StatusOK || xml.Unmarshal(listed.Body.Bytes(), &result) != nil {
 		w.WriteHeader(listed.Code)
@@ -141,27 +142,28 @@ func (x xmlWrites) copy(r *http.Request, bucket, object string) *httptest.Respon
 	if err != nil || !found {
 		return failed(http.StatusBadRequest, "x-goog-copy-source is not /bucket/object")
 	}
-	read := x.call(http.MethodGet, "/download"+jsonObject(sourceBucket, sourceObject)+"?alt=media", nil, "")
+	read := x.call(http.MethodGet, "/download"+jsonObject(sourceBucket, sourceObject)+"?alt=media", nil, nil)
 	if read.Code != http.StatusOK {
 		return read
 	}
 	return x.upload(bucket, object, r.Header.Get("x-goog-if-generation-match"), read.Body,
-		read.Header().Get("Content-Type"))
+		http.Header{"Content-Type": {read.Header().Get("Content-Type")}})
 }
 
-func (x xmlWrites) upload(bucket, object, generation string, body io.Reader, contentType string) *httptest.ResponseRecorder {
+func (x xmlWrites) upload(bucket, object, generation string, body io.Reader, header http.Header) *httptest.ResponseRecorder {
 	query := url.Values{"uploadType": {"media"}, "name": {object}}
 	if generation != "" {
 		query.Set("ifGenerationMatch", generation)
 	}
-	return x.call(http.MethodPost, "/upload/storage/v1/b/"+url.PathEscape(bucket)+"/o?"+query.Encode(), body, contentType)
+	return x.call(http.MethodPost, "/upload/storage/v1/b/"+url.PathEscape(bucket)+"/o?"+query.Encode(), body, header)
 }
 
-func (x xmlWrites) call(method, target string, body io.Reader, contentType string) *httptest.ResponseRecorder {
+// call: one request to inner, answered in memory.
+func (x xmlWrites) call(method, target string, body io.Reader, header http.Header) *httptest.ResponseRecorder {
 	request := httptest.NewRequest(method, target, body)
 	request.Host = x.publicHost
-	if contentType != "" {
-		request.Header.Set("Content-Type", contentType)
+	for name, values := range header {
+		request.Header[name] = values
 	}
 	recorder := httptest.NewRecorder()
 	x.inner.ServeHTTP(recorder, request)
