@@ -25,7 +25,7 @@ fi
 # them run the checks, then what the integration tests' fixtures would otherwise build in their
 # own time: Spark's class-data-sharing archive (~30 s, once per virtualenv) and the executors'
 # packed environment (~20 s, once per machine), Azurite's npm install (~1 min, once per lock
-# file), the GCS server's `go build` (~3 min, once per source) and MiniDFSCluster's jars
+# file), the GCS server's `go build` (~2 min, once per source) and MiniDFSCluster's jars
 # (~100 MB from Maven Central, once per pom). All are cached
 # and written atomically; should one fail here, its fixture builds it again and reports why. The unit tests' timing checks
 # have room for this (measured: they pass beside two processes spinning on the two cores).
