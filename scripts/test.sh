@@ -25,7 +25,8 @@ fi
 # them run the checks, then what the integration tests' fixtures would otherwise build in their
 # own time: Spark's class-data-sharing archive (~30 s, once per virtualenv) and the executors'
 # packed environment (~20 s, once per machine), Azurite's npm install (~1 min, once per lock
-# file) and MiniDFSCluster's jars (~100 MB from Maven Central, once per pom). All are cached
+# file), the GCS server's `go build` (~2 min, once per source) and MiniDFSCluster's jars
+# (~100 MB from Maven Central, once per pom). All are cached
 # and written atomically; should one fail here, its fixture builds it again and reports why. The unit tests' timing checks
 # have room for this (measured: they pass beside two processes spinning on the two cores).
 mkdir -p .test-logs
@@ -36,6 +37,7 @@ CHECKS=$!
   python -m reconciler.runtime.spark.cds_build
   python -m reconciler.devtools.pack_env
   python -c 'from reconciler.devtools.azurite import installed; installed()'
+  python -c 'from reconciler.devtools.gcs import server_binary; server_binary()'
   python -c 'from reconciler.devtools.hdfs import jars; jars()'
 ) >.test-logs/prepare.log 2>&1 &
 PREPARE=$!

@@ -43,7 +43,7 @@ from reconciler.devtools.process import (
 )
 from reconciler.devtools.entra import Tls
 from reconciler.errors import ReconcilerError
-from reconciler.toolchain.caches import cache_root
+from reconciler.toolchain.caches import cache_root, made_once
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
@@ -112,23 +112,20 @@ def installed() -> Path:
     script = home / "node_modules" / ".bin" / "azurite-blob"
     if script.exists():
         return script
+    made_once(home, _npm_ci)
+    return script
+
+
+def _npm_ci(into: Path) -> None:
     npm = shutil.which("npm")
     if npm is None or shutil.which("node") is None:
         raise AzuriteStartError("node and npm are needed to install Azurite", hint="apt-get install -y nodejs npm")
-    home.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix="install-", dir=home.parent))
     for name in ("package.json", "package-lock.json"):
-        shutil.copy(PACKAGE_DIR / name, staging / name)
+        shutil.copy(PACKAGE_DIR / name, into / name)
     done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"],
-                          cwd=staging, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
+                          cwd=into, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S, check=False)
     if done.returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
         raise AzuriteStartError(f"npm ci of {PACKAGE_DIR} failed: {' '.join(done.stderr.split())[-600:]}")
-    try:
-        staging.rename(home)  # atomic: a concurrent install that finished first wins
-    except OSError:
-        shutil.rmtree(staging, ignore_errors=True)
-    return script
 
 
 def start_azurite(log_dir: Path | None = None, *, port: int = 0, container: str = CONTAINER,

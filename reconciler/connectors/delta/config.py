@@ -1,19 +1,22 @@
 """delta-sink's keys and settings, and how its store keys reach delta-rs. Pure.
 
 The table's location and the keys that reach its store are the file connectors' own
-(`connectors.storage`: `delta.table.uri` parsed as a `path` is, the `s3.*` and `azblob.*` keys
-read into one `StoreOptions`); the tasks write their data files through that storage layer's
-pyarrow filesystem, and `storage_options` says the same settings to delta-rs for the driver's
-commits. Tables on a local disk, S3, Azure and HDFS; `gs://` is refused with the reason
+(`connectors.storage`: `delta.table.uri` parsed as a `path` is, the `s3.*`, `gcs.*` and
+`azblob.*` keys read into one `StoreOptions`); the tasks write their data files through that
+storage layer's pyarrow filesystem, and `storage_options` says the same settings to delta-rs for
+the driver's commits. Tables on a local disk, S3, GCS, Azure and HDFS
 (docs/connectors.md#where-tables-live).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type, topic_names
 from reconciler.connectors.settings import ConnectorSettings, derived, setting
 from reconciler.connectors.storage import Location, Scheme, StoreOptions, location_problem, parse_location, with_storage_keys
@@ -28,7 +31,8 @@ CONFIG_DEF = with_storage_keys(
             validator=topic_names)
     .define("topics.regex", Type.STRING, "A regular expression of the topics to write.", default="")
     .define("delta.table.uri", Type.STRING, "The table: a local path, file:///…, s3://bucket/prefix, "
-            "abfs://container@account.dfs.core.windows.net/prefix or hdfs://namenode:port/path.",
+            "gs://bucket/prefix, abfs://container@account.dfs.core.windows.net/prefix or "
+            "hdfs://namenode:port/path.",
             validator=location_problem)
     .define("delta.partition.by", Type.LIST, "Columns the table is partitioned by (when it is created).",
             default="")
@@ -60,9 +64,6 @@ class DeltaSinkSettings(ConnectorSettings):
         problems = []
         if not self.topics and not self.topics_regex.strip() and not any(p.key == "topics" for p in found):
             problems.append(ConfigProblem("topics", "names no topic", "set `topics` or `topics.regex`"))
-        why_not = _not_yet(self.table_uri) if not any(p.key == "delta.table.uri" for p in found) else None
-        if why_not:
-            problems.append(ConfigProblem("delta.table.uri", why_not, "use a local path, s3://, abfs:// or hdfs://"))
         clash = sorted(set(self.partition_by) & {"headers", "key"})
         if clash:
             problems.append(ConfigProblem("delta.partition.by", f"cannot partition by `{clash[0]}`",
@@ -84,24 +85,18 @@ class DeltaSinkSettings(ConnectorSettings):
         return self.table_uri
 
 
-def _not_yet(uri: str) -> str | None:
-    """Why delta-sink does not write a table where `uri` points, though the file connectors do."""
-    scheme = parse_location(uri).scheme
-    if scheme is Scheme.GS:
-        return ("`gs://` is not a store delta-sink writes to yet: delta-rs commits through GCS's XML API, which "
-                "the GCS emulator the tests run does not serve (an object's PUT answers 400), so it is not tested")
-    return None
-
-
 def read_settings(config: ConnectorConfig) -> tuple[DeltaSinkSettings, list[ConfigProblem]]:
     return DeltaSinkSettings.read(config)
 
 
-def storage_options(settings: DeltaSinkSettings) -> dict[str, str]:
+def storage_options(settings: DeltaSinkSettings, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """delta-rs `storage_options` for the table (object_store's keys); empty for a local table.
     Unset keys leave each cloud's own variables in charge (AWS_ACCESS_KEY_ID, AWS_ENDPOINT_URL…;
-    AZURE_CLIENT_ID, a managed identity…), as for the file connectors."""
+    GOOGLE_APPLICATION_CREDENTIALS; AZURE_CLIENT_ID, a managed identity…), as for the file
+    connectors; `env`: the variables the file connectors read themselves (STORAGE_EMULATOR_HOST)."""
     location, options = settings.location, settings.store
+    if location.scheme is Scheme.GS:
+        return _gcs_options(options, env or {})
     if location.scheme is Scheme.S3:
         s3 = {
             "AWS_ENDPOINT_URL": options.endpoint, "AWS_REGION": options.region,
@@ -128,3 +123,22 @@ def storage_options(settings: DeltaSinkSettings) -> dict[str, str]:
             found["azure_allow_http"] = "true"
         return found
     return {}  # a local disk; HDFS: hdfs-native reads the Hadoop configuration itself, as for the file connectors
+
+
+def _gcs_options(options: StoreOptions, env: Mapping[str, str]) -> dict[str, str]:
+    """object_store's GCS keys: its base URL is the endpoint's scheme and authority, as pyarrow's
+    `endpoint_override` is. object_store has no anonymous client that writes (`skip_signature`
+    still fetches a token for a PUT): `gcs.anonymous` is a service-account key with
+    `disable_oauth` and no secret in it, as object_store's own tests reach fake-gcs-server."""
+    url = options.gcs_url(env)
+    if options.gcs_anonymous and not url:
+        raise ConnectorError("gcs.anonymous=true needs gcs.endpoint (or STORAGE_EMULATOR_HOST) for a Delta table: "
+                             "delta-rs has no unsigned writes to reach Google's own GCS with")
+    if not url:
+        return {}
+    parts = urlsplit(url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    if not options.gcs_anonymous:
+        return {"google_base_url": base}
+    key = {"gcs_base_url": base, "disable_oauth": True, "client_email": "", "private_key": "", "private_key_id": ""}
+    return {"google_base_url": base, "google_service_account_key": json.dumps(key)}

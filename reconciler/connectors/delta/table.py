@@ -12,6 +12,7 @@ whose type changed fails the commit naming it.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
@@ -32,12 +33,12 @@ def app_id(connector: str, topic: str, partition: int) -> str:
 def open_table(settings: DeltaSinkSettings) -> DeltaTable | None:
     """The table, or None when there is none at the URI yet."""
     try:
-        return DeltaTable(settings.uri, storage_options=storage_options(settings))
+        return DeltaTable(settings.uri, storage_options=storage_options(settings, os.environ))
     except TableNotFoundError:
         return None
     except (DeltaError, OSError) as exc:
         raise ConnectorError(f"cannot read the Delta table at {settings.table_uri}: {first_line(exc)} "
-                             "(check delta.table.uri and the store keys: s3.*, azblob.*)") from exc
+                             "(check delta.table.uri and the store keys: s3.*, gcs.*, azblob.*)") from exc
 
 
 def table_offsets(settings: DeltaSinkSettings, connector: str,
@@ -115,7 +116,7 @@ def _create(settings: DeltaSinkSettings, schema: pa.Schema) -> DeltaTable:
         raise ConnectorError(f"there is no Delta table at {settings.table_uri} and delta.auto.create is false")
     try:
         return DeltaTable.create(settings.uri, schema=schema, mode="ignore", partition_by=list(settings.partition_by) or None,
-                                 storage_options=storage_options(settings))
+                                 storage_options=storage_options(settings, os.environ))
     except (DeltaError, OSError) as exc:
         raise ConnectorError(f"cannot create the Delta table at {settings.table_uri}: {first_line(exc)}") from exc
 

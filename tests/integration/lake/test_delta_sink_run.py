@@ -3,14 +3,15 @@ delta-rs): JsonConverter records with schemas land as typed columns, one Delta c
 with each partition's next offset as a `txn` action; SIGKILLed mid-write, with the files written
 and no commit, and after the table commit before the group commit, the next run leaves the table
 exactly the topic (0 lost, 0 duplicated); schema evolution and an incompatible change; two
-writers fenced; the table on an S3 server (moto) with the s3.* keys, and on Azure (Azurite) with
-the azblob.* keys, killed after its files and after its commit (HDFS: test_delta_spark_read.py);
-and a record that does not
-decode or fit the batch's schema sent to the dead letter queue (`errors.tolerance=all`) or failing
-the task naming its offset and column (`none`)."""
+writers fenced; the table on an S3 server (moto) with the s3.* keys, and on Azure (Azurite) and
+GCS (fake-gcs-server) with the azblob.* and gcs.* keys, killed after its files and after its
+commit (HDFS: test_delta_spark_read.py); and a record that does not decode or fit the batch's
+schema sent to the dead letter queue (`errors.tolerance=all`) or failing the task naming its
+offset and column (`none`)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import Counter
@@ -26,6 +27,7 @@ from java_read_support import produce_raw
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct
 from reconciler.devtools.azurite import RunningAzurite
+from reconciler.devtools.gcs import RunningGcs
 from reconciler.devtools.s3 import RunningS3
 from reconciler.kafka.io.consume import raw_to_end
 from reconciler.kafka.settings import KafkaSettings
@@ -160,30 +162,43 @@ def test_a_table_on_an_s3_server_with_the_s3_keys(pipeline: Pipeline, s3_server:
     assert committed_everything(pipeline.settings, "connect-s3lake", topic)
 
 
-@pytest.mark.timeout(900)  # two `run --once` processes, each starting Spark
-def test_a_table_on_azure_killed_after_its_files_and_after_its_commit_converges(
-    pipeline: Pipeline, azurite: RunningAzurite
-) -> None:
-    """The same keys as the file connectors' (`azblob.*`), a table partitioned into directories;
-    read back by delta-rs with options written here, not the sink's own mapping."""
-    topic = pipeline.topic("azorders", 2)
-    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(1000)])
-    uri = azurite.uri(f"{topic}/table")
-    config = delta_config(uri, topic, **azurite.keys(), **{"delta.partition.by": "partition"})
-    pipeline.connector("azlake", DELTA_SINK, config, tasks_max=2)
-    options = {"azure_storage_account_name": azurite.account, "azure_storage_account_key": azurite.account_key,
-               "azure_storage_endpoint": f"{azurite.endpoint}/{azurite.account}", "azure_allow_http": "true"}
+def delta_rs_options(server: RunningAzurite | RunningGcs) -> dict[str, str]:
+    """delta-rs's options that reach `server`, written here, not by the sink's own mapping."""
+    if isinstance(server, RunningAzurite):
+        return {"azure_storage_account_name": server.account, "azure_storage_account_key": server.account_key,
+                "azure_storage_endpoint": f"{server.endpoint}/{server.account}", "azure_allow_http": "true"}
+    # object_store's way to an emulator (its own tests'): a key file with no secret, no OAuth.
+    key = {"gcs_base_url": server.endpoint, "disable_oauth": True, "client_email": "", "private_key": "",
+           "private_key_id": ""}
+    return {"google_service_account_key": json.dumps(key)}
 
-    run_once(pipeline, "sink.after_files")  # the tasks' files on Azure, no table commit
+
+@pytest.mark.timeout(900)  # two `run --once` processes, each starting Spark
+@pytest.mark.parametrize(("store", "name"), [("azurite", "az"), ("gcs_server", "gs")])
+def test_a_table_on_azure_or_gcs_killed_after_its_files_and_after_its_commit_converges(
+    pipeline: Pipeline, store: str, name: str, request: pytest.FixtureRequest
+) -> None:
+    """The same keys as the file connectors' (`azblob.*`, `gcs.*`), a table partitioned into
+    directories; read back by delta-rs. On GCS delta-rs commits through the XML API, each commit
+    a create-if-absent (x-goog-if-generation-match: 0)."""
+    server: RunningAzurite | RunningGcs = request.getfixturevalue(store)
+    topic = pipeline.topic(f"{name}orders", 2)
+    produce_raw(pipeline.settings, topic, [(b"%d" % i, order(i)) for i in range(1000)])
+    uri = server.uri(f"{topic}/table")
+    config = delta_config(uri, topic, **server.keys(), **{"delta.partition.by": "partition"})
+    pipeline.connector(f"{name}lake", DELTA_SINK, config, tasks_max=2)
+    options = delta_rs_options(server)
+
+    run_once(pipeline, "sink.after_files")  # the tasks' files in the store, no table commit
     run_once(pipeline, "sink.after_table_commit")  # the table holds the batch, the group does not
     assert table_keys(uri, options) == topic_keys(pipeline.settings, topic)
-    assert not committed_everything(pipeline.settings, "connect-azlake", topic)
+    assert not committed_everything(pipeline.settings, f"connect-{name}lake", topic)
 
     pipeline.converge()
     found = table_keys(uri, options)
     assert found == topic_keys(pipeline.settings, topic) and len(found) == 1000 and set(found.values()) == {1}
     assert DeltaTable(uri, storage_options=options).metadata().partition_columns == ["partition"]
-    assert committed_everything(pipeline.settings, "connect-azlake", topic)
+    assert committed_everything(pipeline.settings, f"connect-{name}lake", topic)
 
 
 @pytest.mark.timeout(600)

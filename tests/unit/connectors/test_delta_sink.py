@@ -117,11 +117,12 @@ def test_a_column_null_in_a_first_file_takes_its_type_from_a_later_one_or_from_t
 
 
 def test_config_problems_name_their_keys(tmp_path: Path) -> None:
-    problems = DeltaSinkConnector().validate({"delta.table.uri": "gs://b/t", "delta.partition.by": "headers"})
+    problems = DeltaSinkConnector().validate({"delta.table.uri": "ftp://b/t", "delta.partition.by": "headers"})
     assert sorted(p.key for p in problems) == ["delta.partition.by", "delta.table.uri", "topics"]
     small = DeltaSinkConnector().validate({"topics": "t", "delta.table.uri": "/t", "delta.max.records.per.file": "0"})
     assert [(p.key, p.message) for p in small] == [("delta.max.records.per.file", "must be at least 1; got 0")]
     assert DeltaSinkConnector().validate({"topics.regex": "o.*", "delta.table.uri": "s3://bucket/t"}) == []
+    assert DeltaSinkConnector().validate({"topics": "t", "delta.table.uri": "gs://bucket/t"}) == []
 
 
 def test_the_s3_keys_reach_delta_rs_and_pyarrow_and_leave_the_aws_chain_alone_when_unset() -> None:
@@ -162,10 +163,27 @@ def test_the_azblob_keys_reach_delta_rs_and_leave_azures_chain_alone_when_unset(
         "azure_storage_account_name": "acct1"}  # DefaultAzureCredential's sources, as delta-rs reads them
 
 
-@pytest.mark.parametrize(("uri", "why"), [
-    ("gs://bucket/t", "`gs://` is not a store delta-sink writes to yet"),
-    ("ftp://host/t", "is a URI of scheme 'ftp'"),
-])
-def test_a_table_where_delta_sink_does_not_write_is_refused_with_the_reason(uri: str, why: str) -> None:
-    problems = DeltaSinkConnector().validate({"topics": "t", "delta.table.uri": uri})
-    assert [p.key for p in problems] == ["delta.table.uri"] and why in problems[0].message, problems
+def test_the_gcs_keys_reach_delta_rs_as_a_base_url_and_an_anonymous_key_and_leave_googles_chain_alone() -> None:
+    from reconciler.connectors.delta.config import DeltaSinkSettings, storage_options
+
+    def gcs(**keys: str) -> DeltaSinkSettings:
+        return DeltaSinkSettings.parse({"topics": "t", "delta.table.uri": "gs://bucket/lake", **keys})
+
+    anonymous = storage_options(gcs(**{"gcs.endpoint": "http://127.0.0.1:4443/", "gcs.anonymous": "true"}))
+    assert anonymous.pop("google_base_url") == "http://127.0.0.1:4443" and list(anonymous) == ["google_service_account_key"]
+    assert json.loads(anonymous["google_service_account_key"]) == {
+        "gcs_base_url": "http://127.0.0.1:4443", "disable_oauth": True, "client_email": "", "private_key": "",
+        "private_key_id": ""}
+    # Google's default credentials (GOOGLE_APPLICATION_CREDENTIALS…), as delta-rs reads them.
+    assert storage_options(gcs(**{"gcs.endpoint": "https://gcs.example:8443/storage/v1"})) == {
+        "google_base_url": "https://gcs.example:8443"}
+    assert storage_options(gcs()) == {}
+    emulated = storage_options(gcs(**{"gcs.anonymous": "true"}), {"STORAGE_EMULATOR_HOST": "127.0.0.1:9023"})
+    assert emulated["google_base_url"] == "http://127.0.0.1:9023", emulated
+    with pytest.raises(ConnectorError, match=r"^gcs.anonymous=true needs gcs.endpoint \(or STORAGE_EMULATOR_HOST\)"):
+        storage_options(gcs(**{"gcs.anonymous": "true"}))
+
+
+def test_a_table_where_delta_sink_does_not_write_is_refused_with_the_reason() -> None:
+    problems = DeltaSinkConnector().validate({"topics": "t", "delta.table.uri": "ftp://host/t"})
+    assert [p.key for p in problems] == ["delta.table.uri"] and "is a URI of scheme 'ftp'" in problems[0].message
