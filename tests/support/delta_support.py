@@ -1,12 +1,13 @@
 """Helpers for the delta-sink tests (no tests here): a config, JsonConverter orders, and a
-`DeltaSinkTask` run over records in process (start, write, closing pre-commit, committable)."""
+`DeltaSinkTask` (or another table sink's task) run over records in process (start, write,
+closing pre-commit, committable)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from reconciler.connectors.api import SinkRecord, Written, records_to_batch
+from reconciler.connectors.api import SinkRecord, SinkTask, Written, records_to_batch
 from reconciler.connectors.converters.encode import envelope
 from reconciler.connectors.converters.schema import Schema, struct
 from reconciler.connectors.delta.connector import DeltaSinkTask
@@ -33,8 +34,11 @@ def order(i: int, **more: Any) -> bytes:
     return encoded
 
 
-def run_task(cfg: dict[str, str], records: list[SinkRecord], start: int | None = None) -> Written:
-    task = DeltaSinkTask()
+def run_task(cfg: dict[str, str], records: list[SinkRecord], start: int | None = None,
+             task: SinkTask | None = None) -> Written:
+    """`records` (one partition's range) through a table sink's task (delta-sink's unless given):
+    what its driver commits."""
+    task = task if task is not None else DeltaSinkTask()
     task.start(cfg)
     task.open([("orders", records[0].partition)])
     task.write(records_to_batch(records))

@@ -7,7 +7,8 @@ password in `jdbc.user` / `jdbc.password` or the URL's parameters): pyiceberg's 
 the SQLAlchemy URL of the same database, and both use the same two tables (`iceberg_tables`,
 `iceberg_namespace_properties`), so either runtime reads the other's catalog. S3 settings keep
 their names (`s3.endpoint`, `s3.access-key-id`, `s3.secret-access-key`, `s3.path-style-access`);
-Java's `client.region` is pyiceberg's `s3.region`; with none, the AWS variables apply.
+Java's `client.region` is pyiceberg's `s3.region`; with none, the AWS variables apply. ADLS and
+GCS keys are translated by `storage`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from urllib.parse import parse_qsl, quote, urlsplit
 
 from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.configdef import ConfigProblem
+from reconciler.connectors.iceberg import storage
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -45,7 +47,10 @@ def catalog_properties(java: Mapping[str, str]) -> tuple[dict[str, str], str | N
         given = f"catalog-impl {impl}" if impl else f"type {java.get('type')}"
         return {}, (f"{given} is not supported here (pyiceberg): use type rest, jdbc, hive or glue, or "
                     f"catalog-impl {', '.join(_IMPLS)}")
-    props = {key: value for key, value in java.items() if key not in _DROPPED and key != "type"}
+    props, problem = storage.file_io_properties({key: value for key, value in java.items()
+                                                 if key not in _DROPPED and key != "type"})
+    if problem:
+        return {}, problem
     props["type"] = kind
     if "client.region" in java and "s3.region" not in java:
         props["s3.region"] = java["client.region"]
@@ -147,6 +152,9 @@ def one_line(exc: BaseException, java: Mapping[str, str]) -> str:
     """`exc` on one line, every credential of the catalog's properties hidden."""
     text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip()) or type(exc).__name__
     for key, value in java.items():
-        if value and any(word in key for word in ("password", "secret", "token", "credential")):
+        if key.startswith(storage.ENDPOINT_PREFIX):
+            value = urlsplit(value).query  # an ADLS endpoint's query is a SAS token
+        if value and any(word in key for word in ("password", "secret", "token", "credential", "account.key",
+                                                  "account-key", "connection-string")):
             text = text.replace(value, "[hidden]")
     return text[:500]

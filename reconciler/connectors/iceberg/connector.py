@@ -28,11 +28,11 @@ class IcebergSinkConnector(TableSinkConnector):
     converters: ClassVar[frozenset[str]] = frozenset({"key", "value"})
 
     def task_imports(self, config: ConnectorConfig) -> Sequence[str]:
-        """pyiceberg's tables, Arrow writing and the catalog type's module (SQL: SQLAlchemy)."""
+        """pyiceberg's tables, Arrow writing, our FileIO and the catalog type's module (SQL: SQLAlchemy)."""
         kind = catalog_properties(IcebergSinkSettings.read(config)[0].catalog)[0].get("type")
         own = (f"pyiceberg.catalog.{kind}",) if kind in ("sql", "rest") else ()
         return ("pyiceberg.catalog", *own, "pyiceberg.table", "pyiceberg.io.pyarrow",
-                "reconciler.connectors.converters.arrow")
+                "reconciler.connectors.iceberg.fileio", "reconciler.connectors.converters.arrow")
 
     def validate(self, config: ConnectorConfig) -> list[ConfigProblem]:
         settings, problems = IcebergSinkSettings.read(config)

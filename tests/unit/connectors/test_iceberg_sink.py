@@ -21,6 +21,7 @@ from reconciler.connectors.iceberg.catalog import (
 from reconciler.connectors.iceberg.config import IcebergSinkSettings
 from reconciler.connectors.iceberg.connector import IcebergSinkConnector
 from reconciler.connectors.iceberg.routing import route
+from reconciler.connectors.iceberg.storage import FILE_IO
 from reconciler.connectors.iceberg.tables import iceberg_arrow, partition_field
 
 CATALOG = {"iceberg.catalog.type": "jdbc", "iceberg.catalog.uri": "jdbc:sqlite:/tmp/c.db",
@@ -100,9 +101,10 @@ def test_jdbc_catalogs_become_sqlalchemy_urls_and_the_password_stays_out_of_desc
     props, problem = catalog_properties({"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog", "uri": "jdbc:sqlite:/c",
                                          "jdbc.user": "u", "client.region": "eu-west-1", "io-impl": "S3FileIO"})
     assert problem is None and props == {"type": "sql", "uri": "sqlite:////c", "client.region": "eu-west-1",
-                                         "s3.region": "eu-west-1"}
+                                         "s3.region": "eu-west-1", "py-io-impl": FILE_IO}
     assert describe({"uri": "jdbc:postgresql://db:5433/cat?password=secret"}) == "catalog at jdbc:postgresql://db:5433/cat"
-    assert catalog_properties({"type": "rest", "uri": "http://r"})[0] == {"type": "rest", "uri": "http://r"}
+    assert catalog_properties({"type": "rest", "uri": "http://r"})[0] == {"type": "rest", "uri": "http://r",
+                                                                        "py-io-impl": FILE_IO}
 
 
 def test_a_relative_sqlite_catalog_in_a_missing_directory_is_opened(tmp_path: Path,
