@@ -66,7 +66,7 @@ CONFIG_DEF: Final = (
     .define("iceberg.coordinator-executor-keep-alive-timeout-ms", Type.LONG, _IGNORED, default=120_000)
     .define("iceberg.hadoop-conf-dir", Type.STRING, "Accepted for Apache Iceberg's sink; no Hadoop here.",
             default=None)
-    .define_prefix(CATALOG_PREFIX, "Catalog properties (type, uri, warehouse, jdbc.*, s3.*, …).")
+    .define_prefix(CATALOG_PREFIX, "Catalog properties (type, uri, warehouse, jdbc.*, s3.*, adls.*, gcs.*, …), Java's names.")
     .define_prefix(TABLE_PREFIX, "Per-table settings: <table>.route-regex, .id-columns, .partition-by, "
                    ".commit-branch.")
     .define_prefix(AUTO_CREATE_PROPS, "Properties of tables the sink creates.")
