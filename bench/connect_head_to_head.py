@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-h2h-"))
     started_load = load_average()
     try:
-        with start_broker(workdir / "broker-log", peak=True) as broker, \
-                start_connect(broker.bootstrap, JAVA_GROUP, workdir / "connect-log", peak=True) as worker:
+        with start_broker(workdir / "broker-log") as broker, \
+                start_connect(broker.bootstrap, JAVA_GROUP, workdir / "connect-log") as worker:
             results = run_all(args, kcat, workdir, broker.bootstrap, broker.pid, worker)
             errors = worker.log_errors()
     finally:

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 def servers(args: argparse.Namespace, workdir: Path) -> Iterator[tuple[str, RunningPostgres | ExternalPostgres]]:
     """(bootstrap, PostgreSQL): the ones given, else started for the run and stopped after it."""
     with ExitStack() as stack:
-        bootstrap = args.bootstrap_servers or stack.enter_context(start_broker(workdir / "broker-log", peak=True)).bootstrap
+        bootstrap = args.bootstrap_servers or stack.enter_context(start_broker(workdir / "broker-log")).bootstrap
         postgres = (ExternalPostgres.of(args.postgres) if args.postgres
                     else stack.enter_context(start_postgres(workdir / "postgres-log")))
         yield bootstrap, postgres
@@ -163,7 +163,7 @@ def sink_worker(args: argparse.Namespace, bootstrap: str, workdir: Path,
     if plugin is None:
         return None, note
     return stack.enter_context(start_connect(bootstrap, "bench-jdbc-java", workdir / "connect-log",
-                                             plugin_path=[plugin], peak=True)), note
+                                             plugin_path=[plugin])), note
 
 
 def sink_debezium_plugin() -> tuple[Path | None, str]:

@@ -135,7 +135,7 @@ def run_all(args: argparse.Namespace, kcat: str, workdir: Path) -> dict[str, lis
     write_records(records, rows)
     args.record_bytes = records.stat().st_size / args.records - 1
     with ExitStack() as stack:
-        bootstrap = args.bootstrap or stack.enter_context(start_broker(workdir / "broker-log", peak=True)).bootstrap
+        bootstrap = args.bootstrap or stack.enter_context(start_broker(workdir / "broker-log")).bootstrap
         s3 = s3_keys(args, stack, workdir) if {"delta-s3", "parquet-s3"} & set(args.sides) else {}
         worker = java_worker(args, stack, bootstrap, workdir, run_id) if "java-iceberg" in args.sides else None
         topic = f"bench-lake-{run_id}"
@@ -150,7 +150,7 @@ def java_worker(args: argparse.Namespace, stack: ExitStack, bootstrap: str, work
     if args.connect_url:
         return ExistingWorker(args.connect_url, args.connect_pid, args.connect_log)
     return stack.enter_context(start_connect(bootstrap, f"bench-lake-java-{run_id}", workdir / "connect-log",
-                                             plugin_path=[iceberg_plugin()], peak=True))
+                                             plugin_path=[iceberg_plugin()]))
 
 
 def s3_keys(args: argparse.Namespace, stack: ExitStack, workdir: Path) -> dict[str, str]:

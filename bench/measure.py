@@ -80,7 +80,7 @@ def bench_kafka(bootstrap: str | None, log_dir: Path) -> Iterator[BenchKafka]:
     if bootstrap:
         yield BenchKafka(bootstrap, None, run_id)
         return
-    broker = start_broker(log_dir, peak=True)
+    broker = start_broker(log_dir)
     try:
         yield BenchKafka(broker.bootstrap, broker.pid, run_id)
     finally:

@@ -249,7 +249,7 @@ def main() -> int:
     print(f"load average at the start: {load_average()}", file=sys.stderr)
     if args.bootstrap:
         return measure(args, kcat, settings_for(args.bootstrap, f"bench-{uuid.uuid4().hex[:8]}"), None)
-    with start_broker(peak=True) as broker:
+    with start_broker() as broker:
         return measure(args, kcat, settings_for(broker.bootstrap, "bench"), broker.pid)
 
 

@@ -342,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average at the start: {load_average()}", file=sys.stderr)
     workdir = Path(tempfile.mkdtemp(prefix="bench-throughput-"))
     try:
-        with start_broker(workdir / "broker", peak=True) as broker, phase("starting Spark"):
+        with start_broker(workdir / "broker") as broker, phase("starting Spark"):
             started = time.perf_counter()
             session = start_session(args.spark_master)
             session_s = time.perf_counter() - started

@@ -279,8 +279,8 @@ def main() -> int:
     workdir = Path(tempfile.mkdtemp(prefix="bench-watch-latency-"))
     started_load = load_average()
     try:
-        with start_broker(workdir / "broker-log", peak=True) as broker, \
-                start_connect(broker.bootstrap, JAVA_GROUP, workdir / "connect-log", peak=True) as worker:
+        with start_broker(workdir / "broker-log") as broker, \
+                start_connect(broker.bootstrap, JAVA_GROUP, workdir / "connect-log") as worker:
             watch = Watch(broker.bootstrap, workdir)
             try:
                 sides, usage = run(args, broker.bootstrap, broker.pid, worker, watch)

@@ -108,7 +108,6 @@ class RunningBroker:
     cluster_id: str
     process: ManagedProcess = field(repr=False)
     owns_data: bool = True  # a temp directory of ours, removed by `stop()`; not a `data_dir` given
-    peak: bool = False  # the JVM's full JIT (`start_broker`), kept by `start_again()`
 
     @property
     def pid(self) -> int:
@@ -141,7 +140,7 @@ class RunningBroker:
             raise BrokerStartError(f"the broker's data in {self.data_dir} is gone",
                                    hint="stop it with stop(keep_data=True) to start it again")
         again = start_broker(self.log_path.parent, port=self.port, data_dir=self.data_dir,
-                             ready_timeout_s=ready_timeout_s, peak=self.peak)
+                             ready_timeout_s=ready_timeout_s)
         assert again.cluster_id == self.cluster_id, (again.cluster_id, self.cluster_id)
         self.process = again.process
 
@@ -160,14 +159,12 @@ def start_broker(
     port: int = 0,
     data_dir: Path | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
-    peak: bool = False,
 ) -> RunningBroker:
     """Start Apache Kafka on `127.0.0.1:port` and wait until it answers Metadata.
 
     `data_dir`: where its data lives, kept when it stops; a directory an earlier start formatted
     is started again with its cluster id and, unless `port` says otherwise, its port. Without
-    it, a fresh temp directory, removed by `stop()`. `port` 0: a free port. `peak`: the JVM's
-    full JIT, for benchmarks (`jvm.java_command`)."""
+    it, a fresh temp directory, removed by `stop()`. `port` 0: a free port."""
     try:
         classpath = kafka_classpath()
     except JvmError as exc:
@@ -181,13 +178,13 @@ def start_broker(
     port = port or (earlier[0] if earlier else 0)
     try:
         broker = on_a_free_port(
-            port, lambda chosen: _start_once(classpath, log_dir, data, chosen, ready_timeout_s, peak), BrokerStartError
+            port, lambda chosen: _start_once(classpath, log_dir, data, chosen, ready_timeout_s), BrokerStartError
         )
     except BrokerStartError:
         if owned:
             shutil.rmtree(data, ignore_errors=True)
         raise
-    broker.owns_data, broker.peak = owned, peak
+    broker.owns_data = owned
     return broker
 
 
@@ -234,8 +231,7 @@ def stored_ports(data_dir: Path) -> tuple[int, int] | None:
         return None
 
 
-def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, ready_timeout_s: float,
-                peak: bool) -> RunningBroker:
+def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, ready_timeout_s: float) -> RunningBroker:
     # Checked first because another broker already on the port would answer our readiness probe.
     if not port_is_free(port):
         raise BrokerStartError(f"port {port} on {HOST} is already in use", hint="choose another --port")
@@ -247,7 +243,7 @@ def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, 
     if cluster_id is None:
         cluster_id = new_cluster_id()
         _format_storage(classpath, config, cluster_id, log_path)
-    command = java_command(classpath, "kafka.Kafka", str(config), log_file=log_path, peak=peak)
+    command = java_command(classpath, "kafka.Kafka", str(config), log_file=log_path)
     process = launch("Kafka", command, log_dir / f"kafka-{port}.out")
     broker = RunningBroker(bootstrap=f"{HOST}:{port}", log_path=log_path, data_dir=data_dir, cluster_id=cluster_id, process=process)
     wait_ready(process, lambda: answers_metadata(HOST, port), timeout_s=ready_timeout_s, error=BrokerStartError,

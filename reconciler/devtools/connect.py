@@ -159,12 +159,10 @@ def start_connect(
     ready_timeout_s: float = READY_TIMEOUT_S,
     environment: dict[str, str] | None = None,
     plugin_path: Sequence[Path] = (),
-    peak: bool = False,
 ) -> RunningConnect:
     """Start a distributed worker of `group_id` and wait until it has joined and answers REST.
     `environment`: variables added to ours for the worker (what its `env` provider reads);
-    `plugin_path`: plugin directories (`devtools.connect_plugins`), each in its own class loader;
-    `peak`: the JVM's full JIT, for a worker that is a benchmark's reference (`jvm.java_command`)."""
+    `plugin_path`: plugin directories (`devtools.connect_plugins`), each in its own class loader."""
     try:
         classpath = kafka_classpath()
     except JvmError as exc:
@@ -179,7 +177,7 @@ def start_connect(
     config.write_text(worker_properties(bootstrap, group_id, port, settings))
     log_path = log_dir / f"connect-{group_id}-{port}.log"
     command = java_command(classpath, "org.apache.kafka.connect.cli.ConnectDistributed", str(config),
-                           log_file=log_path, peak=peak)
+                           log_file=log_path)
     process = launch("the Connect worker", command, log_dir / f"connect-{group_id}-{port}.out",
                      env=None if environment is None else {**os.environ, **environment})
     worker = RunningConnect(url=f"http://{HOST}:{port}", group_id=group_id, log_path=log_path, process=process)

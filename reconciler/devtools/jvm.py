@@ -46,16 +46,9 @@ def kafka_classpath() -> Classpath:
 
 
 def java_command(classpath: Classpath, main_class: str, *args: str, heap: str = "1g",
-                 log_file: Path | None = None, peak: bool = False) -> list[str]:
-    """A `java` command line for one of Kafka's main classes, logging to `log_file` (log4j2).
-
-    `peak`: the JVM's own tiered JIT (C1, then C2 for hot code), for a JVM measured at its best:
-    the benchmarks' broker and their Java Connect reference. Otherwise C1 only, as the runtime's
-    Spark JVMs: a broker or worker the tests start comes up in about half the time (measured at
-    load 3-6: Connect 3.9-6.6 s against 6.2-9.5 s, Kafka 4.9-7.6 s against 5.2-12.2 s), its
-    compiled code slower, which the tests' few records never notice."""
-    jit = [] if peak else ["-XX:TieredStopAtLevel=1"]
-    command = [str(java_binary()), f"-Xmx{heap}", "-XX:+UseG1GC", *jit, "-Djava.awt.headless=true"]
+                 log_file: Path | None = None) -> list[str]:
+    """A `java` command line for one of Kafka's main classes, logging to `log_file` (log4j2)."""
+    command = [str(java_binary()), f"-Xmx{heap}", "-XX:+UseG1GC", "-Djava.awt.headless=true"]
     if log_file is not None:
         command += [f"-Dlog4j2.configurationFile={LOG4J2_CONFIG}", f"-Dreconciler.log.file={log_file}"]
     return [*command, "-cp", classpath.argument(), main_class, *args]
