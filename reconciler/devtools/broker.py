@@ -108,6 +108,7 @@ class RunningBroker:
     cluster_id: str
     process: ManagedProcess = field(repr=False)
     owns_data: bool = True  # a temp directory of ours, removed by `stop()`; not a `data_dir` given
+    quick: bool = False  # C1 JIT only (`start_broker`), kept by `start_again()`
 
     @property
     def pid(self) -> int:
@@ -140,7 +141,7 @@ class RunningBroker:
             raise BrokerStartError(f"the broker's data in {self.data_dir} is gone",
                                    hint="stop it with stop(keep_data=True) to start it again")
         again = start_broker(self.log_path.parent, port=self.port, data_dir=self.data_dir,
-                             ready_timeout_s=ready_timeout_s)
+                             ready_timeout_s=ready_timeout_s, quick=self.quick)
         assert again.cluster_id == self.cluster_id, (again.cluster_id, self.cluster_id)
         self.process = again.process
 
@@ -159,12 +160,14 @@ def start_broker(
     port: int = 0,
     data_dir: Path | None = None,
     ready_timeout_s: float = READY_TIMEOUT_S,
+    quick: bool = False,
 ) -> RunningBroker:
     """Start Apache Kafka on `127.0.0.1:port` and wait until it answers Metadata.
 
     `data_dir`: where its data lives, kept when it stops; a directory an earlier start formatted
     is started again with its cluster id and, unless `port` says otherwise, its port. Without
-    it, a fresh temp directory, removed by `stop()`. `port` 0: a free port."""
+    it, a fresh temp directory, removed by `stop()`. `port` 0: a free port. `quick`: a JVM that
+    starts sooner and runs slower, for a broker that lives seconds (`jvm.java_command`)."""
     try:
         classpath = kafka_classpath()
     except JvmError as exc:
@@ -178,13 +181,13 @@ def start_broker(
     port = port or (earlier[0] if earlier else 0)
     try:
         broker = on_a_free_port(
-            port, lambda chosen: _start_once(classpath, log_dir, data, chosen, ready_timeout_s), BrokerStartError
+            port, lambda chosen: _start_once(classpath, log_dir, data, chosen, ready_timeout_s, quick), BrokerStartError
         )
     except BrokerStartError:
         if owned:
             shutil.rmtree(data, ignore_errors=True)
         raise
-    broker.owns_data = owned
+    broker.owns_data, broker.quick = owned, quick
     return broker
 
 
@@ -231,7 +234,8 @@ def stored_ports(data_dir: Path) -> tuple[int, int] | None:
         return None
 
 
-def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, ready_timeout_s: float) -> RunningBroker:
+def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, ready_timeout_s: float,
+                quick: bool) -> RunningBroker:
     # Checked first because another broker already on the port would answer our readiness probe.
     if not port_is_free(port):
         raise BrokerStartError(f"port {port} on {HOST} is already in use", hint="choose another --port")
@@ -243,7 +247,7 @@ def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, 
     if cluster_id is None:
         cluster_id = new_cluster_id()
         _format_storage(classpath, config, cluster_id, log_path)
-    command = java_command(classpath, "kafka.Kafka", str(config), log_file=log_path)
+    command = java_command(classpath, "kafka.Kafka", str(config), log_file=log_path, quick=quick)
     process = launch("Kafka", command, log_dir / f"kafka-{port}.out")
     broker = RunningBroker(bootstrap=f"{HOST}:{port}", log_path=log_path, data_dir=data_dir, cluster_id=cluster_id, process=process)
     wait_ready(process, lambda: answers_metadata(HOST, port), timeout_s=ready_timeout_s, error=BrokerStartError,
@@ -254,7 +258,7 @@ def _start_once(classpath: Classpath, log_dir: Path, data_dir: Path, port: int, 
 def _format_storage(classpath: Classpath, config: Path, cluster_id: str, log_path: Path) -> None:
     """`kafka-storage.sh format`: KRaft refuses to start on an unformatted log directory."""
     command = java_command(classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config),
-                           heap="256m", log_file=log_path)
+                           heap="256m", log_file=log_path, quick=True)
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         raise BrokerStartError(f"formatting Kafka's storage failed:\n{(done.stdout + done.stderr)[-2000:]}")

@@ -33,7 +33,7 @@ def test_session_broker_answers_metadata(kafka: KafkaUnderTest, group_id: str) -
 
 def test_start_broker_and_stop_by_pid(tmp_path: Path) -> None:
     started = time.monotonic()
-    with start_broker(tmp_path) as broker:
+    with start_broker(tmp_path, quick=True) as broker:
         assert time.monotonic() - started < 30
         assert broker.alive()
         assert answers_metadata("127.0.0.1", broker.port)
@@ -137,7 +137,7 @@ def test_a_broker_starts_again_on_its_data_cluster_id_and_port(tmp_path: Path) -
     cluster id, and the records written before the stop."""
     from confluent_kafka import Consumer
 
-    with start_broker(tmp_path / "logs", data_dir=tmp_path / "data") as broker:
+    with start_broker(tmp_path / "logs", data_dir=tmp_path / "data", quick=True) as broker:
         cluster_id, port = broker.cluster_id, broker.port
         _produce(broker.bootstrap, "kept", b"before the restart")
         broker.stop()  # a data_dir given is kept
@@ -158,7 +158,7 @@ def test_a_broker_starts_again_on_its_data_cluster_id_and_port(tmp_path: Path) -
         finally:
             consumer.close()
     assert (tmp_path / "data" / "log" / "meta.properties").is_file()  # the caller's directory stays
-    again = start_broker(tmp_path / "logs", data_dir=tmp_path / "data")  # the CLI's --data-dir path
+    again = start_broker(tmp_path / "logs", data_dir=tmp_path / "data", quick=True)  # the CLI's --data-dir path
     try:
         assert (again.port, again.cluster_id) == (port, cluster_id)
     finally:

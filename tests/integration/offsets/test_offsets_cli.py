@@ -145,7 +145,7 @@ def java_records() -> list[tuple[bytes, bytes | None]]:
 @pytest.fixture
 def old_cluster(tmp_path: Path) -> Iterator[RunningBroker]:
     """A second broker playing the Kafka Connect cluster we migrate from."""
-    broker = start_broker(tmp_path / "old-broker")
+    broker = start_broker(tmp_path / "old-broker", quick=True)
     try:
         yield broker
     finally:

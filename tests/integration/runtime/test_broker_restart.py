@@ -38,7 +38,7 @@ RECOVERY_S = 240.0
 
 @pytest.fixture
 def own_broker(tmp_path: Path) -> Iterator[RunningBroker]:
-    broker = start_broker(tmp_path / "broker-logs", data_dir=tmp_path / "kafka-data")
+    broker = start_broker(tmp_path / "broker-logs", data_dir=tmp_path / "kafka-data", quick=True)
     try:
         yield broker
     finally:
