@@ -20,6 +20,7 @@ from reconciler.connectors.api import ConnectorError
 from reconciler.connectors.configdef import ConfigDef, ConfigProblem, ConnectorConfig, Type, topic_names
 from reconciler.connectors.settings import ConnectorSettings, derived, setting
 from reconciler.connectors.storage import Location, Scheme, StoreOptions, location_problem, parse_location, with_storage_keys
+from reconciler.connectors.storage.options import scheme_and_authority
 
 TOLERANCES: Final = ("none", "all")
 # Connect's own fields of a sink record: the table's first columns, beside the value's.
@@ -136,8 +137,8 @@ def _gcs_options(options: StoreOptions, env: Mapping[str, str]) -> dict[str, str
                              "delta-rs has no unsigned writes to reach Google's own GCS with")
     if not url:
         return {}
-    parts = urlsplit(url)
-    base = f"{parts.scheme}://{parts.netloc}"
+    scheme, authority = scheme_and_authority(url)
+    base = f"{scheme}://{authority}"
     if not options.gcs_anonymous:
         return {"google_base_url": base}
     key = {"gcs_base_url": base, "disable_oauth": True, "client_email": "", "private_key": "", "private_key_id": ""}

@@ -14,7 +14,6 @@ that name, so nothing else imports this module, nor pyiceberg's pyarrow, at its 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlparse
 
 from pyarrow.fs import FileSystem, GcsFileSystem
 from pyiceberg.io import GCS_DEFAULT_LOCATION, GCS_SERVICE_HOST
@@ -22,6 +21,7 @@ from pyiceberg.io.pyarrow import PyArrowFileIO
 from pyiceberg.typedef import EMPTY_DICT, Properties
 
 from reconciler.connectors.iceberg.storage import NO_AUTH
+from reconciler.connectors.storage.options import scheme_and_authority
 
 ADLS_SCHEMES = frozenset({"abfs", "abfss", "wasb", "wasbs"})
 
@@ -43,6 +43,5 @@ class ReconcilerFileIO(PyArrowFileIO):
         if location := self.properties.get(GCS_DEFAULT_LOCATION):
             args["default_bucket_location"] = location
         if endpoint := self.properties.get(GCS_SERVICE_HOST):
-            url = urlparse(endpoint)
-            args["scheme"], args["endpoint_override"] = url.scheme, url.netloc
+            args["scheme"], args["endpoint_override"] = scheme_and_authority(endpoint)
         return GcsFileSystem(**args)

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
+from reconciler.connectors.storage.options import sas_query
+
 FILE_IO: Final = "reconciler.connectors.iceberg.fileio.ReconcilerFileIO"
 SHARED_NAME: Final = "adls.auth.shared-key.account.name"
 SHARED_KEY: Final = "adls.auth.shared-key.account.key"
@@ -102,7 +104,7 @@ def adls_properties(java: Mapping[str, str]) -> tuple[dict[str, str], str | None
         sas = endpoint.sas_token or sas  # Java applies the endpoint last: its parameters win
     if sas:
         # pyarrow appends the token to each URL as given: without its `?` every request is a 400.
-        props["adls.sas-token"] = f"?{sas.lstrip('?')}"
+        props["adls.sas-token"] = sas_query(sas)
     elif name and key:
         if name != props["adls.account-name"]:
             return {}, (f"{_PREFIX}{SHARED_NAME}: names account {name!r}, but the warehouse's account is "

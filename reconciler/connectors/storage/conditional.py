@@ -26,6 +26,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from reconciler.connectors.storage.options import sas_query
+
 GOOGLE_STORAGE = "https://storage.googleapis.com"
 # Put Blob takes up to 5000 MiB in one request since 2019-12-12; a bearer token needs 2017-11-09 on.
 AZURE_VERSION = "2021-12-02"
@@ -134,7 +136,7 @@ def azure_put_blob(*, url: str, account: str, data: bytes, auth: AzureAuth, now:
         signature = shared_key_signature("PUT", url, headers, len(data), account, auth.account_key)
         headers["Authorization"] = f"SharedKey {account}:{signature}"
     elif auth.sas_token is not None:
-        url = f"{url}?{auth.sas_token.lstrip('?')}"
+        url = f"{url}{sas_query(auth.sas_token)}"
     elif auth.bearer_token is not None:
         headers["Authorization"] = f"Bearer {auth.bearer_token}"
     return Request(method="PUT", url=url, headers=headers, body=data)

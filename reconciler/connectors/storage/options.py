@@ -175,7 +175,7 @@ class StoreOptions:
         args: dict[str, Any] = {"anonymous": self.gcs_anonymous}
         url = self.gcs_url(env)
         if url:
-            args["scheme"], args["endpoint_override"] = _scheme_and_authority(url)
+            args["scheme"], args["endpoint_override"] = scheme_and_authority(url)
         return args
 
     def pyarrow_azure_args(self, account: str) -> dict[str, Any]:
@@ -183,7 +183,7 @@ class StoreOptions:
         when neither the key nor a SAS token is given)."""
         args: dict[str, Any] = {"account_name": account}
         if self.azure_endpoint:
-            scheme, authority = _scheme_and_authority(self.azure_endpoint)
+            scheme, authority = scheme_and_authority(self.azure_endpoint)
             args.update(blob_storage_scheme=scheme, blob_storage_authority=authority,
                         dfs_storage_scheme=scheme, dfs_storage_authority=authority)
         if self.azure_account_key:
@@ -191,7 +191,7 @@ class StoreOptions:
         elif self.azure_sas_token:
             # pyarrow appends the token to the URL as given: without its `?` (as Azure's portal
             # shows it) the token became a path segment, and every request a 400.
-            args["sas_token"] = f"?{self.azure_sas_token.lstrip('?')}"
+            args["sas_token"] = sas_query(self.azure_sas_token)
         return args
 
     def shown_endpoint(self, env: Mapping[str, str]) -> str:
@@ -199,7 +199,13 @@ class StoreOptions:
         return self.endpoint or env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or "AWS S3"
 
 
-def _scheme_and_authority(url: str) -> tuple[str, str]:
+def sas_query(token: str) -> str:
+    """A SAS token as a URL's query, `?` first, whether it was given with it or not (as Azure's
+    portal shows it): pyarrow and our requests append it as given."""
+    return f"?{token.lstrip('?')}"
+
+
+def scheme_and_authority(url: str) -> tuple[str, str]:
     """`http://host:port/…` → ("http", "host:port")."""
     scheme, _, rest = url.partition("://")
     return scheme, rest.split("/", 1)[0]
