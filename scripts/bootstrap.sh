@@ -19,16 +19,22 @@ if [ ! -f "$STAMP" ]; then
   # --no-compile: pip byte-compiles every module of every package (PySpark alone has thousands)
   # on one core, 43 of its 78 s here; they are compiled below on every core at once instead.
   "$VENV/bin/python" -m pip install --quiet --no-compile -e "$ROOT[dev]"
-  # Not left to first use: where
-  # PYTHONDONTWRITEBYTECODE is set (CI containers often do) no import ever writes its bytecode,
-  # and every process, each `reconciler` command and each Spark Python worker, compiled
-  # PySpark, pandas and the rest again: 2.9-3.6 s of imports instead of 1.0-1.5 s, measured.
-  # A file a package ships that does not compile (test data) is not an error here. The packages'
-  # own test suites (pandas', PySpark's…: 1,602 of 9,325 modules) are never imported: left out,
-  # 26.5 s instead of 33.5 s on two idle cores.
-  "$VENV/bin/python" -m compileall -q -j 0 -x '/tests?/' "$VENV/lib" >/dev/null 2>&1 || true
   rm -f "$VENV"/.installed-*
-  touch "$STAMP"
+  touch "$VENV/.compile-pending" "$STAMP"
+fi
+# The packages' bytecode, not left to first use: where PYTHONDONTWRITEBYTECODE is set (CI
+# containers often do) no import ever writes it, and every process, each `reconciler` command
+# and each Spark Python worker, compiled PySpark, pandas and the rest again: 2.9-3.6 s of imports
+# instead of 1.0-1.5 s, measured. A file a package ships that does not compile (test data) is not
+# an error here. The packages' own test suites (pandas', PySpark's…: 1,602 of 9,325 modules) are
+# never imported: left out, 26.5 s instead of 33.5 s on two idle cores. scripts/test.sh sets
+# BOOTSTRAP_DEFER_COMPILE and calls this beside its unit tests instead of before them.
+compile_packages() {
+  "$VENV/bin/python" -m compileall -q -j 0 -x '/tests?/' "$VENV/lib" >/dev/null 2>&1 || true
+  rm -f "$VENV/.compile-pending"
+}
+if [ -f "$VENV/.compile-pending" ] && [ -z "${BOOTSTRAP_DEFER_COMPILE:-}" ]; then
+  compile_packages
 fi
 # This project's own modules too, those that changed since (quick when none did).
 "$VENV/bin/python" -m compileall -q -j 0 "$ROOT/reconciler" >/dev/null 2>&1 || true

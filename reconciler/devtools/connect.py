@@ -126,6 +126,10 @@ class RunningConnect:
         """SIGTERM (the worker leaves its group cleanly), then SIGKILL. Idempotent."""
         self.process.stop(timeout_s)
 
+    def kill(self) -> None:
+        """SIGKILL, as a lost machine looks to the group. Idempotent."""
+        self.process.kill()
+
     def __enter__(self) -> RunningConnect:
         return self
 

@@ -137,6 +137,11 @@ class RunningCluster:
         for process in [*self.workers, self.master]:
             process.stop()
 
+    def kill(self) -> None:
+        """SIGKILL the workers and the master (and so their executors): nothing is left to flush."""
+        for process in [*self.workers, self.master]:
+            process.kill()
+
     def __enter__(self) -> RunningCluster:
         return self
 
@@ -220,6 +225,9 @@ class RunningConnectServer:
 
     def stop(self) -> None:
         self.server.stop()
+
+    def kill(self) -> None:
+        self.server.kill()
 
     def restart(self, ready_timeout_s: float = READY_TIMEOUT_S) -> None:
         """Stop the server and start it again on the same port: its sessions are gone."""

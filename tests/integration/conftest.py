@@ -123,7 +123,7 @@ def spark_cluster() -> Iterator[RunningCluster]:
     try:
         yield cluster
     finally:
-        cluster.stop()
+        cluster.kill()  # its applications are over; three clean JVM shutdowns would only cost time
 
 
 @pytest.fixture(scope="session")
@@ -137,7 +137,7 @@ def spark_connect_server(executor_python: str) -> Iterator[RunningConnectServer]
     try:
         yield server
     finally:
-        server.stop()
+        server.kill()
 
 
 # --- real stores, one each per test session: PostgreSQL, S3-, GCS- and Azure-compatible servers, HDFS
@@ -152,7 +152,8 @@ def postgres() -> Iterator[RunningPostgres]:
     try:
         yield server
     finally:
-        server.stop()
+        server.kill()  # a fast shutdown's checkpoint is for data nobody reads again
+        server.stop()  # only removes its directory now
 
 
 @pytest.fixture(scope="session")
