@@ -1,5 +1,6 @@
 """iceberg-sink under `reconciler run --once` (real broker, Spark, SQL catalogs on SQLite and
-PostgreSQL, a warehouse on disk and on an S3 server), every table read back by pyiceberg:
+PostgreSQL, a warehouse on disk; on object stores: test_iceberg_sink_clouds.py), every table
+read back by pyiceberg:
 the rows are the topic's; records fan out by a route field; tables are created and evolved;
 SIGKILLed at each step of a batch (between two data files of a task; data files written, not
 committed; the table committed, the group not), the next run converges with no row lost and
@@ -26,7 +27,6 @@ from iceberg_support import (
 )
 from java_read_support import produce_raw
 from reconciler.devtools.postgres import RunningPostgres
-from reconciler.devtools.s3 import RunningS3
 from reconciler.kafka.settings import KafkaSettings
 from run_support import Pipeline, committed_everything
 
@@ -152,19 +152,3 @@ def test_upsert_killed_at_each_step_keeps_the_last_value_per_key(pipeline: Pipel
     assert (rows, distinct, twice) == (len(expected), len(expected), {})
     assert {row["id"]: row["version"] for row in table.select(["id", "version"]).to_pylist()} == expected
     assert committed_everything(pipeline.settings, "connect-up", topic)
-
-
-def test_warehouse_on_s3(pipeline: Pipeline, s3_server: RunningS3, tmp_path: Path) -> None:
-    topic = pipeline.topic("s3", 1)
-    produce_raw(pipeline.settings, topic, [(b"%d" % i, event(i)) for i in range(500)])
-    s3 = {"iceberg.catalog.s3.endpoint": s3_server.endpoint, "iceberg.catalog.s3.access-key-id": s3_server.access_key_id,
-          "iceberg.catalog.s3.secret-access-key": s3_server.secret_access_key,
-          "iceberg.catalog.s3.path-style-access": "true", "iceberg.catalog.client.region": s3_server.region}
-    catalog = {**sqlite_catalog(tmp_path), "iceberg.catalog.warehouse": s3_server.uri(f"wh-{uuid.uuid4().hex[:6]}"), **s3}
-    pipeline.connector("ice", ICEBERG_SINK, sink_config(topic, catalog))
-
-    output = run_once(pipeline, None)
-    assert "FAILED" not in output and s3_server.secret_access_key not in output
-    props = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": s3_server.access_key_id,
-             "s3.secret-access-key": s3_server.secret_access_key, "s3.region": s3_server.region}
-    assert id_counts(read_table(catalog, **props))[:2] == (500, 500)
