@@ -59,10 +59,15 @@ wait "$PREPARE" || echo "(preparing for the integration tests failed, see .test-
 # SparkSession and stores, and whole files, so a module's fixtures are built once. The suite
 # spends much of its time waiting on JVMs, brokers and subprocesses: one process kept 1.2 of the
 # two cores busy and took 28 min, two keep 1.8 busy and take 21 (docs/real-components.md#ci-time).
+# Then the tests marked `alone`, which compare timings under a load they make themselves, in a
+# session of their own with the machine to themselves.
 workers="${RECONCILER_TEST_WORKERS:-2}"
 echo "==> pytest tests/integration ($workers workers)" >&2
 integration=0
-pytest tests/integration -n "$workers" --dist loadfile --junitxml=.test-logs/integration.xml || integration=$?
+pytest tests/integration -n "$workers" --dist loadfile -m "not alone" --junitxml=.test-logs/integration.xml \
+  || integration=$?
+echo "==> pytest tests/integration -m alone" >&2
+pytest tests/integration -m alone --junitxml=.test-logs/integration-alone.xml || integration=$?
 if [ "$unit" -ne 0 ] || [ "$integration" -ne 0 ]; then
   echo "FAILED: unit tests exit $unit, integration tests exit $integration" >&2
   exit 1

@@ -17,6 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from reconciler.api.server import serving
 from reconciler.app.loop import Stopper, run_loop
 from reconciler.app.reload import FixedManifests
@@ -71,6 +73,9 @@ def burst(url: str) -> tuple[Counter[int], list[str], float]:
     return Counter({int(k): v for k, v in summary["codes"].items()}), summary["failures"], summary["seconds"]
 
 
+# Its reference is the quiet ticks before and after the burst: with another test worker beside it,
+# that worker's load moves between the two phases (CI run 28: busy median 547 ms, quiet 383 ms).
+@pytest.mark.alone
 def test_a_burst_of_1000_requests_delays_no_tick(kafka_settings: KafkaSettings, tmp_path: Path) -> None:
     for n in range(3):
         write(tmp_path / f"c{n}.yaml", manifest(f"c{n}", {"topic": "t", "count": 10}, state="paused", tasks_max=2))
