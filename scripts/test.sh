@@ -25,12 +25,13 @@ fi
 
 # The whole suite. The unit tests (which need neither Kafka nor Spark) take one core; beside
 # them run the checks, then the packages' bytecode on a fresh .venv (bootstrap.sh's, ~26 s on
-# two cores), then what the integration tests' fixtures would otherwise build in their own time: Spark's class-data-sharing archive (~30 s, once per virtualenv) and the executors'
-# packed environment (~20 s, once per machine), Azurite's npm install (~1 min, once per lock
-# file), the GCS server's `go build` (~2 min, once per source) and MiniDFSCluster's jars
-# (~100 MB from Maven Central, once per pom). All are cached
-# and written atomically; should one fail here, its fixture builds it again and reports why. The unit tests' timing checks
-# have room for this (measured: they pass beside two processes spinning on the two cores).
+# two cores), then what the integration tests' fixtures would otherwise build in their own time:
+# Spark's class-data-sharing archive (~30 s, once per virtualenv), the executors' packed
+# environment (~20 s, once per machine), Azurite's npm install (~1 min, once per lock file), the
+# GCS server's `go build` (~2 min, once per source) and MiniDFSCluster's jars (~100 MB from Maven
+# Central, once per pom). All are cached and written atomically; should one fail here, its
+# fixture builds it again and reports why. The unit tests' timing checks have room for this
+# (measured: they pass beside two processes spinning on the two cores).
 mkdir -p .test-logs
 bash scripts/system-tools.sh  # kcat, for the benchmarks the integration tests run at a tiny size
 (checks) >.test-logs/checks.log 2>&1 &

@@ -112,7 +112,7 @@ def connect_worker(kafka: KafkaUnderTest) -> Iterator[RunningConnect]:
     try:
         yield worker
     finally:
-        worker.kill()  # nothing runs on it after the session: leaving its group cleanly took seconds
+        worker.kill()  # nothing runs on it after the session: no group to leave cleanly
 
 
 @pytest.fixture

@@ -123,7 +123,7 @@ def spark_cluster() -> Iterator[RunningCluster]:
     try:
         yield cluster
     finally:
-        cluster.kill()  # its applications are over; three clean JVM shutdowns would only cost time
+        cluster.kill()  # its applications are over: nothing to shut down cleanly
 
 
 @pytest.fixture(scope="session")
