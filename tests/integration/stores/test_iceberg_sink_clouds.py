@@ -21,7 +21,7 @@ import pytest
 
 from crash_support import run_once
 from delta_support import record, run_task
-from iceberg_support import ICEBERG_SINK, event, id_counts, read_table, sink_config
+from iceberg_support import ICEBERG_SINK, event, id_counts, read_table, sink_config, sqlite_catalog
 from java_read_support import produce_raw
 from reconciler.connectors.iceberg.connector import IcebergSinkConnector
 from reconciler.connectors.iceberg.task import IcebergSinkTask
@@ -82,7 +82,7 @@ def lake_on(store: str, request: pytest.FixtureRequest) -> Lake:
     return gcs_lake(request.getfixturevalue("gcs_server"))
 
 
-@pytest.mark.timeout(900)  # four `reconciler run --once` processes, each starting Spark
+@pytest.mark.timeout(900)  # three `reconciler run --once` processes, each starting Spark
 @pytest.mark.parametrize("store", ["s3", "azure", "gcs"])
 def test_a_warehouse_on_each_object_store_killed_at_each_step_converges_to_the_topic(
         store: str, request: pytest.FixtureRequest, kafka_settings: KafkaSettings, tmp_path: Path) -> None:
@@ -90,8 +90,7 @@ def test_a_warehouse_on_each_object_store_killed_at_each_step_converges_to_the_t
     pipeline = Pipeline(kafka_settings, tmp_path)
     topic = pipeline.topic("crash", 2)
     produce_raw(pipeline.settings, topic, [(b"%d" % i, event(i)) for i in range(CHAIN_RECORDS)])
-    catalog = {"iceberg.catalog.type": "jdbc", "iceberg.catalog.uri": f"jdbc:sqlite:{tmp_path / 'catalog.db'}",
-               **lake.java}
+    catalog = {**sqlite_catalog(tmp_path), **lake.java}  # the lake's warehouse, not the one on disk
     # Partitioned, so each flush writes several files: `iceberg.mid_files` falls between two.
     pipeline.connector("ice", ICEBERG_SINK, sink_config(topic, catalog, **{"iceberg.tables.default-partition-by": "kind"}),
                        tasks_max=2)
@@ -116,8 +115,7 @@ def test_a_warehouse_on_each_object_store_killed_at_each_step_converges_to_the_t
 def test_java_keys_write_a_table_pyiceberg_reads_with_its_own(store: str, request: pytest.FixtureRequest,
                                                               tmp_path: Path) -> None:
     lake = lake_on(store, request)
-    catalog = {"iceberg.catalog.type": "jdbc", "iceberg.catalog.uri": f"jdbc:sqlite:{tmp_path / 'catalog.db'}",
-               **lake.java}
+    catalog = {**sqlite_catalog(tmp_path), **lake.java}  # the lake's warehouse, not the one on disk
     cfg = sink_config("orders", catalog, name="ice", **{"connector.class": ICEBERG_SINK})
     assert IcebergSinkConnector().validate(cfg) == []
 
