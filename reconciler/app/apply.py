@@ -9,7 +9,9 @@ Order matters for safety with concurrent reconcilers on the same group:
 3. read live state, plan, write, commit.
 A commit succeeds only if nobody claimed the id after step 2, so the state read in step 3 is
 the state the records were planned against (an optimistic lock). A reconciler that lost the
-race gets `Fenced` and exits 1 having committed nothing.
+race gets `Fenced` and exits 1 having committed nothing. A tick's apply keeps its claim from
+the last tick (`apply_writer`); when that claim turns out fenced, it claims afresh and applies
+once more, as a new `apply` would have.
 
 Offsets actions write no records in that transaction: they are run afterwards by the offsets
 executor (stop → snapshot → alter/reset → return, one step per transaction, `app.offsets`),
@@ -19,9 +21,11 @@ which alone records their ids as applied.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from reconciler import failpoints
 from reconciler.app.offsets import run_offsets_requests
@@ -30,15 +34,16 @@ from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import Action, ActionKind, Plan, PlanOptions
 from reconciler.core.planner import build_plan, with_fingerprints
-from reconciler.errors import ReconcilerError, StalePlan
+from reconciler.errors import Fenced, ReconcilerError, StalePlan
 from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats.changes import pending_offsets, plan_to_records
-from reconciler.kafka.io.produce import TransactionalWriter
+from reconciler.kafka.io.produce import KEPT_CLAIM_S, TransactionalWriter
 from reconciler.kafka.io.store import LiveStore
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.offsets.model import OffsetsOutcome
 from reconciler.offsets.preview import with_current_offsets
 
+LOG = logging.getLogger(__name__)
 REPLAN_HINT = "run `reconciler plan … --out plan.json` again and review the new plan"
 ShowPlan = Callable[[Plan], None]
 
@@ -71,9 +76,11 @@ def apply(
     between_batches: bool = False,
     now_ms: Callable[[], int] = _now_ms,
     digests: bool = True,
+    writer: TransactionalWriter | None = None,
 ) -> ApplyOutcome:
     """The manifests applied, then their offsets requests run (`app.offsets`), read with `store`
-    (`LiveStore.one_shot` for a command; the runtime's, kept across ticks, for a tick).
+    (`LiveStore.one_shot` for a command; the runtime's, kept across ticks, for a tick) and
+    written with `writer` (`apply_manifests`).
 
     The plan is shown (`show_plan`) before anything is written, with each offsets request's
     current offsets (from → to), and is the outcome's plan. `between_batches`: no task of this
@@ -83,18 +90,19 @@ def apply(
     """
     shown: list[Plan] = []
 
-    def show(plan: Plan) -> None:
+    def show(plan: Plan) -> None:  # (twice when a kept claim was fenced: the second plan is the one applied)
         shown.append(with_current_offsets(settings, plan, desired))
-        show_plan(shown[0])
+        show_plan(shown[-1])
 
     outcome = apply_manifests(
-        settings, desired, options, store=store, saved=saved, show_plan=show, now_ms=now_ms, digests=digests
+        settings, desired, options, store=store, saved=saved, show_plan=show, now_ms=now_ms, digests=digests,
+        writer=writer,
     )
     offsets = run_offsets_requests(
         settings, desired, outcome.live, outcome.pending_offsets, between_batches=between_batches, now_ms=now_ms,
         store=store,
     )
-    return dataclasses.replace(outcome, plan=shown[0] if shown else outcome.plan, offsets=offsets)
+    return dataclasses.replace(outcome, plan=shown[-1] if shown else outcome.plan, offsets=offsets)
 
 
 def apply_manifests(
@@ -107,27 +115,61 @@ def apply_manifests(
     show_plan: ShowPlan = lambda plan: None,
     now_ms: Callable[[], int] = _now_ms,
     digests: bool = True,
+    writer: TransactionalWriter | None = None,
 ) -> ApplyOutcome:
     """The transaction alone: bring the group's live state to `desired` (its offsets requests
     not run), read with `store`; `saved`: refuse unless it is still the plan. `digests=False`:
     the plan's digests (slow on purpose, `redact.slow_digest`) only when the plan has actions
-    (a created connector's owner record names its plan); a tick with nothing to change skips them."""
+    (a created connector's owner record names its plan); a tick with nothing to change skips them.
+    `writer`: an `apply_writer` whose claim is kept across calls, else one of its own."""
     if saved is not None:
         refuse_other_group(saved, settings.group_id)  # before `prepare` creates that group's topics
     store.prepare()
-    with TransactionalWriter(settings, after_produce=_crash_points()) as writer:
-        writer.claim()
-        live = store.read(uncommitted=True).live
-        plan = build_plan(desired, live, options, fingerprints=digests or saved is not None)
-        if not digests and saved is None and plan.actions:
-            plan = with_fingerprints(plan, desired, live)
-        if saved is not None:
-            refuse_stale(saved, current=plan, group_id=settings.group_id)
-        refuse_errors(plan)
-        show_plan(plan)
-        by_name = {connector.name: connector for connector in desired}
-        records = plan_to_records(plan, by_name, live, now_ms=now_ms())
-        written = writer.write(records)
+    once = partial(_apply_claimed, settings, desired, options, store=store, saved=saved, show_plan=show_plan, now_ms=now_ms,
+                   digests=digests)
+    if writer is None:
+        with apply_writer(settings) as own:
+            return once(own)
+    kept = writer.claimed
+    try:
+        return once(writer)
+    except Fenced:
+        writer.reset()
+        if not kept:
+            raise
+        LOG.debug("the kept claim of %s was fenced since the last tick: claiming it again", writer.transactional_id)
+        return once(writer)
+
+
+def apply_writer(settings: KafkaSettings) -> TransactionalWriter:
+    """The writer an apply claims the group's transactional id with (a tick keeps one)."""
+    return TransactionalWriter(settings, after_produce=_crash_points())
+
+
+def _apply_claimed(
+    settings: KafkaSettings,
+    desired: Sequence[DesiredConnector],
+    options: PlanOptions,
+    writer: TransactionalWriter,
+    *,
+    store: LiveStore,
+    saved: Plan | None,
+    show_plan: ShowPlan,
+    now_ms: Callable[[], int],
+    digests: bool,
+) -> ApplyOutcome:
+    writer.claim(max_age_s=KEPT_CLAIM_S)  # before reading: the commit proves the read current
+    live = store.read(uncommitted=True).live
+    plan = build_plan(desired, live, options, fingerprints=digests or saved is not None)
+    if not digests and saved is None and plan.actions:
+        plan = with_fingerprints(plan, desired, live)
+    if saved is not None:
+        refuse_stale(saved, current=plan, group_id=settings.group_id)
+    refuse_errors(plan)
+    show_plan(plan)
+    by_name = {connector.name: connector for connector in desired}
+    records = plan_to_records(plan, by_name, live, now_ms=now_ms())
+    written = writer.write(records)
     return ApplyOutcome(plan=plan, live=live, records_written=written, pending_offsets=pending_offsets(plan))
 
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from reconciler.app.apply import ApplyOutcome, apply
+from reconciler.app.apply import ApplyOutcome, apply, apply_writer
 from reconciler.core.live import LiveState
 from reconciler.core.models import DesiredConnector
 from reconciler.core.plan import PlanOptions
@@ -68,6 +68,7 @@ class TickRunner:
             settings, executor, worker_id=worker_id, stopping=stopping, now_ms=now_ms,
             auto_restart_unit_s=auto_restart_unit_s,
         )
+        self._apply_writer = apply_writer(settings)  # its claim kept across ticks (`app.apply`)
         # The last tick or apply found the broker unreachable: `release` then writes nothing
         # (it would only wait for the broker once more, past a stopping loop's grace period).
         self.broker_unreachable = False
@@ -124,7 +125,7 @@ class TickRunner:
             options = dataclasses.replace(self.plan_options, manifest_paths=tuple(manifest_paths))
             outcome = apply(
                 self.settings, desired, options, store=self.batches.store, between_batches=True, now_ms=self._now_ms,
-                digests=False,
+                digests=False, writer=self._apply_writer,
             )
         self.batches.topics_ready = True  # the apply checked the broker and the internal topics
         return outcome
@@ -159,4 +160,5 @@ class TickRunner:
         return self.batches.topics_ready
 
     def close(self) -> None:
+        self._apply_writer.close()
         self.batches.close()

@@ -25,6 +25,7 @@ from reconciler.kafka.io.client import (
     translate,
     unreachable,
 )
+from reconciler.kafka.io.kept_listers import KeptListers
 from reconciler.kafka.settings import KafkaSettings
 
 T = TypeVar("T")
@@ -234,17 +235,21 @@ EARLIEST = -2  # librdkafka's OFFSET_BEGINNING
 LATEST = -1  # librdkafka's OFFSET_END
 
 
-def end_offsets(settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed") -> dict[int, int]:
+def end_offsets(
+    settings: KafkaSettings, topic: str, *, isolation_level: str = "read_committed", kept: KeptListers | None = None
+) -> dict[int, int]:
     """partition → end offset: the offset the next record will get (read_uncommitted), or the
     last stable offset, before which no transaction is open (read_committed). One ListOffsets
     request per broker, as Java's `KafkaConsumer.endOffsets` does, retried while the answer is
-    retriable (a partition whose leader is moving or just being elected), as Java's is."""
+    retriable (a partition whose leader is moving or just being elected), as Java's is.
+    `kept`: asked through its consumers (a process that asks every tick), else a new one."""
     listing = f"listing the end offsets of {topic}"
     ends = _listed(
         settings,
         listing,
         isolation_level,
         lambda c: list_offsets(c, settings, _partitions(c, settings, [topic]), LATEST),
+        kept=kept,
     )
     return {partition: offset for (_, partition), offset in ends.items()}
 
@@ -325,20 +330,36 @@ def _partitions(consumer: Any, settings: KafkaSettings, topics: Sequence[str]) -
 
 
 def _listed(
-    settings: KafkaSettings, doing: str, isolation_level: str, listing: Callable[[Any], T], *, max_delay_s: float = 0.5
+    settings: KafkaSettings,
+    doing: str,
+    isolation_level: str,
+    listing: Callable[[Any], T],
+    *,
+    max_delay_s: float = 0.5,
+    kept: KeptListers | None = None,
 ) -> T:
     """`listing(consumer)`, retried while its answer is transient, each time with a new consumer
     at `isolation_level` (it only asks: no group join, no fetch). A new one, so that a retry
     looks the leaders up afresh: a consumer kept watching a new topic was measured answering
-    "not leader" for minutes (bench/h2h_sides.py)."""
+    "not leader" for minutes (bench/h2h_sides.py). With `kept`, the first try may use a kept
+    consumer; one that fails is closed, not kept, so the retry's is new all the same."""
     from confluent_kafka import KafkaException
 
     def attempt() -> T:
-        consumer = new_consumer(settings, None, **{"isolation.level": isolation_level})
+        if kept is None:
+            consumer = new_consumer(settings, None, **{"isolation.level": isolation_level})
+        else:
+            consumer = kept.take(settings, isolation_level)
         try:
-            return listing(consumer)
-        finally:
+            answer = listing(consumer)
+        except BaseException:
             consumer.close()
+            raise
+        if kept is None:
+            consumer.close()
+        else:
+            kept.give_back(settings, isolation_level, consumer)
+        return answer
 
     try:
         return retry_transient(settings, attempt, max_delay_s=max_delay_s)
@@ -346,9 +367,12 @@ def _listed(
         raise translate(exc, settings, doing) from exc
 
 
-def wait_until_stable(settings: KafkaSettings, topics: Sequence[str], wait_s: float) -> list[str]:
+def wait_until_stable(
+    settings: KafkaSettings, topics: Sequence[str], wait_s: float, *, kept: KeptListers | None = None
+) -> list[str]:
     """Wait until each topic's last stable offset reaches the end it has now; the topics that
-    did not within `wait_s` (an unrelated transaction still open there, typically).
+    did not within `wait_s` (an unrelated transaction still open there, typically). `kept`:
+    asked through its consumers.
 
     A producer's commit_transaction returns once the coordinator has logged the decision; the
     commit markers reach the partitions a moment later, and until they do, read_committed
@@ -356,11 +380,11 @@ def wait_until_stable(settings: KafkaSettings, topics: Sequence[str], wait_s: fl
     next reader (`reconciler offsets`, the next tick's sinks) what was just committed.
     """
     deadline = time.monotonic() + min(wait_s, settings.timeout_s)
-    ends = {topic: end_offsets(settings, topic, isolation_level="read_uncommitted") for topic in topics}
+    ends = {topic: end_offsets(settings, topic, isolation_level="read_uncommitted", kept=kept) for topic in topics}
     pending = list(topics)
     delay = 0.005
     while pending:
-        pending = [topic for topic in pending if _lags(end_offsets(settings, topic), ends[topic])]
+        pending = [topic for topic in pending if _lags(end_offsets(settings, topic, kept=kept), ends[topic])]
         if not pending or time.monotonic() + delay > deadline:
             return pending
         time.sleep(delay)

@@ -19,6 +19,7 @@ from reconciler.kafka.io.overrides import PRODUCER, client_settings, cluster_key
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.io.consume import PositionLost, TopicReader
+from reconciler.kafka.io.kept_listers import KeptListers
 from reconciler.kafka.io.store import read_offsets_topics
 
 LOG = logging.getLogger(__name__)
@@ -85,10 +86,12 @@ class KeptOffsetsReaders:
     The replays a read returns are its own until the next read. A partition that lost the
     position to continue from (records deleted, topic re-created), or a read that failed,
     starts that cluster over from the beginning; topics and partitions created since are picked
-    up at the next read."""
+    up at the next read. `listers`: consumers kept for the stores' end offsets, asked before
+    each read (`runtime.source.committed.open_transactions`)."""
 
     def __init__(self) -> None:
         self._kept: dict[frozenset[str], tuple[TopicReader, dict[str, OffsetsReplay]]] = {}
+        self.listers = KeptListers()
 
     def read(self, stores: Sequence[OffsetsStore]) -> dict[StoreKey, OffsetsReplay]:
         by_cluster: dict[frozenset[str], list[OffsetsStore]] = {}
@@ -130,3 +133,4 @@ class KeptOffsetsReaders:
     def close(self) -> None:
         for cluster in list(self._kept):
             self._forget(cluster)
+        self.listers.close()

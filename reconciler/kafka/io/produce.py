@@ -5,11 +5,17 @@ second reconciler on the same group fences the first: the broker aborts the firs
 transaction and refuses its commit. That is what makes two racing applies safe. Claiming the
 id (`claim()`) before reading live state turns it into an optimistic lock: a writer whose
 commit succeeds knows nobody else claimed the group between its read and its write.
+
+A long-running process keeps its writers claimed across ticks (`claim(max_age_s=…)`): a claim
+made before an earlier tick's read still precedes this tick's, and a claim by anyone since has
+fenced this producer's epoch, so its commit fails all the same. That spares an idle tick a new
+producer and an `InitProducerId` per writer.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Protocol
@@ -19,6 +25,7 @@ from reconciler.kafka.io.client import ErrorCollector, describe, kafka_error, ne
 from reconciler.kafka.formats.records import TopicRole
 from reconciler.kafka.settings import KafkaSettings
 from reconciler.kafka.io.consume import wait_until_stable
+from reconciler.kafka.io.kept_listers import KeptListers
 
 LOG = logging.getLogger(__name__)
 VISIBLE_WAIT_S = 5.0  # bounded: another producer's open transaction may hold a topic's stable end back
@@ -86,6 +93,12 @@ def _is_fenced(error: Any) -> bool:
     return error is not None and (error.code() in fenced or "fenced" in error.str().lower())
 
 
+# A writer kept across ticks is claimed again once it has gone this long without a claim or a
+# commit: a broker expires a transactional id unused for `transactional.id.expiration.ms` (7
+# days by default, less on some clusters), after which a write through it fails.
+KEPT_CLAIM_S = 300.0
+
+
 class TransactionalWriter:
     """One transactional producer for one group; `write()` commits a list of records atomically."""
 
@@ -102,6 +115,8 @@ class TransactionalWriter:
         self._errors = ErrorCollector()
         # Called with the count of records produced so far in the open transaction (crash tests).
         self._after_produce = after_produce
+        self._used_at = 0.0  # time.monotonic() of the last claim or commit
+        self._listers = KeptListers()  # for the visibility wait after each commit
 
     def __enter__(self) -> TransactionalWriter:
         return self
@@ -111,18 +126,31 @@ class TransactionalWriter:
     ) -> None:
         self.close()
 
-    def claim(self) -> None:
-        """Take the transactional id: aborts a dead writer's open transaction, fences a live one."""
+    @property
+    def claimed(self) -> bool:
+        """Whether this writer holds a claim (made by an earlier `claim()`)."""
+        return self._producer is not None
+
+    def claim(self, *, max_age_s: float | None = None) -> None:
+        """Take the transactional id: aborts a dead writer's open transaction, fences a live one.
+        A claim held already is kept; with `max_age_s`, only if it or the last commit is younger."""
         from confluent_kafka import KafkaException
 
         if self._producer is not None:
-            return
+            if max_age_s is None or time.monotonic() - self._used_at < max_age_s:
+                return
+            self.reset()
         producer = new_producer(self._settings, self._errors, **{"transactional.id": self.transactional_id})
         try:
             producer.init_transactions(self._settings.timeout_s)
         except KafkaException as exc:
             raise translate(exc, self._settings, f"initialising transactions as {self.transactional_id}") from exc
         self._producer = producer
+        self._used_at = time.monotonic()
+
+    def reset(self) -> None:
+        """Give up the claim: the next `claim()` takes the id afresh (after a failed tick)."""
+        self._producer = None
 
     def write(self, records: Sequence[RecordLike]) -> int:
         """Produce `records` in order in one transaction and commit; zero records → no transaction."""
@@ -148,7 +176,9 @@ class TransactionalWriter:
         LOG.debug("committed %d record(s) as %s", len(placed), self.transactional_id)
         # Read-your-writes for the next command (`apply` then `status`): the commit markers reach
         # the partitions after commit_transaction returns (see `consume.wait_until_stable`).
-        late = wait_until_stable(self._settings, sorted({topic for topic, _, _ in placed}), VISIBLE_WAIT_S)
+        late = wait_until_stable(
+            self._settings, sorted({topic for topic, _, _ in placed}), VISIBLE_WAIT_S, kept=self._listers
+        )
         if late:
             LOG.info(
                 "committed as %s, but %s still hold(s) another producer's open transaction",
@@ -172,6 +202,7 @@ class TransactionalWriter:
         for attempt in range(3):
             try:
                 self._producer.commit_transaction(self._settings.timeout_s)
+                self._used_at = time.monotonic()
                 return
             except KafkaException as exc:
                 error = kafka_error(exc)
@@ -212,6 +243,7 @@ class TransactionalWriter:
         if self._producer is not None:
             self._producer.flush(self._settings.timeout_s)
             self._producer = None
+        self._listers.close()
 
 
 def _failed_hint(error: Any) -> str:

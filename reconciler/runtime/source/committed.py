@@ -24,6 +24,7 @@ from typing import ParamSpec, TypeVar
 from reconciler.connectors.api import ConnectorError, PartitionKey, SourceOffset, partition_key
 from reconciler.errors import BrokerUnreachable
 from reconciler.kafka.io.consume import end_offsets
+from reconciler.kafka.io.kept_listers import KeptListers
 from reconciler.kafka.io.offset_stores import OffsetsStore, StoreKey, read_stores
 from reconciler.kafka.replay import OffsetsReplay
 from reconciler.runtime.batch.tasks import NotRun
@@ -66,11 +67,12 @@ def committed_offsets(
     return CommittedOffsets(offsets, keys[0], keys[1] if len(keys) > 1 else {})
 
 
-def open_transactions(store: OffsetsStore) -> list[int]:
+def open_transactions(store: OffsetsStore, kept: KeptListers | None = None) -> list[int]:
     """Offsets-topic partitions whose stable end lags their end: a transaction is still open
-    there (a killed task of a connector not in this batch), hiding what was committed after it."""
-    stable = end_offsets(store.settings, store.topic, isolation_level="read_committed")
-    written = end_offsets(store.settings, store.topic, isolation_level="read_uncommitted")
+    there (a killed task of a connector not in this batch), hiding what was committed after it.
+    `kept`: asked through its consumers (the driver's, every batch)."""
+    stable = end_offsets(store.settings, store.topic, isolation_level="read_committed", kept=kept)
+    written = end_offsets(store.settings, store.topic, isolation_level="read_uncommitted", kept=kept)
     return sorted(p for p, end in written.items() if stable.get(p, end) < end)
 
 
@@ -85,7 +87,9 @@ def read_after_fence(connector: str, stores: Sequence[OffsetsStore], wait_s: flo
     return committed_offsets(read_stores(stores), connector, stores)
 
 
-def wait_for_stable_offsets(stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S) -> dict[StoreKey, NotRun]:
+def wait_for_stable_offsets(
+    stores: Sequence[OffsetsStore], wait_s: float = STABLE_WAIT_S, *, kept: KeptListers | None = None
+) -> dict[StoreKey, NotRun]:
     """`open_transactions` of every store, re-checked with backoff until none is open or
     `wait_s` ran out; why each store still open (or whose check failed) is not read now."""
     timeout_s = min(store.settings.timeout_s for store in stores) if stores else wait_s
@@ -95,7 +99,7 @@ def wait_for_stable_offsets(stores: Sequence[OffsetsStore], wait_s: float = STAB
     while True:
         still_open: dict[StoreKey, list[int]] = {}
         for store in pending:
-            found = attempt(open_transactions, store)
+            found = attempt(open_transactions, store, kept)
             if isinstance(found, NotRun):
                 failed[store.key] = found
             elif found:

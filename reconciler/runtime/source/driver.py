@@ -68,7 +68,7 @@ def source_offsets(
     not_run.update(fence_tasks(settings, to_fence))
     fenced = time.monotonic()
     needed = _unique([store for name, found in by_connector.items() if name not in not_run for store in found])
-    broken.update(wait_for_stable_offsets(needed))
+    broken.update(wait_for_stable_offsets(needed, kept=None if readers is None else readers.listers))
     replays: dict[StoreKey, OffsetsReplay] = {}
     for cluster in _by_cluster(store for store in needed if store.key not in broken):  # one pass per cluster
         read = attempt(read_stores if readers is None else readers.read, cluster)

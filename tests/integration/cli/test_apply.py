@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import shutil
 import signal
@@ -20,7 +21,7 @@ from reconciler.kafka.io.store import LiveStore
 from reconciler.cli.main import main
 from reconciler.core.live import ConnectTargetState, LiveState
 from reconciler.errors import Fenced
-from reconciler.app.apply import apply_manifests
+from reconciler.app.apply import apply_manifests, apply_writer
 from reconciler.kafka.io.consume import end_offsets, read_to_end
 from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.kafka.io.store import prepare, read_live_state
@@ -308,6 +309,26 @@ def test_racing_applies_exactly_one_wins(kafka_settings: KafkaSettings, tmp_path
     assert "only-a" not in live.connectors or not live.connectors["only-a"].exists
     again = apply_manifests(kafka_settings, theirs, PlanOptions(), store=LiveStore.one_shot(kafka_settings))
     assert again.records_written == 0 and not again.plan.has_changes
+
+
+def test_a_kept_claim_fenced_by_another_apply_claims_again_and_applies(
+    kafka_settings: KafkaSettings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A tick keeps its apply's claim across ticks (`apply_writer`). Another apply in between
+    fences it; the next apply through it claims afresh and applies, as a new apply would."""
+    ours = [load_or_raise([write(tmp_path / "a.yaml", manifest("kept", topic=topic))]) for topic in ("one", "two")]
+    theirs = load_or_raise([write(tmp_path / "b.yaml", manifest("theirs", topic="t"))])
+    caplog.set_level(logging.DEBUG, logger="reconciler.app.apply")
+    with apply_writer(kafka_settings) as kept:
+        first = apply_manifests(kafka_settings, ours[0], PlanOptions(), store=LiveStore.one_shot(kafka_settings), writer=kept)
+        assert first.records_written > 0 and kept.claimed
+        apply_manifests(kafka_settings, theirs, PlanOptions(), store=LiveStore.one_shot(kafka_settings))
+        second = apply_manifests(kafka_settings, ours[1], PlanOptions(), store=LiveStore.one_shot(kafka_settings), writer=kept)
+    assert second.records_written > 0
+    assert "was fenced since the last tick: claiming it again" in caplog.text
+    live = read_live_state(kafka_settings)
+    assert live.connectors["kept"].config is not None and live.connectors["kept"].config["topic"] == "two"
+    assert live.connectors["theirs"].exists
 
 
 HALF_AN_APPLY = textwrap.dedent(

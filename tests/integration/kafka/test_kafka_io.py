@@ -13,6 +13,7 @@ from reconciler.errors import BrokerUnreachable, ReconcilerError
 from reconciler.kafka.io.admin import ensure_topics, internal_topics, topic_partitions
 from reconciler.kafka.io.client import check_reachable, new_admin, new_producer
 from reconciler.kafka.io.consume import LogBounds, end_offsets, log_bounds, read_to_end
+from reconciler.kafka.io.kept_listers import KeptListers
 from reconciler.kafka.settings import KafkaSettings
 from offsets_support import delete_records
 from run_support import produce_plain
@@ -83,6 +84,32 @@ def test_log_bounds_are_the_log_start_the_end_and_the_end_a_reader_stops_at(kafk
         assert log_bounds(kafka_settings, []) == {}  # a sink whose topics do not exist yet
     finally:
         producer.abort_transaction(kafka_settings.timeout_s)
+
+
+def test_kept_listers_answer_with_one_consumer_per_isolation_level_and_drop_one_that_failed(
+    kafka_settings: KafkaSettings,
+) -> None:
+    """What an idle tick asks every time (`kafka.io.kept_listers`): the same consumer answers
+    again, each isolation level its own; a consumer whose question failed is not kept."""
+    topic = f"kept-{kafka_settings.group_id}"
+    create_topic(kafka_settings, topic, 2)
+    produce_plain(kafka_settings, topic, [(b"k", b"v%d" % i, i % 2) for i in range(5)])
+    kept = KeptListers()
+    try:
+        assert end_offsets(kafka_settings, topic, kept=kept) == {0: 3, 1: 2}
+        committed = kept.take(kafka_settings, "read_committed")
+        kept.give_back(kafka_settings, "read_committed", committed)
+        assert end_offsets(kafka_settings, topic, isolation_level="read_uncommitted", kept=kept) == {0: 3, 1: 2}
+        produce_plain(kafka_settings, topic, [(b"k", b"late", 0)])
+        assert end_offsets(kafka_settings, topic, kept=kept) == {0: 4, 1: 2}  # asked anew, not remembered
+        assert kept.take(kafka_settings, "read_committed") is committed
+        assert kept.take(kafka_settings, "read_uncommitted") is not committed
+        kept.give_back(kafka_settings, "read_committed", committed)
+        with pytest.raises(ReconcilerError, match="no-such-topic"):
+            end_offsets(kafka_settings, "no-such-topic", kept=kept)
+        assert kept.take(kafka_settings, "read_committed") is not committed  # closed after its failure
+    finally:
+        kept.close()
 
 
 def test_read_to_end_of_a_missing_topic_is_an_error(kafka_settings: KafkaSettings) -> None:

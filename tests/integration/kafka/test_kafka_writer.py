@@ -75,6 +75,28 @@ def test_zero_records_means_no_transaction_at_all(kafka_settings: KafkaSettings)
     assert len(list(read_to_end(kafka_settings, kafka_settings.topics.configs))) == 1
 
 
+def test_a_kept_claim_is_fenced_by_a_later_one_until_it_is_older_than_max_age(kafka_settings: KafkaSettings) -> None:
+    """A writer kept across ticks keeps its claim (`claim(max_age_s=…)`): a claim made since by
+    anyone fences it all the same; once older than `max_age_s` it claims again, fencing them."""
+    ensure_topics(kafka_settings)
+    with TransactionalWriter(kafka_settings) as kept, TransactionalWriter(kafka_settings) as other:
+        kept.claim()
+        other.claim()
+        kept.claim(max_age_s=3600)  # young: kept, and fenced by `other`
+        with pytest.raises(Fenced):
+            kept.write(config_records(1, b'{"properties":{"n":"1"}}'))
+        assert not kept.claimed  # a fenced producer is dropped: the next claim is a new one
+        kept.claim()
+        other.claim(max_age_s=3600)  # kept: fenced by `kept`'s new claim
+        assert other.claimed
+        other.claim(max_age_s=0.0)  # too old: claimed again, fencing `kept`
+        assert other.write(config_records(1, b'{"properties":{"n":"2"}}')) == 1
+        with pytest.raises(Fenced):
+            kept.write(config_records(1, b'{"properties":{"n":"3"}}'))
+    configs = list(read_to_end(kafka_settings, kafka_settings.topics.configs))
+    assert [m.value for m in configs] == [b'{"properties":{"n":"2"}}']
+
+
 TOO_LARGE = b"x" * 1_500_000  # over librdkafka's message.max.bytes: refused locally mid-transaction
 
 
