@@ -6,10 +6,11 @@ transaction and refuses its commit. That is what makes two racing applies safe. 
 id (`claim()`) before reading live state turns it into an optimistic lock: a writer whose
 commit succeeds knows nobody else claimed the group between its read and its write.
 
-A long-running process keeps its writers claimed across ticks (`claim(max_age_s=…)`): a claim
-made before an earlier tick's read still precedes this tick's, and a claim by anyone since has
-fenced this producer's epoch, so its commit fails all the same. That spares an idle tick a new
-producer and an `InitProducerId` per writer.
+A long-running process may keep a writer claimed across ticks (`claim(max_age_s=…)`, the
+apply's): a claim made before an earlier tick's read still precedes this tick's, and a claim
+by anyone since has fenced this producer's epoch, so its commit fails all the same. That spares
+an idle tick a new producer and an `InitProducerId`; it suits a writer that can read and plan
+again when its commit is fenced (`app.apply`).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ class TransactionalWriter:
         self._used_at = time.monotonic()
 
     def reset(self) -> None:
-        """Give up the claim: the next `claim()` takes the id afresh (after a failed tick)."""
+        """Give up the claim: the next `claim()` takes the id afresh."""
         self._producer = None
 
     def write(self, records: Sequence[RecordLike]) -> int:

@@ -7,8 +7,8 @@ from the last: `kafka.io.store`), and every connector in the config topic (not o
 ones) is brought to its target state:
 
 1. claim the worker's transactional id (`reconciler-<group>-worker`: a second worker on the
-   same group fences this one, so two workers never both commit task configs; the claim is
-   kept across ticks, `kafka.io.produce`), then read the topics to the end;
+   same group fences this one, so two workers never both commit task configs), then read
+   the topics to the end;
 2. execute pending KIP-745 restarts (`restarts`: the first tick on a group marks where it
    started, and older restart records are history), and the automatic restarts
    `spec.autoRestart` asks for (`auto_restart`): the instances to restart report RESTARTING,
@@ -54,7 +54,7 @@ from reconciler.failpoints import Failpoint
 from reconciler.kafka.formats import own_records as own
 from reconciler.kafka.formats import records as rec
 from reconciler.kafka.formats.records import Record
-from reconciler.kafka.io.produce import KEPT_CLAIM_S, TransactionalWriter
+from reconciler.kafka.io.produce import TransactionalWriter
 from reconciler.kafka.io.store import LiveStore, TopicsMode, prepare
 from reconciler.kafka.replay.topics import StoreView
 from reconciler.kafka.settings import KafkaSettings
@@ -128,7 +128,7 @@ class BatchWorker:
         self.topics_ready = False
         # One store for every tick: each read continues from where the last one stopped.
         self.store = LiveStore(settings, topics=TopicsMode.PREPARED)
-        # One writer for every tick, its claim kept (`TransactionalWriter.claim`).
+        # One writer for every tick: a claim of its own each tick, its ListOffsets consumers kept.
         self._writer = TransactionalWriter(settings, transactional_id=settings.transactional_id + WORKER_TRANSACTION_SUFFIX)
 
     def work(
@@ -140,15 +140,13 @@ class BatchWorker:
         (manifests unknown) restarts nothing automatically and leaves the history alone."""
         self.prepare()
         writer = self._writer
-        try:
-            # Claimed before reading (an earlier tick's claim is): a commit below proves nobody
-            # claimed the group since.
-            writer.claim(max_age_s=KEPT_CLAIM_S)
-            view = self.store.read()
-            return self._work(view, writer, closing, auto_restart)
-        except BaseException:
-            writer.reset()  # the next tick claims afresh
-            raise
+        # Claimed afresh before reading: a commit below proves nobody claimed the group since.
+        # Not kept from the last tick as the apply's claim is: a claim made since would surface
+        # only at a write, and this one may come after the batch, which cannot be done again.
+        writer.reset()
+        writer.claim()
+        view = self.store.read()
+        return self._work(view, writer, closing, auto_restart)
 
     def read_live(self) -> LiveState:
         """The live state now (what the REST API serves after a tick), read with the ticks' store."""
@@ -167,7 +165,7 @@ class BatchWorker:
         (`liveness.released_waits`). Returns how many statuses it released."""
         self.prepare()
         writer = self._writer
-        writer.reset()  # claimed now: a stopping worker fences whoever claimed its id since
+        writer.reset()  # claimed afresh, as every tick does
         with writer:
             writer.claim()  # the same id as the ticks: a read that a commit proves current
             view = self.store.read()

@@ -82,6 +82,7 @@ def test_watch_idle_at_a_tiny_size(kafka: KafkaUnderTest) -> None:
     out = run_bench(BENCH / "watch_idle.py", "--connectors", "2", "--records", "10", "--ticks", "10",
                     "--warmup-ticks", "1", "--interval", "0.05", "--bootstrap", kafka.bootstrap)
     assert re.search(r"^CPU per idle tick .*: [\d.]+ ms", out, re.MULTILINE), out
+    assert re.search(r"^goals: .* idle tick: (not )?met; no growth .*: (not )?met$", out, re.MULTILINE), out
 
 
 @pytest.mark.timeout(900)  # its own Spark session: 1-2 min on a quiet machine, 5 when loaded
