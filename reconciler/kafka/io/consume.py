@@ -342,29 +342,29 @@ def _listed(
     at `isolation_level` (it only asks: no group join, no fetch). A new one, so that a retry
     looks the leaders up afresh: a consumer kept watching a new topic was measured answering
     "not leader" for minutes (bench/h2h_sides.py). With `kept`, the first try may use a kept
-    consumer; one that fails is closed, not kept, so the retry's is new all the same."""
+    consumer; one that fails is closed, not kept, so the retry's is new all the same. Without,
+    the consumers are kept for this call only."""
     from confluent_kafka import KafkaException
 
+    consumers = kept if kept is not None else KeptListers()
+
     def attempt() -> T:
-        if kept is None:
-            consumer = new_consumer(settings, None, **{"isolation.level": isolation_level})
-        else:
-            consumer = kept.take(settings, isolation_level)
+        consumer = consumers.take(settings, isolation_level)
         try:
             answer = listing(consumer)
         except BaseException:
             consumer.close()
             raise
-        if kept is None:
-            consumer.close()
-        else:
-            kept.give_back(settings, isolation_level, consumer)
+        consumers.give_back(settings, isolation_level, consumer)
         return answer
 
     try:
         return retry_transient(settings, attempt, max_delay_s=max_delay_s)
     except KafkaException as exc:
         raise translate(exc, settings, doing) from exc
+    finally:
+        if kept is None:
+            consumers.close()
 
 
 def wait_until_stable(
